@@ -1,0 +1,109 @@
+/* JSON configuration helpers: parse a file, read typed members with errors that name the path. */
+#include <math.h>
+
+#include "core/core.h"
+
+JsonNode *sv_cfg_load_json(const char *path, GError **error)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    GError *local = NULL;
+    if (!json_parser_load_from_file(parser, path, &local)) {
+        /* json-glib's message already carries "<line>:<col>: ..." for syntax errors. */
+        g_set_error(error, SV_CORE_ERROR,
+                    g_error_matches(local, G_FILE_ERROR, G_FILE_ERROR_NOENT) ? SV_CORE_ERROR_IO
+                                                                             : SV_CORE_ERROR_PARSE,
+                    "%s: %s", path, local->message);
+        g_error_free(local);
+        return NULL;
+    }
+    JsonNode *root = json_parser_get_root(parser);
+    if (root == NULL) {
+        g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_PARSE, "%s: empty JSON document", path);
+        return NULL;
+    }
+    return json_node_copy(root);
+}
+
+static JsonNode *member(JsonObject *obj, const char *key, const char *where, gboolean required,
+                        gboolean *absent, GError **error)
+{
+    JsonNode *n = obj ? json_object_get_member(obj, key) : NULL;
+    *absent = (n == NULL || JSON_NODE_HOLDS_NULL(n));
+    if (*absent && required) {
+        g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_INVALID, "%s.%s: required key is missing",
+                    where, key);
+    }
+    return n;
+}
+
+gboolean sv_cfg_get_int(JsonObject *obj, const char *key, const char *where, gboolean required,
+                        int64_t dflt, int64_t *out, GError **error)
+{
+    gboolean absent;
+    JsonNode *n = member(obj, key, where, required, &absent, error);
+    if (absent) {
+        *out = dflt;
+        return !required;
+    }
+    if (JSON_NODE_HOLDS_VALUE(n)) {
+        GType t = json_node_get_value_type(n);
+        if (t == G_TYPE_INT64) {
+            *out = json_node_get_int(n);
+            return TRUE;
+        }
+        if (t == G_TYPE_DOUBLE) {
+            double d = json_node_get_double(n);
+            if (d == floor(d) && fabs(d) < 9.2e18) {
+                *out = (int64_t)d;
+                return TRUE;
+            }
+        }
+        if (t == G_TYPE_BOOLEAN) {
+            *out = json_node_get_boolean(n) ? 1 : 0;
+            return TRUE;
+        }
+    }
+    g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_INVALID, "%s.%s: expected an integer", where,
+                key);
+    return FALSE;
+}
+
+gboolean sv_cfg_get_double(JsonObject *obj, const char *key, const char *where, gboolean required,
+                           double dflt, double *out, GError **error)
+{
+    gboolean absent;
+    JsonNode *n = member(obj, key, where, required, &absent, error);
+    if (absent) {
+        *out = dflt;
+        return !required;
+    }
+    if (JSON_NODE_HOLDS_VALUE(n)) {
+        GType t = json_node_get_value_type(n);
+        if (t == G_TYPE_INT64 || t == G_TYPE_DOUBLE) {
+            *out = json_node_get_double(n);
+            if (isfinite(*out))
+                return TRUE;
+        }
+    }
+    g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_INVALID, "%s.%s: expected a number", where,
+                key);
+    return FALSE;
+}
+
+gboolean sv_cfg_get_string(JsonObject *obj, const char *key, const char *where, gboolean required,
+                           const char *dflt, const char **out, GError **error)
+{
+    gboolean absent;
+    JsonNode *n = member(obj, key, where, required, &absent, error);
+    if (absent) {
+        *out = dflt;
+        return !required;
+    }
+    if (JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_STRING) {
+        *out = json_node_get_string(n);
+        return TRUE;
+    }
+    g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_INVALID, "%s.%s: expected a string", where,
+                key);
+    return FALSE;
+}

@@ -1,0 +1,135 @@
+/* servesim core: simulation time, the event engine, RNG streams, logging and config helpers.
+ *
+ * Everything here is model-agnostic: the engine knows time, order and callbacks only. */
+#ifndef SV_CORE_H
+#define SV_CORE_H
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include <stdint.h>
+
+G_BEGIN_DECLS
+
+/* ---- time ------------------------------------------------------------------------------- */
+
+/* Simulation time in nanoseconds. */
+typedef int64_t sv_time;
+#define SV_TIME_MAX INT64_MAX
+#define SV_NS_PER_US INT64_C(1000)
+#define SV_NS_PER_MS INT64_C(1000000)
+#define SV_NS_PER_S INT64_C(1000000000)
+
+/* The one place a real-valued duration becomes integer nanoseconds: truncation toward zero, as
+ * ASTRA-sim does (C++ double -> uint64 conversion), clamped to [0, SV_TIME_MAX]. */
+sv_time sv_time_from_ns(double ns);
+
+/* ASTRA-sim's link bandwidth unit: "GB/s" in its YAML means GiB/s per 1e9 ns, i.e. bytes per ns =
+ * gbps * 2^30 / 1e9 (astra-network-analytical, CHAKRA_ET.md 3.4). */
+double sv_bw_gbps_to_bytes_per_ns(double gbps);
+
+/* ---- errors ----------------------------------------------------------------------------- */
+
+#define SV_CORE_ERROR (sv_core_error_quark())
+GQuark sv_core_error_quark(void);
+typedef enum {
+    SV_CORE_ERROR_IO,      /* file cannot be read or written */
+    SV_CORE_ERROR_PARSE,   /* syntactically bad input */
+    SV_CORE_ERROR_INVALID, /* well-formed but invalid value (field path in the message) */
+    SV_CORE_ERROR_STALL,   /* simulation cannot make progress */
+} sv_core_error_code;
+
+/* Project assert that stays on in release builds (broken invariant = bug). */
+#define SV_ASSERT(expr)                                                                            \
+    do {                                                                                           \
+        if (G_UNLIKELY(!(expr)))                                                                   \
+            sv_assert_fail(__FILE__, __LINE__, G_STRFUNC, #expr);                                  \
+    } while (0)
+G_NORETURN void sv_assert_fail(const char *file, int line, const char *func, const char *expr);
+
+/* ---- engine ----------------------------------------------------------------------------- */
+
+typedef struct sv_engine sv_engine;
+
+/* An event callback. `arg` is a free 64-bit payload so hot paths need not allocate a context. */
+typedef void (*sv_event_fn)(sv_engine *eng, void *ctx, uint64_t arg);
+
+/* Handle of a scheduled event; 0 is never a valid handle. A handle goes stale once its event has
+ * fired or been cancelled; cancel/reschedule on a stale handle return FALSE. */
+typedef uint64_t sv_event_id;
+#define SV_EVENT_NONE ((sv_event_id)0)
+
+/* Priorities order events at the same time (lower first); the range is SV_PRIO_MIN..SV_PRIO_MAX. */
+#define SV_PRIO_DEFAULT 0
+#define SV_PRIO_MIN (-16)
+#define SV_PRIO_MAX 15
+
+sv_engine *sv_engine_new(uint64_t root_seed);
+void sv_engine_free(sv_engine *eng); /* accepts NULL */
+
+sv_time sv_engine_now(const sv_engine *eng);
+uint64_t sv_engine_seed(const sv_engine *eng);
+
+/* Events are ordered by (time, priority, insertion sequence). `at` must be >= now. */
+sv_event_id sv_engine_schedule(sv_engine *eng, sv_time at, int priority, sv_event_fn fn, void *ctx,
+                               uint64_t arg);
+sv_event_id sv_engine_schedule_in(sv_engine *eng, sv_time delay, int priority, sv_event_fn fn,
+                                  void *ctx, uint64_t arg);
+gboolean sv_engine_cancel(sv_engine *eng, sv_event_id id);
+/* Move a pending event to a new time (>= now). It takes a fresh insertion sequence, as if it
+ * had been cancelled and scheduled again, so the id stays valid. */
+gboolean sv_engine_reschedule(sv_engine *eng, sv_event_id id, sv_time at);
+gboolean sv_engine_pending_event(const sv_engine *eng, sv_event_id id);
+sv_time sv_engine_event_time(const sv_engine *eng, sv_event_id id); /* -1 if stale */
+
+/* Run one event. Returns FALSE when no event is pending. */
+gboolean sv_engine_step(sv_engine *eng);
+/* Run until no event is pending, sv_engine_stop() is called, or the next event is later than
+ * `until` (pass SV_TIME_MAX for no limit). Returns the number of events run. */
+uint64_t sv_engine_run(sv_engine *eng, sv_time until);
+void sv_engine_stop(sv_engine *eng);
+size_t sv_engine_pending(const sv_engine *eng);
+uint64_t sv_engine_events_run(const sv_engine *eng);
+
+/* ---- RNG streams ------------------------------------------------------------------------ */
+
+/* A named random stream derived from the engine's root seed and a stable name
+ * ("router/random"). The same name always yields the same sequence for the same root seed,
+ * independent of which other streams exist. Owned by the engine. */
+typedef struct sv_rng sv_rng;
+sv_rng *sv_rng_stream(sv_engine *eng, const char *name);
+/* A standalone stream (owned by the caller, free with sv_rng_free). */
+sv_rng *sv_rng_new(uint64_t root_seed, const char *name);
+void sv_rng_free(sv_rng *rng);
+uint64_t sv_rng_u64(sv_rng *rng);
+double sv_rng_uniform(sv_rng *rng);                  /* [0, 1) */
+uint64_t sv_rng_below(sv_rng *rng, uint64_t n);      /* uniform in [0, n), unbiased; n > 0 */
+double sv_rng_exponential(sv_rng *rng, double rate); /* mean 1/rate */
+double sv_rng_normal(sv_rng *rng, double mean, double sd);
+double sv_rng_gamma(sv_rng *rng, double shape, double scale);
+
+/* ---- logging ---------------------------------------------------------------------------- */
+
+/* Each library sets G_LOG_DOMAIN to "servesim-<module>" (CMake), so GLib's g_debug/g_info/
+ * g_warning are per module; G_MESSAGES_DEBUG=servesim-network (or "all") shows debug lines.
+ * sv_log_init installs a handler that prints "servesim[<module>] <level>: msg" to stderr and
+ * enables debug output for the listed modules (comma separated, "all" for every one). */
+void sv_log_init(const char *debug_modules);
+
+/* ---- config helpers (json-glib) --------------------------------------------------------- */
+
+/* Parse a JSON file. Errors name the file (and line:column for syntax errors). */
+JsonNode *sv_cfg_load_json(const char *path, GError **error);
+
+/* Typed getters on a JSON object member. `where` is the path shown in errors
+ * ("system.json: endpoint-delay"). Absent member: *out = dflt and TRUE unless `required`.
+ * Wrong type or out-of-range: FALSE with SV_CORE_ERROR_INVALID naming `where`.`key`. */
+gboolean sv_cfg_get_int(JsonObject *obj, const char *key, const char *where, gboolean required,
+                        int64_t dflt, int64_t *out, GError **error);
+gboolean sv_cfg_get_double(JsonObject *obj, const char *key, const char *where, gboolean required,
+                           double dflt, double *out, GError **error);
+gboolean sv_cfg_get_string(JsonObject *obj, const char *key, const char *where, gboolean required,
+                           const char *dflt, const char **out, GError **error);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,318 @@
+/* core: event order, cancel/reschedule, RNG streams, config getters. */
+#include <math.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "tests/test_util.h"
+
+struct trace {
+    GArray *seen; /* arg values in firing order */
+    GArray *times;
+};
+
+static void record(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    struct trace *t = ctx;
+    g_array_append_val(t->seen, arg);
+    sv_time now = sv_engine_now(eng);
+    g_array_append_val(t->times, now);
+}
+
+static struct trace trace_new(void)
+{
+    struct trace t = {g_array_new(FALSE, FALSE, sizeof(uint64_t)),
+                      g_array_new(FALSE, FALSE, sizeof(sv_time))};
+    return t;
+}
+
+static void trace_clear(struct trace *t)
+{
+    g_array_free(t->seen, TRUE);
+    g_array_free(t->times, TRUE);
+}
+
+#define SEEN(t, i) g_array_index((t).seen, uint64_t, i)
+#define TIME(t, i) g_array_index((t).times, sv_time, i)
+
+static void test_order_time_priority_sequence(void)
+{
+    sv_engine *eng = sv_engine_new(1);
+    struct trace t = trace_new();
+    /* Scheduled out of order; expected firing order: by time, then priority, then insertion. */
+    sv_engine_schedule(eng, 30, 0, record, &t, 5);
+    sv_engine_schedule(eng, 10, 0, record, &t, 2);
+    sv_engine_schedule(eng, 10, -1, record, &t, 1);
+    sv_engine_schedule(eng, 10, 0, record, &t, 3);
+    sv_engine_schedule(eng, 20, 5, record, &t, 4);
+    CU_ASSERT_EQUAL(sv_engine_pending(eng), 5);
+    CU_ASSERT_EQUAL(sv_engine_run(eng, SV_TIME_MAX), 5);
+    CU_ASSERT_EQUAL(t.seen->len, 5);
+    for (guint i = 0; i < t.seen->len; i++)
+        CU_ASSERT_EQUAL(SEEN(t, i), i + 1);
+    SV_ASSERT_EQ_I64(TIME(t, 0), 10);
+    SV_ASSERT_EQ_I64(TIME(t, 4), 30);
+    SV_ASSERT_EQ_I64(sv_engine_now(eng), 30);
+    trace_clear(&t);
+    sv_engine_free(eng);
+}
+
+static void test_cancel_and_reschedule(void)
+{
+    sv_engine *eng = sv_engine_new(1);
+    struct trace t = trace_new();
+    sv_event_id a = sv_engine_schedule(eng, 10, 0, record, &t, 1);
+    sv_event_id b = sv_engine_schedule(eng, 20, 0, record, &t, 2);
+    sv_event_id c = sv_engine_schedule(eng, 30, 0, record, &t, 3);
+    CU_ASSERT_TRUE(sv_engine_cancel(eng, b));
+    CU_ASSERT_FALSE(sv_engine_cancel(eng, b)); /* stale */
+    CU_ASSERT_TRUE(sv_engine_reschedule(eng, c, 5));
+    SV_ASSERT_EQ_I64(sv_engine_event_time(eng, c), 5);
+    /* a rescheduled event takes a fresh sequence: at equal time it fires after older events */
+    CU_ASSERT_TRUE(sv_engine_reschedule(eng, a, 5));
+    sv_engine_run(eng, SV_TIME_MAX);
+    CU_ASSERT_EQUAL(t.seen->len, 2);
+    CU_ASSERT_EQUAL(SEEN(t, 0), 3);
+    CU_ASSERT_EQUAL(SEEN(t, 1), 1);
+    CU_ASSERT_FALSE(sv_engine_pending_event(eng, a));
+    CU_ASSERT_FALSE(sv_engine_reschedule(eng, a, 100));
+    CU_ASSERT_FALSE(sv_engine_cancel(eng, SV_EVENT_NONE));
+    trace_clear(&t);
+    sv_engine_free(eng);
+}
+
+static void test_run_until_and_stop(void)
+{
+    sv_engine *eng = sv_engine_new(1);
+    struct trace t = trace_new();
+    for (uint64_t i = 1; i <= 10; i++)
+        sv_engine_schedule(eng, (sv_time)i * 100, 0, record, &t, i);
+    CU_ASSERT_EQUAL(sv_engine_run(eng, 450), 4);
+    SV_ASSERT_EQ_I64(sv_engine_now(eng), 400);
+    CU_ASSERT_EQUAL(sv_engine_pending(eng), 6);
+    CU_ASSERT_TRUE(sv_engine_step(eng));
+    SV_ASSERT_EQ_I64(sv_engine_now(eng), 500);
+    CU_ASSERT_EQUAL(sv_engine_run(eng, SV_TIME_MAX), 5);
+    CU_ASSERT_FALSE(sv_engine_step(eng));
+    CU_ASSERT_EQUAL(sv_engine_events_run(eng), 10);
+    trace_clear(&t);
+    sv_engine_free(eng);
+}
+
+static void stopper(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    sv_engine_stop(eng);
+}
+
+static void test_stop(void)
+{
+    sv_engine *eng = sv_engine_new(1);
+    struct trace t = trace_new();
+    sv_engine_schedule(eng, 1, 0, record, &t, 1);
+    sv_engine_schedule(eng, 2, 0, stopper, NULL, 0);
+    sv_engine_schedule(eng, 3, 0, record, &t, 3);
+    CU_ASSERT_EQUAL(sv_engine_run(eng, SV_TIME_MAX), 2);
+    CU_ASSERT_EQUAL(t.seen->len, 1);
+    CU_ASSERT_EQUAL(sv_engine_pending(eng), 1);
+    trace_clear(&t);
+    sv_engine_free(eng);
+}
+
+/* Random schedule/cancel/reschedule against a brute-force model of the pending set. */
+struct ref_event {
+    sv_time time;
+    int prio;
+    uint64_t seq;
+    uint64_t tag;
+    sv_event_id id;
+    gboolean live;
+};
+
+static void test_heap_against_reference(void)
+{
+    sv_engine *eng = sv_engine_new(7);
+    sv_rng *rng = sv_rng_new(42, "test/heap");
+    struct trace t = trace_new();
+    GArray *ref = g_array_new(FALSE, TRUE, sizeof(struct ref_event));
+    uint64_t seq = 0;
+    for (int i = 0; i < 5000; i++) {
+        uint64_t op = sv_rng_below(rng, 10);
+        if (op < 6 || ref->len == 0) {
+            struct ref_event e = {.time = (sv_time)sv_rng_below(rng, 1000),
+                                  .prio = (int)sv_rng_below(rng, 3) - 1,
+                                  .seq = seq++,
+                                  .tag = ref->len,
+                                  .live = TRUE};
+            e.id = sv_engine_schedule(eng, e.time, e.prio, record, &t, e.tag);
+            g_array_append_val(ref, e);
+        } else if (op < 8) {
+            struct ref_event *e =
+                &g_array_index(ref, struct ref_event, sv_rng_below(rng, ref->len));
+            CU_ASSERT_EQUAL(sv_engine_cancel(eng, e->id), e->live);
+            e->live = FALSE;
+        } else {
+            struct ref_event *e =
+                &g_array_index(ref, struct ref_event, sv_rng_below(rng, ref->len));
+            sv_time nt = (sv_time)sv_rng_below(rng, 1000);
+            CU_ASSERT_EQUAL(sv_engine_reschedule(eng, e->id, nt), e->live);
+            if (e->live) {
+                e->time = nt;
+                e->seq = seq++;
+            }
+        }
+    }
+    sv_engine_run(eng, SV_TIME_MAX);
+    /* Expected order: live events sorted by (time, prio, seq). */
+    guint live = 0;
+    for (guint i = 0; i < ref->len; i++)
+        live += g_array_index(ref, struct ref_event, i).live;
+    CU_ASSERT_EQUAL(t.seen->len, live);
+    struct ref_event prev = {0};
+    for (guint i = 0; i < t.seen->len; i++) {
+        struct ref_event *e = &g_array_index(ref, struct ref_event, SEEN(t, i));
+        CU_ASSERT_TRUE(e->live);
+        if (i > 0) {
+            gboolean ordered =
+                prev.time < e->time ||
+                (prev.time == e->time &&
+                 (prev.prio < e->prio || (prev.prio == e->prio && prev.seq < e->seq)));
+            CU_ASSERT_TRUE(ordered);
+        }
+        prev = *e;
+    }
+    g_array_free(ref, TRUE);
+    trace_clear(&t);
+    sv_rng_free(rng);
+    sv_engine_free(eng);
+}
+
+static void test_rng_streams(void)
+{
+    sv_engine *a = sv_engine_new(123);
+    sv_engine *b = sv_engine_new(123);
+    /* Same (seed, name) -> same sequence, regardless of other streams created first. */
+    sv_rng_u64(sv_rng_stream(b, "other"));
+    sv_rng *ra = sv_rng_stream(a, "router/random");
+    sv_rng *rb = sv_rng_stream(b, "router/random");
+    CU_ASSERT_PTR_EQUAL(ra, sv_rng_stream(a, "router/random"));
+    for (int i = 0; i < 100; i++)
+        CU_ASSERT_EQUAL(sv_rng_u64(ra), sv_rng_u64(rb));
+    sv_rng *rc = sv_rng_stream(a, "router/other");
+    sv_rng *rd = sv_rng_new(124, "router/random");
+    int same_c = 0, same_d = 0;
+    for (int i = 0; i < 100; i++) {
+        uint64_t x = sv_rng_u64(rb);
+        same_c += sv_rng_u64(rc) == x;
+        same_d += sv_rng_u64(rd) == x;
+    }
+    CU_ASSERT_TRUE(same_c < 2);
+    CU_ASSERT_TRUE(same_d < 2);
+    sv_rng_free(rd);
+    sv_engine_free(a);
+    sv_engine_free(b);
+}
+
+static void test_rng_distributions(void)
+{
+    sv_rng *r = sv_rng_new(9, "dist");
+    const int n = 200000;
+    double sum_u = 0, sum_e = 0, sum_n = 0, sum_n2 = 0, sum_g = 0;
+    uint64_t hist[7] = {0};
+    for (int i = 0; i < n; i++) {
+        double u = sv_rng_uniform(r);
+        CU_ASSERT_TRUE(u >= 0.0 && u < 1.0);
+        sum_u += u;
+        sum_e += sv_rng_exponential(r, 4.0); /* mean 0.25 */
+        double x = sv_rng_normal(r, 3.0, 2.0);
+        sum_n += x;
+        sum_n2 += (x - 3.0) * (x - 3.0);
+        sum_g += sv_rng_gamma(r, 0.5, 2.0); /* mean shape*scale = 1 */
+        hist[sv_rng_below(r, 7)]++;
+    }
+    /* Tolerances: > 5 standard errors of the mean for n = 2e5. */
+    CU_ASSERT_DOUBLE_EQUAL(sum_u / n, 0.5, 0.004);
+    CU_ASSERT_DOUBLE_EQUAL(sum_e / n, 0.25, 0.003);
+    CU_ASSERT_DOUBLE_EQUAL(sum_n / n, 3.0, 0.025);
+    CU_ASSERT_DOUBLE_EQUAL(sqrt(sum_n2 / n), 2.0, 0.02);
+    CU_ASSERT_DOUBLE_EQUAL(sum_g / n, 1.0, 0.02);
+    for (int k = 0; k < 7; k++)
+        CU_ASSERT_DOUBLE_EQUAL((double)hist[k] / n, 1.0 / 7.0, 0.005);
+    sv_rng_free(r);
+}
+
+static void test_time_helpers(void)
+{
+    SV_ASSERT_EQ_I64(sv_time_from_ns(20031.25), 20031);
+    SV_ASSERT_EQ_I64(sv_time_from_ns(0.999), 0);
+    SV_ASSERT_EQ_I64(sv_time_from_ns(-5.0), 0);
+    SV_ASSERT_EQ_I64(sv_time_from_ns(NAN), 0);
+    SV_ASSERT_EQ_I64(sv_time_from_ns(1e300), SV_TIME_MAX);
+    /* 50 GB/s in ASTRA-sim units: 50 * 2^30 / 1e9 = 53.6870912 bytes/ns */
+    CU_ASSERT_DOUBLE_EQUAL(sv_bw_gbps_to_bytes_per_ns(50.0), 53.6870912, 1e-9);
+}
+
+static void test_config_getters(void)
+{
+    char *dir = sv_test_tmpdir();
+    char *path = g_build_filename(dir, "c.json", NULL);
+    g_file_set_contents(path, "{\"a\": 3, \"b\": 2.5, \"s\": \"x\", \"f\": 4.0, \"bad\": \"no\"}",
+                        -1, NULL);
+    GError *err = NULL;
+    JsonNode *root = sv_cfg_load_json(path, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    JsonObject *o = json_node_get_object(root);
+    int64_t i;
+    double d;
+    const char *s;
+    CU_ASSERT_TRUE(sv_cfg_get_int(o, "a", "c.json", TRUE, 0, &i, &err));
+    SV_ASSERT_EQ_I64(i, 3);
+    CU_ASSERT_TRUE(sv_cfg_get_int(o, "f", "c.json", TRUE, 0, &i, &err));
+    SV_ASSERT_EQ_I64(i, 4);
+    CU_ASSERT_TRUE(sv_cfg_get_int(o, "missing", "c.json", FALSE, 17, &i, &err));
+    SV_ASSERT_EQ_I64(i, 17);
+    CU_ASSERT_TRUE(sv_cfg_get_double(o, "b", "c.json", TRUE, 0, &d, &err));
+    CU_ASSERT_DOUBLE_EQUAL(d, 2.5, 0);
+    CU_ASSERT_TRUE(sv_cfg_get_string(o, "s", "c.json", TRUE, NULL, &s, &err));
+    CU_ASSERT_STRING_EQUAL(s, "x");
+    CU_ASSERT_FALSE(sv_cfg_get_int(o, "b", "c.json", TRUE, 0, &i, &err));
+    CU_ASSERT_PTR_NOT_NULL(err);
+    if (err)
+        CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "c.json.b"));
+    g_clear_error(&err);
+    CU_ASSERT_FALSE(sv_cfg_get_double(o, "bad", "c.json", TRUE, 0, &d, &err));
+    g_clear_error(&err);
+    CU_ASSERT_FALSE(sv_cfg_get_int(o, "missing", "c.json", TRUE, 0, &i, &err));
+    CU_ASSERT_PTR_NOT_NULL(err);
+    if (err)
+        CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "missing"));
+    g_clear_error(&err);
+    json_node_unref(root);
+
+    g_file_set_contents(path, "{\"a\": 3,\n \"b\": }", -1, NULL);
+    CU_ASSERT_PTR_NULL(sv_cfg_load_json(path, &err));
+    CU_ASSERT_PTR_NOT_NULL(err);
+    if (err)
+        CU_ASSERT_PTR_NOT_NULL(strstr(err->message, path));
+    g_clear_error(&err);
+    g_free(path);
+    sv_test_rmtree(dir);
+    g_free(dir);
+}
+
+int main(void)
+{
+    static const sv_test_case engine[] = {
+        {"order by time, priority, sequence", test_order_time_priority_sequence},
+        {"cancel and reschedule", test_cancel_and_reschedule},
+        {"run until and step", test_run_until_and_stop},
+        {"stop", test_stop},
+        {"heap against reference model", test_heap_against_reference},
+        {NULL, NULL}};
+    static const sv_test_case misc[] = {{"rng streams", test_rng_streams},
+                                        {"rng distributions", test_rng_distributions},
+                                        {"time helpers", test_time_helpers},
+                                        {"config getters", test_config_getters},
+                                        {NULL, NULL}};
+    sv_test_add_suite("engine", engine);
+    sv_test_add_suite("core", misc);
+    return sv_test_run();
+}
