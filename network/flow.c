@@ -1,0 +1,527 @@
+/* flow timing model: flow-level contention with max-min fair rates.
+ *
+ * Devices, links and routes are fifo's (sv_net_geom). A message is one flow over its whole route
+ * at once (no store-and-forward): it transmits at its max-min fair rate; when its last byte has
+ * left the source it arrives after the route's total latency. Alone on its path a flow takes
+ * trunc(sum L + bytes / B_min), i.e. analytical's time for 1-D Ring, FullyConnected and Switch.
+ *
+ * Rates come from progressive filling (the water-filling definition of max-min fairness),
+ * re-solved only over the flows connected to a change (flows linked through shared links).
+ * Bookkeeping is lazy: a flow stores (bytes remaining at t_upd, rate since t_upd); it is brought
+ * up to date only when its rate is re-solved, so flows untouched by a change cost nothing. The
+ * whole model has ONE engine event, rescheduled to the earliest finish; starts are batched into
+ * it too (a start moves the event to now), so flows starting in the same tick share one solve.
+ *
+ * Finish time of a flow = t_upd + floor(rem / rate + SV_NET_FLOW_TOL_NS): the tolerance absorbs
+ * the floating-point error of rem (updated by rem -= rate * dt), so a quotient that should be an
+ * integer k but comes out as k - 1e-12 still finishes at k. At completion the bytes left at the
+ * event time must be within one nanosecond's worth of transmission (|rem_now| <= rate * 1 ns +
+ * tolerance), otherwise the model lost or invented bytes (asserted: byte conservation). */
+#include "network/network_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Floating-point tolerance of finish-time detection, in ns (see above and docs/network.md). */
+#define SV_NET_FLOW_TOL_NS 1e-6
+/* Byte tolerance of the conservation check: relative to the flow size plus an absolute term. */
+#define SV_NET_FLOW_TOL_REL 1e-9
+#define SV_NET_FLOW_TOL_BYTES 1e-3
+
+struct flow {
+    uint64_t seq; /* start order: tie-break and test handle */
+    uint64_t bytes;
+    double rem;  /* bytes remaining at t_upd */
+    double rate; /* bytes/ns since t_upd; 0 before the first solve */
+    sv_time t_upd;
+    sv_time fin; /* floor of the finish time at the current rate */
+    double lat_sum_ns;
+    sv_net_done_fn done;
+    void *ctx;
+    uint64_t arg;
+    int dst;
+    int nlinks;
+    int route_cap;
+    int *links;   /* route_cap: link ids of the route */
+    int *pos;     /* route_cap: index of this flow in each link's flow list */
+    int heap_pos; /* in the finish heap, -1 when not in it */
+    int next_free;
+    gboolean active;
+    /* solve scratch */
+    uint32_t mark;
+    gboolean frozen;
+    double new_rate;
+};
+
+/* A flow crossing a link: which flow, and which hop of its route this link is. */
+struct flink_entry {
+    int flow;
+    int hop;
+};
+
+struct flink {
+    struct flink_entry *flows; /* active flows crossing this link */
+    int n;
+    int cap;
+    /* solve scratch */
+    uint32_t mark;
+    uint32_t version;
+    int unfrozen;
+    double cap_rem;
+    gboolean dirty;
+};
+
+struct share_entry {
+    double share;
+    int link;
+    uint32_t version;
+};
+
+struct sv_net_flow_model {
+    sv_net *net;
+    GArray *flows; /* struct flow pool */
+    int flow_free;
+    struct flink *links;
+    int *heap; /* flow ids ordered by (fin, seq) */
+    int heap_n;
+    int heap_cap;
+    sv_event_id event;
+    uint64_t next_seq;
+    int active;
+    uint32_t epoch;
+    /* scratch, reused across solves */
+    GArray *dirty;      /* int link ids whose flows changed */
+    GArray *queue;      /* int BFS link queue */
+    GArray *comp_flows; /* int flows of the touched components */
+    GArray *share_heap; /* struct share_entry */
+};
+
+static inline struct flow *flow_at(sv_net_flow_model *fm, int id)
+{
+    return &g_array_index(fm->flows, struct flow, id);
+}
+
+/* ---- finish heap ------------------------------------------------------------------------ */
+
+static gboolean fin_less(sv_net_flow_model *fm, int a, int b)
+{
+    struct flow *fa = flow_at(fm, a), *fb = flow_at(fm, b);
+    return fa->fin < fb->fin || (fa->fin == fb->fin && fa->seq < fb->seq);
+}
+
+static void heap_set(sv_net_flow_model *fm, int i, int id)
+{
+    fm->heap[i] = id;
+    flow_at(fm, id)->heap_pos = i;
+}
+
+static void heap_up(sv_net_flow_model *fm, int i)
+{
+    int id = fm->heap[i];
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (!fin_less(fm, id, fm->heap[p]))
+            break;
+        heap_set(fm, i, fm->heap[p]);
+        i = p;
+    }
+    heap_set(fm, i, id);
+}
+
+static void heap_down(sv_net_flow_model *fm, int i)
+{
+    int id = fm->heap[i];
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= fm->heap_n)
+            break;
+        if (c + 1 < fm->heap_n && fin_less(fm, fm->heap[c + 1], fm->heap[c]))
+            c++;
+        if (!fin_less(fm, fm->heap[c], id))
+            break;
+        heap_set(fm, i, fm->heap[c]);
+        i = c;
+    }
+    heap_set(fm, i, id);
+}
+
+static void heap_update(sv_net_flow_model *fm, int id)
+{
+    struct flow *f = flow_at(fm, id);
+    if (f->heap_pos < 0) {
+        if (fm->heap_n == fm->heap_cap) {
+            fm->heap_cap = fm->heap_cap > 0 ? 2 * fm->heap_cap : 64;
+            fm->heap = g_renew(int, fm->heap, fm->heap_cap);
+        }
+        fm->heap[fm->heap_n] = id;
+        f->heap_pos = fm->heap_n++;
+        heap_up(fm, f->heap_pos);
+        return;
+    }
+    heap_up(fm, f->heap_pos);
+    heap_down(fm, flow_at(fm, id)->heap_pos);
+}
+
+static void heap_remove(sv_net_flow_model *fm, int id)
+{
+    struct flow *f = flow_at(fm, id);
+    int i = f->heap_pos;
+    SV_ASSERT(i >= 0);
+    f->heap_pos = -1;
+    fm->heap_n--;
+    if (i == fm->heap_n)
+        return;
+    heap_set(fm, i, fm->heap[fm->heap_n]);
+    heap_up(fm, i);
+    heap_down(fm, i);
+}
+
+/* ---- max-min share heap (lazy deletion by version) --------------------------------------- */
+
+static gboolean share_less(const struct share_entry *a, const struct share_entry *b)
+{
+    return a->share < b->share || (a->share == b->share && a->link < b->link);
+}
+
+static void share_push(GArray *h, double share, int link, uint32_t version)
+{
+    struct share_entry e = {share, link, version};
+    g_array_append_val(h, e);
+    struct share_entry *a = (struct share_entry *)h->data;
+    int i = (int)h->len - 1;
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (!share_less(&e, &a[p]))
+            break;
+        a[i] = a[p];
+        i = p;
+    }
+    a[i] = e;
+}
+
+static struct share_entry share_pop(GArray *h)
+{
+    struct share_entry *a = (struct share_entry *)h->data;
+    struct share_entry top = a[0];
+    struct share_entry last = a[h->len - 1];
+    g_array_set_size(h, h->len - 1);
+    int n = (int)h->len;
+    if (n == 0)
+        return top;
+    int i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && share_less(&a[c + 1], &a[c]))
+            c++;
+        if (!share_less(&a[c], &last))
+            break;
+        a[i] = a[c];
+        i = c;
+    }
+    a[i] = last;
+    return top;
+}
+
+/* ---- model ------------------------------------------------------------------------------ */
+
+sv_net_flow_model *sv_net_flow_model_new(sv_net *net)
+{
+    sv_net_flow_model *fm = g_new0(sv_net_flow_model, 1);
+    fm->net = net;
+    fm->flows = g_array_new(FALSE, TRUE, sizeof(struct flow));
+    fm->flow_free = -1;
+    fm->links = g_new0(struct flink, net->geom.nlinks);
+    fm->dirty = g_array_new(FALSE, FALSE, sizeof(int));
+    fm->queue = g_array_new(FALSE, FALSE, sizeof(int));
+    fm->comp_flows = g_array_new(FALSE, FALSE, sizeof(int));
+    fm->share_heap = g_array_new(FALSE, FALSE, sizeof(struct share_entry));
+    return fm;
+}
+
+void sv_net_flow_model_free(sv_net_flow_model *fm)
+{
+    if (fm == NULL)
+        return;
+    if (fm->event != SV_EVENT_NONE)
+        sv_engine_cancel(fm->net->eng, fm->event);
+    for (guint i = 0; i < fm->flows->len; i++) {
+        g_free(flow_at(fm, (int)i)->links);
+        g_free(flow_at(fm, (int)i)->pos);
+    }
+    g_array_free(fm->flows, TRUE);
+    for (int l = 0; l < fm->net->geom.nlinks; l++)
+        g_free(fm->links[l].flows);
+    g_free(fm->links);
+    g_free(fm->heap);
+    g_array_free(fm->dirty, TRUE);
+    g_array_free(fm->queue, TRUE);
+    g_array_free(fm->comp_flows, TRUE);
+    g_array_free(fm->share_heap, TRUE);
+    g_free(fm);
+}
+
+static void mark_dirty(sv_net_flow_model *fm, int link)
+{
+    if (!fm->links[link].dirty) {
+        fm->links[link].dirty = TRUE;
+        g_array_append_val(fm->dirty, link);
+    }
+}
+
+static void on_tick(sv_engine *eng, void *ctx, uint64_t arg);
+
+/* Point the model's single event at `at` (creating it if none is pending). */
+static void set_tick(sv_net_flow_model *fm, sv_time at)
+{
+    sv_engine *eng = fm->net->eng;
+    if (fm->event != SV_EVENT_NONE && sv_engine_pending_event(eng, fm->event)) {
+        if (sv_engine_event_time(eng, fm->event) != at)
+            sv_engine_reschedule(eng, fm->event, at);
+        return;
+    }
+    fm->event = sv_engine_schedule(eng, at, SV_PRIO_DEFAULT, on_tick, fm, 0);
+}
+
+static sv_time finish_floor(const struct flow *f)
+{
+    return f->t_upd + sv_time_from_ns(f->rem / f->rate + SV_NET_FLOW_TOL_NS);
+}
+
+/* Bring a flow's lazy state to `now` at its old rate. */
+static void flow_advance(struct flow *f, sv_time now)
+{
+    if (f->rate > 0 && now > f->t_upd) {
+        f->rem -= f->rate * (double)(now - f->t_upd);
+        if (f->rem < 0)
+            f->rem = 0;
+    }
+    f->t_upd = now;
+}
+
+/* Progressive filling over every flow reachable from the dirty links. */
+static void solve(sv_net_flow_model *fm)
+{
+    sv_net *net = fm->net;
+    sv_time now = sv_engine_now(net->eng);
+    uint32_t epoch = ++fm->epoch;
+    GArray *queue = fm->queue, *comp = fm->comp_flows, *sh = fm->share_heap;
+    g_array_set_size(queue, 0);
+    g_array_set_size(comp, 0);
+    g_array_set_size(sh, 0);
+
+    /* 1. Connected components touched by the change (BFS over links and flows). */
+    for (guint i = 0; i < fm->dirty->len; i++) {
+        int l = g_array_index(fm->dirty, int, i);
+        fm->links[l].dirty = FALSE;
+        if (fm->links[l].mark != epoch) {
+            fm->links[l].mark = epoch;
+            g_array_append_val(queue, l);
+        }
+    }
+    g_array_set_size(fm->dirty, 0);
+    for (guint qi = 0; qi < queue->len; qi++) {
+        struct flink *L = &fm->links[g_array_index(queue, int, qi)];
+        for (int k = 0; k < L->n; k++) {
+            int id = L->flows[k].flow;
+            struct flow *f = flow_at(fm, id);
+            if (f->mark == epoch)
+                continue;
+            f->mark = epoch;
+            f->frozen = FALSE;
+            g_array_append_val(comp, id);
+            for (int h = 0; h < f->nlinks; h++) {
+                int m = f->links[h];
+                if (fm->links[m].mark != epoch) {
+                    fm->links[m].mark = epoch;
+                    g_array_append_val(queue, m);
+                }
+            }
+        }
+    }
+    if (comp->len == 0)
+        return;
+    net->stats.rate_solves++;
+    net->stats.solve_flow_visits += comp->len;
+
+    /* 2. Water-filling: repeatedly saturate the link with the smallest fair share. */
+    for (guint qi = 0; qi < queue->len; qi++) {
+        int l = g_array_index(queue, int, qi);
+        struct flink *L = &fm->links[l];
+        L->cap_rem = net->geom.links[l].bw_bpns;
+        L->unfrozen = L->n;
+        L->version++;
+        if (L->n > 0)
+            share_push(sh, L->cap_rem / L->n, l, L->version);
+    }
+    double last_share = 0;
+    while (sh->len > 0) {
+        struct share_entry e = share_pop(sh);
+        struct flink *L = &fm->links[e.link];
+        if (e.version != L->version || L->unfrozen == 0)
+            continue;
+        /* Shares only grow during water-filling; clamp rounding noise so no flow gets less. */
+        double share = e.share > last_share ? e.share : last_share;
+        last_share = share;
+        for (int k = 0; k < L->n; k++) {
+            struct flow *f = flow_at(fm, L->flows[k].flow);
+            if (f->frozen)
+                continue;
+            f->frozen = TRUE;
+            f->new_rate = share;
+            for (int h = 0; h < f->nlinks; h++) {
+                struct flink *M = &fm->links[f->links[h]];
+                M->cap_rem -= share;
+                M->unfrozen--;
+                if (M != L && M->unfrozen > 0) {
+                    M->version++;
+                    double s = M->cap_rem > 0 ? M->cap_rem / M->unfrozen : 0;
+                    share_push(sh, s, f->links[h], M->version);
+                }
+            }
+        }
+        SV_ASSERT(L->unfrozen == 0);
+    }
+
+    /* 3. Apply the new rates lazily: only a flow whose rate changed is brought up to date. */
+    for (guint i = 0; i < comp->len; i++) {
+        int id = g_array_index(comp, int, i);
+        struct flow *f = flow_at(fm, id);
+        SV_ASSERT(f->frozen && f->new_rate > 0);
+        if (f->new_rate == f->rate)
+            continue;
+        flow_advance(f, now);
+        f->rate = f->new_rate;
+        f->fin = finish_floor(f);
+        heap_update(fm, id);
+    }
+}
+
+static void flow_finish(sv_net_flow_model *fm, int id, sv_time now)
+{
+    sv_net *net = fm->net;
+    struct flow *f = flow_at(fm, id);
+    /* Byte conservation: what is left at `now` must be at most one nanosecond of transmission
+     * (fin is a floor), and the flow must not have overshot by more than that either. */
+    double left = f->rem - f->rate * (double)(now - f->t_upd);
+    double tol = f->rate * (1.0 + SV_NET_FLOW_TOL_NS) + SV_NET_FLOW_TOL_REL * (double)f->bytes +
+                 SV_NET_FLOW_TOL_BYTES;
+    SV_ASSERT(fabs(left) <= tol);
+    /* The last byte leaves at t_upd + rem / rate; add the route latency and truncate once. */
+    sv_time at = f->t_upd + sv_time_from_ns(f->rem / f->rate + f->lat_sum_ns);
+    if (at < now)
+        at = now;
+    for (int h = 0; h < f->nlinks; h++) {
+        struct flink *L = &fm->links[f->links[h]];
+        int p = f->pos[h];
+        SV_ASSERT(p < L->n && L->flows[p].flow == id);
+        struct flink_entry last = L->flows[--L->n];
+        L->flows[p] = last;
+        flow_at(fm, last.flow)->pos[last.hop] = p;
+        mark_dirty(fm, f->links[h]);
+    }
+    f->active = FALSE;
+    fm->active--;
+    sv_net_schedule_delivery(net, at, f->dst, f->bytes, f->done, f->ctx, f->arg);
+    f->next_free = fm->flow_free;
+    fm->flow_free = id;
+}
+
+static void on_tick(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    sv_net_flow_model *fm = ctx;
+    sv_time now = sv_engine_now(eng);
+    fm->event = SV_EVENT_NONE;
+    /* Completions first: their rates held until now. Same-tick completions in start order. */
+    while (fm->heap_n > 0 && flow_at(fm, fm->heap[0])->fin <= now) {
+        int id = fm->heap[0];
+        heap_remove(fm, id);
+        flow_finish(fm, id, now);
+    }
+    if (fm->dirty->len > 0)
+        solve(fm);
+    if (fm->heap_n > 0)
+        set_tick(fm, flow_at(fm, fm->heap[0])->fin);
+}
+
+void sv_net_flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
+                      uint64_t arg)
+{
+    sv_net_flow_model *fm = net->flow;
+    const struct sv_net_geom *g = &net->geom;
+    sv_time now = sv_engine_now(net->eng);
+    double lat = 0;
+    if (bytes == 0) {
+        /* Nothing to transmit: the (empty) last byte leaves at once. */
+        sv_net_geom_route(g, src, dst, NULL, &lat);
+        sv_net_schedule_delivery(net, now + sv_time_from_ns(lat), dst, 0, done, ctx, arg);
+        return;
+    }
+    int id = fm->flow_free;
+    if (id >= 0) {
+        fm->flow_free = flow_at(fm, id)->next_free;
+    } else {
+        id = (int)fm->flows->len;
+        g_array_set_size(fm->flows, fm->flows->len + 1); /* zero-filled */
+    }
+    struct flow *f = flow_at(fm, id);
+    if (f->route_cap < g->max_route_links) {
+        f->route_cap = g->max_route_links;
+        f->links = g_renew(int, f->links, f->route_cap);
+        f->pos = g_renew(int, f->pos, f->route_cap);
+    }
+    f->nlinks = sv_net_geom_route(g, src, dst, f->links, &lat);
+    f->seq = fm->next_seq++;
+    f->bytes = bytes;
+    f->rem = (double)bytes;
+    f->rate = 0;
+    f->t_upd = now;
+    f->fin = SV_TIME_MAX;
+    f->lat_sum_ns = lat;
+    f->done = done;
+    f->ctx = ctx;
+    f->arg = arg;
+    f->dst = dst;
+    f->heap_pos = -1;
+    f->next_free = -1;
+    f->active = TRUE;
+    f->frozen = FALSE;
+    for (int h = 0; h < f->nlinks; h++) {
+        struct flink *L = &fm->links[f->links[h]];
+        if (L->n == L->cap) {
+            L->cap = L->cap > 0 ? 2 * L->cap : 4;
+            L->flows = g_renew(struct flink_entry, L->flows, L->cap);
+        }
+        f->pos[h] = L->n;
+        L->flows[L->n].flow = id;
+        L->flows[L->n].hop = h;
+        L->n++;
+        mark_dirty(fm, f->links[h]);
+    }
+    fm->active++;
+    if ((uint64_t)fm->active > net->stats.max_active_flows)
+        net->stats.max_active_flows = (uint64_t)fm->active;
+    net->stats.link_bytes += bytes * (uint64_t)f->nlinks;
+    net->stats.link_transfers += (uint64_t)f->nlinks;
+    /* Solve in the model's event at this tick, together with other same-tick starts. */
+    set_tick(fm, now);
+}
+
+int sv_net_flow_active(const sv_net *net)
+{
+    return net->flow != NULL ? net->flow->active : 0;
+}
+
+double sv_net_flow_rate(const sv_net *net, uint64_t seq)
+{
+    sv_net_flow_model *fm = net->flow;
+    if (fm == NULL)
+        return -1;
+    for (guint i = 0; i < fm->flows->len; i++) {
+        struct flow *f = flow_at(fm, (int)i);
+        if (f->active && f->seq == seq)
+            return f->rate;
+    }
+    return -1;
+}

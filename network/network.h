@@ -1,0 +1,88 @@
+/* servesim network: topologies, message transport under three timing models, and (in
+ * network/collective.h) ASTRA-sim's system layer of collectives built on that transport.
+ *
+ * Knows bytes, links and rates; nothing about LLMs or DAG nodes. */
+#ifndef SV_NETWORK_H
+#define SV_NETWORK_H
+
+#include "core/core.h"
+
+G_BEGIN_DECLS
+
+#define SV_NET_ERROR (sv_net_error_quark())
+GQuark sv_net_error_quark(void);
+typedef enum {
+    SV_NET_ERROR_CONFIG,      /* bad topology / system / group configuration */
+    SV_NET_ERROR_UNSUPPORTED, /* valid request this model cannot express */
+    SV_NET_ERROR_STALL,       /* a transfer that can never complete */
+} sv_net_error_code;
+
+#define SV_NET_MAX_DIMS 8
+
+typedef enum {
+    SV_NET_TOPO_RING,
+    SV_NET_TOPO_FULLY_CONNECTED,
+    SV_NET_TOPO_SWITCH,
+} sv_net_topo_kind;
+
+/* ASTRA-sim's analytical network description: dim 0 varies fastest in NPU ids. */
+struct sv_net_topo_cfg {
+    int ndims;
+    sv_net_topo_kind kind[SV_NET_MAX_DIMS];
+    int npus[SV_NET_MAX_DIMS];              /* each > 1 */
+    double bandwidth_gbps[SV_NET_MAX_DIMS]; /* per link per direction, ASTRA-sim "GB/s" */
+    double latency_ns[SV_NET_MAX_DIMS];     /* per link, >= 0 */
+};
+
+/* Read ASTRA-sim's network YAML (topology, npus_count, bandwidth, latency). */
+gboolean sv_net_topo_load_yaml(const char *path, struct sv_net_topo_cfg *cfg, GError **error);
+int sv_net_topo_npus(const struct sv_net_topo_cfg *cfg);
+const char *sv_net_topo_kind_name(sv_net_topo_kind kind); /* "Ring", "FullyConnected", "Switch" */
+
+typedef enum {
+    SV_NET_MODEL_ANALYTICAL, /* ASTRA-sim congestion-unaware analytical backend */
+    SV_NET_MODEL_FIFO,       /* ASTRA-sim congestion-aware: per-link FIFO, store-and-forward */
+    SV_NET_MODEL_FLOW,       /* flow-level max-min fair sharing */
+    SV_NET_MODEL_IDEAL,      /* infinite bandwidth, per-hop latency only (baselines, tests) */
+} sv_net_model;
+
+/* Parse "analytical" | "fifo" | "flow" | "ideal". */
+gboolean sv_net_model_parse(const char *name, sv_net_model *out, GError **error);
+const char *sv_net_model_name(sv_net_model model);
+
+typedef struct sv_net sv_net;
+
+sv_net *sv_net_new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_model model,
+                   GError **error);
+void sv_net_free(sv_net *net); /* accepts NULL; call before freeing the engine */
+int sv_net_npus(const sv_net *net);
+sv_net_model sv_net_get_model(const sv_net *net);
+const struct sv_net_topo_cfg *sv_net_topo(const sv_net *net);
+sv_engine *sv_net_engine(const sv_net *net);
+
+/* Called once the last byte of a message has arrived at its destination. */
+typedef void (*sv_net_done_fn)(sv_engine *eng, void *ctx, uint64_t arg);
+
+/* Send `bytes` from NPU `src` to NPU `dst` (src != dst). `on_arrival(eng, ctx, arg)` fires when
+ * the whole message has arrived. Never fails for valid src/dst (asserted). */
+void sv_net_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn on_arrival,
+                 void *ctx, uint64_t arg);
+
+/* Statistics (bytes booked on links, messages). */
+struct sv_net_stats {
+    uint64_t messages;
+    uint64_t bytes_sent;        /* sum of message sizes */
+    uint64_t link_bytes;        /* sum over links of bytes carried (bytes x hops) */
+    uint64_t link_transfers;    /* per-hop transfers (fifo) or flow-link pairs (flow) */
+    uint64_t rate_solves;       /* flow model: max-min solves */
+    uint64_t bytes_delivered;   /* sum of sizes of messages that have arrived */
+    uint64_t solve_flow_visits; /* flow model: flows touched by max-min solves (cost measure) */
+    uint64_t max_active_flows;  /* flow model: most flows transmitting at once */
+};
+void sv_net_get_stats(const sv_net *net, struct sv_net_stats *out);
+
+G_END_DECLS
+
+#include "network/collective.h"
+
+#endif

@@ -1,0 +1,141 @@
+/* servesim network internals shared by topology.c, transport*.c and flow.c (not by the
+ * collectives layer, which only uses network/network.h). */
+#ifndef SV_NETWORK_INTERNAL_H
+#define SV_NETWORK_INTERNAL_H
+
+#include "network/network.h"
+
+/* ---- geometry: devices, directed links, dimension-ordered routes ------------------------- */
+
+/* One directed link. Bandwidth in bytes/ns (sv_bw_gbps_to_bytes_per_ns), latency in ns. */
+struct sv_net_link {
+    int src_dev;
+    int dst_dev;
+    double bw_bpns;
+    double lat_ns;
+};
+
+/* The device/link graph derived from a topology cfg. Devices 0..npus-1 are the NPUs; every
+ * Switch dimension adds one switch device per group of NPUs that differ only in that dimension
+ * (ASTRA-sim congestion_aware/Switch.cpp: switch id = npus_count in 1-D). Links are laid out
+ * per dimension, per group ("line"), in closed-form order so routing needs no lookup table:
+ *   Ring (n > 2):  cw(i) = i -> i+1 at 2i, ccw(i) = i -> i-1 at 2i+1 (2n links per line)
+ *   Ring (n == 2): cw(i) = i -> 1-i at i (2 links; both directions coincide, ccw unused)
+ *   FullyConnected: i -> j at i*(n-1) + (j < i ? j : j-1)
+ *   Switch:        up(i) = i -> switch at 2i, down(i) = switch -> i at 2i+1 */
+struct sv_net_geom {
+    struct sv_net_topo_cfg cfg;
+    int npus;
+    int ndevs;
+    int nlinks;
+    int stride[SV_NET_MAX_DIMS]; /* product of npus[0..d-1] */
+    int lines[SV_NET_MAX_DIMS];  /* npus / npus[d] */
+    int links_per_line[SV_NET_MAX_DIMS];
+    int link_base[SV_NET_MAX_DIMS];   /* first link index of dimension d */
+    int switch_base[SV_NET_MAX_DIMS]; /* first switch device of dim d, -1 if not Switch */
+    double bw_bpns[SV_NET_MAX_DIMS];
+    int max_route_links;       /* longest dimension-ordered route */
+    struct sv_net_link *links; /* nlinks */
+    int *switch_dim;           /* per switch device (index dev - npus): its dim */
+    int *switch_line;          /* per switch device: its line within that dim */
+};
+
+/* Validate a cfg (also one built by hand, not from YAML). */
+gboolean sv_net_topo_validate(const struct sv_net_topo_cfg *cfg, const char *where, GError **error);
+gboolean sv_net_geom_init(struct sv_net_geom *g, const struct sv_net_topo_cfg *cfg, GError **error);
+void sv_net_geom_clear(struct sv_net_geom *g);
+
+/* Coordinate of NPU `npu` in dimension d (dim 0 varies fastest). */
+static inline int sv_net_geom_coord(const struct sv_net_geom *g, int npu, int d)
+{
+    return (npu / g->stride[d]) % g->cfg.npus[d];
+}
+
+/* First dimension in which the two NPUs' coordinates differ; -1 when src == dst. */
+int sv_net_geom_first_diff_dim(const struct sv_net_geom *g, int src, int dst);
+
+/* Hops from local coordinate i to j (i != j) inside one dimension d: Ring = shorter way,
+ * FullyConnected = 1, Switch = 2 (ASTRA-sim congestion_unaware compute_hops_count). */
+int sv_net_geom_dim_hops(const struct sv_net_geom *g, int d, int i, int j);
+
+/* The next directed link a message at device `cur` takes towards NPU `dst` (cur != dst) under
+ * dimension-ordered routing: fix the first differing dimension first, inside it take the
+ * ASTRA-sim route (Ring shorter way, ties clockwise; FullyConnected direct; Switch via the
+ * dimension's switch). In 1-D this is exactly ASTRA-sim's congestion-aware route. */
+int sv_net_geom_next_link(const struct sv_net_geom *g, int cur, int dst);
+
+/* Total number of links and the sum of their latencies on the route src -> dst. The latency sum
+ * is accumulated as sum over dims of hops_d * L_d, which in 1-D is ASTRA-sim's hops * L. */
+int sv_net_geom_route(const struct sv_net_geom *g, int src, int dst, int *links_out,
+                      double *lat_sum_ns);
+
+/* ---- the transport object ---------------------------------------------------------------- */
+
+/* fifo model: a message in flight (ASTRA-sim Chunk), pooled by index. */
+struct sv_net_chunk {
+    int cur_dev; /* device the chunk is at (or the tail of the link it is crossing) */
+    int dst;     /* destination NPU */
+    int next;    /* next chunk in a link queue or in the free list, -1 = none */
+    uint64_t bytes;
+    sv_net_done_fn done;
+    void *ctx;
+    uint64_t arg;
+};
+
+struct sv_net_fifo_link {
+    gboolean busy;
+    int head; /* pending chunk queue (FIFO), -1 = empty */
+    int tail;
+};
+
+typedef struct sv_net_flow_model sv_net_flow_model;
+
+struct sv_net {
+    sv_engine *eng;
+    sv_net_model model;
+    struct sv_net_geom geom;
+    struct sv_net_stats stats;
+
+    /* fifo */
+    struct sv_net_fifo_link *fifo_links; /* nlinks */
+    GArray *chunks;                      /* struct sv_net_chunk pool */
+    int chunk_free;                      /* free list head, -1 = empty */
+
+    /* flow */
+    sv_net_flow_model *flow;
+};
+
+/* Message record pool (fifo chunks; analytical/ideal pending deliveries). Indices stay valid
+ * while the pool grows; pointers do not. */
+int sv_net_chunk_alloc(sv_net *net, int cur_dev, int dst, uint64_t bytes, sv_net_done_fn done,
+                       void *ctx, uint64_t arg);
+static inline struct sv_net_chunk *sv_net_chunk_at(sv_net *net, int idx)
+{
+    return &g_array_index(net->chunks, struct sv_net_chunk, idx);
+}
+/* Release record `idx`, count the delivery and run its callback (in that order, so the
+ * callback may send again). */
+void sv_net_chunk_deliver(sv_net *net, int idx);
+/* Count a delivery and run a callback (flow model, which keeps its own records). */
+void sv_net_deliver(sv_net *net, uint64_t bytes, sv_net_done_fn done, void *ctx, uint64_t arg);
+/* Schedule the arrival of `bytes` at absolute time `at` (>= now): a pooled record and one engine
+ * event that counts the delivery and runs `done`. */
+void sv_net_schedule_delivery(sv_net *net, sv_time at, int dst, uint64_t bytes, sv_net_done_fn done,
+                              void *ctx, uint64_t arg);
+
+void sv_net_fifo_init(sv_net *net);
+void sv_net_fifo_clear(sv_net *net);
+void sv_net_fifo_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
+                      uint64_t arg);
+
+sv_net_flow_model *sv_net_flow_model_new(sv_net *net);
+void sv_net_flow_model_free(sv_net_flow_model *fm);
+void sv_net_flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
+                      uint64_t arg);
+/* Number of flows still transmitting (for tests and the stall diagnosis). */
+int sv_net_flow_active(const sv_net *net);
+/* The current max-min rate (bytes/ns) of the k-th flow started (0-based sequence number), or
+ * -1 when that flow is not transmitting any more. For tests. */
+double sv_net_flow_rate(const sv_net *net, uint64_t seq);
+
+#endif

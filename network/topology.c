@@ -1,0 +1,498 @@
+/* ASTRA-sim network YAML and the device/link geometry every timing model shares.
+ *
+ * Semantics follow astra-network-analytical (599a047): common/NetworkParser (keys topology,
+ * npus_count, bandwidth, latency, one list entry per dimension), congestion_unaware
+ * Ring/Switch/FullyConnected::compute_hops_count and MultiDimTopology::send (first differing
+ * dimension), congestion_aware Ring/Switch/FullyConnected constructors and route() (CHAKRA_ET.md
+ * 3.4 and 3.6). */
+#include "network/network_internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+/* Keep device and link ids comfortably inside int: a 1-D FullyConnected dimension has
+ * n(n-1) links, so bound the NPU count and the links per dimension explicitly. */
+#define SV_NET_MAX_NPUS (1 << 24)
+#define SV_NET_MAX_LINKS (1 << 28)
+
+G_DEFINE_QUARK(sv - net - error - quark, sv_net_error)
+
+int sv_net_topo_npus(const struct sv_net_topo_cfg *cfg)
+{
+    int64_t n = 1;
+    for (int d = 0; d < cfg->ndims; d++)
+        n *= cfg->npus[d];
+    return n > INT_MAX ? INT_MAX : (int)n;
+}
+
+static const char *topo_kind_name(sv_net_topo_kind k)
+{
+    switch (k) {
+    case SV_NET_TOPO_RING:
+        return "Ring";
+    case SV_NET_TOPO_FULLY_CONNECTED:
+        return "FullyConnected";
+    case SV_NET_TOPO_SWITCH:
+        return "Switch";
+    }
+    return "unknown";
+}
+
+gboolean sv_net_topo_validate(const struct sv_net_topo_cfg *cfg, const char *where, GError **error)
+{
+    if (cfg->ndims < 1 || cfg->ndims > SV_NET_MAX_DIMS) {
+        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "%s: %d dimensions, expected 1 to %d",
+                    where, cfg->ndims, SV_NET_MAX_DIMS);
+        return FALSE;
+    }
+    int64_t total = 1;
+    for (int d = 0; d < cfg->ndims; d++) {
+        if (cfg->kind[d] != SV_NET_TOPO_RING && cfg->kind[d] != SV_NET_TOPO_FULLY_CONNECTED &&
+            cfg->kind[d] != SV_NET_TOPO_SWITCH) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "%s: topology[%d]: unknown topology kind %d", where, d, cfg->kind[d]);
+            return FALSE;
+        }
+        if (cfg->npus[d] < 2) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "%s: npus_count[%d]: %d npus, each dimension needs at least 2", where, d,
+                        cfg->npus[d]);
+            return FALSE;
+        }
+        total *= cfg->npus[d];
+        if (total > SV_NET_MAX_NPUS) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "%s: npus_count: more than %d npus in total", where, SV_NET_MAX_NPUS);
+            return FALSE;
+        }
+        if (!(cfg->bandwidth_gbps[d] > 0) || !isfinite(cfg->bandwidth_gbps[d])) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "%s: bandwidth[%d]: %g GB/s, must be a positive finite number", where, d,
+                        cfg->bandwidth_gbps[d]);
+            return FALSE;
+        }
+        if (!(cfg->latency_ns[d] >= 0) || !isfinite(cfg->latency_ns[d])) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "%s: latency[%d]: %g ns, must be a finite number >= 0", where, d,
+                        cfg->latency_ns[d]);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* ---- YAML ------------------------------------------------------------------------------- */
+
+typedef enum { LIST_TOPOLOGY, LIST_NPUS, LIST_BANDWIDTH, LIST_LATENCY, LIST_COUNT } list_key;
+static const char *const list_key_name[LIST_COUNT] = {"topology", "npus_count", "bandwidth",
+                                                      "latency"};
+
+/* Parse one scalar list entry into cfg; `line` is 1-based. */
+static gboolean parse_entry(const char *path, list_key key, int idx, int line, const char *text,
+                            struct sv_net_topo_cfg *cfg, GError **error)
+{
+    const char *kname = list_key_name[key];
+    char *end = NULL;
+    switch (key) {
+    case LIST_TOPOLOGY:
+        if (strcmp(text, "Ring") == 0)
+            cfg->kind[idx] = SV_NET_TOPO_RING;
+        else if (strcmp(text, "FullyConnected") == 0)
+            cfg->kind[idx] = SV_NET_TOPO_FULLY_CONNECTED;
+        else if (strcmp(text, "Switch") == 0)
+            cfg->kind[idx] = SV_NET_TOPO_SWITCH;
+        else {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "%s:%d: topology[%d]: unknown topology \"%s\" (expected Ring, "
+                        "FullyConnected or Switch)",
+                        path, line, idx, text);
+            return FALSE;
+        }
+        return TRUE;
+    case LIST_NPUS: {
+        errno = 0;
+        long v = strtol(text, &end, 10);
+        if (errno != 0 || end == text || *end != '\0' || v > INT_MAX || v < INT_MIN) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "%s:%d: %s[%d]: \"%s\" is not an integer", path, line, kname, idx, text);
+            return FALSE;
+        }
+        if (v < 2) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "%s:%d: %s[%d]: %ld npus, each dimension needs at least 2", path, line,
+                        kname, idx, v);
+            return FALSE;
+        }
+        cfg->npus[idx] = (int)v;
+        return TRUE;
+    }
+    case LIST_BANDWIDTH:
+    case LIST_LATENCY: {
+        errno = 0;
+        double v = g_ascii_strtod(text, &end);
+        if (errno != 0 || end == text || *end != '\0' || !isfinite(v)) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "%s:%d: %s[%d]: \"%s\" is not a finite number", path, line, kname, idx,
+                        text);
+            return FALSE;
+        }
+        if (key == LIST_BANDWIDTH && !(v > 0)) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "%s:%d: bandwidth[%d]: %g GB/s, must be > 0", path, line, idx, v);
+            return FALSE;
+        }
+        if (key == LIST_LATENCY && v < 0) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "%s:%d: latency[%d]: %g ns, must be >= 0", path, line, idx, v);
+            return FALSE;
+        }
+        if (key == LIST_BANDWIDTH)
+            cfg->bandwidth_gbps[idx] = v;
+        else
+            cfg->latency_ns[idx] = v;
+        return TRUE;
+    }
+    case LIST_COUNT:
+        break;
+    }
+    g_assert_not_reached();
+}
+
+static gboolean load_doc(const char *path, yaml_document_t *doc, GError **error)
+{
+    FILE *fp = fopen(path, "rb");
+    if (fp == NULL) {
+        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "cannot open %s: %s", path,
+                    g_strerror(errno));
+        return FALSE;
+    }
+    yaml_parser_t parser;
+    yaml_parser_initialize(&parser);
+    yaml_parser_set_input_file(&parser, fp);
+    gboolean ok = yaml_parser_load(&parser, doc) != 0;
+    if (!ok)
+        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "%s:%zu:%zu: yaml syntax error: %s",
+                    path, parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                    parser.problem != NULL ? parser.problem : "unknown problem");
+    yaml_parser_delete(&parser);
+    fclose(fp);
+    return ok;
+}
+
+gboolean sv_net_topo_load_yaml(const char *path, struct sv_net_topo_cfg *cfg, GError **error)
+{
+    g_return_val_if_fail(path != NULL && cfg != NULL, FALSE);
+    yaml_document_t doc;
+    if (!load_doc(path, &doc, error))
+        return FALSE;
+
+    gboolean ok = FALSE;
+    struct sv_net_topo_cfg out;
+    memset(&out, 0, sizeof out);
+    int count[LIST_COUNT];
+    int key_line[LIST_COUNT];
+    for (int k = 0; k < LIST_COUNT; k++) {
+        count[k] = -1;
+        key_line[k] = 0;
+    }
+
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (root == NULL || root->type != YAML_MAPPING_NODE) {
+        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                    "%s:%zu: expected a mapping with keys topology, npus_count, bandwidth, "
+                    "latency",
+                    path, root != NULL ? root->start_mark.line + 1 : (size_t)1);
+        goto out;
+    }
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *k = yaml_document_get_node(&doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(&doc, p->value);
+        if (k == NULL || k->type != YAML_SCALAR_NODE || v == NULL)
+            continue;
+        const char *kname = (const char *)k->data.scalar.value;
+        int key = -1;
+        for (int i = 0; i < LIST_COUNT; i++)
+            if (strcmp(kname, list_key_name[i]) == 0)
+                key = i;
+        /* Other keys are ignored, as ASTRA-sim's parser only looks up the four it needs. */
+        if (key < 0)
+            continue;
+        int line = (int)k->start_mark.line + 1;
+        if (count[key] >= 0) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "%s:%d: %s: duplicate key", path,
+                        line, kname);
+            goto out;
+        }
+        if (v->type != YAML_SEQUENCE_NODE) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "%s:%d: %s: expected a list with one entry per dimension", path, line,
+                        kname);
+            goto out;
+        }
+        int n = (int)(v->data.sequence.items.top - v->data.sequence.items.start);
+        if (n < 1 || n > SV_NET_MAX_DIMS) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "%s:%d: %s: %d entries, expected 1 to %d dimensions", path, line, kname, n,
+                        SV_NET_MAX_DIMS);
+            goto out;
+        }
+        for (int i = 0; i < n; i++) {
+            yaml_node_t *item = yaml_document_get_node(&doc, v->data.sequence.items.start[i]);
+            int iline = item != NULL ? (int)item->start_mark.line + 1 : line;
+            if (item == NULL || item->type != YAML_SCALAR_NODE) {
+                g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                            "%s:%d: %s[%d]: expected a scalar", path, iline, kname, i);
+                goto out;
+            }
+            if (!parse_entry(path, (list_key)key, i, iline, (const char *)item->data.scalar.value,
+                             &out, error))
+                goto out;
+        }
+        count[key] = n;
+        key_line[key] = line;
+    }
+    for (int k = 0; k < LIST_COUNT; k++) {
+        if (count[k] < 0) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "%s: missing key %s", path,
+                        list_key_name[k]);
+            goto out;
+        }
+    }
+    for (int k = 1; k < LIST_COUNT; k++) {
+        if (count[k] != count[LIST_TOPOLOGY]) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "%s:%d: %s: %d entries but topology (line %d) has %d", path, key_line[k],
+                        list_key_name[k], count[k], key_line[LIST_TOPOLOGY], count[LIST_TOPOLOGY]);
+            goto out;
+        }
+    }
+    out.ndims = count[LIST_TOPOLOGY];
+    if (!sv_net_topo_validate(&out, path, error))
+        goto out;
+    *cfg = out;
+    ok = TRUE;
+out:
+    yaml_document_delete(&doc);
+    return ok;
+}
+
+/* ---- geometry --------------------------------------------------------------------------- */
+
+static int ring_links_per_line(int n)
+{
+    /* With 2 NPUs both ring directions join the same pair: one link each way. ASTRA-sim's
+     * congestion-aware Ring aborts there (duplicate link, CHAKRA_ET.md 3.4); we keep the pair. */
+    return n == 2 ? 2 : 2 * n;
+}
+
+gboolean sv_net_geom_init(struct sv_net_geom *g, const struct sv_net_topo_cfg *cfg, GError **error)
+{
+    memset(g, 0, sizeof *g);
+    if (!sv_net_topo_validate(cfg, "network topology", error))
+        return FALSE;
+    g->cfg = *cfg;
+    g->npus = sv_net_topo_npus(cfg);
+    int64_t nlinks = 0;
+    int nswitches = 0;
+    int stride = 1;
+    for (int d = 0; d < cfg->ndims; d++) {
+        int n = cfg->npus[d];
+        g->stride[d] = stride;
+        stride *= n;
+        g->lines[d] = g->npus / n;
+        switch (cfg->kind[d]) {
+        case SV_NET_TOPO_RING:
+            g->links_per_line[d] = ring_links_per_line(n);
+            g->max_route_links += n / 2;
+            break;
+        case SV_NET_TOPO_FULLY_CONNECTED:
+            g->links_per_line[d] = n * (n - 1);
+            g->max_route_links += 1;
+            break;
+        case SV_NET_TOPO_SWITCH:
+            g->links_per_line[d] = 2 * n;
+            g->max_route_links += 2;
+            break;
+        }
+        g->link_base[d] = (int)nlinks;
+        nlinks += (int64_t)g->links_per_line[d] * g->lines[d];
+        if (nlinks > SV_NET_MAX_LINKS) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "network topology: more than %d links", SV_NET_MAX_LINKS);
+            return FALSE;
+        }
+        g->switch_base[d] = -1;
+        if (cfg->kind[d] == SV_NET_TOPO_SWITCH) {
+            g->switch_base[d] = g->npus + nswitches;
+            nswitches += g->lines[d];
+        }
+        g->bw_bpns[d] = sv_bw_gbps_to_bytes_per_ns(cfg->bandwidth_gbps[d]);
+    }
+    g->nlinks = (int)nlinks;
+    g->ndevs = g->npus + nswitches;
+    g->links = g_new0(struct sv_net_link, g->nlinks);
+    g->switch_dim = g_new0(int, nswitches > 0 ? nswitches : 1);
+    g->switch_line = g_new0(int, nswitches > 0 ? nswitches : 1);
+
+    for (int d = 0; d < cfg->ndims; d++) {
+        int n = cfg->npus[d];
+        for (int line = 0; line < g->lines[d]; line++) {
+            /* NPU id of local coordinate i on this line: the other coordinates come from the
+             * line index (dims below d from its low part, dims above from its high part). */
+            int lo = line % g->stride[d];
+            int hi = line / g->stride[d];
+            int base_npu = lo + hi * g->stride[d] * n;
+            struct sv_net_link *L = g->links + g->link_base[d] + line * g->links_per_line[d];
+            for (int k = 0; k < g->links_per_line[d]; k++) {
+                L[k].bw_bpns = g->bw_bpns[d];
+                L[k].lat_ns = cfg->latency_ns[d];
+            }
+            for (int i = 0; i < n; i++) {
+                int npu_i = base_npu + i * g->stride[d];
+                switch (cfg->kind[d]) {
+                case SV_NET_TOPO_RING: {
+                    int next = base_npu + ((i + 1) % n) * g->stride[d];
+                    int prev = base_npu + ((i + n - 1) % n) * g->stride[d];
+                    if (n == 2) {
+                        L[i].src_dev = npu_i;
+                        L[i].dst_dev = next;
+                    } else {
+                        L[2 * i].src_dev = npu_i;
+                        L[2 * i].dst_dev = next;
+                        L[2 * i + 1].src_dev = npu_i;
+                        L[2 * i + 1].dst_dev = prev;
+                    }
+                    break;
+                }
+                case SV_NET_TOPO_FULLY_CONNECTED:
+                    for (int j = 0; j < n; j++) {
+                        if (j == i)
+                            continue;
+                        int k = i * (n - 1) + (j < i ? j : j - 1);
+                        L[k].src_dev = npu_i;
+                        L[k].dst_dev = base_npu + j * g->stride[d];
+                    }
+                    break;
+                case SV_NET_TOPO_SWITCH: {
+                    int sw = g->switch_base[d] + line;
+                    L[2 * i].src_dev = npu_i;
+                    L[2 * i].dst_dev = sw;
+                    L[2 * i + 1].src_dev = sw;
+                    L[2 * i + 1].dst_dev = npu_i;
+                    g->switch_dim[sw - g->npus] = d;
+                    g->switch_line[sw - g->npus] = line;
+                    break;
+                }
+                }
+            }
+        }
+    }
+    return TRUE;
+}
+
+void sv_net_geom_clear(struct sv_net_geom *g)
+{
+    g_clear_pointer(&g->links, g_free);
+    g_clear_pointer(&g->switch_dim, g_free);
+    g_clear_pointer(&g->switch_line, g_free);
+}
+
+int sv_net_geom_first_diff_dim(const struct sv_net_geom *g, int src, int dst)
+{
+    for (int d = 0; d < g->cfg.ndims; d++)
+        if (sv_net_geom_coord(g, src, d) != sv_net_geom_coord(g, dst, d))
+            return d;
+    return -1;
+}
+
+int sv_net_geom_dim_hops(const struct sv_net_geom *g, int d, int i, int j)
+{
+    SV_ASSERT(i != j);
+    switch (g->cfg.kind[d]) {
+    case SV_NET_TOPO_RING: {
+        int n = g->cfg.npus[d];
+        int cw = ((j - i) % n + n) % n;
+        int acw = n - cw;
+        return cw < acw ? cw : acw;
+    }
+    case SV_NET_TOPO_FULLY_CONNECTED:
+        return 1;
+    case SV_NET_TOPO_SWITCH:
+        return 2;
+    }
+    g_assert_not_reached();
+}
+
+static inline int line_of(const struct sv_net_geom *g, int npu, int d)
+{
+    int s = g->stride[d];
+    return npu % s + (npu / (s * g->cfg.npus[d])) * s;
+}
+
+int sv_net_geom_next_link(const struct sv_net_geom *g, int cur, int dst)
+{
+    SV_ASSERT(cur != dst && dst >= 0 && dst < g->npus && cur >= 0 && cur < g->ndevs);
+    if (cur >= g->npus) {
+        /* At a switch: go down to the NPU of this line whose coordinate in the switch's
+         * dimension is the destination's. */
+        int d = g->switch_dim[cur - g->npus];
+        int line = g->switch_line[cur - g->npus];
+        int j = sv_net_geom_coord(g, dst, d);
+        return g->link_base[d] + line * g->links_per_line[d] + 2 * j + 1;
+    }
+    int d = sv_net_geom_first_diff_dim(g, cur, dst);
+    SV_ASSERT(d >= 0);
+    int n = g->cfg.npus[d];
+    int i = sv_net_geom_coord(g, cur, d);
+    int j = sv_net_geom_coord(g, dst, d);
+    int base = g->link_base[d] + line_of(g, cur, d) * g->links_per_line[d];
+    switch (g->cfg.kind[d]) {
+    case SV_NET_TOPO_RING: {
+        if (n == 2)
+            return base + i;
+        /* ASTRA-sim congestion_aware Ring::route: anticlockwise only when strictly shorter. */
+        int cw = ((j - i) % n + n) % n;
+        int acw = n - cw;
+        return base + 2 * i + (acw < cw ? 1 : 0);
+    }
+    case SV_NET_TOPO_FULLY_CONNECTED:
+        return base + i * (n - 1) + (j < i ? j : j - 1);
+    case SV_NET_TOPO_SWITCH:
+        return base + 2 * i;
+    }
+    g_assert_not_reached();
+}
+
+int sv_net_geom_route(const struct sv_net_geom *g, int src, int dst, int *links_out,
+                      double *lat_sum_ns)
+{
+    int nl = 0;
+    for (int cur = src; cur != dst;) {
+        int l = sv_net_geom_next_link(g, cur, dst);
+        if (links_out != NULL)
+            links_out[nl] = l;
+        nl++;
+        SV_ASSERT(nl <= g->max_route_links);
+        cur = g->links[l].dst_dev;
+    }
+    if (lat_sum_ns != NULL) {
+        double lat = 0;
+        for (int d = 0; d < g->cfg.ndims; d++) {
+            int i = sv_net_geom_coord(g, src, d), j = sv_net_geom_coord(g, dst, d);
+            if (i != j)
+                lat += sv_net_geom_dim_hops(g, d, i, j) * g->cfg.latency_ns[d];
+        }
+        *lat_sum_ns = lat;
+    }
+    return nl;
+}
+
+const char *sv_net_topo_kind_name(sv_net_topo_kind kind)
+{
+    return topo_kind_name(kind);
+}

@@ -1,0 +1,203 @@
+/* The sv_net object and the two stateless timing models: analytical (ASTRA-sim
+ * congestion-unaware) and ideal (latency only). fifo lives in transport_fifo.c, flow in flow.c. */
+#include "network/network_internal.h"
+
+#include <string.h>
+
+static const char *const model_names[] = {
+    [SV_NET_MODEL_ANALYTICAL] = "analytical",
+    [SV_NET_MODEL_FIFO] = "fifo",
+    [SV_NET_MODEL_FLOW] = "flow",
+    [SV_NET_MODEL_IDEAL] = "ideal",
+};
+
+gboolean sv_net_model_parse(const char *name, sv_net_model *out, GError **error)
+{
+    for (int m = 0; m < (int)G_N_ELEMENTS(model_names); m++) {
+        if (name != NULL && strcmp(name, model_names[m]) == 0) {
+            *out = (sv_net_model)m;
+            return TRUE;
+        }
+    }
+    g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                "unknown network model \"%s\" (expected analytical, fifo, flow or ideal)",
+                name != NULL ? name : "(null)");
+    return FALSE;
+}
+
+const char *sv_net_model_name(sv_net_model model)
+{
+    if ((int)model < 0 || (int)model >= (int)G_N_ELEMENTS(model_names))
+        return "unknown";
+    return model_names[model];
+}
+
+sv_net *sv_net_new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_model model,
+                   GError **error)
+{
+    g_return_val_if_fail(eng != NULL && cfg != NULL, NULL);
+    if ((int)model < 0 || (int)model >= (int)G_N_ELEMENTS(model_names)) {
+        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "unknown network model %d",
+                    (int)model);
+        return NULL;
+    }
+    sv_net *net = g_new0(sv_net, 1);
+    net->eng = eng;
+    net->model = model;
+    net->chunks = g_array_new(FALSE, FALSE, sizeof(struct sv_net_chunk));
+    net->chunk_free = -1;
+    if (!sv_net_geom_init(&net->geom, cfg, error)) {
+        sv_net_free(net);
+        return NULL;
+    }
+    if (model == SV_NET_MODEL_FIFO)
+        sv_net_fifo_init(net);
+    if (model == SV_NET_MODEL_FLOW)
+        net->flow = sv_net_flow_model_new(net);
+    return net;
+}
+
+void sv_net_free(sv_net *net)
+{
+    if (net == NULL)
+        return;
+    sv_net_fifo_clear(net);
+    sv_net_flow_model_free(net->flow);
+    sv_net_geom_clear(&net->geom);
+    if (net->chunks != NULL)
+        g_array_free(net->chunks, TRUE);
+    g_free(net);
+}
+
+int sv_net_npus(const sv_net *net)
+{
+    return net->geom.npus;
+}
+
+sv_net_model sv_net_get_model(const sv_net *net)
+{
+    return net->model;
+}
+
+const struct sv_net_topo_cfg *sv_net_topo(const sv_net *net)
+{
+    return &net->geom.cfg;
+}
+
+sv_engine *sv_net_engine(const sv_net *net)
+{
+    return net->eng;
+}
+
+void sv_net_get_stats(const sv_net *net, struct sv_net_stats *out)
+{
+    *out = net->stats;
+}
+
+/* ---- message record pool ------------------------------------------------------------------ */
+
+int sv_net_chunk_alloc(sv_net *net, int cur_dev, int dst, uint64_t bytes, sv_net_done_fn done,
+                       void *ctx, uint64_t arg)
+{
+    int idx = net->chunk_free;
+    if (idx >= 0) {
+        net->chunk_free = sv_net_chunk_at(net, idx)->next;
+    } else {
+        idx = (int)net->chunks->len;
+        g_array_set_size(net->chunks, net->chunks->len + 1);
+    }
+    struct sv_net_chunk *c = sv_net_chunk_at(net, idx);
+    c->cur_dev = cur_dev;
+    c->dst = dst;
+    c->next = -1;
+    c->bytes = bytes;
+    c->done = done;
+    c->ctx = ctx;
+    c->arg = arg;
+    return idx;
+}
+
+void sv_net_deliver(sv_net *net, uint64_t bytes, sv_net_done_fn done, void *ctx, uint64_t arg)
+{
+    net->stats.bytes_delivered += bytes;
+    if (done != NULL)
+        done(net->eng, ctx, arg);
+}
+
+void sv_net_chunk_deliver(sv_net *net, int idx)
+{
+    struct sv_net_chunk c = *sv_net_chunk_at(net, idx);
+    sv_net_chunk_at(net, idx)->next = net->chunk_free;
+    net->chunk_free = idx;
+    sv_net_deliver(net, c.bytes, c.done, c.ctx, c.arg);
+}
+
+static void on_delivery(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    sv_net_chunk_deliver(ctx, (int)arg);
+}
+
+void sv_net_schedule_delivery(sv_net *net, sv_time at, int dst, uint64_t bytes, sv_net_done_fn done,
+                              void *ctx, uint64_t arg)
+{
+    int idx = sv_net_chunk_alloc(net, dst, dst, bytes, done, ctx, arg);
+    sv_engine_schedule(net->eng, at, SV_PRIO_DEFAULT, on_delivery, net, (uint64_t)idx);
+}
+
+/* ---- analytical and ideal ----------------------------------------------------------------- */
+
+/* ASTRA-sim congestion_unaware MultiDimTopology::send + BasicTopology::
+ * compute_communication_delay: only the first dimension in which the coordinates differ is used;
+ * delay = (hops * L) + bytes / B, truncated once. */
+static void analytical_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done,
+                            void *ctx, uint64_t arg)
+{
+    const struct sv_net_geom *g = &net->geom;
+    int d = sv_net_geom_first_diff_dim(g, src, dst);
+    int hops =
+        sv_net_geom_dim_hops(g, d, sv_net_geom_coord(g, src, d), sv_net_geom_coord(g, dst, d));
+    double link_delay = hops * g->cfg.latency_ns[d];
+    double serialization = (double)bytes / g->bw_bpns[d];
+    sv_time delay = sv_time_from_ns(link_delay + serialization);
+    net->stats.link_bytes += bytes * (uint64_t)hops;
+    net->stats.link_transfers += (uint64_t)hops;
+    sv_net_schedule_delivery(net, sv_engine_now(net->eng) + delay, dst, bytes, done, ctx, arg);
+}
+
+/* Infinite bandwidth: the latency of the dimension-ordered route only (the route fifo and flow
+ * use; in 1-D it is analytical's hops * L). */
+static void ideal_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done,
+                       void *ctx, uint64_t arg)
+{
+    double lat = 0;
+    int hops = sv_net_geom_route(&net->geom, src, dst, NULL, &lat);
+    net->stats.link_bytes += bytes * (uint64_t)hops;
+    net->stats.link_transfers += (uint64_t)hops;
+    sv_net_schedule_delivery(net, sv_engine_now(net->eng) + sv_time_from_ns(lat), dst, bytes, done,
+                             ctx, arg);
+}
+
+void sv_net_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn on_arrival,
+                 void *ctx, uint64_t arg)
+{
+    SV_ASSERT(net != NULL);
+    SV_ASSERT(src >= 0 && src < net->geom.npus && dst >= 0 && dst < net->geom.npus);
+    SV_ASSERT(src != dst);
+    net->stats.messages++;
+    net->stats.bytes_sent += bytes;
+    switch (net->model) {
+    case SV_NET_MODEL_ANALYTICAL:
+        analytical_send(net, src, dst, bytes, on_arrival, ctx, arg);
+        return;
+    case SV_NET_MODEL_FIFO:
+        sv_net_fifo_send(net, src, dst, bytes, on_arrival, ctx, arg);
+        return;
+    case SV_NET_MODEL_FLOW:
+        sv_net_flow_send(net, src, dst, bytes, on_arrival, ctx, arg);
+        return;
+    case SV_NET_MODEL_IDEAL:
+        ideal_send(net, src, dst, bytes, on_arrival, ctx, arg);
+        return;
+    }
+    g_assert_not_reached();
+}

@@ -1,0 +1,98 @@
+/* fifo timing model = ASTRA-sim's congestion-aware analytical backend (astra-network-analytical
+ * congestion_aware/Link.cpp, Chunk.cpp, Device.cpp; CHAKRA_ET.md 3.6).
+ *
+ * A message is one chunk carrying its destination; its route is recomputed hop by hop with
+ * sv_net_geom_next_link, which yields the same links as ASTRA-sim's precomputed route (the
+ * shorter ring direction never flips along the way). Each directed link is a FIFO with a busy
+ * flag. Starting a transmission schedules, in this order, (1) the arrival at the next device at
+ * now + trunc(L + bytes/B) and (2) the link becoming free at now + trunc(bytes/B): ASTRA-sim's
+ * event queue runs same-tick callbacks in insertion order and our engine orders same-time,
+ * same-priority events by insertion sequence, so the interleavings match. Store-and-forward: the
+ * whole message must arrive before it is sent on the next link. */
+#include "network/network_internal.h"
+
+static void link_transmit(sv_net *net, int link, int chunk);
+
+void sv_net_fifo_init(sv_net *net)
+{
+    net->fifo_links = g_new0(struct sv_net_fifo_link, net->geom.nlinks);
+    for (int l = 0; l < net->geom.nlinks; l++) {
+        net->fifo_links[l].head = -1;
+        net->fifo_links[l].tail = -1;
+    }
+}
+
+void sv_net_fifo_clear(sv_net *net)
+{
+    g_clear_pointer(&net->fifo_links, g_free);
+}
+
+/* ASTRA-sim Link::send: enqueue when busy, transmit at once otherwise. */
+static void link_send(sv_net *net, int link, int chunk)
+{
+    struct sv_net_fifo_link *fl = &net->fifo_links[link];
+    if (!fl->busy) {
+        link_transmit(net, link, chunk);
+        return;
+    }
+    sv_net_chunk_at(net, chunk)->next = -1;
+    if (fl->tail >= 0)
+        sv_net_chunk_at(net, fl->tail)->next = chunk;
+    else
+        fl->head = chunk;
+    fl->tail = chunk;
+}
+
+/* Chunk::chunk_arrived_next_device: at the destination run the callback, else forward. */
+static void on_chunk_arrived(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    sv_net *net = ctx;
+    int chunk = (int)arg;
+    struct sv_net_chunk *c = sv_net_chunk_at(net, chunk);
+    if (c->cur_dev == c->dst) {
+        sv_net_chunk_deliver(net, chunk);
+        return;
+    }
+    link_send(net, sv_net_geom_next_link(&net->geom, c->cur_dev, c->dst), chunk);
+}
+
+/* Link::link_become_free: free, then serve the oldest pending chunk. */
+static void on_link_free(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    sv_net *net = ctx;
+    struct sv_net_fifo_link *fl = &net->fifo_links[arg];
+    fl->busy = FALSE;
+    int chunk = fl->head;
+    if (chunk < 0)
+        return;
+    fl->head = sv_net_chunk_at(net, chunk)->next;
+    if (fl->head < 0)
+        fl->tail = -1;
+    link_transmit(net, (int)arg, chunk);
+}
+
+/* Link::schedule_chunk_transmission. */
+static void link_transmit(sv_net *net, int link, int chunk)
+{
+    struct sv_net_fifo_link *fl = &net->fifo_links[link];
+    const struct sv_net_link *L = &net->geom.links[link];
+    SV_ASSERT(!fl->busy);
+    fl->busy = TRUE;
+    struct sv_net_chunk *c = sv_net_chunk_at(net, chunk);
+    double serialization = (double)c->bytes / L->bw_bpns;
+    sv_time comm = sv_time_from_ns(L->lat_ns + serialization);
+    sv_time ser = sv_time_from_ns(serialization);
+    c->cur_dev = L->dst_dev; /* the device it will be at when the arrival event fires */
+    c->next = -1;
+    net->stats.link_bytes += c->bytes;
+    net->stats.link_transfers++;
+    sv_engine_schedule_in(net->eng, comm, SV_PRIO_DEFAULT, on_chunk_arrived, net, (uint64_t)chunk);
+    sv_engine_schedule_in(net->eng, ser, SV_PRIO_DEFAULT, on_link_free, net, (uint64_t)link);
+}
+
+void sv_net_fifo_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
+                      uint64_t arg)
+{
+    int chunk = sv_net_chunk_alloc(net, src, dst, bytes, done, ctx, arg);
+    link_send(net, sv_net_geom_next_link(&net->geom, src, dst), chunk);
+}
