@@ -1,0 +1,286 @@
+/* bench_replay_scale: how `servesim replay` scales with the number of NPUs.
+ *
+ * One 64 MiB all-reduce per NPU (a single COMM_COLL_NODE, written by our own Chakra ET writer)
+ * on a 1-D Ring and a 1-D Switch of 64, 256 and 1024 NPUs (50 GB/s, 500 ns per link), system
+ * config ../shared/interop/astra-sim/configs/Ring_4chunks.json, for the network models fifo
+ * (ASTRA-sim congestion-aware), flow (max-min) and analytical (congestion-unaware). Each run is a
+ * child `servesim replay` (the same code path as the command), so wall time and peak RSS are the
+ * child's own (wait4's ru_maxrss). Prints one line per run and the growth ratios per 4x NPUs.
+ *
+ * Reference: ASTRA-sim 518bd51 congestion-aware on the same workload, Ring: 64 NPUs 0.07 s /
+ * 14 MB, 256 NPUs 0.65 s / 37 MB, 1024 NPUs 15.4 s / 365 MB (measured by the team, see
+ * docs/replay.md).
+ *
+ * usage: bench_replay_scale [--max-npus N] [--models fifo,flow,analytical] [--topos Ring,Switch]
+ *                           [--timeout SECONDS] [--servesim PATH]
+ * Run from the repository root (the system config is found at ../shared/...). */
+#define _DEFAULT_SOURCE /* wait4 */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "core/core.h"
+#include "proto/proto.h"
+
+#define SYSTEM_CFG "../shared/interop/astra-sim/configs/Ring_4chunks.json"
+#define COMM_BYTES (UINT64_C(64) << 20)
+
+struct astra_ref {
+    int npus;
+    double wall_s;
+    double rss_mb;
+};
+
+/* ASTRA-sim congestion-aware, Ring (task statement of the replay benchmark). */
+static const struct astra_ref astra_ring[] = {
+    {64, 0.07, 14.0},
+    {256, 0.65, 37.0},
+    {1024, 15.4, 365.0},
+};
+
+struct result {
+    gboolean ok;
+    gboolean timed_out;
+    double wall_s;
+    double rss_mb;
+    long long cycles;   /* sys[0]'s T */
+    gboolean symmetric; /* every NPU printed the same T */
+};
+
+/* <dir>/ar.<i>.et for i in 0..n-1: one all-reduce of COMM_BYTES, as ASTRA-sim's
+ * microbenchmarks are written (is_cpu_op false, comm_type int64 0, comm_size int64). */
+static gboolean write_workload(const char *dir, int n, GError **error)
+{
+    for (int i = 0; i < n; i++) {
+        g_autofree char *path = g_strdup_printf("%s/ar.%d.et", dir, i);
+        g_autoptr(sv_et_writer) w = sv_et_writer_open(path, error);
+        if (w == NULL)
+            return FALSE;
+        g_autoptr(ChakraProtoMsg__GlobalMetadata) md = sv_et_metadata_new("0.0.4");
+        g_autoptr(ChakraProtoMsg__Node) node =
+            sv_et_node_new(0, "all_reduce_64MiB", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE);
+        sv_et_node_add_attr(node, sv_et_attr_new_bool("is_cpu_op", FALSE));
+        sv_et_node_add_attr(node, sv_et_attr_new_int64("comm_type", 0));
+        sv_et_node_add_attr(node, sv_et_attr_new_int64("comm_size", (int64_t)COMM_BYTES));
+        if (!sv_et_writer_put_metadata(w, md, error) || !sv_et_writer_put_node(w, node, error))
+            return FALSE;
+        if (!sv_et_writer_close(g_steal_pointer(&w), error))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean write_network(const char *path, const char *topo, int n, GError **error)
+{
+    g_autofree char *text = g_strdup_printf("topology: [ %s ]\nnpus_count: [ %d ]\n"
+                                            "bandwidth: [ 50.0 ]  # GB/s\n"
+                                            "latency: [ 500.0 ]  # ns\n",
+                                            topo, n);
+    return g_file_set_contents(path, text, -1, error);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Parse the child's stdout: sys[0]'s T and whether every sys[i] line has the same T. */
+static void parse_output(const char *out, int n, struct result *res)
+{
+    int seen = 0;
+    long long first = -1;
+    res->symmetric = TRUE;
+    for (const char *p = out; (p = strstr(p, "sys[")) != NULL; p++) {
+        int id;
+        long long t, e;
+        if (sscanf(p, "sys[%d] finished, %lld cycles, exposed communication %lld cycles.", &id, &t,
+                   &e) != 3)
+            continue;
+        if (first < 0)
+            first = t;
+        else if (t != first)
+            res->symmetric = FALSE;
+        seen++;
+    }
+    res->cycles = first;
+    if (seen != n)
+        res->symmetric = FALSE;
+}
+
+static struct result run_one(const char *servesim, const char *dir, const char *net_path,
+                             const char *model, int n, int timeout_s)
+{
+    struct result res = {0};
+    g_autofree char *prefix = g_strdup_printf("%s/ar", dir);
+    g_autofree char *out_path = g_strdup_printf("%s/stdout.txt", dir);
+    double t0 = now_s();
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        return res;
+    }
+    if (pid == 0) {
+        int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0)
+            _exit(126);
+        dup2(fd, STDOUT_FILENO);
+        close(fd);
+        alarm((unsigned)timeout_s); /* SIGALRM ends a run that takes too long */
+        execl(servesim, servesim, "replay", "--workload", prefix, "--system", SYSTEM_CFG,
+              "--network", net_path, "--network-model", model, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    struct rusage ru;
+    memset(&ru, 0, sizeof(ru));
+    while (wait4(pid, &status, 0, &ru) < 0) {
+        if (errno != EINTR) {
+            perror("wait4");
+            return res;
+        }
+    }
+    res.wall_s = now_s() - t0;
+    res.rss_mb = (double)ru.ru_maxrss / 1024.0; /* ru_maxrss is in KiB on Linux */
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+        res.timed_out = TRUE;
+        return res;
+    }
+    g_autofree char *out = NULL;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+        !g_file_get_contents(out_path, &out, NULL, NULL)) {
+        fprintf(stderr, "bench: %s replay (%s, %d NPUs) failed, status %d\n", servesim, model, n,
+                status);
+        return res;
+    }
+    parse_output(out, n, &res);
+    res.ok = res.cycles >= 0;
+    return res;
+}
+
+static void rmtree(const char *path)
+{
+    GDir *d = g_dir_open(path, 0, NULL);
+    if (d != NULL) {
+        const char *name;
+        while ((name = g_dir_read_name(d)) != NULL) {
+            g_autofree char *child = g_build_filename(path, name, NULL);
+            g_unlink(child);
+        }
+        g_dir_close(d);
+    }
+    g_rmdir(path);
+}
+
+int main(int argc, char **argv)
+{
+    static const int sizes[] = {64, 256, 1024};
+    const char *servesim = SV_SERVESIM_BIN;
+    const char *models_arg = "fifo,flow,analytical";
+    const char *topos_arg = "Ring,Switch";
+    int max_npus = 1024;
+    int timeout_s = 300;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--max-npus") == 0 && i + 1 < argc)
+            max_npus = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--models") == 0 && i + 1 < argc)
+            models_arg = argv[++i];
+        else if (strcmp(argv[i], "--topos") == 0 && i + 1 < argc)
+            topos_arg = argv[++i];
+        else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
+            timeout_s = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--servesim") == 0 && i + 1 < argc)
+            servesim = argv[++i];
+        else {
+            fprintf(stderr,
+                    "usage: %s [--max-npus N] [--models fifo,flow,analytical] "
+                    "[--topos Ring,Switch] [--timeout SECONDS] [--servesim PATH]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0); /* progress shows while long runs go on */
+    if (!g_file_test(SYSTEM_CFG, G_FILE_TEST_EXISTS)) {
+        fprintf(stderr, "bench: %s not found (run from the repository root)\n", SYSTEM_CFG);
+        return 2;
+    }
+    g_auto(GStrv) models = g_strsplit(models_arg, ",", -1);
+    g_auto(GStrv) topos = g_strsplit(topos_arg, ",", -1);
+
+    printf("bench_replay_scale: one %llu MiB all-reduce per NPU, %s, 50 GB/s 500 ns links\n",
+           (unsigned long long)(COMM_BYTES >> 20), SYSTEM_CFG);
+    printf("%-7s %-11s %6s %10s %10s %14s %9s\n", "topo", "model", "npus", "wall_s", "rss_MB",
+           "cycles", "symmetric");
+    int failures = 0;
+    for (char **topo = topos; *topo != NULL; topo++) {
+        for (char **model = models; *model != NULL; model++) {
+            struct result prev = {0};
+            int prev_n = 0;
+            for (size_t k = 0; k < G_N_ELEMENTS(sizes); k++) {
+                int n = sizes[k];
+                if (n > max_npus)
+                    break;
+                GError *error = NULL;
+                g_autofree char *dir = g_dir_make_tmp("servesim-bench-XXXXXX", &error);
+                if (dir == NULL) {
+                    fprintf(stderr, "bench: %s\n", error->message);
+                    g_error_free(error);
+                    return 1;
+                }
+                g_autofree char *net_path = g_strdup_printf("%s/net.yml", dir);
+                if (!write_workload(dir, n, &error) || !write_network(net_path, *topo, n, &error)) {
+                    fprintf(stderr, "bench: %s\n", error->message);
+                    g_error_free(error);
+                    rmtree(dir);
+                    return 1;
+                }
+                struct result r = run_one(servesim, dir, net_path, *model, n, timeout_s);
+                rmtree(dir);
+                if (r.timed_out) {
+                    printf("%-7s %-11s %6d %10s %10.1f %14s %9s\n", *topo, *model, n, "timeout",
+                           r.rss_mb, "-", "-");
+                    failures++;
+                    break; /* larger sizes would only take longer */
+                }
+                if (!r.ok) {
+                    printf("%-7s %-11s %6d %10s\n", *topo, *model, n, "failed");
+                    failures++;
+                    break;
+                }
+                printf("%-7s %-11s %6d %10.3f %10.1f %14lld %9s\n", *topo, *model, n, r.wall_s,
+                       r.rss_mb, r.cycles, r.symmetric ? "yes" : "NO");
+                if (!r.symmetric)
+                    failures++;
+                if (prev.ok)
+                    printf("%-7s %-11s %6s growth x%d NPUs: wall x%.2f, rss x%.2f\n", "", "", "",
+                           n / prev_n, prev.wall_s > 0 ? r.wall_s / prev.wall_s : 0.0,
+                           prev.rss_mb > 0 ? r.rss_mb / prev.rss_mb : 0.0);
+                prev = r;
+                prev_n = n;
+            }
+        }
+    }
+    printf("\nASTRA-sim reference (congestion-aware = fifo, Ring):\n");
+    for (size_t k = 0; k < G_N_ELEMENTS(astra_ring); k++) {
+        printf("  %5d NPUs: %6.2f s %6.0f MB", astra_ring[k].npus, astra_ring[k].wall_s,
+               astra_ring[k].rss_mb);
+        if (k > 0)
+            printf("   growth wall x%.2f, rss x%.2f",
+                   astra_ring[k].wall_s / astra_ring[k - 1].wall_s,
+                   astra_ring[k].rss_mb / astra_ring[k - 1].rss_mb);
+        printf("\n");
+    }
+    return failures == 0 ? 0 : 1;
+}
