@@ -14,9 +14,12 @@ struct sv_engine {
     uint64_t events_run;
     gboolean stopped;
     gboolean root_hole;      /* heap[0] is stale while a fired event's callback runs */
-    struct heap_entry *heap; /* points into heap_raw, see heap_grow */
+    struct heap_entry *heap; /* points into heap_raw, see heap_reserve */
     void *heap_raw;
-    uint32_t heap_len;
+    uint32_t heap_len; /* entries, live and stale (and the root hole while a callback runs) */
+    uint32_t heap_cap;
+    uint32_t live;  /* pending events */
+    uint32_t stale; /* heap entries of cancelled or rescheduled events */
     struct event_slot *slots;
     uint32_t slots_len;
     uint32_t slots_cap;

@@ -1,9 +1,15 @@
-/* The event engine: a 4-ary min-heap of (time, priority, sequence) keys over a slab of event
- * records. Handles are (generation << 32 | slot) so a stale handle is detected in O(1).
+/* The event engine: a cache-aligned 4-ary min-heap of (time, priority, sequence) keys with lazy
+ * cancellation, over a slab of event records.
  *
- * A 4-ary heap does about half the levels of a binary heap and its children share a cache line
- * pair, which is what the hold-model benchmark (bench/bench_engine_hold.c) rewards. Same-time
- * events fire in insertion order for equal priority, as ASTRA-sim's and ns-3's schedulers do. */
+ * Handles are (generation << 32 | slot), so a stale handle is detected in O(1). Cancelling or
+ * rescheduling does not touch the heap: the record remembers the sequence number of its one live
+ * heap entry, and an entry whose sequence no longer matches is dropped when it reaches the top.
+ * Keeping no back-pointers from records into the heap means a sift moves 16-byte entries and
+ * touches nothing else, which is what the hold-model benchmark (bench/bench_engine_hold.c)
+ * rewards; stale entries are compacted away when they outnumber the live ones.
+ *
+ * Same-time events fire in insertion order for equal priority, as ASTRA-sim's and ns-3's
+ * schedulers do; a rescheduled event counts as newly inserted. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,12 +28,14 @@ struct event_slot {
     sv_event_fn fn;
     void *ctx;
     uint64_t arg;
-    uint32_t generation;
-    uint32_t heap_pos; /* index in heap, or UINT32_MAX when free */
-    uint32_t next_free;
+    sv_time time;
+    uint64_t tag;        /* priority | sequence of the live heap entry (its key without slot) */
+    uint32_t generation; /* bumped when the event fires or is cancelled */
+    uint32_t next_free;  /* free-list link, or SLOT_LIVE */
 };
 
-#define SLOT_FREE UINT32_MAX
+#define SLOT_NONE UINT32_MAX
+#define SLOT_LIVE (UINT32_MAX - 1)
 #define SLOT_BITS 24
 #define SEQ_BITS 35
 #define PRIO_BIAS 16
@@ -40,30 +48,24 @@ static inline uint32_t entry_slot(const struct heap_entry *e)
     return (uint32_t)(e->key & SLOT_MASK);
 }
 
+#if defined(__GNUC__)
+#define SV_PREFETCH_4_LINES(p)                                                                     \
+    do {                                                                                           \
+        const char *pf_ = (const char *)(p);                                                       \
+        __builtin_prefetch(pf_);                                                                   \
+        __builtin_prefetch(pf_ + 64);                                                              \
+        __builtin_prefetch(pf_ + 128);                                                             \
+        __builtin_prefetch(pf_ + 192);                                                             \
+    } while (0)
+#else
+#define SV_PREFETCH_4_LINES(p) ((void)(p))
+#endif
+
 static inline int entry_less(const struct heap_entry *a, const struct heap_entry *b)
 {
     if (a->time != b->time)
         return a->time < b->time;
     return a->key < b->key;
-}
-
-static inline void heap_place(sv_engine *eng, uint32_t pos, struct heap_entry e)
-{
-    eng->heap[pos] = e;
-    eng->slots[entry_slot(&e)].heap_pos = pos;
-}
-
-static void sift_up(sv_engine *eng, uint32_t pos)
-{
-    struct heap_entry e = eng->heap[pos];
-    while (pos > 0) {
-        uint32_t parent = (pos - 1) / 4;
-        if (!entry_less(&e, &eng->heap[parent]))
-            break;
-        heap_place(eng, pos, eng->heap[parent]);
-        pos = parent;
-    }
-    heap_place(eng, pos, e);
 }
 
 /* The smaller of two entries by index, written so the compiler emits conditional moves: in a
@@ -86,43 +88,92 @@ static inline uint32_t min_child(const struct heap_entry *h, uint32_t first, uin
     return best;
 }
 
+static void sift_up(struct heap_entry *h, uint32_t pos)
+{
+    struct heap_entry e = h[pos];
+    while (pos > 0) {
+        uint32_t parent = (pos - 1) / 4;
+        if (!entry_less(&e, &h[parent]))
+            break;
+        h[pos] = h[parent];
+        pos = parent;
+    }
+    h[pos] = e;
+}
+
 /* Bottom-up sift-down (Wegener 1993): walk the hole to a leaf along the smallest children without
  * comparing against the moving entry, then sift the entry up from there. Entries re-inserted at the
  * root usually belong near the bottom, so this saves a comparison per level. */
-static void sift_down(sv_engine *eng, uint32_t pos)
+static void sift_down(struct heap_entry *h, uint32_t n, uint32_t pos, struct heap_entry e)
 {
-    struct heap_entry e = eng->heap[pos];
-    uint32_t n = eng->heap_len;
     uint32_t start = pos;
     for (;;) {
         uint32_t first = pos * 4 + 1;
         if (first >= n)
             break;
-        uint32_t best = min_child(eng->heap, first, n);
-        heap_place(eng, pos, eng->heap[best]);
+        /* The next level is one of four cache lines (the children groups of these four
+         * children); fetching them all before the comparison resolves takes the memory latency off
+         * the critical path. A hint only: no effect on results. */
+        uint32_t grand = first * 4 + 1;
+        if (grand < n)
+            SV_PREFETCH_4_LINES(&h[grand]);
+        uint32_t best = min_child(h, first, n);
+        h[pos] = h[best];
         pos = best;
     }
     while (pos > start) {
         uint32_t parent = (pos - 1) / 4;
-        if (!entry_less(&e, &eng->heap[parent]))
+        if (!entry_less(&e, &h[parent]))
             break;
-        heap_place(eng, pos, eng->heap[parent]);
+        h[pos] = h[parent];
         pos = parent;
     }
-    heap_place(eng, pos, e);
+    h[pos] = e;
 }
 
-static void heap_remove_at(sv_engine *eng, uint32_t pos)
+/* The heap array is allocated 64-byte aligned and used from one entry before an aligned address,
+ * i.e. heap[1] sits on a cache-line boundary, so each group of four children (4i+1 .. 4i+4) is
+ * one line. */
+static void heap_reserve(sv_engine *eng, uint32_t want)
 {
-    uint32_t last = --eng->heap_len;
-    if (pos == last)
+    if (want <= eng->heap_cap)
         return;
-    struct heap_entry moved = eng->heap[last];
-    heap_place(eng, pos, moved);
-    if (pos > 0 && entry_less(&moved, &eng->heap[(pos - 1) / 4]))
-        sift_up(eng, pos);
-    else
-        sift_down(eng, pos);
+    uint32_t cap = eng->heap_cap ? eng->heap_cap : 1024;
+    while (cap < want)
+        cap *= 2;
+    size_t bytes = ((size_t)cap + 4) * sizeof(struct heap_entry) + 64;
+    void *raw = g_malloc(bytes);
+    uintptr_t aligned = ((uintptr_t)raw + 63) & ~(uintptr_t)63;
+    struct heap_entry *heap = (struct heap_entry *)(aligned + 64) - 1;
+    if (eng->heap_len > 0)
+        memcpy(heap, eng->heap, eng->heap_len * sizeof(struct heap_entry));
+    g_free(eng->heap_raw);
+    eng->heap_raw = raw;
+    eng->heap = heap;
+    eng->heap_cap = cap;
+}
+
+static inline gboolean entry_live(const sv_engine *eng, const struct heap_entry *e)
+{
+    const struct event_slot *slot = &eng->slots[entry_slot(e)];
+    return slot->next_free == SLOT_LIVE && slot->tag == (e->key >> SLOT_BITS);
+}
+
+/* Drop every stale entry and rebuild the heap bottom-up (Floyd): O(n), run when stale entries
+ * outnumber live ones, so its cost is amortised over the cancels that made them. */
+static void heap_compact(sv_engine *eng)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < eng->heap_len; i++) {
+        if (entry_live(eng, &eng->heap[i]))
+            eng->heap[n++] = eng->heap[i];
+    }
+    eng->heap_len = n;
+    eng->stale = 0;
+    for (uint32_t i = n / 4 + 1; i-- > 0;) {
+        if (i < n)
+            sift_down(eng->heap, n, i, eng->heap[i]);
+    }
 }
 
 /* sv_engine_step leaves the root empty (a "hole") while the callback runs: the common pattern of a
@@ -133,28 +184,27 @@ static void fill_hole(sv_engine *eng)
     if (!eng->root_hole)
         return;
     eng->root_hole = FALSE;
-    heap_remove_at(eng, 0);
+    uint32_t last = --eng->heap_len;
+    if (last > 0)
+        sift_down(eng->heap, last, 0, eng->heap[last]);
 }
 
-/* The heap array is allocated 64-byte aligned and used from one entry past an aligned address
- * minus one, i.e. heap[1] sits on a cache-line boundary, so each group of four children
- * (4i+1 .. 4i+4) is one line. */
-static void heap_grow(sv_engine *eng, uint32_t cap)
+static void heap_push(sv_engine *eng, struct heap_entry e)
 {
-    size_t bytes = ((size_t)cap + 4) * sizeof(struct heap_entry) + 64;
-    void *raw = g_malloc(bytes);
-    uintptr_t aligned = ((uintptr_t)raw + 63) & ~(uintptr_t)63;
-    struct heap_entry *heap = (struct heap_entry *)(aligned + 64) - 1;
-    if (eng->heap_len > 0)
-        memcpy(heap, eng->heap, eng->heap_len * sizeof(struct heap_entry));
-    g_free(eng->heap_raw);
-    eng->heap_raw = raw;
-    eng->heap = heap;
+    if (eng->root_hole) {
+        eng->root_hole = FALSE;
+        sift_down(eng->heap, eng->heap_len, 0, e);
+        return;
+    }
+    heap_reserve(eng, eng->heap_len + 1);
+    uint32_t pos = eng->heap_len++;
+    eng->heap[pos] = e;
+    sift_up(eng->heap, pos);
 }
 
 static uint32_t slot_alloc(sv_engine *eng)
 {
-    if (eng->free_head != SLOT_FREE) {
+    if (eng->free_head != SLOT_NONE) {
         uint32_t s = eng->free_head;
         eng->free_head = eng->slots[s].next_free;
         return s;
@@ -163,7 +213,6 @@ static uint32_t slot_alloc(sv_engine *eng)
         uint32_t cap = eng->slots_cap ? eng->slots_cap * 2 : 1024;
         SV_ASSERT(cap <= MAX_SLOTS); /* 16M simultaneously pending events */
         eng->slots = g_renew(struct event_slot, eng->slots, cap);
-        heap_grow(eng, cap);
         eng->slots_cap = cap;
     }
     uint32_t s = eng->slots_len++;
@@ -174,12 +223,12 @@ static uint32_t slot_alloc(sv_engine *eng)
 static void slot_release(sv_engine *eng, uint32_t s)
 {
     struct event_slot *slot = &eng->slots[s];
-    slot->heap_pos = SLOT_FREE;
     slot->generation++;
     if (slot->generation == 0)
         slot->generation = 1;
     slot->next_free = eng->free_head;
     eng->free_head = s;
+    eng->live--;
 }
 
 static inline sv_event_id make_id(uint32_t slot, uint32_t generation)
@@ -187,32 +236,36 @@ static inline sv_event_id make_id(uint32_t slot, uint32_t generation)
     return ((uint64_t)generation << 32) | slot;
 }
 
-/* The slot of a live event, or SLOT_FREE for a stale/invalid handle. */
+/* The slot of a live event, or SLOT_NONE for a stale/invalid handle. */
 static uint32_t live_slot(const sv_engine *eng, sv_event_id id)
 {
     uint32_t s = (uint32_t)(id & 0xffffffffu);
     uint32_t gen = (uint32_t)(id >> 32);
     if (id == SV_EVENT_NONE || s >= eng->slots_len)
-        return SLOT_FREE;
+        return SLOT_NONE;
     const struct event_slot *slot = &eng->slots[s];
-    if (slot->generation != gen || slot->heap_pos == SLOT_FREE)
-        return SLOT_FREE;
+    if (slot->generation != gen || slot->next_free != SLOT_LIVE)
+        return SLOT_NONE;
     return s;
 }
 
-static inline uint64_t make_key(sv_engine *eng, int priority, uint32_t slot)
+static inline struct heap_entry make_entry(sv_engine *eng, sv_time at, int priority, uint32_t s)
 {
     SV_ASSERT(priority >= SV_PRIO_MIN && priority <= SV_PRIO_MAX);
     uint64_t seq = eng->next_seq++;
     SV_ASSERT(seq <= SEQ_MASK); /* 3.4e10 events per run */
-    return ((uint64_t)(priority + PRIO_BIAS) << (SEQ_BITS + SLOT_BITS)) | (seq << SLOT_BITS) | slot;
+    uint64_t tag = ((uint64_t)(priority + PRIO_BIAS) << SEQ_BITS) | seq;
+    eng->slots[s].tag = tag;
+    eng->slots[s].time = at;
+    struct heap_entry e = {.time = at, .key = (tag << SLOT_BITS) | s};
+    return e;
 }
 
 sv_engine *sv_engine_new(uint64_t root_seed)
 {
     sv_engine *eng = g_new0(sv_engine, 1);
     eng->seed = root_seed;
-    eng->free_head = SLOT_FREE;
+    eng->free_head = SLOT_NONE;
     eng->rng_streams =
         g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)sv_rng_free);
     return eng;
@@ -248,16 +301,9 @@ sv_event_id sv_engine_schedule(sv_engine *eng, sv_time at, int priority, sv_even
     slot->fn = fn;
     slot->ctx = ctx;
     slot->arg = arg;
-    struct heap_entry e = {.time = at, .key = make_key(eng, priority, s)};
-    if (eng->root_hole) {
-        eng->root_hole = FALSE;
-        heap_place(eng, 0, e);
-        sift_down(eng, 0);
-    } else {
-        uint32_t pos = eng->heap_len++;
-        heap_place(eng, pos, e);
-        sift_up(eng, pos);
-    }
+    slot->next_free = SLOT_LIVE;
+    eng->live++;
+    heap_push(eng, make_entry(eng, at, priority, s));
     return make_id(s, slot->generation);
 }
 
@@ -268,73 +314,75 @@ sv_event_id sv_engine_schedule_in(sv_engine *eng, sv_time delay, int priority, s
     return sv_engine_schedule(eng, eng->now + delay, priority, fn, ctx, arg);
 }
 
+static void note_stale(sv_engine *eng)
+{
+    eng->stale++;
+    if (eng->stale > 1024 && eng->stale > eng->live) {
+        fill_hole(eng);
+        heap_compact(eng);
+    }
+}
+
 gboolean sv_engine_cancel(sv_engine *eng, sv_event_id id)
 {
     uint32_t s = live_slot(eng, id);
-    if (s == SLOT_FREE)
+    if (s == SLOT_NONE)
         return FALSE;
-    fill_hole(eng);
-    heap_remove_at(eng, eng->slots[s].heap_pos);
     slot_release(eng, s);
+    note_stale(eng);
     return TRUE;
 }
 
 gboolean sv_engine_reschedule(sv_engine *eng, sv_event_id id, sv_time at)
 {
     uint32_t s = live_slot(eng, id);
-    if (s == SLOT_FREE)
+    if (s == SLOT_NONE)
         return FALSE;
     SV_ASSERT(at >= eng->now);
-    fill_hole(eng);
-    uint32_t pos = eng->slots[s].heap_pos;
-    struct heap_entry *e = &eng->heap[pos];
-    int priority = (int)(e->key >> (SEQ_BITS + SLOT_BITS)) - PRIO_BIAS;
-    e->time = at;
-    e->key = make_key(eng, priority, s);
-    /* A fresh sequence number only ever increases the key at equal time, so direction is decided
-     * by comparing with the parent. */
-    if (pos > 0 && entry_less(e, &eng->heap[(pos - 1) / 4]))
-        sift_up(eng, pos);
-    else
-        sift_down(eng, pos);
+    int priority = (int)(eng->slots[s].tag >> SEQ_BITS) - PRIO_BIAS;
+    heap_push(eng, make_entry(eng, at, priority, s));
+    note_stale(eng);
     return TRUE;
 }
 
 gboolean sv_engine_pending_event(const sv_engine *eng, sv_event_id id)
 {
-    return live_slot(eng, id) != SLOT_FREE;
+    return live_slot(eng, id) != SLOT_NONE;
 }
 
 sv_time sv_engine_event_time(const sv_engine *eng, sv_event_id id)
 {
     uint32_t s = live_slot(eng, id);
-    if (s == SLOT_FREE)
-        return -1;
-    /* The hole only ever sits at the root, which no live event then occupies. */
-    return eng->heap[eng->slots[s].heap_pos].time;
+    return s == SLOT_NONE ? -1 : eng->slots[s].time;
+}
+
+/* Remove stale entries from the top; TRUE when a live event is at the top. */
+static gboolean settle_top(sv_engine *eng)
+{
+    fill_hole(eng);
+    while (eng->heap_len > 0 && !entry_live(eng, &eng->heap[0])) {
+        eng->stale--;
+        eng->root_hole = TRUE;
+        fill_hole(eng);
+    }
+    return eng->heap_len > 0;
 }
 
 gboolean sv_engine_step(sv_engine *eng)
 {
-    fill_hole(eng); /* a step nested inside a callback */
-    if (eng->heap_len == 0)
+    if (!settle_top(eng))
         return FALSE;
     struct heap_entry top = eng->heap[0];
-    uint32_t top_slot = entry_slot(&top);
-    struct event_slot *slot = &eng->slots[top_slot];
+    uint32_t s = entry_slot(&top);
+    struct event_slot *slot = &eng->slots[s];
     sv_event_fn fn = slot->fn;
     void *ctx = slot->ctx;
     uint64_t arg = slot->arg;
-    slot_release(eng, top_slot);
-    if (eng->heap_len == 1) {
-        eng->heap_len = 0;
-    } else {
-        eng->root_hole = TRUE;
-    }
+    slot_release(eng, s);
+    eng->root_hole = TRUE;
     eng->now = top.time;
     eng->events_run++;
     fn(eng, ctx, arg);
-    fill_hole(eng);
     return TRUE;
 }
 
@@ -342,8 +390,9 @@ uint64_t sv_engine_run(sv_engine *eng, sv_time until)
 {
     uint64_t before = eng->events_run;
     eng->stopped = FALSE;
-    while (!eng->stopped && eng->heap_len > 0 && eng->heap[0].time <= until)
+    while (!eng->stopped && settle_top(eng) && eng->heap[0].time <= until)
         sv_engine_step(eng);
+    fill_hole(eng);
     return eng->events_run - before;
 }
 
@@ -354,7 +403,7 @@ void sv_engine_stop(sv_engine *eng)
 
 size_t sv_engine_pending(const sv_engine *eng)
 {
-    return eng->heap_len - (eng->root_hole ? 1 : 0);
+    return eng->live;
 }
 
 uint64_t sv_engine_events_run(const sv_engine *eng)
