@@ -1,7 +1,8 @@
 /* ASTRA-sim's system layer, event by event (astra-sim HEAD 518bd51, astra-sim/system/):
  *   Sys::generate_collective / determine_chunk_size / get_priority / insert_stream /
  *   schedule / proceed_to_next_vnet_baseline, Sys::SchedulerUnit, QueueLevels(Handler),
- *   StreamBaseline, DataSet, PacketBundle, MemBus (model-shared-bus 0), Ring,
+ *   StreamBaseline, DataSet, PacketBundle, MemBus (model-shared-bus 0), Ring, AllToAll
+ *   ("direct"), HalvingDoubling, DoubleBinaryTreeAllReduce (BinaryTree topologies),
  *   CustomAlgorithm, CommunicatorGroup, and the analytical frontend's send/recv matching
  *   (network_frontend/analytical/common/CommonNetworkApi.cc, CallbackTracker.cc).
  * Same-tick ordering follows Sys::try_register_event / call_events: one engine event per
@@ -42,12 +43,15 @@ struct ev_batch {
 
 /* ---- logical topology --------------------------------------------------------------------- */
 
-enum algo_kind { ALGO_RING, ALGO_CUSTOM };
+/* Ring.cc, AllToAll.cc ("direct"), HalvingDoubling.cc, DoubleBinaryTreeAllReduce.cc,
+ * CustomAlgorithm.cc. */
+enum algo_kind { ALGO_RING, ALGO_DIRECT, ALGO_HD, ALGO_DBT, ALGO_CUSTOM };
 
 struct ldim {
     sv_coll_impl_kind kind;
     int size;
-    int stride; /* NPU id distance between ring neighbours (GeneralComplexTopology offset) */
+    int stride;        /* NPU id distance between ring neighbours (GeneralComplexTopology offset) */
+    int direct_window; /* direct[N]: N, -1 = none */
 };
 
 struct ltopo {
@@ -75,6 +79,16 @@ struct coll_phase {
     int sender;
     int receiver;
     gboolean fast;
+    /* direct / halving-doubling / double binary tree: the dimension's members are
+     * base + i x stride, i in [0, nodes); `index` is this NPU's i */
+    int base;
+    int stride;
+    int index;
+    int window;     /* direct: the implementation's window (-1 = none) */
+    int step;       /* direct: +1 clockwise, -1 anticlockwise (the queue's direction) */
+    int dbt_parent; /* DBT: NPU ids, -1 = none */
+    int dbt_left;
+    int dbt_right;
     /* custom */
     int pos;            /* rank in the communicator */
     const int *members; /* rank -> NPU (NULL: identity) */
@@ -95,6 +109,50 @@ struct ring_state {
     gboolean processed;
     gboolean npu_to_ma;
     uint64_t msg_size;
+};
+
+/* A packet of the Ring-derived algorithms (MyPacket): who to send to / receive from, how much. */
+struct algo_pkt {
+    int dst;
+    int src;
+    uint64_t size;
+};
+
+/* AllToAll ("direct") and HalvingDoubling: Ring's packet machinery with rotating peers. */
+struct rot_state {
+    int stream_count;
+    int parallel_reduce;
+    int middle_point; /* direct all-reduce: n - 1 */
+    int total_received;
+    int free_packets;
+    int zero_latency;
+    int non_zero_latency;
+    gboolean toggle;
+    uint64_t msg_size;
+    int curr_receiver; /* ring indexes */
+    int curr_sender;
+    int step;        /* direct: +1 clockwise, -1 anticlockwise */
+    int rank_offset; /* halving-doubling */
+    double offset_multiplier;
+    GArray *pkts; /* struct algo_pkt, from pkt_head */
+    guint pkt_head;
+};
+
+enum dbt_node { DBT_ROOT, DBT_INTERMEDIATE, DBT_LEAF };
+enum dbt_st {
+    DBT_BEGIN,
+    DBT_SENDING_TO_PARENT,
+    DBT_WAITING_FROM_PARENT,
+    DBT_END,
+    DBT_WAITING_TWO_CHILDREN,
+    DBT_WAITING_ONE_CHILD,
+    DBT_SENDING_TO_CHILDREN,
+};
+
+struct dbt_state {
+    enum dbt_node type;
+    enum dbt_st state;
+    int reductions;
 };
 
 enum op_state { OP_WAIT, OP_FREE, OP_ONGOING, OP_DONE };
@@ -132,6 +190,8 @@ struct coll_stream {
     gboolean initialized;
     int steps_finished;
     struct ring_state ring;
+    struct rot_state rot;
+    struct dbt_state dbt;
     struct custom_state custom;
 };
 
@@ -149,6 +209,9 @@ struct coll_npu {
     int nlevels;
     struct qlevel level[SV_NET_MAX_DIMS];
     int *group_streams; /* per group index: CommunicatorGroup::num_streams */
+    /* DoubleBinaryTreeTopology::counter of each collective type's logical topology and
+     * dimension: even -> the RootMax tree, odd -> RootMin (alternates per phase built). */
+    int dbt_counter[SV_COLL_TYPE_COUNT][SV_NET_MAX_DIMS];
     uint64_t active_collectives;
 };
 
@@ -430,15 +493,32 @@ static void insert_stream(GQueue *queue, coll_stream *s)
 
 static void ring_run_init(coll_stream *s);
 static void custom_run_init(coll_stream *s);
+static void direct_run_init(coll_stream *s);
+static void hd_run_init(coll_stream *s);
+enum dbt_event { DBT_EV_INIT, DBT_EV_GENERAL, DBT_EV_RECEIVED };
+static void dbt_run(coll_stream *s, enum dbt_event ev);
 
 /* StreamBaseline::init */
 static void stream_init(coll_stream *s)
 {
     s->initialized = TRUE;
-    if (s->cur.algo == ALGO_RING)
+    switch (s->cur.algo) {
+    case ALGO_RING:
         ring_run_init(s);
-    else
+        break;
+    case ALGO_DIRECT:
+        direct_run_init(s);
+        break;
+    case ALGO_HD:
+        hd_run_init(s);
+        break;
+    case ALGO_DBT:
+        dbt_run(s, DBT_EV_INIT);
+        break;
+    case ALGO_CUSTOM:
         custom_run_init(s);
+        break;
+    }
 }
 
 static void init_waiting(coll_npu *npu, int q)
@@ -520,6 +600,10 @@ static void dataset_stream_finished(coll_dataset *ds)
 
 static void custom_clear(coll_stream *s)
 {
+    /* also the packet list of the Ring-derived algorithms (one phase's state) */
+    if (s->rot.pkts != NULL)
+        g_array_free(s->rot.pkts, TRUE);
+    s->rot.pkts = NULL;
     struct custom_state *c = &s->custom;
     if (c->children != NULL) {
         for (int i = 0; i < c->nops; i++)
@@ -546,7 +630,7 @@ static void proceed_to_next_vnet(coll_npu *npu, coll_stream *s)
     int previous_vnet = s->current_queue_id;
     if (s->steps_finished == 1)
         npu->first_phase_streams--;
-    if (s->has_current && s->cur.algo == ALGO_CUSTOM)
+    if (s->has_current)
         custom_clear(s);
     gboolean last = s->next_phase >= s->phases->len;
     if (last)
@@ -708,10 +792,27 @@ static void ring_run_general(coll_stream *s)
         proceed_to_next_vnet(s->owner, s); /* Ring::exit */
 }
 
+static void direct_run_general(coll_stream *s);
+static void hd_run_general(coll_stream *s);
+
 static void stream_call_general(coll_stream *s)
 {
-    if (s->cur.algo == ALGO_RING)
+    switch (s->cur.algo) {
+    case ALGO_RING:
         ring_run_general(s);
+        break;
+    case ALGO_DIRECT:
+        direct_run_general(s);
+        break;
+    case ALGO_HD:
+        hd_run_general(s);
+        break;
+    case ALGO_DBT:
+        dbt_run(s, DBT_EV_GENERAL);
+        break;
+    case ALGO_CUSTOM:
+        break;
+    }
 }
 
 /* PacketBundle::call */
@@ -730,6 +831,406 @@ static void bundle_call(sv_coll_sys *sys, void *obj, uint64_t arg)
     coll_stream *s = b->stream;
     live_free(sys, b);
     stream_call_general(s);
+}
+
+/* ---- shared by direct / halving-doubling / double binary tree ------------------------------ */
+
+/* PacketBundle::send_to_MA / send_to_NPU over a GeneralComplexTopology dimension
+ * (Transmition::Usual): endpoint delay, then the reduction cost when `processed`. */
+static void bundle_release(coll_stream *s, gboolean processed, uint64_t size)
+{
+    coll_npu *npu = s->owner;
+    struct bundle *b = live_new(npu->sys, sizeof *b);
+    b->stream = s;
+    b->needs_processing = processed;
+    b->size = size;
+    register_event(npu, bundle_call, b, 0, npu->sys->comm_delay);
+}
+
+static int member_of(const struct coll_phase *ph, int index)
+{
+    int n = ph->nodes;
+    return ph->base + (((index % n) + n) % n) * ph->stride;
+}
+
+static void rot_push(struct rot_state *r, int dst, int src, uint64_t size)
+{
+    if (r->pkts == NULL)
+        r->pkts = g_array_new(FALSE, FALSE, sizeof(struct algo_pkt));
+    struct algo_pkt p = {dst, src, size};
+    g_array_append_val(r->pkts, p);
+}
+
+static guint rot_pending(const struct rot_state *r)
+{
+    return r->pkts == NULL ? 0 : r->pkts->len - r->pkt_head;
+}
+
+static void rot_packet_received(sv_engine *eng, void *ctx, uint64_t arg);
+
+/* Ring::ready (shared by AllToAll and HalvingDoubling): send the oldest packet and post the
+ * matching recv; `use_pkt_size` = HalvingDoubling (the packet's own size) vs Ring (msg_size). */
+static gboolean rot_ready(coll_stream *s, gboolean use_pkt_size)
+{
+    struct rot_state *r = &s->rot;
+    if (rot_pending(r) == 0 || r->stream_count == 0 || r->free_packets == 0)
+        return FALSE;
+    struct algo_pkt p = g_array_index(r->pkts, struct algo_pkt, r->pkt_head);
+    uint64_t size = use_pkt_size ? p.size : r->msg_size;
+    sv_coll_sys *sys = s->owner->sys;
+    net_send(sys, s->owner->id, p.dst, s->stream_id, size, NULL, NULL, 0);
+    net_recv(sys, s->owner->id, p.src, s->stream_id, size, rot_packet_received, s, 0);
+    r->stream_count--; /* process_stream_count */
+    r->pkt_head++;
+    r->free_packets--;
+    return TRUE;
+}
+
+/* Ring::iteratable: the phase ends once every message is out and every slot is back. Returns
+ * TRUE when the stream moved on (it may have been freed). */
+static gboolean rot_iteratable(coll_stream *s)
+{
+    struct rot_state *r = &s->rot;
+    if (r->stream_count == 0 && r->free_packets == r->parallel_reduce) {
+        proceed_to_next_vnet(s->owner, s);
+        return TRUE;
+    }
+    return FALSE;
+}
+
+/* ---- AllToAll ("direct", AllToAll.cc on top of Ring.cc) ------------------------------------ */
+
+static void direct_insert_packet(coll_stream *s)
+{
+    struct rot_state *r = &s->rot;
+    const struct coll_phase *ph = &s->cur;
+    if (r->zero_latency == 0 && r->non_zero_latency == 0) {
+        /* AllToAll::get_non_zero_latency_packets on a Dimension::NA ring: parallel_reduce */
+        r->zero_latency = r->parallel_reduce;
+        r->non_zero_latency = r->parallel_reduce;
+        r->toggle = !r->toggle;
+    }
+    rot_push(r, member_of(ph, r->curr_receiver), member_of(ph, r->curr_sender), r->msg_size);
+    gboolean processed;
+    if (r->zero_latency > 0) {
+        processed = FALSE;
+        r->zero_latency--;
+    } else {
+        processed = ph->comm_type == SV_COLL_REDUCE_SCATTER ||
+                    (ph->comm_type == SV_COLL_ALL_REDUCE && r->toggle);
+        r->non_zero_latency--;
+    }
+    /* AllToAll::process_max_count: every packet is released at once, then the peers rotate to
+     * the next NPU of the ring, skipping this one. */
+    bundle_release(s, processed, r->msg_size);
+    int n = ph->nodes;
+    r->curr_receiver = ((r->curr_receiver + r->step) % n + n) % n;
+    if (r->curr_receiver == ph->index)
+        r->curr_receiver = ((r->curr_receiver + r->step) % n + n) % n;
+    r->curr_sender = ((r->curr_sender - r->step) % n + n) % n;
+    if (r->curr_sender == ph->index)
+        r->curr_sender = ((r->curr_sender - r->step) % n + n) % n;
+}
+
+static void direct_run_init(coll_stream *s)
+{
+    struct rot_state *r = &s->rot;
+    const struct coll_phase *ph = &s->cur;
+    int n = ph->nodes;
+    custom_clear(s);
+    memset(r, 0, sizeof *r);
+    /* AllToAll ctor: window -1 -> n - 1 messages in flight, else min(window, n - 1) */
+    r->parallel_reduce = ph->window < 0 ? n - 1 : MIN(ph->window, n - 1);
+    r->middle_point = n - 1;
+    switch (ph->comm_type) { /* Ring ctor stream_count / msg_size; AllToAll's for all-to-all */
+    case SV_COLL_ALL_REDUCE:
+        r->stream_count = 2 * (n - 1);
+        r->msg_size = ph->initial_size / (uint64_t)n;
+        break;
+    case SV_COLL_ALL_GATHER:
+        r->stream_count = n - 1;
+        r->msg_size = ph->initial_size;
+        break;
+    default: /* reduce-scatter, all-to-all */
+        r->stream_count = n - 1;
+        r->msg_size = ph->initial_size / (uint64_t)n;
+        break;
+    }
+    r->step = ph->step;
+    r->curr_receiver = ((ph->index + r->step) % n + n) % n;
+    r->curr_sender = ((ph->index - r->step) % n + n) % n;
+    for (int i = 0; i < r->parallel_reduce; i++)
+        direct_insert_packet(s);
+}
+
+static void direct_run_general(coll_stream *s)
+{
+    struct rot_state *r = &s->rot;
+    r->free_packets++;
+    if (s->cur.comm_type == SV_COLL_ALL_REDUCE && r->stream_count <= r->middle_point) {
+        /* second half of an all-reduce: wait until every first-half message has arrived, then
+         * send as many as there are free slots */
+        if (r->total_received < r->middle_point)
+            return;
+        for (int i = 0; i < r->parallel_reduce; i++)
+            rot_ready(s, FALSE);
+    } else {
+        rot_ready(s, FALSE);
+    }
+    rot_iteratable(s);
+}
+
+/* ---- HalvingDoubling (HalvingDoubling.cc) -------------------------------------------------- */
+
+static int hd_log2(int n)
+{
+    int k = 0;
+    while ((1 << (k + 1)) <= n)
+        k++;
+    return k;
+}
+
+/* specify_direction + the walk of rank_offset ring steps: the partner's ring index. */
+static int hd_partner(const struct coll_phase *ph, int rank_offset)
+{
+    if (rank_offset == 0)
+        return ph->index;
+    int sign = (ph->index / rank_offset) % 2 == 0 ? 1 : -1;
+    int n = ph->nodes;
+    return ((ph->index + sign * rank_offset) % n + n) % n;
+}
+
+static void hd_insert_packet(coll_stream *s)
+{
+    struct rot_state *r = &s->rot;
+    const struct coll_phase *ph = &s->cur;
+    if (r->zero_latency == 0 && r->non_zero_latency == 0) {
+        /* get_non_zero_latency_packets: log2(n) - parallel_reduce */
+        r->zero_latency = r->parallel_reduce;
+        r->non_zero_latency = hd_log2(ph->nodes) - r->parallel_reduce;
+        r->toggle = !r->toggle;
+    }
+    int peer = member_of(ph, r->curr_receiver);
+    rot_push(r, peer, peer, r->msg_size);
+    gboolean processed;
+    if (r->zero_latency > 0) {
+        processed = FALSE;
+        r->zero_latency--;
+    } else {
+        SV_ASSERT(r->non_zero_latency > 0); /* "should not inject nothing!" */
+        processed = ph->comm_type == SV_COLL_REDUCE_SCATTER ||
+                    (ph->comm_type == SV_COLL_ALL_REDUCE && r->toggle);
+        r->non_zero_latency--;
+    }
+    /* process_max_count: release, then move to the next distance (x2 halving, x0.5 doubling;
+     * an all-reduce turns around once the distance reaches n). Integer truncation as upstream
+     * (int rank_offset, uint64 msg_size, double multiplier). */
+    bundle_release(s, processed, r->msg_size);
+    r->rank_offset = (int)(r->rank_offset * r->offset_multiplier);
+    r->msg_size = (uint64_t)((double)r->msg_size / r->offset_multiplier);
+    if (r->rank_offset == ph->nodes && ph->comm_type == SV_COLL_ALL_REDUCE) {
+        r->offset_multiplier = 0.5;
+        r->rank_offset = (int)(r->rank_offset * r->offset_multiplier);
+        r->msg_size = (uint64_t)((double)r->msg_size / r->offset_multiplier);
+    }
+    r->curr_receiver = hd_partner(ph, r->rank_offset);
+}
+
+static void hd_run_init(coll_stream *s)
+{
+    struct rot_state *r = &s->rot;
+    const struct coll_phase *ph = &s->cur;
+    int n = ph->nodes;
+    int lg = hd_log2(n);
+    custom_clear(s);
+    memset(r, 0, sizeof *r);
+    r->parallel_reduce = 1;
+    switch (ph->comm_type) {
+    case SV_COLL_ALL_REDUCE:
+        r->stream_count = 2 * lg;
+        r->msg_size = ph->initial_size / 2;
+        r->rank_offset = 1;
+        r->offset_multiplier = 2;
+        break;
+    case SV_COLL_ALL_GATHER:
+        r->stream_count = lg;
+        r->msg_size = ph->initial_size;
+        r->rank_offset = n / 2;
+        r->offset_multiplier = 0.5;
+        break;
+    default: /* reduce-scatter (all-to-all is refused by sv_coll_sys_new, as upstream exits) */
+        r->stream_count = lg;
+        r->msg_size = ph->initial_size / 2;
+        r->rank_offset = 1;
+        r->offset_multiplier = 2;
+        break;
+    }
+    r->curr_receiver = hd_partner(ph, r->rank_offset);
+    hd_insert_packet(s);
+}
+
+static void hd_run_general(coll_stream *s)
+{
+    s->rot.free_packets++;
+    rot_ready(s, TRUE);
+    rot_iteratable(s);
+}
+
+/* Ring::run(PacketReceived) for both: count it and queue the next packet. */
+static void rot_packet_received(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    (void)eng;
+    (void)arg;
+    coll_stream *s = ctx;
+    s->rot.total_received++;
+    if (s->cur.algo == ALGO_DIRECT)
+        direct_insert_packet(s);
+    else
+        hd_insert_packet(s);
+}
+
+/* ---- DoubleBinaryTreeAllReduce (DoubleBinaryTreeAllReduce.cc) ------------------------------ */
+
+static void dbt_received(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    (void)eng;
+    (void)arg;
+    dbt_run(ctx, DBT_EV_RECEIVED);
+}
+
+static void dbt_send(coll_stream *s, int dst)
+{
+    net_send(s->owner->sys, s->owner->id, dst, s->stream_id, s->cur.initial_size, NULL, NULL, 0);
+}
+
+static void dbt_recv(coll_stream *s, int src)
+{
+    net_recv(s->owner->sys, s->owner->id, src, s->stream_id, s->cur.initial_size, dbt_received, s,
+             0);
+}
+
+/* The state machine of upstream's run(), branch for branch (leaf.1-5, int.1-6, root.1-2).
+ * Every message carries the whole phase size; each reduction costs the MemBus delay plus
+ * 3 memory accesses of that size. */
+static void dbt_run(coll_stream *s, enum dbt_event ev)
+{
+    struct dbt_state *t = &s->dbt;
+    const struct coll_phase *ph = &s->cur;
+    uint64_t size = ph->initial_size;
+    if (ev == DBT_EV_INIT) {
+        memset(t, 0, sizeof *t);
+        t->state = DBT_BEGIN;
+        if (ph->dbt_parent < 0)
+            t->type = DBT_ROOT;
+        else if (ph->dbt_left < 0 && ph->dbt_right < 0)
+            t->type = DBT_LEAF;
+        else
+            t->type = DBT_INTERMEDIATE;
+    }
+    switch (t->type) {
+    case DBT_LEAF:
+        if (t->state == DBT_BEGIN) { /* leaf.1 */
+            bundle_release(s, FALSE, size);
+            t->state = DBT_SENDING_TO_PARENT;
+        } else if (t->state == DBT_SENDING_TO_PARENT) { /* leaf.3 */
+            dbt_send(s, ph->dbt_parent);
+            t->state = DBT_WAITING_FROM_PARENT; /* set before the recv, which may complete */
+            dbt_recv(s, ph->dbt_parent);
+        } else if (t->state == DBT_WAITING_FROM_PARENT) { /* leaf.4 */
+            bundle_release(s, FALSE, size);
+            t->state = DBT_END;
+        } else if (t->state == DBT_END) { /* leaf.5 */
+            proceed_to_next_vnet(s->owner, s);
+        }
+        return;
+    case DBT_INTERMEDIATE:
+        if (t->state == DBT_BEGIN) { /* int.1 */
+            t->state = DBT_WAITING_TWO_CHILDREN;
+            dbt_recv(s, ph->dbt_left);
+            dbt_recv(s, ph->dbt_right);
+        } else if (t->state == DBT_WAITING_TWO_CHILDREN && ev == DBT_EV_RECEIVED) { /* int.2 */
+            bundle_release(s, TRUE, size);
+            t->state = DBT_WAITING_ONE_CHILD;
+        } else if (t->state == DBT_WAITING_ONE_CHILD && ev == DBT_EV_RECEIVED) { /* int.3 */
+            bundle_release(s, TRUE, size);
+            t->state = DBT_SENDING_TO_PARENT;
+        } else if (t->reductions < 1 && ev == DBT_EV_GENERAL) { /* int.4 */
+            t->reductions++;
+        } else if (t->state == DBT_SENDING_TO_PARENT) { /* int.5 */
+            t->state = DBT_WAITING_FROM_PARENT;
+            dbt_send(s, ph->dbt_parent);
+            dbt_recv(s, ph->dbt_parent);
+        } else if (t->state == DBT_WAITING_FROM_PARENT && ev == DBT_EV_RECEIVED) { /* int.6 */
+            bundle_release(s, TRUE, size);
+            t->state = DBT_SENDING_TO_CHILDREN;
+        } else if (t->state == DBT_SENDING_TO_CHILDREN) {
+            dbt_send(s, ph->dbt_left);
+            dbt_send(s, ph->dbt_right);
+            proceed_to_next_vnet(s->owner, s);
+        }
+        return;
+    case DBT_ROOT: {
+        int child = ph->dbt_left >= 0 ? ph->dbt_left : ph->dbt_right;
+        if (t->state == DBT_BEGIN) { /* root.1 */
+            t->state = DBT_WAITING_ONE_CHILD;
+            dbt_recv(s, child);
+        } else if (t->state == DBT_WAITING_ONE_CHILD) { /* root.2 */
+            bundle_release(s, TRUE, size);
+            t->state = DBT_SENDING_TO_CHILDREN;
+        } else if (t->state == DBT_SENDING_TO_CHILDREN) {
+            dbt_send(s, child);
+            proceed_to_next_vnet(s->owner, s);
+        }
+        return;
+    }
+    }
+}
+
+/* BinaryTree: a dummy root over a complete tree of floor(log2 n) levels, ids given in order
+ * (in-order walk); RootMax puts the root last, RootMin first. Fills parent / left / right by
+ * ring index (n must be a power of two: checked by sv_coll_sys_new). */
+static int dbt_build_sub(int levels, int *next, int *par, int *lc, int *rc)
+{
+    int l = -1, r = -1;
+    if (levels > 1)
+        l = dbt_build_sub(levels - 1, next, par, lc, rc);
+    int me = (*next)++;
+    if (levels > 1)
+        r = dbt_build_sub(levels - 1, next, par, lc, rc);
+    lc[me] = l;
+    rc[me] = r;
+    if (l >= 0)
+        par[l] = me;
+    if (r >= 0)
+        par[r] = me;
+    return me;
+}
+
+static void dbt_tree(int n, gboolean root_min, int index, int *parent, int *left, int *right)
+{
+    g_autofree int *par = g_new(int, n);
+    g_autofree int *lc = g_new(int, n);
+    g_autofree int *rc = g_new(int, n);
+    int levels = hd_log2(n);
+    int next = 0;
+    int root, sub;
+    if (root_min) {
+        root = next++;
+        sub = dbt_build_sub(levels, &next, par, lc, rc);
+        lc[root] = -1;
+        rc[root] = sub;
+    } else {
+        sub = dbt_build_sub(levels, &next, par, lc, rc);
+        root = next++;
+        lc[root] = sub;
+        rc[root] = -1;
+    }
+    SV_ASSERT(next == n);
+    par[root] = -1;
+    par[sub] = root;
+    *parent = par[index];
+    *left = lc[index];
+    *right = rc[index];
 }
 
 /* ---- CustomAlgorithm (astraccl/custom_collectives/CustomAlgorithm.cc) ------------------- */
@@ -935,7 +1436,6 @@ static struct coll_phase make_phase(sv_coll_sys *sys, coll_npu *npu, const struc
 {
     struct coll_phase ph;
     memset(&ph, 0, sizeof ph);
-    (void)sys;
     ph.queue_id = queue;
     ph.comm_type = type;
     ph.initial_size = size;
@@ -950,8 +1450,43 @@ static struct coll_phase make_phase(sv_coll_sys *sys, coll_npu *npu, const struc
         ph.nodes = d->size;
         ph.fast = FALSE; /* GeneralComplexTopology: Dimension::NA */
         ring_neighbours(d, npu->id, anticlockwise, &ph.sender, &ph.receiver);
+        ph.index = (npu->id / d->stride) % d->size;
+        ph.base = npu->id - ph.index * d->stride;
+        ph.stride = d->stride;
+        ph.window = d->direct_window;
+        ph.step = anticlockwise ? -1 : 1;
+        switch (d->kind) {
+        case SV_COLL_IMPL_DIRECT:
+        case SV_COLL_IMPL_ONE_DIRECT:
+            ph.algo = ALGO_DIRECT;
+            break;
+        case SV_COLL_IMPL_HALVING_DOUBLING:
+        case SV_COLL_IMPL_ONE_HALVING_DOUBLING:
+            ph.algo = ALGO_HD;
+            break;
+        case SV_COLL_IMPL_DOUBLE_BINARY_TREE: {
+            /* DoubleBinaryTreeTopology::get_topology alternates RootMax / RootMin per phase
+             * built from this collective type's logical topology (one counter per NPU). */
+            int t = (int)(tg->topo - sys->topo);
+            int c = npu->dbt_counter[t][dim]++;
+            int par, l, r;
+            dbt_tree(d->size, c % 2 == 1, ph.index, &par, &l, &r);
+            ph.dbt_parent = par < 0 ? -1 : member_of(&ph, par);
+            ph.dbt_left = l < 0 ? -1 : member_of(&ph, l);
+            ph.dbt_right = r < 0 ? -1 : member_of(&ph, r);
+            ph.algo = ALGO_DBT;
+            break;
+        }
+        default:
+            break;
+        }
     }
     uint64_t n = (uint64_t)ph.nodes;
+    if (ph.algo == ALGO_DBT) {
+        /* DoubleBinaryTreeAllReduce is an all-reduce whatever the phase's type */
+        ph.final_size = size;
+        return ph;
+    }
     switch (type) {
     case SV_COLL_ALL_GATHER:
         ph.final_size = size * n;
@@ -1314,20 +1849,46 @@ static gboolean build_topo(sv_coll_sys *sys, sv_coll_type t, GError **error)
     int offset = 1;
     for (int d = 0; d < n; d++) {
         const struct sv_coll_impl *im = &sys->cfg.impl[t][d];
-        switch (im->kind) {
-        case SV_COLL_IMPL_RING:
-            lt->dim[lt->ndims++] =
-                (struct ldim){.kind = im->kind, .size = sys->physical_dims[d], .stride = offset};
-            break;
-        case SV_COLL_IMPL_ONE_RING:
-            lt->dim[lt->ndims++] = (struct ldim){.kind = im->kind, .size = sys->npus, .stride = 1};
-            return TRUE;
-        default:
+        int size = sys->physical_dims[d];
+        gboolean one = im->kind == SV_COLL_IMPL_ONE_RING || im->kind == SV_COLL_IMPL_ONE_DIRECT ||
+                       im->kind == SV_COLL_IMPL_ONE_HALVING_DOUBLING;
+        if (one)
+            size = sys->npus;
+        gboolean hd = im->kind == SV_COLL_IMPL_HALVING_DOUBLING ||
+                      im->kind == SV_COLL_IMPL_ONE_HALVING_DOUBLING;
+        gboolean dbt = im->kind == SV_COLL_IMPL_DOUBLE_BINARY_TREE;
+        if ((hd || dbt) && (size & (size - 1)) != 0) {
+            /* HalvingDoubling pairs index i with i +- 2^j (no partner otherwise: messages
+             * never match); BinaryTree places only 2^floor(log2 n) nodes (the others crash). */
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_UNSUPPORTED,
-                        "%s-implementation[%d]: only ring and oneRing are implemented",
-                        sv_coll_type_name(t), d);
+                        "%s-implementation[%d]: %s needs a power-of-two number of NPUs in the "
+                        "dimension, got %d",
+                        sv_coll_type_name(t), d, hd ? "halvingDoubling" : "doubleBinaryTree", size);
             return FALSE;
         }
+        if (hd && t == SV_COLL_ALL_TO_ALL) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_UNSUPPORTED,
+                        "all-to-all-implementation[%d]: halvingDoubling has no all-to-all "
+                        "(ASTRA-sim exits: unknown communication type)",
+                        d);
+            return FALSE;
+        }
+        if (dbt && d == n - 1 && n < sys->net_ndims) {
+            /* GeneralComplexTopology: the last listed DBT dimension starts at id % offset,
+             * which leaves the NPUs of higher dimensions out of the tree (upstream crashes). */
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_UNSUPPORTED,
+                        "%s-implementation[%d]: doubleBinaryTree as the last listed dimension "
+                        "needs an entry for every network dimension (%d listed, %d in the "
+                        "network)",
+                        sv_coll_type_name(t), d, n, sys->net_ndims);
+            return FALSE;
+        }
+        lt->dim[lt->ndims++] = (struct ldim){.kind = im->kind,
+                                             .size = size,
+                                             .stride = one ? 1 : offset,
+                                             .direct_window = im->direct_window};
+        if (one)
+            return TRUE;
         offset *= sys->physical_dims[d];
     }
     return TRUE;

@@ -139,7 +139,10 @@ gboolean sv_coll_plan_add_op(sv_coll_plan *plan, int rank, const struct sv_coll_
 /* The system layer of every NPU of `net`. */
 typedef struct sv_coll_sys sv_coll_sys;
 /* `groups` may be NULL; it is copied. Fails on an invalid configuration (group member out of
- * range, implementation list not matching the network's dimensions, splits 0). */
+ * range, implementation list not matching the network's dimensions, splits 0) and, with
+ * SV_NET_ERROR_UNSUPPORTED, on what ASTRA-sim cannot run: halvingDoubling / doubleBinaryTree over
+ * a dimension that is not a power of two, halvingDoubling all-to-all, doubleBinaryTree as the
+ * last entry of a list shorter than the network's dimensions (docs/collectives.md). */
 sv_coll_sys *sv_coll_sys_new(sv_net *net, const struct sv_coll_sys_cfg *cfg,
                              const sv_coll_groups *groups, GError **error);
 void sv_coll_sys_free(sv_coll_sys *sys);
