@@ -1,0 +1,436 @@
+/* Synthetic workloads: arrival processes and length distributions, seeded through named RNG
+ * streams so that the same (seed, name) always gives the same requests. */
+#include "workloads/workloads_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ShareGPT fallback moments, computed from SV_WL_SHAREGPT_LENGTHS (30,731 rows; Python
+ * statistics.mean / pstdev over num_prefill_tokens and num_decode_tokens). The file's README
+ * lists the same means (2340 / 439). */
+#define SHAREGPT_INPUT_MEAN 2340.03
+#define SHAREGPT_INPUT_SD 2088.82
+#define SHAREGPT_OUTPUT_MEAN 438.71
+#define SHAREGPT_OUTPUT_SD 265.64
+
+#define DEFAULT_INPUT_COLUMN "num_prefill_tokens"
+#define DEFAULT_OUTPUT_COLUMN "num_decode_tokens"
+
+void sv_wl_len_clear(struct sv_wl_len *len)
+{
+    if (!len)
+        return;
+    g_free(len->path);
+    g_free(len->column);
+    memset(len, 0, sizeof *len);
+}
+
+void sv_wl_len_sharegpt(struct sv_wl_len *input_len, struct sv_wl_len *output_len)
+{
+    sv_wl_len_clear(input_len);
+    sv_wl_len_clear(output_len);
+    if (g_file_test(SV_WL_SHAREGPT_LENGTHS, G_FILE_TEST_IS_REGULAR)) {
+        input_len->kind = output_len->kind = SV_WL_LEN_EMPIRICAL;
+        input_len->path = g_strdup(SV_WL_SHAREGPT_LENGTHS);
+        output_len->path = g_strdup(SV_WL_SHAREGPT_LENGTHS);
+        return;
+    }
+    input_len->kind = output_len->kind = SV_WL_LEN_NORMAL;
+    input_len->mean = SHAREGPT_INPUT_MEAN;
+    input_len->sd = SHAREGPT_INPUT_SD;
+    output_len->mean = SHAREGPT_OUTPUT_MEAN;
+    output_len->sd = SHAREGPT_OUTPUT_SD;
+}
+
+/* ---- spec strings ----------------------------------------------------------------------- */
+
+static gboolean parse_double(const char *s, double *out)
+{
+    char *end = NULL;
+    if (!s || !*s)
+        return FALSE;
+    errno = 0;
+    double v = g_ascii_strtod(s, &end);
+    if (*end != '\0' || errno || !isfinite(v))
+        return FALSE;
+    *out = v;
+    return TRUE;
+}
+
+static gboolean parse_i64(const char *s, int64_t *out)
+{
+    char *end = NULL;
+    if (!s || !*s)
+        return FALSE;
+    errno = 0;
+    gint64 v = g_ascii_strtoll(s, &end, 10);
+    if (*end != '\0' || errno)
+        return FALSE;
+    *out = v;
+    return TRUE;
+}
+
+gboolean sv_wl_arrival_parse(const char *spec, double rate_per_s, struct sv_wl_arrival *out,
+                             GError **error)
+{
+    memset(out, 0, sizeof *out);
+    out->rate_per_s = rate_per_s;
+    if (g_strcmp0(spec, "poisson") == 0) {
+        out->kind = SV_WL_ARRIVAL_POISSON;
+        out->cv = 1.0;
+    } else if (g_strcmp0(spec, "fixed") == 0) {
+        out->kind = SV_WL_ARRIVAL_FIXED;
+    } else if (spec && g_str_has_prefix(spec, "gamma:")) {
+        out->kind = SV_WL_ARRIVAL_GAMMA;
+        if (!parse_double(spec + 6, &out->cv) || out->cv <= 0) {
+            g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID,
+                        "arrival '%s': the coefficient of variation must be a number > 0", spec);
+            return FALSE;
+        }
+    } else {
+        g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID,
+                    "arrival '%s': expected poisson, gamma:CV or fixed", spec ? spec : "(null)");
+        return FALSE;
+    }
+    if (!(rate_per_s > 0) || !isfinite(rate_per_s)) {
+        g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID,
+                    "arrival '%s': rate %g req/s must be > 0", spec, rate_per_s);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean sv_wl_len_parse(const char *spec, gboolean is_input, struct sv_wl_len *out, GError **error)
+{
+    sv_wl_len_clear(out);
+    if (!spec)
+        spec = "";
+    g_auto(GStrv) parts = g_strsplit(spec, ":", 3);
+    guint n = g_strv_length(parts);
+    gboolean ok = FALSE;
+    if (n == 1 && parse_i64(parts[0], &out->value)) {
+        out->kind = SV_WL_LEN_FIXED;
+        ok = out->value >= 1;
+    } else if (n == 2 && strcmp(parts[0], "fixed") == 0) {
+        out->kind = SV_WL_LEN_FIXED;
+        ok = parse_i64(parts[1], &out->value) && out->value >= 1;
+    } else if (n == 3 && strcmp(parts[0], "uniform") == 0) {
+        out->kind = SV_WL_LEN_UNIFORM;
+        ok = parse_i64(parts[1], &out->lo) && parse_i64(parts[2], &out->hi) && out->lo >= 1 &&
+             out->hi >= out->lo;
+    } else if (n == 3 && strcmp(parts[0], "normal") == 0) {
+        out->kind = SV_WL_LEN_NORMAL;
+        ok = parse_double(parts[1], &out->mean) && parse_double(parts[2], &out->sd) && out->sd >= 0;
+    } else if (n >= 2 && strcmp(parts[0], "empirical") == 0) {
+        /* PATH[:COLUMN]: a trailing ":COLUMN" is split off only when what precedes it names a
+         * .csv file, so paths containing ':' still work. */
+        out->kind = SV_WL_LEN_EMPIRICAL;
+        const char *rest = spec + strlen("empirical:");
+        const char *colon = strrchr(rest, ':');
+        if (colon && colon > rest && colon - rest >= 4 &&
+            g_ascii_strncasecmp(colon - 4, ".csv", 4) == 0) {
+            out->path = g_strndup(rest, (gsize)(colon - rest));
+            out->column = g_strdup(colon + 1);
+            ok = *out->column != '\0';
+        } else {
+            out->path = g_strdup(rest);
+            ok = *out->path != '\0';
+        }
+    } else if (n == 1 && strcmp(parts[0], "sharegpt") == 0) {
+        struct sv_wl_len in = {0}, outl = {0};
+        sv_wl_len_sharegpt(&in, &outl);
+        if (is_input) {
+            *out = in;
+            sv_wl_len_clear(&outl);
+        } else {
+            *out = outl;
+            sv_wl_len_clear(&in);
+        }
+        ok = TRUE;
+    }
+    if (!ok) {
+        sv_wl_len_clear(out);
+        g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID,
+                    "length '%s': expected N, fixed:N, uniform:A:B (1 <= A <= B), "
+                    "normal:MEAN:SD (SD >= 0), empirical:PATH[:COLUMN] or sharegpt",
+                    spec);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* ---- empirical files -------------------------------------------------------------------- */
+
+/* Load up to two integer columns of a CSV file with a header row. Values must be >= 1. */
+static gboolean load_columns(const char *path, const char *const *cols, int ncols, GArray **out,
+                             GError **error)
+{
+    g_autoptr(GError) ferr = NULL;
+    g_autofree char *text = NULL;
+    /* The distribution file is sampled at random, so it is read whole (30k rows = 1 MB); it is
+     * a length table, not a request trace. */
+    if (!g_file_get_contents(path, &text, NULL, &ferr)) {
+        g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_IO, "cannot read length file: %s",
+                    ferr->message);
+        return FALSE;
+    }
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    int idx[2] = {-1, -1};
+    int hdr_n = 0;
+    guint ln = 0;
+    for (; lines[ln]; ln++) {
+        g_strchomp(lines[ln]);
+        if (*lines[ln])
+            break;
+    }
+    if (!lines[ln]) {
+        g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID, "%s: empty length file", path);
+        return FALSE;
+    }
+    {
+        g_auto(GStrv) h = g_strsplit(lines[ln], ",", -1);
+        hdr_n = (int)g_strv_length(h);
+        for (int c = 0; c < ncols; c++) {
+            for (int i = 0; i < hdr_n; i++)
+                if (strcmp(g_strstrip(h[i]), cols[c]) == 0)
+                    idx[c] = i;
+            if (idx[c] < 0) {
+                g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID,
+                            "%s:%u: no column '%s' in the header", path, ln + 1, cols[c]);
+                return FALSE;
+            }
+        }
+    }
+    for (int c = 0; c < ncols; c++)
+        out[c] = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    for (ln++; lines[ln]; ln++) {
+        g_strchomp(lines[ln]);
+        if (!*lines[ln])
+            continue;
+        g_auto(GStrv) f = g_strsplit(lines[ln], ",", -1);
+        if ((int)g_strv_length(f) != hdr_n) {
+            g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_BAD_LINE,
+                        "%s:%u: %u fields, the header has %d", path, ln + 1, g_strv_length(f),
+                        hdr_n);
+            goto fail;
+        }
+        for (int c = 0; c < ncols; c++) {
+            int64_t v;
+            if (!parse_i64(g_strstrip(f[idx[c]]), &v) || v < 1) {
+                g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_BAD_LINE,
+                            "%s:%u: column '%s' must be an integer >= 1, not '%s'", path, ln + 1,
+                            cols[c], f[idx[c]]);
+                goto fail;
+            }
+            g_array_append_val(out[c], v);
+        }
+    }
+    if (out[0]->len == 0) {
+        g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID, "%s: no rows", path);
+        goto fail;
+    }
+    return TRUE;
+fail:
+    for (int c = 0; c < ncols; c++)
+        g_clear_pointer(&out[c], g_array_unref);
+    return FALSE;
+}
+
+/* ---- the generator source --------------------------------------------------------------- */
+
+typedef struct {
+    struct sv_wl_gen_cfg cfg; /* strings below are owned copies */
+    char *name, *model;
+    sv_rng *arr_rng, *in_rng, *out_rng, *row_rng;
+    GArray *in_vals, *out_vals; /* empirical columns */
+    gboolean joint;             /* both from the same row */
+    double t_s;                 /* arrival clock, seconds after start_ns */
+    uint64_t made;
+} gen_state;
+
+static void gen_free(void *p)
+{
+    gen_state *g = p;
+    if (!g)
+        return;
+    sv_wl_len_clear(&g->cfg.input_len);
+    sv_wl_len_clear(&g->cfg.output_len);
+    g_free(g->name);
+    g_free(g->model);
+    sv_rng_free(g->arr_rng);
+    sv_rng_free(g->in_rng);
+    sv_rng_free(g->out_rng);
+    sv_rng_free(g->row_rng);
+    if (g->in_vals)
+        g_array_unref(g->in_vals);
+    if (g->out_vals)
+        g_array_unref(g->out_vals);
+    g_free(g);
+}
+
+static gboolean check_len(const struct sv_wl_len *l, const char *which, GError **error)
+{
+    gboolean ok = TRUE;
+    switch (l->kind) {
+    case SV_WL_LEN_FIXED:
+        ok = l->value >= 1;
+        break;
+    case SV_WL_LEN_UNIFORM:
+        ok = l->lo >= 1 && l->hi >= l->lo;
+        break;
+    case SV_WL_LEN_NORMAL:
+        ok = isfinite(l->mean) && isfinite(l->sd) && l->sd >= 0;
+        break;
+    case SV_WL_LEN_EMPIRICAL:
+        ok = l->path && *l->path;
+        break;
+    default:
+        ok = FALSE;
+    }
+    if (!ok)
+        g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID,
+                    "generator %s length: invalid parameters", which);
+    return ok;
+}
+
+static int64_t draw_len(const struct sv_wl_len *l, sv_rng *rng, GArray *vals, int64_t row)
+{
+    int64_t v = 1;
+    switch (l->kind) {
+    case SV_WL_LEN_FIXED:
+        v = l->value;
+        break;
+    case SV_WL_LEN_UNIFORM:
+        v = l->lo + (int64_t)sv_rng_below(rng, (uint64_t)(l->hi - l->lo) + 1);
+        break;
+    case SV_WL_LEN_NORMAL: {
+        double x = round(sv_rng_normal(rng, l->mean, l->sd));
+        v = x < 1 ? 1 : (x > (double)INT32_MAX ? INT32_MAX : (int64_t)x);
+        break;
+    }
+    case SV_WL_LEN_EMPIRICAL:
+        if (row < 0)
+            row = (int64_t)sv_rng_below(rng, vals->len);
+        v = g_array_index(vals, int64_t, row);
+        break;
+    }
+    return v;
+}
+
+static int gen_next(sv_wl_source *src, sv_wl_item *out, GError **error)
+{
+    gen_state *g = src->gen;
+    if (g->made >= g->cfg.count)
+        return 0;
+    double rate = g->cfg.arrival.rate_per_s;
+    double gap;
+    switch (g->cfg.arrival.kind) {
+    case SV_WL_ARRIVAL_GAMMA: {
+        /* Mean 1/rate and CV c: shape k = 1/c^2, scale = 1/(rate k) (CV of gamma = 1/sqrt(k)). */
+        double k = 1.0 / (g->cfg.arrival.cv * g->cfg.arrival.cv);
+        gap = sv_rng_gamma(g->arr_rng, k, 1.0 / (rate * k));
+        break;
+    }
+    case SV_WL_ARRIVAL_FIXED:
+        gap = 1.0 / rate;
+        break;
+    case SV_WL_ARRIVAL_POISSON:
+    default:
+        gap = sv_rng_exponential(g->arr_rng, rate);
+        break;
+    }
+    /* Accumulate in double seconds and convert once, so rounding does not drift. */
+    g->t_s += gap;
+    out->kind = SV_WL_ITEM_REQUEST;
+    out->arrival_ns = g->cfg.start_ns + sv_time_from_ns(g->t_s * 1e9);
+    out->model = g_strdup(g->model);
+    sv_wl_item_alloc_reqs(out, 1);
+    sv_wl_req *r = &out->reqs[0];
+    int64_t row = g->joint ? (int64_t)sv_rng_below(g->row_rng, g->in_vals->len) : -1;
+    r->input_tokens = draw_len(&g->cfg.input_len, g->in_rng, g->in_vals, row);
+    r->output_tokens = draw_len(&g->cfg.output_len, g->out_rng, g->out_vals, row);
+    if (g->cfg.max_input_tokens > 0 && r->input_tokens > g->cfg.max_input_tokens)
+        r->input_tokens = g->cfg.max_input_tokens;
+    if (g->cfg.max_output_tokens > 0 && r->output_tokens > g->cfg.max_output_tokens)
+        r->output_tokens = g->cfg.max_output_tokens;
+    g->made++;
+    return 1;
+}
+
+static sv_rng *stream(const char *prefix, const char *what, uint64_t seed)
+{
+    g_autofree char *n = g_strdup_printf("%s/%s", prefix, what);
+    return sv_rng_new(seed, n);
+}
+
+sv_wl_source *sv_wl_generator_new(const struct sv_wl_gen_cfg *cfg, GError **error)
+{
+    const struct sv_wl_arrival *a = &cfg->arrival;
+    if (!(a->rate_per_s > 0) || !isfinite(a->rate_per_s) ||
+        (a->kind == SV_WL_ARRIVAL_GAMMA && !(a->cv > 0 && isfinite(a->cv)))) {
+        g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID,
+                    "generator arrival: rate %g req/s must be > 0 (and gamma cv %g > 0)",
+                    a->rate_per_s, a->cv);
+        return NULL;
+    }
+    if (cfg->start_ns < 0 || cfg->max_input_tokens < 0 || cfg->max_output_tokens < 0) {
+        g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID,
+                    "generator: start_ns and length clamps must be >= 0");
+        return NULL;
+    }
+    if (!check_len(&cfg->input_len, "input", error) ||
+        !check_len(&cfg->output_len, "output", error))
+        return NULL;
+
+    gen_state *g = g_new0(gen_state, 1);
+    g->cfg = *cfg;
+    g->cfg.input_len.path = g_strdup(cfg->input_len.path);
+    g->cfg.input_len.column = g_strdup(cfg->input_len.column);
+    g->cfg.output_len.path = g_strdup(cfg->output_len.path);
+    g->cfg.output_len.column = g_strdup(cfg->output_len.column);
+    g->name = g_strdup(cfg->name ? cfg->name : "workloads/gen");
+    g->model = g_strdup(cfg->model);
+    g->cfg.name = g->name;
+    g->cfg.model = g->model;
+
+    const struct sv_wl_len *il = &g->cfg.input_len, *ol = &g->cfg.output_len;
+    const char *icol = il->column ? il->column : DEFAULT_INPUT_COLUMN;
+    const char *ocol = ol->column ? ol->column : DEFAULT_OUTPUT_COLUMN;
+    gboolean ok = TRUE;
+    if (il->kind == SV_WL_LEN_EMPIRICAL && ol->kind == SV_WL_LEN_EMPIRICAL &&
+        strcmp(il->path, ol->path) == 0) {
+        /* Same file: draw one row for both so input and output stay correlated as recorded. */
+        const char *cols[2] = {icol, ocol};
+        GArray *v[2] = {NULL, NULL};
+        ok = load_columns(il->path, cols, 2, v, error);
+        g->in_vals = v[0];
+        g->out_vals = v[1];
+        g->joint = ok;
+    } else {
+        if (il->kind == SV_WL_LEN_EMPIRICAL) {
+            const char *cols[1] = {icol};
+            ok = load_columns(il->path, cols, 1, &g->in_vals, error);
+        }
+        if (ok && ol->kind == SV_WL_LEN_EMPIRICAL) {
+            const char *cols[1] = {ocol};
+            ok = load_columns(ol->path, cols, 1, &g->out_vals, error);
+        }
+    }
+    if (!ok) {
+        gen_free(g);
+        return NULL;
+    }
+    g->arr_rng = stream(g->name, "arrival", cfg->seed);
+    g->in_rng = stream(g->name, "input_len", cfg->seed);
+    g->out_rng = stream(g->name, "output_len", cfg->seed);
+    g->row_rng = stream(g->name, "rows", cfg->seed);
+
+    sv_wl_source *src = sv_wl_source_alloc(g->name);
+    src->format = SV_WL_FORMAT_AUTO;
+    src->gen = g;
+    src->gen_next = gen_next;
+    src->gen_free = gen_free;
+    return src;
+}

@@ -1,0 +1,196 @@
+/* servesim workloads: request sources (trace readers and synthetic generators).
+ *
+ * Every source is pulled one item at a time, in arrival order, and never holds more than the
+ * current line and the arrays of the current item: a million-line trace streams in O(1) memory.
+ * See docs/workloads.md for the formats, numbering and error rules. */
+#ifndef SV_WORKLOADS_H
+#define SV_WORKLOADS_H
+
+#include "core/core.h"
+
+#include <glib.h>
+#include <stddef.h>
+#include <stdint.h>
+
+G_BEGIN_DECLS
+
+#define SV_WL_ERROR (sv_wl_error_quark())
+GQuark sv_wl_error_quark(void);
+typedef enum {
+    SV_WL_ERROR_IO,       /* file cannot be opened or read */
+    SV_WL_ERROR_BAD_LINE, /* one line is malformed (skippable with skip_bad_lines) */
+    SV_WL_ERROR_ORDER,    /* arrival earlier than the previous one (never skipped) */
+    SV_WL_ERROR_INVALID,  /* bad option, spec string or generator configuration */
+} sv_wl_error_code;
+
+/* Mooncake's hash_ids each cover one block of 512 tokens (Mooncake FAST'25 README,
+ * ../shared/traces/mooncake_fast25/README.md). */
+#define SV_WL_MOONCAKE_BLOCK_TOKENS 512
+
+/* ---- items ------------------------------------------------------------------------------ */
+
+/* One LLM call. Arrays are g_malloc'ed and owned by the item that holds this record. */
+typedef struct sv_wl_req {
+    uint64_t request_id;      /* position in the workload, 0.. (sessions: see sv_wl_item) */
+    int64_t input_tokens;     /* >= 1 */
+    int64_t output_tokens;    /* >= 1 */
+    sv_time tool_duration_ns; /* session call: wait after it completes before the next call is
+                                 released; 0 for flat requests */
+    uint32_t *input_tok_ids;  /* optional (NULL, n = 0) */
+    size_t n_input_tok_ids;
+    uint32_t *output_tok_ids; /* optional */
+    size_t n_output_tok_ids;
+    uint64_t *hash_ids; /* optional prefix-block hash ids (Mooncake) */
+    size_t n_hash_ids;
+    int64_t hash_block_tokens; /* tokens per hash id (512 for Mooncake), 0 without hash ids */
+} sv_wl_req;
+
+typedef enum {
+    SV_WL_ITEM_REQUEST = 1, /* a flat request: n_reqs == 1 */
+    SV_WL_ITEM_SESSION,     /* an agentic session: n_reqs >= 1 chained calls */
+} sv_wl_item_kind;
+
+/* What sv_wl_next yields. Numbering: requests are numbered 0.. in workload order, a session's
+ * calls taking consecutive ids in their chain order (call j of a session whose first call is
+ * request r is request r + j); the next item continues after the session's last call. `index`
+ * numbers items (requests and sessions alike) 0.. in workload order.
+ *
+ * Ownership: the item owns session_id, model, reqs and every array inside reqs. sv_wl_next
+ * clears `out` (sv_wl_item_clear) before filling it, so the arrays live until the next call on
+ * any source with the same `out`, or until sv_wl_item_clear. A caller that wants to keep an array
+ * steals it: copy the pointer and set the field to NULL; it then frees it with g_free. Zero an
+ * item (SV_WL_ITEM_INIT or memset) before its first use. */
+typedef struct sv_wl_item {
+    sv_wl_item_kind kind;
+    uint64_t index;     /* item position, 0.. */
+    sv_time arrival_ns; /* flat: the request; session: its first call */
+    char *session_id;   /* session: from the line, else "session_<first request id>"; flat: NULL
+                           unless the line carries one */
+    char *model;        /* optional model name ("model" key / generator cfg), else NULL */
+    uint64_t line;      /* 1-based source line, 0 for generated items */
+    size_t n_reqs;
+    sv_wl_req *reqs;
+} sv_wl_item;
+
+#define SV_WL_ITEM_INIT                                                                            \
+    {                                                                                              \
+        0                                                                                          \
+    }
+
+void sv_wl_item_clear(sv_wl_item *item); /* frees what the item owns and zeroes it */
+
+/* ---- sources ---------------------------------------------------------------------------- */
+
+typedef struct sv_wl_source sv_wl_source;
+
+typedef enum {
+    SV_WL_FORMAT_AUTO = 0,      /* .csv -> azure; otherwise JSON lines, mooncake when the first
+                                   object has "input_length", else llmservingsim */
+    SV_WL_FORMAT_LLMSERVINGSIM, /* flat requests and agentic sessions, may be mixed */
+    SV_WL_FORMAT_MOONCAKE,      /* timestamp (ms), input_length, output_length, hash_ids */
+    SV_WL_FORMAT_AZURE,         /* CSV: TIMESTAMP, ContextTokens, GeneratedTokens */
+} sv_wl_format;
+
+/* Zero-initialised = defaults. */
+struct sv_wl_open_opts {
+    sv_wl_format format;
+    gboolean skip_bad_lines; /* skip malformed lines and count them (sv_wl_source_bad_lines)
+                                instead of failing; out-of-order arrivals still fail */
+    gboolean drop_token_ids; /* do not keep input/output token ids nor hash ids (saves memory
+                                when prefix caching is off) */
+};
+
+/* Parse a format name: "auto", "llmservingsim" (or "jsonl"), "mooncake", "azure". */
+gboolean sv_wl_format_parse(const char *name, sv_wl_format *out, GError **error);
+const char *sv_wl_format_name(sv_wl_format format);
+
+/* Open a trace file. `opts` may be NULL. Fails (SV_WL_ERROR_IO) when the file cannot be read or
+ * the format cannot be detected; line errors surface from sv_wl_next. */
+sv_wl_source *sv_wl_open(const char *path, const struct sv_wl_open_opts *opts, GError **error);
+
+/* Pull the next item: 1 = *out filled, 0 = end of workload, -1 = error (the error names
+ * FILE:LINE for trace lines). After 0 or -1, further calls return the same. */
+int sv_wl_next(sv_wl_source *src, sv_wl_item *out, GError **error);
+
+void sv_wl_source_free(sv_wl_source *src); /* accepts NULL */
+
+/* Lines skipped as bad (skip_bad_lines); report it at the end of a run. */
+uint64_t sv_wl_source_bad_lines(const sv_wl_source *src);
+/* Requests and items yielded so far. */
+uint64_t sv_wl_source_requests(const sv_wl_source *src);
+uint64_t sv_wl_source_items(const sv_wl_source *src);
+/* The format actually read (after AUTO detection); generators report SV_WL_FORMAT_AUTO. */
+sv_wl_format sv_wl_source_format(const sv_wl_source *src);
+
+/* ---- generators ------------------------------------------------------------------------- */
+
+typedef enum {
+    SV_WL_ARRIVAL_POISSON = 0, /* exponential gaps, mean 1/rate */
+    SV_WL_ARRIVAL_GAMMA,       /* gamma gaps, mean 1/rate, coefficient of variation cv */
+    SV_WL_ARRIVAL_FIXED,       /* every 1/rate seconds */
+} sv_wl_arrival_kind;
+
+struct sv_wl_arrival {
+    sv_wl_arrival_kind kind;
+    double rate_per_s; /* > 0 */
+    double cv;         /* gamma only, > 0; cv = 1 is Poisson */
+};
+
+typedef enum {
+    SV_WL_LEN_FIXED = 0,
+    SV_WL_LEN_UNIFORM,   /* integer uniform on [lo, hi], both inclusive */
+    SV_WL_LEN_NORMAL,    /* rounded to the nearest integer, clamped to >= 1 */
+    SV_WL_LEN_EMPIRICAL, /* a column of a CSV file, each row equally likely */
+} sv_wl_len_kind;
+
+/* A length distribution. `path` and `column` are owned (g_free; sv_wl_len_clear). */
+struct sv_wl_len {
+    sv_wl_len_kind kind;
+    int64_t value;   /* fixed */
+    int64_t lo, hi;  /* uniform */
+    double mean, sd; /* normal */
+    char *path;      /* empirical: CSV file with a header row */
+    char *column;    /* empirical: column name; NULL = num_prefill_tokens for the input length,
+                        num_decode_tokens for the output length (length_distributions/) */
+};
+void sv_wl_len_clear(struct sv_wl_len *len);
+
+/* The ShareGPT length file of the reference data (30,731 rows; length_distributions/README). */
+#define SV_WL_SHAREGPT_LENGTHS                                                                     \
+    "../shared/traces/length_distributions/sharegpt_8k_filtered_stats_llama2_tokenizer.csv"
+
+/* "ShareGPT-like" lengths: empirical from SV_WL_SHAREGPT_LENGTHS when that file exists (both
+ * sides sample the same row), else normal distributions with that file's moments (see the
+ * constants in generator.c). Fills both (previous contents are cleared). */
+void sv_wl_len_sharegpt(struct sv_wl_len *input_len, struct sv_wl_len *output_len);
+
+struct sv_wl_gen_cfg {
+    uint64_t seed;    /* root seed of the run */
+    const char *name; /* stream name prefix, NULL = "workloads/gen"; streams are
+                         "<name>/arrival", "<name>/input_len", "<name>/output_len", and
+                         "<name>/rows" for a joint empirical draw */
+    uint64_t count;   /* number of requests */
+    sv_time start_ns; /* the first arrival is one gap after this */
+    struct sv_wl_arrival arrival;
+    struct sv_wl_len input_len;
+    struct sv_wl_len output_len;
+    int64_t max_input_tokens;  /* clamp, 0 = none */
+    int64_t max_output_tokens; /* clamp, 0 = none */
+    const char *model;         /* copied into every item, may be NULL */
+};
+
+/* A synthetic source of `count` flat requests. The config is copied (strings too). Input and
+ * output lengths drawn from the same empirical file (same path) come from the same row. */
+sv_wl_source *sv_wl_generator_new(const struct sv_wl_gen_cfg *cfg, GError **error);
+
+/* CLI spec strings. Arrival: "poisson" | "gamma:CV" | "fixed" (the rate is separate: `rate`).
+ * Length: "N" | "fixed:N" | "uniform:A:B" | "normal:MEAN:SD" | "empirical:PATH[:COLUMN]" |
+ * "sharegpt" (is_input picks the ShareGPT side). `out` is cleared first. */
+gboolean sv_wl_arrival_parse(const char *spec, double rate_per_s, struct sv_wl_arrival *out,
+                             GError **error);
+gboolean sv_wl_len_parse(const char *spec, gboolean is_input, struct sv_wl_len *out,
+                         GError **error);
+
+G_END_DECLS
+
+#endif
