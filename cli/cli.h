@@ -7,5 +7,6 @@ int sv_cli_replay(int argc, char **argv);
 int sv_cli_convert(int argc, char **argv);
 int sv_cli_inspect(int argc, char **argv);
 int sv_cli_run(int argc, char **argv);
+int sv_cli_validate(int argc, char **argv);
 
 #endif

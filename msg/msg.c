@@ -1,0 +1,274 @@
+/* Serving group lifecycle and the engine-driven iteration loop.
+ *
+ * Loop (LLMServingSim serving/__main__.py): an idle group starts a step when a request arrives;
+ * a busy one starts the next step the moment its iteration finishes, after the requests that
+ * arrived at that instant have been queued (arrival events run at a lower priority number than
+ * steps and commits). */
+#include "msg/msg_internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* Same-instant ordering: arrivals (planner, SV_PRIO_MIN..-1) < executor replay events (0) <
+ * iteration commit < a step started by an arrival. */
+#define MSG_PRIO_COMMIT 4
+#define MSG_PRIO_STEP 8
+
+G_DEFINE_QUARK(sv - msg - error - quark, sv_msg_error)
+
+static const char *const sched_names[] = {"vllm", "static", "dynamic"};
+
+gboolean sv_msg_sched_parse(const char *name, sv_msg_sched_kind *out, GError **error)
+{
+    for (int i = 0; i < (int)G_N_ELEMENTS(sched_names); i++) {
+        if (g_ascii_strcasecmp(name, sched_names[i]) == 0) {
+            *out = (sv_msg_sched_kind)i;
+            return TRUE;
+        }
+    }
+    g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
+                "unknown scheduler '%s' (known: vllm, static, dynamic)", name);
+    return FALSE;
+}
+
+const char *sv_msg_sched_name(sv_msg_sched_kind kind)
+{
+    return (unsigned)kind < G_N_ELEMENTS(sched_names) ? sched_names[kind] : "?";
+}
+
+sv_msg *sv_msg_new(sv_engine *eng, const struct sv_msg_cfg *cfg, const struct sv_msg_hooks *hooks,
+                   GError **error)
+{
+    if (cfg->max_num_seqs <= 0 || cfg->max_num_batched_tokens <= 0) {
+        g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
+                    "instance %d: max_num_seqs and max_num_batched_tokens must be positive",
+                    cfg->instance);
+        return NULL;
+    }
+    if (cfg->long_prefill_token_threshold < 0 || cfg->num_devices < 1 || !cfg->kv ||
+        (!cfg->lat && !cfg->manual)) {
+        g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
+                    "instance %d: invalid serving group configuration", cfg->instance);
+        return NULL;
+    }
+    if (cfg->emit_et_dir && g_mkdir_with_parents(cfg->emit_et_dir, 0755) != 0) {
+        g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_IO, "cannot create %s: %s", cfg->emit_et_dir,
+                    g_strerror(errno));
+        return NULL;
+    }
+    sv_msg *m = g_new0(sv_msg, 1);
+    m->eng = eng;
+    m->cfg = *cfg;
+    m->emit_et_dir = g_strdup(cfg->emit_et_dir);
+    m->cfg.emit_et_dir = m->emit_et_dir;
+    if (hooks)
+        m->hooks = *hooks;
+    g_queue_init(&m->waiting);
+    m->running = g_ptr_array_new();
+    m->inflight = g_array_new(FALSE, FALSE, sizeof(msg_slot));
+    m->pf_chunk = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    m->pf_hist = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    m->dec_kv = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    return m;
+}
+
+void sv_msg_free(sv_msg *m)
+{
+    if (!m)
+        return;
+    sv_dag_exec_free(m->exec);
+    sv_dag_free(m->dag);
+    /* A request sits in exactly one of waiting / running. */
+    msg_req *r;
+    while ((r = g_queue_pop_head(&m->waiting)))
+        sv_msg__req_free(r);
+    for (guint i = 0; i < m->running->len; i++)
+        sv_msg__req_free(g_ptr_array_index(m->running, i));
+    g_ptr_array_free(m->running, TRUE);
+    g_array_free(m->inflight, TRUE);
+    g_array_free(m->pf_chunk, TRUE);
+    g_array_free(m->pf_hist, TRUE);
+    g_array_free(m->dec_kv, TRUE);
+    g_clear_error(&m->error);
+    g_free(m->emit_et_dir);
+    g_free(m);
+}
+
+static void fail(sv_msg *m, GError *err)
+{
+    if (!m->error)
+        m->error = err;
+    else
+        g_error_free(err);
+    sv_engine_stop(m->eng);
+}
+
+static void step(sv_msg *m)
+{
+    m->step_pending = FALSE;
+    if (m->busy || m->error)
+        return;
+    sv_msg__schedule(m);
+    if (m->inflight->len == 0) {
+        if (!g_queue_is_empty(&m->waiting) && m->running->len == 0) {
+            msg_req *r = g_queue_peek_head(&m->waiting);
+            fail(m, g_error_new(SV_MSG_ERROR, SV_MSG_ERROR_NOFIT,
+                                "instance %d: request %" G_GUINT64_FORMAT
+                                " cannot be scheduled in an empty engine (%" G_GINT64_FORMAT
+                                " tokens, %u KV blocks of %u tokens)",
+                                m->cfg.instance, r->id, r->num_reached,
+                                sv_kv_manager_num_blocks(m->cfg.kv),
+                                sv_kv_manager_block_size(m->cfg.kv)));
+        }
+        return;
+    }
+    m->busy = TRUE;
+    m->iter_start_ns = sv_engine_now(m->eng);
+    GError *err = NULL;
+    if (!sv_msg__launch(m, &err))
+        fail(m, err);
+}
+
+static void step_event(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    step(ctx);
+}
+
+static void commit_event(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    sv_msg *m = ctx;
+    sv_msg_commit(m, sv_engine_now(eng));
+    step(m);
+}
+
+void sv_msg__iter_finished(sv_msg *m)
+{
+    /* Called inside the executor: free it from a fresh event at the same instant. */
+    sv_engine_schedule_in(m->eng, 0, MSG_PRIO_COMMIT, commit_event, m, 0);
+}
+
+uint32_t sv_msg_schedule_step(sv_msg *m, GArray *out)
+{
+    uint32_t n = sv_msg__schedule(m);
+    m->busy = m->inflight->len > 0;
+    m->iter_start_ns = sv_engine_now(m->eng);
+    if (out) {
+        for (guint i = 0; i < m->inflight->len; i++) {
+            const msg_slot *s = &g_array_index(m->inflight, msg_slot, i);
+            struct sv_msg_sched_entry e = {s->req->id, s->num_new, s->computed_before};
+            g_array_append_val(out, e);
+        }
+    }
+    return n;
+}
+
+void sv_msg_commit(sv_msg *m, sv_time finish_ns)
+{
+    struct sv_msg_iter_done it = {
+        .instance = m->cfg.instance,
+        .iteration = m->iterations,
+        .start_ns = m->iter_start_ns,
+        .end_ns = finish_ns,
+    };
+    for (guint i = 0; i < m->inflight->len; i++) {
+        const msg_slot *s = &g_array_index(m->inflight, msg_slot, i);
+        it.scheduled_tokens += s->num_new;
+        if (s->num_new > 1)
+            it.n_prefill++;
+        else
+            it.n_decode++;
+    }
+    sv_msg__commit(m, finish_ns, &it.prompt_tokens, &it.gen_tokens);
+    m->busy = FALSE;
+    m->iterations++;
+    it.running = m->running->len;
+    it.waiting = m->waiting.length;
+    it.kv_usage = sv_kv_manager_usage(m->cfg.kv);
+    if (m->hooks.on_iter_done)
+        m->hooks.on_iter_done(m->hooks.ctx, &it);
+}
+
+gboolean sv_msg_submit(sv_msg *m, const struct sv_msg_req_cfg *rc, GError **error)
+{
+    uint32_t bs = sv_kv_manager_block_size(m->cfg.kv);
+    int64_t total = rc->input_tokens + rc->output_tokens;
+    if (rc->input_tokens < 1 || rc->output_tokens < 1) {
+        g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
+                    "request %" G_GUINT64_FORMAT ": input and output tokens must be >= 1",
+                    rc->request_id);
+        return FALSE;
+    }
+    /* A request whose whole sequence exceeds the pool could never finish, even alone. */
+    if ((uint64_t)((total + bs - 1) / bs) > sv_kv_manager_num_blocks(m->cfg.kv)) {
+        g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_NOFIT,
+                    "request %" G_GUINT64_FORMAT ": %" G_GINT64_FORMAT
+                    " tokens need more than the %u KV blocks of instance %d",
+                    rc->request_id, total, sv_kv_manager_num_blocks(m->cfg.kv), m->cfg.instance);
+        return FALSE;
+    }
+    struct sv_kv_seq_cfg sc = {
+        .prompt_tokens = (uint64_t)rc->input_tokens,
+        .prompt_ids = rc->input_tok_ids,
+        .num_prompt_ids = rc->n_input_tok_ids,
+        .output_ids = rc->output_tok_ids,
+        .num_output_ids = rc->n_output_tok_ids,
+        .hash_ids = rc->hash_ids,
+        .num_hash_ids = rc->n_hash_ids,
+        .hash_block_tokens = rc->hash_block_tokens,
+    };
+    sv_kv_seq *seq = sv_kv_seq_new(m->cfg.kv, &sc, error);
+    if (!seq)
+        return FALSE;
+    msg_req *r = g_new0(msg_req, 1);
+    r->id = rc->request_id;
+    r->arrival_ns = rc->arrival_ns;
+    r->first_sched_ns = -1;
+    r->first_token_ns = -1;
+    r->input = rc->input_tokens;
+    r->total = total;
+    r->num_reached = rc->input_tokens;
+    r->is_init = TRUE;
+    r->seq = seq;
+    r->user = rc->user;
+    g_queue_push_tail(&m->waiting, r);
+    if (!m->cfg.manual && !m->busy && !m->step_pending) {
+        m->step_pending = TRUE;
+        sv_engine_schedule_in(m->eng, 0, MSG_PRIO_STEP, step_event, m, 0);
+    }
+    return TRUE;
+}
+
+uint32_t sv_msg_num_running(const sv_msg *m)
+{
+    return m->running->len;
+}
+
+uint32_t sv_msg_num_waiting(const sv_msg *m)
+{
+    return m->waiting.length;
+}
+
+gboolean sv_msg_idle(const sv_msg *m)
+{
+    return !m->busy && m->running->len == 0 && m->waiting.length == 0;
+}
+
+uint64_t sv_msg_num_iterations(const sv_msg *m)
+{
+    return m->iterations;
+}
+
+uint64_t sv_msg_num_preemptions(const sv_msg *m)
+{
+    return m->preemptions;
+}
+
+sv_kv_manager *sv_msg_kv(const sv_msg *m)
+{
+    return m->cfg.kv;
+}
+
+const GError *sv_msg_error(const sv_msg *m)
+{
+    return m->error;
+}

@@ -1,0 +1,561 @@
+/* The output writer: requests.csv (request_id order, bounded reorder), timeseries.csv (vLLM
+ * bench's per-tick rows), summary.json, and the human summary. Files are written under
+ * temporary names in the output directory and renamed only when the run finished. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+
+#include "planner/metrics.h"
+
+#define NS_PER_MS 1e6
+#define NS_PER_S 1e9
+#define DEFAULT_TICK_NS INT64_C(1000000000) /* vLLM bench --tick-seconds default 1.0 */
+#define FILE_BUFFER_BYTES (1 << 20)
+
+struct slot {
+    struct sv_metrics_request r;
+    gboolean present;
+};
+
+struct out_file {
+    char *final_path;
+    char *tmp_path;
+    FILE *fp;
+};
+
+struct sv_metrics {
+    char *dir;
+    int n_instances;
+    sv_time tick_ns;
+    GError *deferred; /* first error met inside a void callback */
+    gboolean finished_ok;
+
+    struct out_file req, ts, sum;
+
+    /* requests.csv reorder: ring over ids [base, base + WINDOW) plus a spill file */
+    struct slot *ring;
+    uint64_t base;
+    uint64_t seen_end; /* 1 + highest id given */
+    int spill_fd;      /* -1 until needed */
+    char *spill_path;
+    uint64_t spill_end; /* 1 + highest id spilled */
+
+    /* timeseries */
+    int64_t next_tick; /* row t = next_tick x tick_ns covers [(next_tick-1) tick, next_tick tick) */
+    int64_t prompt_acc, gen_acc;
+    int *running, *waiting;
+    double *kv_pct;
+
+    /* statistics */
+    uint64_t records, finished;
+    int64_t input_tokens, output_tokens, prefix_hit_tokens, preemptions;
+    sv_metrics_quantile *ttft, *tpot, *itl, *e2e, *queue;
+    struct sv_metrics_summary summary;
+};
+
+static gboolean io_error(GError **error, const char *what, const char *path, int err)
+{
+    g_set_error(error, SV_METRICS_ERROR, SV_METRICS_ERROR_IO, "cannot %s %s: %s", what, path,
+                g_strerror(err));
+    return FALSE;
+}
+
+static gboolean out_open(struct out_file *f, const char *dir, const char *name, GError **error)
+{
+    f->final_path = g_build_filename(dir, name, NULL);
+    g_autofree char *tmpl = g_strdup_printf(".%s.XXXXXX", name);
+    f->tmp_path = g_build_filename(dir, tmpl, NULL);
+    int fd = g_mkstemp(f->tmp_path);
+    if (fd < 0) {
+        int err = errno;
+        g_clear_pointer(&f->tmp_path, g_free);
+        return io_error(error, "create a temporary file in", dir, err);
+    }
+    f->fp = fdopen(fd, "w");
+    if (f->fp == NULL) {
+        int err = errno;
+        close(fd);
+        return io_error(error, "open", f->tmp_path, err);
+    }
+    setvbuf(f->fp, NULL, _IOFBF, FILE_BUFFER_BYTES);
+    return TRUE;
+}
+
+static gboolean out_close(struct out_file *f, GError **error)
+{
+    if (f->fp == NULL)
+        return TRUE;
+    gboolean bad = ferror(f->fp) != 0;
+    int err = errno;
+    if (fclose(f->fp) != 0 && !bad) {
+        bad = TRUE;
+        err = errno;
+    }
+    f->fp = NULL;
+    if (bad)
+        return io_error(error, "write", f->tmp_path, err ? err : EIO);
+    return TRUE;
+}
+
+static void out_discard(struct out_file *f)
+{
+    if (f->fp != NULL) {
+        fclose(f->fp);
+        f->fp = NULL;
+    }
+    if (f->tmp_path != NULL)
+        g_unlink(f->tmp_path);
+    g_clear_pointer(&f->tmp_path, g_free);
+    g_clear_pointer(&f->final_path, g_free);
+}
+
+static gboolean out_commit(struct out_file *f, GError **error)
+{
+    if (f->tmp_path == NULL)
+        return TRUE;
+    if (g_rename(f->tmp_path, f->final_path) != 0)
+        return io_error(error, "rename into place", f->final_path, errno);
+    g_clear_pointer(&f->tmp_path, g_free);
+    return TRUE;
+}
+
+static const char REQ_HEADER[] =
+    "request_id,instance,arrival_ns,first_scheduled_ns,first_token_ns,last_token_ns,"
+    "input_tokens,output_tokens,prefix_hit_tokens,preemptions,ttft_ns,tpot_ns,e2e_ns,queue_ns\n";
+static const char TS_HEADER[] = "t,prompt_throughput,gen_throughput,running,waiting,kv_cache_pct\n";
+
+sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
+{
+    g_return_val_if_fail(cfg != NULL && cfg->n_instances >= 1, NULL);
+    g_autoptr(sv_metrics) m = g_new0(sv_metrics, 1);
+    m->n_instances = cfg->n_instances;
+    m->tick_ns = cfg->tick_ns > 0 ? cfg->tick_ns : DEFAULT_TICK_NS;
+    m->spill_fd = -1;
+    m->next_tick = 1;
+    m->running = g_new0(int, cfg->n_instances);
+    m->waiting = g_new0(int, cfg->n_instances);
+    m->kv_pct = g_new0(double, cfg->n_instances);
+    m->ttft = sv_metrics_quantile_new();
+    m->tpot = sv_metrics_quantile_new();
+    m->itl = sv_metrics_quantile_new();
+    m->e2e = sv_metrics_quantile_new();
+    m->queue = sv_metrics_quantile_new();
+    if (cfg->output_dir != NULL) {
+        m->dir = g_strdup(cfg->output_dir);
+        if (g_mkdir_with_parents(m->dir, 0755) != 0)
+            return io_error(error, "create the output directory", m->dir, errno), NULL;
+        if (!out_open(&m->req, m->dir, "requests.csv", error) ||
+            !out_open(&m->ts, m->dir, "timeseries.csv", error) ||
+            !out_open(&m->sum, m->dir, "summary.json", error))
+            return NULL;
+        fputs(REQ_HEADER, m->req.fp);
+        fputs(TS_HEADER, m->ts.fp);
+        m->ring = g_new0(struct slot, SV_METRICS_REORDER_WINDOW);
+    }
+    return g_steal_pointer(&m);
+}
+
+void sv_metrics_free(sv_metrics *m)
+{
+    if (m == NULL)
+        return;
+    /* Without a successful finish every temporary file goes: nothing half-written remains. */
+    out_discard(&m->req);
+    out_discard(&m->ts);
+    out_discard(&m->sum);
+    if (m->spill_fd >= 0)
+        close(m->spill_fd);
+    if (m->spill_path != NULL)
+        g_unlink(m->spill_path);
+    g_free(m->spill_path);
+    g_free(m->ring);
+    g_free(m->dir);
+    g_free(m->running);
+    g_free(m->waiting);
+    g_free(m->kv_pct);
+    sv_metrics_quantile_free(m->ttft);
+    sv_metrics_quantile_free(m->tpot);
+    sv_metrics_quantile_free(m->itl);
+    sv_metrics_quantile_free(m->e2e);
+    sv_metrics_quantile_free(m->queue);
+    g_clear_error(&m->deferred);
+    g_free(m);
+}
+
+/* ---- requests.csv --------------------------------------------------------------------------- */
+
+static void put_time(FILE *fp, sv_time t, gboolean last)
+{
+    if (t >= 0)
+        fprintf(fp, "%" G_GINT64_FORMAT, (gint64)t);
+    fputc(last ? '\n' : ',', fp);
+}
+
+static void put_diff(FILE *fp, sv_time a, sv_time b, gboolean last)
+{
+    put_time(fp, (a >= 0 && b >= 0) ? a - b : -1, last);
+}
+
+static void write_row(sv_metrics *m, const struct sv_metrics_request *r)
+{
+    FILE *fp = m->req.fp;
+    fprintf(fp, "%" G_GUINT64_FORMAT ",%d,", (guint64)r->request_id, r->instance);
+    put_time(fp, r->arrival_ns, FALSE);
+    put_time(fp, r->first_scheduled_ns, FALSE);
+    put_time(fp, r->first_token_ns, FALSE);
+    put_time(fp, r->last_token_ns, FALSE);
+    fprintf(fp,
+            "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",",
+            (gint64)r->input_tokens, (gint64)r->output_tokens, (gint64)r->prefix_hit_tokens,
+            (gint64)r->preemptions);
+    put_diff(fp, r->first_token_ns, r->arrival_ns, FALSE);
+    /* TPOT in whole ns, floor division as LLMServingSim's CSV; empty with <= 1 output token */
+    sv_time tpot = -1;
+    if (r->output_tokens > 1 && r->first_token_ns >= 0 && r->last_token_ns >= r->first_token_ns)
+        tpot = (r->last_token_ns - r->first_token_ns) / (r->output_tokens - 1);
+    put_time(fp, tpot, FALSE);
+    put_diff(fp, r->last_token_ns, r->arrival_ns, FALSE);
+    put_diff(fp, r->first_scheduled_ns, r->arrival_ns, TRUE);
+}
+
+static gboolean spill_io(sv_metrics *m, gboolean write, uint64_t id, struct slot *s, GError **error)
+{
+    off_t off = (off_t)(id * sizeof(struct slot));
+    ssize_t n =
+        write ? pwrite(m->spill_fd, s, sizeof(*s), off) : pread(m->spill_fd, s, sizeof(*s), off);
+    if (n == (ssize_t)sizeof(*s))
+        return TRUE;
+    if (!write && n == 0) { /* past the end of a sparse file: nothing spilled there */
+        memset(s, 0, sizeof(*s));
+        return TRUE;
+    }
+    return io_error(error, write ? "write" : "read", m->spill_path, n < 0 ? errno : EIO);
+}
+
+/* The window moved to cover `id`: bring a spilled record for it into the ring. */
+static gboolean pull_spilled(sv_metrics *m, uint64_t id, GError **error)
+{
+    if (m->spill_fd < 0 || id >= m->spill_end)
+        return TRUE;
+    struct slot s;
+    if (!spill_io(m, FALSE, id, &s, error))
+        return FALSE;
+    if (s.present)
+        m->ring[id % SV_METRICS_REORDER_WINDOW] = s;
+    return TRUE;
+}
+
+/* Write rows from base on while they are present (all of them, holes included, when `all`). */
+static gboolean drain(sv_metrics *m, gboolean all, GError **error)
+{
+    while (m->base < m->seen_end) {
+        struct slot *s = &m->ring[m->base % SV_METRICS_REORDER_WINDOW];
+        if (!s->present && !all)
+            break;
+        if (s->present)
+            write_row(m, &s->r);
+        s->present = FALSE;
+        m->base++;
+        if (!pull_spilled(m, m->base + SV_METRICS_REORDER_WINDOW - 1, error))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean reorder_add(sv_metrics *m, const struct sv_metrics_request *r, GError **error)
+{
+    uint64_t id = r->request_id;
+    struct slot s = {.r = *r, .present = TRUE};
+    if (id < m->base || (id < m->base + SV_METRICS_REORDER_WINDOW &&
+                         m->ring[id % SV_METRICS_REORDER_WINDOW].present)) {
+        g_set_error(error, SV_METRICS_ERROR, SV_METRICS_ERROR_INPUT,
+                    "request %" G_GUINT64_FORMAT " reported twice", (guint64)id);
+        return FALSE;
+    }
+    if (id + 1 > m->seen_end)
+        m->seen_end = id + 1;
+    if (id < m->base + SV_METRICS_REORDER_WINDOW) {
+        m->ring[id % SV_METRICS_REORDER_WINDOW] = s;
+        return drain(m, FALSE, error);
+    }
+    if (m->spill_fd < 0) {
+        m->spill_path = g_build_filename(m->dir, ".requests.spill.XXXXXX", NULL);
+        m->spill_fd = g_mkstemp(m->spill_path);
+        if (m->spill_fd < 0) {
+            int err = errno;
+            g_clear_pointer(&m->spill_path, g_free);
+            return io_error(error, "create a spill file in", m->dir, err);
+        }
+    }
+    struct slot old;
+    if (id < m->spill_end) {
+        if (!spill_io(m, FALSE, id, &old, error))
+            return FALSE;
+        if (old.present) {
+            g_set_error(error, SV_METRICS_ERROR, SV_METRICS_ERROR_INPUT,
+                        "request %" G_GUINT64_FORMAT " reported twice", (guint64)id);
+            return FALSE;
+        }
+    }
+    if (id + 1 > m->spill_end)
+        m->spill_end = id + 1;
+    return spill_io(m, TRUE, id, &s, error);
+}
+
+gboolean sv_metrics_request_add(sv_metrics *m, const struct sv_metrics_request *r, GError **error)
+{
+    if (m->dir != NULL && !reorder_add(m, r, error))
+        return FALSE;
+    m->records++;
+    if (!r->finished)
+        return TRUE;
+    m->finished++;
+    m->input_tokens += r->input_tokens;
+    m->output_tokens += r->output_tokens;
+    m->prefix_hit_tokens += r->prefix_hit_tokens;
+    m->preemptions += r->preemptions;
+    sv_metrics_quantile_add(m->ttft, (double)(r->first_token_ns - r->arrival_ns) / NS_PER_MS);
+    sv_metrics_quantile_add(m->e2e, (double)(r->last_token_ns - r->arrival_ns) / NS_PER_MS);
+    if (r->first_scheduled_ns >= 0)
+        sv_metrics_quantile_add(m->queue,
+                                (double)(r->first_scheduled_ns - r->arrival_ns) / NS_PER_MS);
+    if (r->output_tokens > 1)
+        sv_metrics_quantile_add(m->tpot, (double)(r->last_token_ns - r->first_token_ns) /
+                                             (double)(r->output_tokens - 1) / NS_PER_MS);
+    return TRUE;
+}
+
+/* ---- timeseries.csv ------------------------------------------------------------------------- */
+
+/* One row, as LLMServingSim's bench stat logger writes it: t = end of the tick, tokens of the
+ * tick / tick length, running and waiting summed over instances, KV usage averaged. */
+static void emit_row(sv_metrics *m)
+{
+    double tick_s = (double)m->tick_ns / NS_PER_S;
+    if (m->ts.fp != NULL) {
+        long running = 0, waiting = 0;
+        double kv = 0.0;
+        for (int i = 0; i < m->n_instances; i++) {
+            running += m->running[i];
+            waiting += m->waiting[i];
+            kv += m->kv_pct[i];
+        }
+        fprintf(m->ts.fp, "%.3f,%.1f,%.1f,%ld,%ld,%.2f\n",
+                (double)m->next_tick * (double)m->tick_ns / NS_PER_S,
+                (double)m->prompt_acc / tick_s, (double)m->gen_acc / tick_s, running, waiting,
+                kv / m->n_instances);
+    }
+    m->prompt_acc = 0;
+    m->gen_acc = 0;
+    m->next_tick++;
+}
+
+void sv_metrics_tokens(sv_metrics *m, int instance, sv_time t, int64_t prompt_tokens,
+                       int64_t gen_tokens)
+{
+    /* a token at exactly the tick boundary belongs to the next tick: buckets are [lo, hi) */
+    while (t >= m->next_tick * m->tick_ns)
+        emit_row(m);
+    m->prompt_acc += prompt_tokens;
+    m->gen_acc += gen_tokens;
+}
+
+void sv_metrics_itl(sv_metrics *m, sv_time gap_ns)
+{
+    sv_metrics_quantile_add(m->itl, (double)gap_ns / NS_PER_MS);
+}
+
+void sv_metrics_sample(sv_metrics *m, int instance, sv_time t, int running, int waiting,
+                       double kv_cache_pct)
+{
+    g_return_if_fail(instance >= 0 && instance < m->n_instances);
+    /* the same [lo, hi) rule as tokens: an iteration ending at exactly a tick reports its
+     * tokens and its state in the next row, as vLLM's bench stat logger buckets records */
+    while (t >= m->next_tick * m->tick_ns)
+        emit_row(m);
+    m->running[instance] = running;
+    m->waiting[instance] = waiting;
+    m->kv_pct[instance] = kv_cache_pct;
+}
+
+/* ---- summary -------------------------------------------------------------------------------- */
+
+static void fill_stat(struct sv_metrics_stat *st, sv_metrics_quantile *q)
+{
+    st->count = sv_metrics_quantile_count(q);
+    st->mean = sv_metrics_quantile_mean(q);
+    st->p50 = sv_metrics_quantile_get(q, 50);
+    st->p90 = sv_metrics_quantile_get(q, 90);
+    st->p95 = sv_metrics_quantile_get(q, 95);
+    st->p99 = sv_metrics_quantile_get(q, 99);
+}
+
+static void json_stat(JsonBuilder *b, const char *name, const struct sv_metrics_stat *st)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "count");
+    json_builder_add_int_value(b, (gint64)st->count);
+    const char *names[] = {"mean", "p50", "p90", "p95", "p99"};
+    const double vals[] = {st->mean, st->p50, st->p90, st->p95, st->p99};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        json_builder_set_member_name(b, names[i]);
+        json_builder_add_double_value(b, vals[i]);
+    }
+    json_builder_end_object(b);
+}
+
+static void json_int(JsonBuilder *b, const char *name, int64_t v)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_int_value(b, v);
+}
+
+static void json_double(JsonBuilder *b, const char *name, double v)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_double_value(b, v);
+}
+
+static char *summary_json(const struct sv_metrics_summary *s)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "requests");
+    json_builder_begin_object(b);
+    json_int(b, "arrived", (int64_t)s->arrived);
+    json_int(b, "finished", (int64_t)s->finished);
+    json_int(b, "unfinished", (int64_t)s->unfinished);
+    json_builder_end_object(b);
+    json_double(b, "makespan_s", s->makespan_s);
+    json_builder_set_member_name(b, "throughput");
+    json_builder_begin_object(b);
+    json_double(b, "requests_per_s", s->request_throughput);
+    json_double(b, "input_tokens_per_s", s->input_throughput);
+    json_double(b, "output_tokens_per_s", s->output_throughput);
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "tokens");
+    json_builder_begin_object(b);
+    json_int(b, "input", s->input_tokens);
+    json_int(b, "output", s->output_tokens);
+    json_int(b, "prefix_hit", s->prefix_hit_tokens);
+    json_builder_end_object(b);
+    json_int(b, "preemptions", s->preemptions);
+    json_builder_set_member_name(b, "latency_ms");
+    json_builder_begin_object(b);
+    json_stat(b, "ttft", &s->ttft);
+    json_stat(b, "tpot", &s->tpot);
+    json_stat(b, "itl", &s->itl);
+    json_stat(b, "e2e", &s->e2e);
+    json_stat(b, "queue", &s->queue);
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "percentiles");
+    json_builder_add_string_value(b, s->itl_exact ? "exact (numpy linear)"
+                                                  : "exact (numpy linear); itl within 0.1%");
+    json_builder_end_object(b);
+    g_autoptr(JsonGenerator) gen = json_generator_new();
+    g_autoptr(JsonNode) root = json_builder_get_root(b);
+    json_generator_set_root(gen, root);
+    json_generator_set_pretty(gen, TRUE);
+    json_generator_set_indent(gen, 2);
+    return json_generator_to_data(gen, NULL);
+}
+
+gboolean sv_metrics_finish(sv_metrics *m, sv_time end_ns, uint64_t arrived, GError **error)
+{
+    if (m->deferred != NULL) {
+        g_propagate_error(error, g_steal_pointer(&m->deferred));
+        return FALSE;
+    }
+    /* the last row is the tick that contains end_ns (vLLM bench: while idx x tick <= end) */
+    while ((m->next_tick - 1) * m->tick_ns <= end_ns)
+        emit_row(m);
+
+    struct sv_metrics_summary *s = &m->summary;
+    s->arrived = arrived ? arrived : m->records;
+    s->finished = m->finished;
+    s->unfinished = s->arrived > m->finished ? s->arrived - m->finished : 0;
+    s->makespan_s = (double)end_ns / NS_PER_S;
+    if (s->makespan_s > 0) {
+        s->request_throughput = (double)m->finished / s->makespan_s;
+        s->input_throughput = (double)m->input_tokens / s->makespan_s;
+        s->output_throughput = (double)m->output_tokens / s->makespan_s;
+    }
+    s->input_tokens = m->input_tokens;
+    s->output_tokens = m->output_tokens;
+    s->prefix_hit_tokens = m->prefix_hit_tokens;
+    s->preemptions = m->preemptions;
+    fill_stat(&s->ttft, m->ttft);
+    fill_stat(&s->tpot, m->tpot);
+    fill_stat(&s->itl, m->itl);
+    fill_stat(&s->e2e, m->e2e);
+    fill_stat(&s->queue, m->queue);
+    s->itl_exact = sv_metrics_quantile_is_exact(m->itl);
+
+    if (m->dir == NULL) {
+        m->finished_ok = TRUE;
+        return TRUE;
+    }
+    if (!drain(m, TRUE, error))
+        return FALSE;
+    g_autofree char *json = summary_json(s);
+    fputs(json, m->sum.fp);
+    fputc('\n', m->sum.fp);
+    if (!out_close(&m->req, error) || !out_close(&m->ts, error) || !out_close(&m->sum, error))
+        return FALSE;
+    /* An older summary.json next to new CSVs would look like a complete run: remove it first,
+     * and rename the new one last. */
+    if (g_unlink(m->sum.final_path) != 0 && errno != ENOENT)
+        return io_error(error, "remove", m->sum.final_path, errno);
+    if (!out_commit(&m->req, error) || !out_commit(&m->ts, error) || !out_commit(&m->sum, error))
+        return FALSE;
+    m->finished_ok = TRUE;
+    return TRUE;
+}
+
+GError **sv_metrics_deferred_error(sv_metrics *m)
+{
+    return &m->deferred;
+}
+
+const struct sv_metrics_summary *sv_metrics_get_summary(const sv_metrics *m)
+{
+    return &m->summary;
+}
+
+static void print_stat(FILE *out, const char *name, const struct sv_metrics_stat *st)
+{
+    fprintf(out, "  %-5s ms  mean %10.2f  p50 %10.2f  p90 %10.2f  p99 %10.2f\n", name, st->mean,
+            st->p50, st->p90, st->p99);
+}
+
+void sv_metrics_print_summary(const sv_metrics *m, FILE *out)
+{
+    const struct sv_metrics_summary *s = &m->summary;
+    fprintf(out,
+            "requests: %" G_GUINT64_FORMAT " finished, %" G_GUINT64_FORMAT
+            " unfinished; makespan %.3f s (simulated)\n",
+            (guint64)s->finished, (guint64)s->unfinished, s->makespan_s);
+    fprintf(out, "throughput: %.2f req/s, %.1f input tok/s, %.1f output tok/s\n",
+            s->request_throughput, s->input_throughput, s->output_throughput);
+    if (s->prefix_hit_tokens > 0 || s->preemptions > 0)
+        fprintf(out,
+                "prefix hits: %" G_GINT64_FORMAT " tokens (%.2f %%); preemptions: %" G_GINT64_FORMAT
+                "\n",
+                (gint64)s->prefix_hit_tokens,
+                s->input_tokens ? 100.0 * (double)s->prefix_hit_tokens / (double)s->input_tokens
+                                : 0.0,
+                (gint64)s->preemptions);
+    print_stat(out, "TTFT", &s->ttft);
+    print_stat(out, "TPOT", &s->tpot);
+    print_stat(out, "ITL", &s->itl);
+    print_stat(out, "E2E", &s->e2e);
+    if (m->dir != NULL)
+        fprintf(out, "outputs: %s/{requests.csv,timeseries.csv,summary.json}\n", m->dir);
+}

@@ -1,0 +1,178 @@
+/* Serving outputs: requests.csv, timeseries.csv, summary.json, the human summary, and the
+ * comparison of a run against a measured vLLM run (`servesim validate`). docs/outputs.md
+ * describes every file and column.
+ *
+ * The writer (sv_metrics) is fed by the run loop, in simulated-time order: one record per
+ * request when it finishes (any order of request ids), per-iteration token counts, per-token
+ * emission times (for inter-token latency) and per-instance state samples. Memory stays bounded
+ * by the number of requests in flight, not by the number finished: see sv_metrics_request_add.
+ *
+ * This header is self-contained; planner/planner.h includes it so that the run loop's observer
+ * can hand its records here. */
+#ifndef SV_PLANNER_METRICS_H
+#define SV_PLANNER_METRICS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <glib.h>
+
+#include "core/core.h"
+
+G_BEGIN_DECLS
+
+#define SV_METRICS_ERROR (sv_metrics_error_quark())
+GQuark sv_metrics_error_quark(void);
+typedef enum {
+    SV_METRICS_ERROR_IO,     /* cannot create, write or rename an output file */
+    SV_METRICS_ERROR_INPUT,  /* a record the writer cannot accept (duplicate id, bad order) */
+    SV_METRICS_ERROR_FORMAT, /* validate: a measured or simulated file that does not parse */
+} sv_metrics_error;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Quantiles: exact for small samples, bounded relative error for large ones.                  */
+
+/* Percentiles follow numpy's default ("linear"): for q in [0, 100] and n sorted values
+ * v[0..n-1], h = (n - 1) q / 100 and P_q = v[floor h] + (h - floor h)(v[ceil h] - v[floor h]).
+ * vLLM's benchmark_serving and LLMServingSim's bench validate both use np.percentile. */
+double sv_metrics_percentile_sorted(const double *sorted, size_t n, double q);
+
+/* A stream of non-negative values whose mean is exact and whose percentiles are exact up to
+ * SV_METRICS_QUANTILE_EXACT values; past that, values move into a logarithmic histogram
+ * (DDSketch's mapping: bucket i holds (gamma^(i-1), gamma^i] with gamma = (1 + a)/(1 - a),
+ * a = SV_METRICS_QUANTILE_REL_ERR; a bucket reports 2 gamma^i / (gamma + 1), within a
+ * relative error a of every value in it), so memory is bounded whatever the count. */
+#define SV_METRICS_QUANTILE_EXACT 65536
+#define SV_METRICS_QUANTILE_REL_ERR 0.001
+typedef struct sv_metrics_quantile sv_metrics_quantile;
+sv_metrics_quantile *sv_metrics_quantile_new(void);
+void sv_metrics_quantile_free(sv_metrics_quantile *q);
+void sv_metrics_quantile_add(sv_metrics_quantile *q, double value);
+uint64_t sv_metrics_quantile_count(const sv_metrics_quantile *q);
+double sv_metrics_quantile_mean(const sv_metrics_quantile *q);    /* 0 when empty */
+double sv_metrics_quantile_get(sv_metrics_quantile *q, double p); /* p in [0,100]; 0 if empty */
+gboolean sv_metrics_quantile_is_exact(const sv_metrics_quantile *q);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_metrics_quantile, sv_metrics_quantile_free)
+
+/* ------------------------------------------------------------------------------------------ */
+/* The output writer.                                                                          */
+
+/* One request as it ends (or as the run ends without it finishing). Times are absolute
+ * simulated ns; -1 means "did not happen" (written as an empty CSV field). */
+struct sv_metrics_request {
+    uint64_t request_id; /* 0-based position in the workload; ids are dense */
+    int instance;        /* instance that served it (-1: never routed) */
+    sv_time arrival_ns;
+    sv_time first_scheduled_ns; /* first time a scheduler step included it */
+    sv_time first_token_ns;     /* completion of the iteration producing output token 1 */
+    sv_time last_token_ns;      /* completion of the iteration producing the last token */
+    int64_t input_tokens;
+    int64_t output_tokens; /* tokens generated (the target count when finished) */
+    int64_t prefix_hit_tokens;
+    int64_t preemptions;
+    gboolean finished;
+};
+
+struct sv_metrics_cfg {
+    const char *output_dir; /* created if missing; NULL: keep statistics only, write nothing */
+    int n_instances;        /* >= 1: timeseries sums running/waiting over instances */
+    sv_time tick_ns;        /* timeseries row spacing; 0 means 1 s (vLLM bench --tick-seconds) */
+};
+
+typedef struct sv_metrics sv_metrics;
+
+/* Opens temporary files in the output directory (names starting with '.'); nothing is visible
+ * under the final names until sv_metrics_finish succeeds. */
+sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error);
+/* Without a successful finish, removes the temporary files: an aborted run leaves no
+ * requests.csv / timeseries.csv / summary.json of its own. */
+void sv_metrics_free(sv_metrics *m);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_metrics, sv_metrics_free)
+
+/* A request's record, once, in any id order. Rows are written in request_id order: a
+ * completion that is at most SV_METRICS_REORDER_WINDOW ids ahead of the oldest unwritten one
+ * waits in a ring; one further ahead goes to a fixed-size binary spill file at offset
+ * id x record size and is read back when the window reaches it. Memory is O(window). */
+#define SV_METRICS_REORDER_WINDOW 8192
+gboolean sv_metrics_request_add(sv_metrics *m, const struct sv_metrics_request *r, GError **error);
+
+/* Tokens produced by one iteration of `instance` that ended at time t: prompt_tokens counts
+ * the whole prompt of each request whose prefill completed in the iteration (prefix hits
+ * included, as vLLM's num_prompt_tokens does), gen_tokens the output tokens produced.
+ * Times must not decrease across calls (of this and sv_metrics_sample). */
+void sv_metrics_tokens(sv_metrics *m, int instance, sv_time t, int64_t prompt_tokens,
+                       int64_t gen_tokens);
+
+/* One inter-token gap (ns) of some request: the time between two consecutive output tokens. */
+void sv_metrics_itl(sv_metrics *m, sv_time gap_ns);
+
+/* State of `instance` at time t: requests in its running set, arrived requests waiting, and
+ * KV block usage in percent (vLLM's kv_cache_usage x 100: used blocks / total blocks, where
+ * cached-but-free blocks count as free). The row for tick T (covering [T - tick, T)) uses the
+ * last sample before T, as vLLM bench's stat logger takes the last record in the tick. */
+void sv_metrics_sample(sv_metrics *m, int instance, sv_time t, int running, int waiting,
+                       double kv_cache_pct);
+
+/* End of the run at simulated time end_ns: flushes remaining timeseries rows up to the tick
+ * containing end_ns and the buffered requests, writes summary.json, and renames the three
+ * files into place (summary.json last: it marks a complete output). */
+gboolean sv_metrics_finish(sv_metrics *m, sv_time end_ns, uint64_t arrived, GError **error);
+/* arrived: requests that entered the system (0: the number of records given); the difference
+ * to the records marked finished is reported as unfinished. */
+
+/* Fill `obs` (planner.h's struct sv_run_observer) so that a run feeds `m`: on_request ->
+ * sv_metrics_request_add (the first error is kept and returned by finish), on_iteration ->
+ * sv_metrics_tokens + sv_metrics_sample at the iteration's end, on_token_gap -> sv_metrics_itl. */
+struct sv_run_observer;
+void sv_metrics_observer_init(sv_metrics *m, struct sv_run_observer *obs);
+/* Where errors met inside void callbacks are kept until finish (first one wins). */
+GError **sv_metrics_deferred_error(sv_metrics *m);
+
+/* The statistics after finish (also usable with output_dir NULL). */
+struct sv_metrics_stat {
+    uint64_t count;
+    double mean, p50, p90, p95, p99; /* ms */
+};
+struct sv_metrics_summary {
+    uint64_t arrived, finished, unfinished;
+    double makespan_s; /* end of the run (sim time 0 = start) */
+    double request_throughput, input_throughput, output_throughput; /* per second of makespan */
+    int64_t input_tokens, output_tokens, prefix_hit_tokens, preemptions; /* finished requests */
+    struct sv_metrics_stat ttft, tpot, itl, e2e, queue;
+    gboolean itl_exact; /* FALSE: ITL percentiles within SV_METRICS_QUANTILE_REL_ERR */
+};
+const struct sv_metrics_summary *sv_metrics_get_summary(const sv_metrics *m);
+
+/* A short human summary of a finished run (what `servesim run` prints). */
+void sv_metrics_print_summary(const sv_metrics *m, FILE *out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* servesim validate: a simulated output dir against a measured vLLM bench run.               */
+
+struct sv_validate_row {
+    double measured, simulated, diff_pct; /* ms; diff = (sim - measured) / measured x 100 */
+};
+struct sv_validate_metric {
+    struct sv_validate_row mean, median, p90, p95, p99;
+    uint64_t n_measured, n_simulated;
+};
+struct sv_validate_series {
+    double mae, mape; /* mape in percent, over ticks where the measured value is not 0 */
+    uint64_t n_ticks, n_mape_ticks;
+};
+struct sv_validation {
+    struct sv_validate_metric ttft, tpot, latency;
+    struct sv_validate_series prompt_throughput, gen_throughput, running, waiting;
+};
+
+/* Reads <measured>/requests.jsonl (+ timeseries.csv) in the layout of LLMServingSim's
+ * `bench run` and <simulated>/requests.csv (+ timeseries.csv) as written by sv_metrics. */
+gboolean sv_metrics_validate(const char *measured_dir, const char *simulated_dir,
+                             struct sv_validation *out, GError **error);
+void sv_metrics_validation_print(const struct sv_validation *v, FILE *out);
+gboolean sv_metrics_validation_write_json(const struct sv_validation *v, const char *path,
+                                          GError **error);
+
+G_END_DECLS
+
+#endif

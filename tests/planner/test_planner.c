@@ -1,0 +1,162 @@
+/* Cluster config parsing (good and bad input, error paths) and routers. */
+#include "planner/planner.h"
+#include "tests/test_util.h"
+
+#include <CUnit/CUnit.h>
+
+#define CASE_CFG SV_SHARED "/reference/llmservingsim/validation/RTXPRO6000/Llama-3.1-8B/config.json"
+
+static struct sv_cluster_cfg *parse(const char *json, GError **e)
+{
+    JsonParser *p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(p, json, -1, NULL));
+    struct sv_cluster_cfg *c =
+        sv_planner_cluster_from_json(json_parser_get_root(p), "config.json", e);
+    g_object_unref(p);
+    return c;
+}
+
+static void test_case_config(void)
+{
+    GError *e = NULL;
+    struct sv_cluster_cfg *c = sv_planner_cluster_load(CASE_CFG, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->n_instances, 1);
+    CU_ASSERT_STRING_EQUAL(c->instances[0].model_name, "meta-llama/Llama-3.1-8B");
+    CU_ASSERT_STRING_EQUAL(c->instances[0].hardware, "RTXPRO6000");
+    CU_ASSERT_DOUBLE_EQUAL(c->instances[0].npu_mem_gib, 96, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(c->instances[0].mem_util, 0.9, 1e-12);
+    CU_ASSERT_EQUAL(c->instances[0].tp_size, 1);
+    CU_ASSERT_EQUAL(c->instances[0].max_num_seqs, -1); /* not overridden */
+    CU_ASSERT_DOUBLE_EQUAL(c->link_bw_gbps, 16, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(c->link_latency_ns, 20000, 1e-9);
+    sv_planner_cluster_free(c);
+}
+
+static void test_every_reference_config(void)
+{
+    const char *dir = SV_SHARED "/reference/llmservingsim/configs/cluster";
+    GDir *d = g_dir_open(dir, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    const char *name;
+    int n = 0;
+    while ((name = g_dir_read_name(d))) {
+        g_autofree char *p = g_build_filename(dir, name, NULL);
+        GError *e = NULL;
+        struct sv_cluster_cfg *c = sv_planner_cluster_load(p, &e);
+        if (!c)
+            fprintf(stderr, "%s: %s\n", name, e->message);
+        CU_ASSERT_PTR_NOT_NULL(c);
+        g_clear_error(&e);
+        sv_planner_cluster_free(c);
+        n++;
+    }
+    g_dir_close(d);
+    CU_ASSERT(n >= 20);
+}
+
+#define WRAP(inst)                                                                                 \
+    "{\"num_nodes\":1,\"link_bw\":16,\"link_latency\":0,\"nodes\":[{\"num_instances\":2,"          \
+    "\"cpu_mem\":{\"mem_size\":1,\"mem_bw\":1,\"mem_latency\":0},\"instances\":["                  \
+    "{\"model_name\":\"m\",\"hardware\":\"h\",\"npu_mem\":{\"mem_size\":80,\"mem_bw\":1,"          \
+    "\"mem_latency\":0}}," inst "]}]}"
+
+static void expect_error(const char *json, const char *needle)
+{
+    GError *e = NULL;
+    struct sv_cluster_cfg *c = parse(json, &e);
+    CU_ASSERT_PTR_NULL(c);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    if (!strstr(e->message, needle))
+        fprintf(stderr, "message '%s' lacks '%s'\n", e->message, needle);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e->message, needle));
+    g_error_free(e);
+    sv_planner_cluster_free(c);
+}
+
+static void test_bad_values(void)
+{
+    expect_error(WRAP("{\"model_name\":\"m\",\"hardware\":\"h\",\"tp_size\":0,"
+                      "\"npu_mem\":{\"mem_size\":80}}"),
+                 "config.json: nodes[0].instances[1].tp_size");
+    expect_error(WRAP("{\"model_name\":\"m\",\"hardware\":\"h\",\"npu_mem\":{\"mem_size\":80,"
+                      "\"mem_util\":90}}"),
+                 "nodes[0].instances[1].npu_mem.mem_util");
+    expect_error(WRAP("{\"hardware\":\"h\",\"npu_mem\":{\"mem_size\":80}}"),
+                 "nodes[0].instances[1].model_name: missing");
+    expect_error(WRAP("{\"model_name\":\"m\",\"hardware\":\"h\",\"npu_mem\":{\"mem_size\":-1}}"),
+                 "instances[1].npu_mem.mem_size");
+    expect_error(WRAP("{\"model_name\":\"m\",\"hardware\":\"h\",\"pd_type\":\"both\","
+                      "\"npu_mem\":{\"mem_size\":8}}"),
+                 "instances[1].pd_type");
+    expect_error(WRAP("{\"model_name\":\"m\",\"hardware\":\"h\",\"enable_prefix_caching\":1,"
+                      "\"npu_mem\":{\"mem_size\":8}}"),
+                 "instances[1].enable_prefix_caching");
+    expect_error("{\"num_nodes\":2,\"nodes\":[{\"instances\":[{\"model_name\":\"m\","
+                 "\"hardware\":\"h\",\"npu_mem\":{\"mem_size\":8}}]}]}",
+                 "config.json.num_nodes");
+}
+
+static void test_overrides_and_unknown(void)
+{
+    GError *e = NULL;
+    /* The unknown key only warns (g_warning is not fatal in this test). */
+    struct sv_cluster_cfg *c =
+        parse(WRAP("{\"model_name\":\"m\",\"hardware\":\"h\",\"max_num_seqs\":64,"
+                   "\"block_size\":32,\"enable_prefix_caching\":false,\"num_npus\":4,"
+                   "\"tp_size\":2,\"pp_size\":2,\"npu_mem\":{\"mem_size\":8}}"),
+              &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->n_instances, 2);
+    CU_ASSERT_EQUAL(c->instances[1].max_num_seqs, 64);
+    CU_ASSERT_EQUAL(c->instances[1].block_size, 32);
+    CU_ASSERT_EQUAL(c->instances[1].enable_prefix_caching, 0);
+    CU_ASSERT_EQUAL(c->instances[1].num_npus, 4);
+    CU_ASSERT_EQUAL(c->instances[1].pp_size, 2);
+    CU_ASSERT_EQUAL(c->instances[1].index, 1);
+    sv_planner_cluster_free(c);
+}
+
+static void test_routers(void)
+{
+    uint32_t waiting[3] = {1, 0, 0}, running[3] = {0, 5, 3};
+    uint64_t rr = 0;
+    /* Scores 4, 5, 3: instance 2. */
+    CU_ASSERT_EQUAL(sv_planner_route(SV_ROUTER_LEAST_LOAD, 3, waiting, running, &rr, NULL), 2);
+    running[2] = 4; /* 4, 5, 4: tie to the lowest index */
+    CU_ASSERT_EQUAL(sv_planner_route(SV_ROUTER_LEAST_LOAD, 3, waiting, running, &rr, NULL), 0);
+    for (int i = 0; i < 6; i++)
+        CU_ASSERT_EQUAL(sv_planner_route(SV_ROUTER_ROUND_ROBIN, 3, waiting, running, &rr, NULL),
+                        i % 3);
+    sv_rng *a = sv_rng_new(5, "router/random"), *b = sv_rng_new(5, "router/random");
+    int seen[3] = {0};
+    for (int i = 0; i < 300; i++) {
+        int32_t x = sv_planner_route(SV_ROUTER_RANDOM, 3, waiting, running, &rr, a);
+        CU_ASSERT_EQUAL(x, sv_planner_route(SV_ROUTER_RANDOM, 3, waiting, running, &rr, b));
+        CU_ASSERT(x >= 0 && x < 3);
+        seen[x]++;
+    }
+    CU_ASSERT(seen[0] > 50 && seen[1] > 50 && seen[2] > 50);
+    sv_rng_free(a);
+    sv_rng_free(b);
+    sv_router_kind k;
+    GError *e = NULL;
+    CU_ASSERT_TRUE(sv_planner_router_parse("rr", &k, NULL) && k == SV_ROUTER_ROUND_ROBIN);
+    CU_ASSERT_FALSE(sv_planner_router_parse("fastest", &k, &e));
+    CU_ASSERT_PTR_NOT_NULL(e && strstr(e->message, "fastest"));
+    g_clear_error(&e);
+}
+
+int main(void)
+{
+    static const sv_test_case cases[] = {
+        {"validation case config", test_case_config},
+        {"every reference cluster config", test_every_reference_config},
+        {"bad values name the field path", test_bad_values},
+        {"overrides and unknown keys", test_overrides_and_unknown},
+        {"routers", test_routers},
+        {NULL, NULL},
+    };
+    sv_test_add_suite("planner", cases);
+    return sv_test_run();
+}
