@@ -1,256 +1,315 @@
-/* servesim run: simulate LLM serving of a workload on a cluster (docs/serving.md). */
+/* servesim run: simulate LLM serving of a workload on a cluster (docs/serving.md). Outputs are
+ * written by planner/metrics.c (docs/outputs.md), fed by the run loop's observer. */
 #include "cli/cli.h"
 #include "planner/planner.h"
+#include "planner/plugin.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define DEFAULT_PROFILES "../shared/reference/llmservingsim/profiles"
+#define DEFAULT_OUTPUT_DIR "servesim-out"
+/* The built-in default study (issue 3: one H100, Llama-3.1-8B, roofline, 1,000 ShareGPT-like
+ * requests at 10 req/s). */
+#define DEFAULT_MODEL "meta-llama/Llama-3.1-8B"
+#define DEFAULT_HARDWARE "H100-SXM"
+#define DEFAULT_REQUESTS 1000
+#define DEFAULT_QPS 10.0
+
+/* Progress display: the run loop calls back every PROGRESS_EVERY finished requests (no clock read
+ * per event); the line appears after PROGRESS_DELAY_US of wall time and is redrawn at most every
+ * PROGRESS_PERIOD_US (5 per second). */
+#define PROGRESS_EVERY 64
+#define PROGRESS_DELAY_US G_USEC_PER_SEC
+#define PROGRESS_PERIOD_US (G_USEC_PER_SEC / 5)
 
 static const char usage[] =
     "usage: servesim run --cluster FILE --workload FILE [options]\n"
     "       servesim run --model NAME --hardware NAME [--tp N] --requests N --qps R\n"
-    "                    [--input-len SPEC] [--output-len SPEC] [--arrival poisson|gamma:CV]\n"
-    "       servesim run            (built-in default: Llama-3.1-8B on one H100, roofline,\n"
-    "                                1000 ShareGPT-like requests at 10 req/s)\n"
-    "options:\n"
-    "  --profiles DIR            LLMServingSim profile bundles (default " DEFAULT_PROFILES ")\n"
-    "  --latency profile|roofline  operator latency source (default: profile when one matches)\n"
-    "  --output-dir DIR          write requests.csv, timeseries.csv, summary.json\n"
-    "  --seed N                  root seed (default 0)\n"
-    "  --emit-et DIR             also write each iteration DAG as Chakra ET\n"
-    "  --router NAME             least_load (default), round_robin, random\n"
-    "  --scheduler NAME          vllm (default), static, dynamic\n"
-    "  --max-num-seqs N, --max-num-batched-tokens N   override the config\n"
-    "  --model-dir DIR           extra model configs (<org>/<name>.json)\n"
+    "                    [--input-len SPEC] [--output-len SPEC] [--arrival SPEC] [options]\n"
+    "       servesim run [options]   (built-in default: " DEFAULT_MODEL " on one " DEFAULT_HARDWARE
+    ",\n"
+    "                                 roofline, 1000 ShareGPT-like requests at 10 req/s)\n"
+    "\n"
+    "inputs:\n"
+    "  --cluster FILE            LLMServingSim cluster config (with --workload)\n"
+    "  --workload FILE           LLMServingSim / Mooncake JSONL or Azure CSV trace\n"
     "  --skip-bad-lines          skip malformed workload lines and report the count\n"
-    "  --quiet                   no summary on stdout\n";
-
-/* ---- a small built-in writer ------------------------------------------------------------- */
-
-typedef struct {
-    FILE *req;
-    GArray *ttft, *tpot, *e2e; /* double, ms */
-    double itl_sum_ms;
-    uint64_t itl_n;
-    GArray *ticks; /* per 1 s tick: prompt, gen (double pairs) and last running/waiting/kv */
-    GArray *tick_state;
-} writer;
-
-typedef struct {
-    double prompt, gen;
-} tick_tok;
-typedef struct {
-    uint32_t running, waiting;
-    double kv;
-    gboolean set;
-} tick_st;
-
-static void w_request(void *ctx, const struct sv_req_record *r)
-{
-    writer *w = ctx;
-    sv_time ttft = r->first_token_ns - r->arrival_ns;
-    sv_time e2e = r->last_token_ns - r->arrival_ns;
-    sv_time tpot =
-        r->output_tokens > 1 ? (r->last_token_ns - r->first_token_ns) / (r->output_tokens - 1) : 0;
-    double v;
-    v = ttft / 1e6;
-    g_array_append_val(w->ttft, v);
-    v = e2e / 1e6;
-    g_array_append_val(w->e2e, v);
-    if (r->output_tokens > 1) {
-        v = tpot / 1e6;
-        g_array_append_val(w->tpot, v);
-    }
-    if (w->req)
-        fprintf(w->req,
-                "%" G_GUINT64_FORMAT ",%d,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-                ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-                ",%" G_GINT64_FORMAT ",%u,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-                ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT "\n",
-                r->request_id, r->instance, r->arrival_ns, r->first_scheduled_ns, r->first_token_ns,
-                r->last_token_ns, r->input_tokens, r->output_tokens, r->prefix_hit_tokens,
-                r->preemptions, ttft, tpot, e2e, r->first_scheduled_ns - r->arrival_ns);
-}
-
-static void w_iter(void *ctx, const struct sv_iter_sample *s)
-{
-    writer *w = ctx;
-    /* Tokens count in the tick where the iteration ends (vLLM logs at step end). */
-    guint tick = (guint)(s->end_ns / SV_NS_PER_S);
-    if (tick >= w->ticks->len) {
-        g_array_set_size(w->ticks, tick + 1);
-        g_array_set_size(w->tick_state, tick + 1);
-    }
-    tick_tok *t = &g_array_index(w->ticks, tick_tok, tick);
-    t->prompt += (double)s->prompt_tokens;
-    t->gen += (double)s->gen_tokens;
-    tick_st *st = &g_array_index(w->tick_state, tick_st, tick);
-    st->running = s->running;
-    st->waiting = s->waiting;
-    st->kv = s->kv_usage;
-    st->set = TRUE;
-}
-
-static void w_gap(void *ctx, uint64_t id, sv_time t, sv_time gap)
-{
-    writer *w = ctx;
-    w->itl_sum_ms += gap / 1e6;
-    w->itl_n++;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* numpy's default percentile (linear interpolation between closest ranks). */
-static double pct(GArray *a, double p)
-{
-    if (a->len == 0)
-        return 0;
-    const double *v = (const double *)(void *)a->data;
-    double pos = p / 100.0 * (a->len - 1);
-    guint lo = (guint)floor(pos);
-    guint hi = lo + 1 < a->len ? lo + 1 : lo;
-    return v[lo] + (v[hi] - v[lo]) * (pos - lo);
-}
-
-static double mean(GArray *a)
-{
-    double s = 0;
-    for (guint i = 0; i < a->len; i++)
-        s += g_array_index(a, double, i);
-    return a->len ? s / a->len : 0;
-}
-
-static void stat_json(GString *js, const char *name, GArray *a, gboolean last)
-{
-    qsort(a->data, a->len, sizeof(double), cmp_double);
-    g_string_append_printf(js,
-                           "  \"%s_ms\": {\"mean\": %.3f, \"p50\": %.3f, \"p90\": %.3f, "
-                           "\"p95\": %.3f, \"p99\": %.3f}%s\n",
-                           name, mean(a), pct(a, 50), pct(a, 90), pct(a, 95), pct(a, 99),
-                           last ? "" : ",");
-}
+    "                            (default: a bad line is an error)\n"
+    "quick study (no files):\n"
+    "  --model NAME              built-in model (default " DEFAULT_MODEL ")\n"
+    "  --hardware NAME           built-in hardware (default " DEFAULT_HARDWARE ")\n"
+    "  --tp N                    tensor-parallel degree (default 1)\n"
+    "  --requests N              number of requests (default 1000)\n"
+    "  --qps R                   arrival rate, requests/s (default 10)\n"
+    "  --input-len SPEC          N | uniform:A:B | normal:MEAN:SD | empirical:PATH[:COL] |\n"
+    "                            sharegpt (default sharegpt)\n"
+    "  --output-len SPEC         the same (default sharegpt)\n"
+    "  --arrival SPEC            poisson | gamma:CV | fixed (default poisson)\n"
+    "latency:\n"
+    "  --profiles DIR            LLMServingSim profile bundles\n"
+    "                            (default " DEFAULT_PROFILES " when present)\n"
+    "  --latency profile|roofline  (default: profile when a bundle matches, else roofline;\n"
+    "                            the built-in default run uses roofline)\n"
+    "  --model-dir DIR           extra model configs (<org>/<name>.json; default none)\n"
+    "scheduling (flags win over the cluster config's per-instance values):\n"
+    "  --scheduler NAME          vllm | static | dynamic (default vllm), or a plugin's\n"
+    "  --kv-eviction NAME        KV free-block eviction policy: lru (default), or a plugin's\n"
+    "  --plugin FILE.so          load policies from a shared object (repeatable;\n"
+    "                            docs/plugins.md)\n"
+    "  --router NAME             least_load | round_robin | random | prefix_aware |\n"
+    "                            slo_aware[:MS] (default least_load; docs/routing.md)\n"
+    "  --slo-ttft-ms MS          TTFT target of the slo_aware router (default none)\n"
+    "  --kv-transfer MODE        prefill -> decode KV transfer: whole | per_layer\n"
+    "                            (default whole; docs/disaggregation.md)\n"
+    "  --max-num-seqs N          running requests per instance (default 128, vLLM)\n"
+    "  --max-num-batched-tokens N  token budget per step (default 2048, vLLM)\n"
+    "  --long-prefill-token-threshold N  cap on one request's prefill chunk per step\n"
+    "                            (default 0 = none, vLLM)\n"
+    "  --block-size N            KV block size in tokens (default 16, vLLM)\n"
+    "  --no-prefix-caching       disable automatic prefix caching (default on, vLLM)\n"
+    "  --seed N                  root seed of every random stream (default 0)\n"
+    "outputs:\n"
+    "  --output-dir DIR          requests.csv, timeseries.csv, summary.json\n"
+    "                            (default ./" DEFAULT_OUTPUT_DIR ")\n"
+    "  --emit-et DIR             also write each iteration DAG as Chakra ET (default none)\n"
+    "  --quiet                   no summary on stdout, no progress line on stderr\n"
+    "  --help                    this text\n";
 
 /* ---- options ----------------------------------------------------------------------------- */
 
 typedef struct {
     const char *cluster, *workload, *profiles, *latency, *output_dir, *emit_et, *router, *scheduler,
         *model, *hardware, *input_len, *output_len, *arrival, *model_dir;
-    int64_t seed, max_num_seqs, max_num_batched_tokens, tp, requests;
+    const char *kv_eviction;
+    const char *kv_transfer; /* docs/disaggregation.md */
+    double slo_ttft_ms;      /* docs/routing.md */
+    const char *plugins[32]; /* --plugin FILE.so, repeatable (planner/plugin.h) */
+    int n_plugins;
+    int64_t seed, max_num_seqs, max_num_batched_tokens, tp, requests, long_prefill, block_size;
     double qps;
-    gboolean skip_bad, quiet, help;
+    gboolean skip_bad, quiet, help, no_prefix_caching;
 } run_opts;
 
-static gboolean parse_int(const char *s, int64_t *out)
+enum opt_kind { OPT_FLAG, OPT_STR, OPT_INT, OPT_DOUBLE };
+
+struct opt_def {
+    const char *name;
+    enum opt_kind kind;
+    size_t offset;
+    int64_t min; /* OPT_INT: smallest accepted value */
+};
+
+#define OPT(name, kind, field, min)                                                                \
+    {                                                                                              \
+        name, kind, G_STRUCT_OFFSET(run_opts, field), min                                          \
+    }
+static const struct opt_def opt_defs[] = {
+    OPT("--help", OPT_FLAG, help, 0),
+    OPT("-h", OPT_FLAG, help, 0),
+    OPT("--quiet", OPT_FLAG, quiet, 0),
+    OPT("--skip-bad-lines", OPT_FLAG, skip_bad, 0),
+    OPT("--no-prefix-caching", OPT_FLAG, no_prefix_caching, 0),
+    OPT("--cluster", OPT_STR, cluster, 0),
+    OPT("--workload", OPT_STR, workload, 0),
+    OPT("--profiles", OPT_STR, profiles, 0),
+    OPT("--latency", OPT_STR, latency, 0),
+    OPT("--output-dir", OPT_STR, output_dir, 0),
+    OPT("--emit-et", OPT_STR, emit_et, 0),
+    OPT("--router", OPT_STR, router, 0),
+    OPT("--scheduler", OPT_STR, scheduler, 0),
+    OPT("--kv-eviction", OPT_STR, kv_eviction, 0),
+    OPT("--kv-transfer", OPT_STR, kv_transfer, 0),
+    OPT("--slo-ttft-ms", OPT_DOUBLE, slo_ttft_ms, 0),
+    OPT("--model", OPT_STR, model, 0),
+    OPT("--hardware", OPT_STR, hardware, 0),
+    OPT("--input-len", OPT_STR, input_len, 0),
+    OPT("--output-len", OPT_STR, output_len, 0),
+    OPT("--arrival", OPT_STR, arrival, 0),
+    OPT("--model-dir", OPT_STR, model_dir, 0),
+    OPT("--seed", OPT_INT, seed, 0),
+    OPT("--max-num-seqs", OPT_INT, max_num_seqs, 1),
+    OPT("--max-num-batched-tokens", OPT_INT, max_num_batched_tokens, 1),
+    OPT("--long-prefill-token-threshold", OPT_INT, long_prefill, 0),
+    OPT("--block-size", OPT_INT, block_size, 1),
+    OPT("--tp", OPT_INT, tp, 1),
+    OPT("--requests", OPT_INT, requests, 1),
+    OPT("--qps", OPT_DOUBLE, qps, 0),
+};
+#undef OPT
+
+static int bad_value(const char *flag, const char *value, const char *want)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end || end == s)
-        return FALSE;
-    *out = v;
-    return TRUE;
+    fprintf(stderr, "servesim run: %s: '%s' is not %s\n", flag, value, want);
+    return 2;
 }
 
 static int parse_args(int argc, char **argv, run_opts *o)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char **sv = NULL;
-        int64_t *iv = NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            o->help = TRUE;
-            continue;
-        } else if (!strcmp(a, "--skip-bad-lines")) {
-            o->skip_bad = TRUE;
-            continue;
-        } else if (!strcmp(a, "--quiet")) {
-            o->quiet = TRUE;
-            continue;
-        }
-#define S(flag, field) else if (!strcmp(a, flag)) sv = &o->field;
-#define I(flag, field) else if (!strcmp(a, flag)) iv = &o->field;
-        if (0) {
-        }
-        S("--cluster", cluster)
-        S("--workload", workload)
-        S("--profiles", profiles) S("--latency", latency) S("--output-dir", output_dir)
-            S("--emit-et", emit_et) S("--router", router) S("--scheduler", scheduler)
-                S("--model", model) S("--hardware", hardware) S("--input-len", input_len)
-                    S("--output-len", output_len) S("--arrival", arrival)
-                        S("--model-dir", model_dir) I("--seed", seed)
-                            I("--max-num-seqs", max_num_seqs)
-                                I("--max-num-batched-tokens", max_num_batched_tokens) I("--tp", tp)
-                                    I("--requests", requests) else if (!strcmp(a, "--qps"))
-        {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "servesim run: --qps needs a value\n");
+        const struct opt_def *d = NULL;
+        if (!strcmp(a, "--plugin")) {
+            if (i + 1 >= argc || !*argv[i + 1]) {
+                fprintf(stderr, "servesim run: --plugin needs a shared object path\n");
                 return 2;
             }
-            char *end;
-            o->qps = strtod(argv[++i], &end);
-            if (*end || !(o->qps > 0)) {
-                fprintf(stderr, "servesim run: --qps: '%s' is not a positive number\n", argv[i]);
+            if (o->n_plugins == (int)G_N_ELEMENTS(o->plugins)) {
+                fprintf(stderr, "servesim run: at most %d --plugin options\n", o->n_plugins);
                 return 2;
             }
+            o->plugins[o->n_plugins++] = argv[++i];
             continue;
         }
-        else
-        {
-            fprintf(stderr, "servesim run: unknown option '%s'\n%s", a, usage);
+        for (size_t k = 0; k < G_N_ELEMENTS(opt_defs) && !d; k++)
+            if (!strcmp(a, opt_defs[k].name))
+                d = &opt_defs[k];
+        if (!d) {
+            fprintf(stderr, "servesim run: unknown option '%s' (see servesim run --help)\n", a);
             return 2;
         }
-#undef S
-#undef I
+        void *field = (char *)o + d->offset;
+        if (d->kind == OPT_FLAG) {
+            *(gboolean *)field = TRUE;
+            continue;
+        }
         if (i + 1 >= argc) {
             fprintf(stderr, "servesim run: %s needs a value\n", a);
             return 2;
         }
-        if (sv) {
-            *sv = argv[++i];
-        } else if (!parse_int(argv[++i], iv) || *iv < 0) {
-            fprintf(stderr, "servesim run: %s: '%s' is not a non-negative integer\n", a, argv[i]);
-            return 2;
+        const char *v = argv[++i];
+        char *end = NULL;
+        errno = 0;
+        switch (d->kind) {
+        case OPT_STR:
+            if (!*v)
+                return bad_value(a, v, "a non-empty value");
+            *(const char **)field = v;
+            break;
+        case OPT_INT: {
+            long long n = strtoll(v, &end, 10);
+            if (errno || end == v || *end || n < d->min)
+                return bad_value(a, v,
+                                 d->min > 0 ? "a positive integer" : "a non-negative integer");
+            *(int64_t *)field = n;
+            break;
+        }
+        case OPT_DOUBLE: {
+            double x = g_ascii_strtod(v, &end);
+            if (errno || end == v || *end || !(x > 0) || x > 1e12)
+                return bad_value(a, v, "a positive number");
+            *(double *)field = x;
+            break;
+        }
+        default:
+            break;
         }
     }
     return 0;
 }
 
+/* ---- progress -------------------------------------------------------------------------------- */
+
 typedef struct {
-    gboolean tty;
-    gint64 start_us;
+    gboolean show;       /* stderr is a terminal and not --quiet */
+    uint64_t total;      /* requests in the workload, 0 when unknown (a trace) */
+    gint64 start_us;     /* wall clock, for the display only: never read by the model */
+    gint64 last_draw_us; /* 0: never drawn */
+    int width;           /* length of the last line drawn, to clear it */
+    uint64_t done, submitted;
+    sv_time now_ns;
 } progress_ctx;
 
-static void progress(void *ctx, sv_time now, uint64_t done, uint64_t submitted)
+static void progress(void *ctx, sv_time now_ns, uint64_t done, uint64_t submitted)
 {
     progress_ctx *p = ctx;
-    /* Wall clock only for the display, never for the model. */
-    if (g_get_monotonic_time() - p->start_us < G_USEC_PER_SEC)
+    p->done = done;
+    p->submitted = submitted;
+    p->now_ns = now_ns;
+    if (!p->show)
         return;
-    fprintf(stderr, "\rsimulated %.1f s, %" G_GUINT64_FORMAT " requests done", now / 1e9, done);
+    gint64 t = g_get_monotonic_time();
+    if (t - p->start_us < PROGRESS_DELAY_US ||
+        (p->last_draw_us && t - p->last_draw_us < PROGRESS_PERIOD_US))
+        return;
+    p->last_draw_us = t;
+    char total[32] = "";
+    if (p->total)
+        g_snprintf(total, sizeof total, "/%" G_GUINT64_FORMAT, p->total);
+    int n = fprintf(stderr,
+                    "\rsimulated %.1f s | %" G_GUINT64_FORMAT "%s requests done, %" G_GUINT64_FORMAT
+                    " in flight | wall %.1f s ",
+                    (double)now_ns / 1e9, done, total, submitted - MIN(submitted, done),
+                    (double)(t - p->start_us) / G_USEC_PER_SEC);
+    if (n > p->width)
+        p->width = n;
+    fflush(stderr);
 }
 
-static FILE *open_tmp(const char *dir, const char *name, char **tmp_path, GError **error)
+static void progress_clear(progress_ctx *p)
 {
-    *tmp_path = g_strdup_printf("%s/.%s.tmp", dir, name);
-    FILE *f = fopen(*tmp_path, "w");
-    if (!f)
-        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_IO, "cannot write %s: %s", *tmp_path,
-                    g_strerror(errno));
-    return f;
+    if (p->width > 0)
+        fprintf(stderr, "\r%*s\r", p->width, "");
+    p->width = 0;
+}
+
+/* ---- run ------------------------------------------------------------------------------------- */
+
+/* Command-line scheduling flags win over the config's per-instance overrides. */
+static void apply_overrides(struct sv_cluster_cfg *cluster, const run_opts *o)
+{
+    for (int32_t i = 0; i < cluster->n_instances; i++) {
+        struct sv_instance_cfg *ic = &cluster->instances[i];
+        if (o->long_prefill >= 0)
+            ic->long_prefill_token_threshold = o->long_prefill;
+        if (o->block_size > 0)
+            ic->block_size = o->block_size;
+        if (o->no_prefix_caching)
+            ic->enable_prefix_caching = 0;
+    }
+}
+
+/* A bad --arrival / --input-len / --output-len sets *usage (exit status 2). */
+static sv_wl_source *quick_workload(const run_opts *o, gboolean builtin, gboolean *usage_error,
+                                    GError **error)
+{
+    *usage_error = TRUE;
+    struct sv_wl_gen_cfg g = {0};
+    g.seed = (uint64_t)o->seed;
+    g.count = o->requests ? (uint64_t)o->requests : DEFAULT_REQUESTS;
+    double qps = o->qps > 0 ? o->qps : DEFAULT_QPS;
+    if (!sv_wl_arrival_parse(o->arrival ? o->arrival : "poisson", qps, &g.arrival, error)) {
+        g_prefix_error(error, "--arrival: ");
+        return NULL;
+    }
+    if (o->input_len || o->output_len || !builtin) {
+        if (!sv_wl_len_parse(o->input_len ? o->input_len : "sharegpt", TRUE, &g.input_len, error)) {
+            g_prefix_error(error, "--input-len: ");
+            return NULL;
+        }
+        if (!sv_wl_len_parse(o->output_len ? o->output_len : "sharegpt", FALSE, &g.output_len,
+                             error)) {
+            sv_wl_len_clear(&g.input_len);
+            g_prefix_error(error, "--output-len: ");
+            return NULL;
+        }
+    } else {
+        sv_wl_len_sharegpt(&g.input_len, &g.output_len);
+    }
+    *usage_error = FALSE;
+    sv_wl_source *src = sv_wl_generator_new(&g, error);
+    sv_wl_len_clear(&g.input_len);
+    sv_wl_len_clear(&g.output_len);
+    return src;
 }
 
 int sv_cli_run(int argc, char **argv)
 {
     run_opts o = {0};
-    o.tp = 1;
+    o.long_prefill = -1;
     int rc = parse_args(argc, argv, &o);
     if (rc)
         return rc;
@@ -258,12 +317,67 @@ int sv_cli_run(int argc, char **argv)
         fputs(usage, stdout);
         return 0;
     }
+    struct sv_run_cfg cfg = {0};
+    if (o.latency) {
+        if (!strcmp(o.latency, "profile"))
+            cfg.latency = SV_RUN_LATENCY_PROFILE;
+        else if (!strcmp(o.latency, "roofline"))
+            cfg.latency = SV_RUN_LATENCY_ROOFLINE;
+        else
+            return bad_value("--latency", o.latency, "profile or roofline");
+    }
     g_autoptr(GError) err = NULL;
+    /* Policies by name from the registry: the built-ins plus what --plugin files register. */
+    g_autoptr(sv_registry) reg = sv_planner_registry_new(&err);
+    for (int i = 0; reg && i < o.n_plugins; i++) {
+        if (!sv_plugin_load(reg, o.plugins[i], &err))
+            break;
+    }
+    if (err) {
+        fprintf(stderr, "servesim run: --plugin: %s\n", err->message);
+        return 2;
+    }
+    static const struct {
+        const char *flag;
+        sv_registry_kind kind;
+        size_t offset;
+    } named[] = {
+        {"--router", SV_REGISTRY_ROUTER, G_STRUCT_OFFSET(run_opts, router)},
+        {"--scheduler", SV_REGISTRY_SCHED, G_STRUCT_OFFSET(run_opts, scheduler)},
+        {"--kv-eviction", SV_REGISTRY_KV_EVICT, G_STRUCT_OFFSET(run_opts, kv_eviction)},
+    };
+    for (size_t k = 0; k < G_N_ELEMENTS(named); k++) {
+        const char *v = *(const char *const *)((const char *)&o + named[k].offset);
+        if (v && !sv_registry_lookup(reg, named[k].kind, v, &err)) {
+            fprintf(stderr, "servesim run: %s: %s\n", named[k].flag, err->message);
+            return 2;
+        }
+    }
+    cfg.registry = reg;
+    cfg.router_name = o.router;
+    cfg.scheduler_name = o.scheduler;
+    cfg.kv_eviction = o.kv_eviction;
+    cfg.kv_transfer = o.kv_transfer;
+    cfg.slo_ttft_ms = o.slo_ttft_ms;
+    gboolean quick = o.model || o.hardware || o.requests || o.qps > 0 || o.tp || o.input_len ||
+                     o.output_len || o.arrival;
+    gboolean builtin = !quick && !o.cluster && !o.workload;
+    if (quick && (o.cluster || o.workload)) {
+        fprintf(stderr, "servesim run: --cluster/--workload cannot be mixed with --model, "
+                        "--hardware, --tp, --requests, --qps, --input-len, --output-len or "
+                        "--arrival\n");
+        return 2;
+    }
+    if (!quick && !builtin && (!o.cluster || !o.workload)) {
+        fprintf(stderr, "servesim run: --cluster and --workload go together\n");
+        return 2;
+    }
+
     struct sv_cluster_cfg *cluster = NULL;
     sv_wl_source *src = NULL;
-    gboolean quick = o.model || o.hardware || o.requests || o.qps > 0;
-    gboolean builtin = !quick && !o.cluster && !o.workload;
-    struct sv_run_cfg cfg = {0};
+    g_autoptr(sv_metrics) m = NULL;
+    progress_ctx pc = {0};
+    int status = 1; /* until the run succeeded */
     cfg.seed = (uint64_t)o.seed;
     cfg.enable_prefix_caching = cfg.enable_chunked_prefill = cfg.reserve_full_isl = -1;
     cfg.force_max_num_seqs = o.max_num_seqs;
@@ -273,61 +387,22 @@ int sv_cli_run(int argc, char **argv)
     cfg.profiles_root =
         o.profiles ? o.profiles
                    : (g_file_test(DEFAULT_PROFILES, G_FILE_TEST_IS_DIR) ? DEFAULT_PROFILES : NULL);
-    writer w = {0};
-    char *tmp_req = NULL;
-    int status = 1;
-    if (o.latency) {
-        if (!strcmp(o.latency, "profile"))
-            cfg.latency = SV_RUN_LATENCY_PROFILE;
-        else if (!strcmp(o.latency, "roofline"))
-            cfg.latency = SV_RUN_LATENCY_ROOFLINE;
-        else {
-            fprintf(stderr, "servesim run: --latency must be profile or roofline, not '%s'\n",
-                    o.latency);
-            return 2;
-        }
-    }
-    if ((o.router && !sv_planner_router_parse(o.router, &cfg.router, &err)) ||
-        (o.scheduler && !sv_msg_sched_parse(o.scheduler, &cfg.scheduler, &err)))
-        goto fail;
     if (quick || builtin) {
-        if (o.cluster || o.workload) {
-            fprintf(stderr, "servesim run: --cluster/--workload cannot be mixed with --model, "
-                            "--hardware, --requests or --qps\n");
-            return 2;
-        }
-        const char *model = o.model ? o.model : "meta-llama/Llama-3.1-8B";
-        const char *hw = o.hardware ? o.hardware : "H100-SXM";
-        if (builtin)
+        if (builtin && !o.latency)
             cfg.latency = SV_RUN_LATENCY_ROOFLINE;
-        cluster = sv_planner_cluster_single(model, hw, (int)o.tp, &err);
+        cluster = sv_planner_cluster_single(o.model ? o.model : DEFAULT_MODEL,
+                                            o.hardware ? o.hardware : DEFAULT_HARDWARE,
+                                            o.tp ? (int)o.tp : 1, &err);
         if (!cluster)
             goto fail;
-        struct sv_wl_gen_cfg g = {0};
-        g.seed = (uint64_t)o.seed;
-        g.count = o.requests ? (uint64_t)o.requests : 1000;
-        double qps = o.qps > 0 ? o.qps : 10.0;
-        if (!sv_wl_arrival_parse(o.arrival ? o.arrival : "poisson", qps, &g.arrival, &err))
+        gboolean usage_error = FALSE;
+        src = quick_workload(&o, builtin, &usage_error, &err);
+        if (!src) {
+            status = usage_error ? 2 : 1;
             goto fail;
-        if (o.input_len || o.output_len || !builtin) {
-            if (!sv_wl_len_parse(o.input_len ? o.input_len : "sharegpt", TRUE, &g.input_len,
-                                 &err) ||
-                !sv_wl_len_parse(o.output_len ? o.output_len : "sharegpt", FALSE, &g.output_len,
-                                 &err))
-                goto fail;
-        } else {
-            sv_wl_len_sharegpt(&g.input_len, &g.output_len);
         }
-        src = sv_wl_generator_new(&g, &err);
-        sv_wl_len_clear(&g.input_len);
-        sv_wl_len_clear(&g.output_len);
-        if (!src)
-            goto fail;
+        pc.total = o.requests ? (uint64_t)o.requests : DEFAULT_REQUESTS;
     } else {
-        if (!o.cluster || !o.workload) {
-            fprintf(stderr, "servesim run: --cluster and --workload go together\n%s", usage);
-            return 2;
-        }
         cluster = sv_planner_cluster_load(o.cluster, &err);
         if (!cluster)
             goto fail;
@@ -336,118 +411,69 @@ int sv_cli_run(int argc, char **argv)
         if (!src)
             goto fail;
     }
+    apply_overrides(cluster, &o);
     cfg.cluster = cluster;
     cfg.workload = src;
 
-    w.ttft = g_array_new(FALSE, FALSE, sizeof(double));
-    w.tpot = g_array_new(FALSE, FALSE, sizeof(double));
-    w.e2e = g_array_new(FALSE, FALSE, sizeof(double));
-    w.ticks = g_array_new(FALSE, TRUE, sizeof(tick_tok));
-    w.tick_state = g_array_new(FALSE, TRUE, sizeof(tick_st));
-    if (o.output_dir) {
-        if (g_mkdir_with_parents(o.output_dir, 0755) != 0) {
-            g_set_error(&err, SV_PLANNER_ERROR, SV_PLANNER_ERROR_IO, "cannot create %s: %s",
-                        o.output_dir, g_strerror(errno));
-            goto fail;
-        }
-        w.req = open_tmp(o.output_dir, "requests.csv", &tmp_req, &err);
-        if (!w.req)
-            goto fail;
-        fputs("request_id,instance,arrival_ns,first_scheduled_ns,first_token_ns,last_token_ns,"
-              "input_tokens,output_tokens,prefix_hit_tokens,preemptions,ttft_ns,tpot_ns,e2e_ns,"
-              "queue_ns\n",
-              w.req);
-    }
-    struct sv_run_observer obs = {w_request, w_iter, w_gap, &w};
+    const char *out_dir = o.output_dir ? o.output_dir : DEFAULT_OUTPUT_DIR;
+    struct sv_metrics_cfg mc = {.output_dir = out_dir, .n_instances = cluster->n_instances};
+    m = sv_metrics_new(&mc, &err);
+    if (!m)
+        goto fail;
+    struct sv_run_observer obs;
+    sv_metrics_observer_init(m, &obs);
     cfg.observer = &obs;
-    progress_ctx pc = {isatty(fileno(stderr)), g_get_monotonic_time()};
-    if (pc.tty && !o.quiet) {
-        cfg.progress = progress;
-        cfg.progress_every = 100;
-        cfg.progress_ctx = &pc;
-    }
+
+    /* The progress callback also records the final counts (the run loop calls it once at the
+     * end), which the diagnosis of a run that cannot finish needs. */
+    pc.show = !o.quiet && isatty(fileno(stderr));
+    pc.start_us = g_get_monotonic_time();
+    cfg.progress = progress;
+    cfg.progress_every = PROGRESS_EVERY;
+    cfg.progress_ctx = &pc;
+
     struct sv_run_result res;
     gboolean ok = sv_planner_run(&cfg, &res, &err);
-    if (cfg.progress && g_get_monotonic_time() - pc.start_us >= G_USEC_PER_SEC)
-        fputc('\n', stderr);
-    if (!ok)
+    progress_clear(&pc);
+    if (res.bad_lines)
+        fprintf(stderr, "servesim run: skipped %" G_GUINT64_FORMAT " bad workload line%s\n",
+                res.bad_lines, res.bad_lines == 1 ? "" : "s");
+    if (!ok) {
+        /* A request rejected at arrival (it can never fit) arrived but was never queued. */
+        uint64_t arrived =
+            pc.submitted + (g_error_matches(err, SV_MSG_ERROR, SV_MSG_ERROR_NOFIT) ? 1 : 0);
+        fprintf(stderr, "servesim run: %s\n", err->message);
+        fprintf(stderr,
+                "servesim run: the run cannot finish: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                " arrived requests finished, %" G_GUINT64_FORMAT
+                " unfinished, at simulated %.3f s; no outputs written\n",
+                res.requests, arrived, arrived - MIN(arrived, res.requests),
+                (double)pc.now_ns / 1e9);
+        status = 1;
+        goto out;
+    }
+    if (!sv_metrics_finish(m, res.makespan_ns, pc.submitted, &err))
         goto fail;
-
-    GString *js = g_string_new("{\n");
-    g_string_append_printf(js, "  \"requests\": %" G_GUINT64_FORMAT ",\n", res.requests);
-    g_string_append_printf(js, "  \"makespan_s\": %.6f,\n", res.makespan_ns / 1e9);
-    double span = res.makespan_ns > 0 ? res.makespan_ns / 1e9 : 1;
-    g_string_append_printf(js, "  \"request_throughput\": %.6f,\n", res.requests / span);
-    g_string_append_printf(js, "  \"output_throughput\": %.6f,\n", res.output_tokens / span);
-    g_string_append_printf(js, "  \"prefix_hit_tokens\": %" G_GUINT64_FORMAT ",\n",
-                           res.prefix_hit_tokens);
-    g_string_append_printf(js, "  \"preemptions\": %" G_GUINT64_FORMAT ",\n", res.preemptions);
-    g_string_append_printf(js, "  \"itl_ms\": {\"mean\": %.3f},\n",
-                           w.itl_n ? w.itl_sum_ms / w.itl_n : 0);
-    stat_json(js, "ttft", w.ttft, FALSE);
-    stat_json(js, "tpot", w.tpot, FALSE);
-    stat_json(js, "e2e", w.e2e, TRUE);
-    g_string_append(js, "}\n");
-    if (o.output_dir) {
-        fclose(w.req);
-        w.req = NULL;
-        g_autofree char *final_req = g_build_filename(o.output_dir, "requests.csv", NULL);
-        g_autofree char *ts_path = g_build_filename(o.output_dir, "timeseries.csv", NULL);
-        g_autofree char *sum_path = g_build_filename(o.output_dir, "summary.json", NULL);
-        GString *ts = g_string_new("t,prompt_throughput,gen_throughput,running,waiting,"
-                                   "kv_cache_pct\n");
-        tick_st last = {0};
-        for (guint i = 1; i < w.ticks->len + 1; i++) {
-            /* Tick i covers [i-1, i) s, as vLLM's 1 s logging interval. */
-            tick_tok t = g_array_index(w.ticks, tick_tok, i - 1);
-            tick_st s = g_array_index(w.tick_state, tick_st, i - 1);
-            if (s.set)
-                last = s;
-            g_string_append_printf(ts, "%u.0,%.1f,%.1f,%u,%u,%.1f\n", i, t.prompt, t.gen,
-                                   last.running, last.waiting, last.kv * 100.0);
-        }
-        if (!g_file_set_contents(ts_path, ts->str, (gssize)ts->len, &err) ||
-            !g_file_set_contents(sum_path, js->str, (gssize)js->len, &err) ||
-            rename(tmp_req, final_req) != 0) {
-            g_string_free(ts, TRUE);
-            g_string_free(js, TRUE);
-            goto fail;
-        }
-        g_string_free(ts, TRUE);
-    }
+    const struct sv_metrics_summary *sum = sv_metrics_get_summary(m);
     if (!o.quiet) {
-        printf("requests %" G_GUINT64_FORMAT ", makespan %.2f s, latency %s\n", res.requests,
-               res.makespan_ns / 1e9, res.latency_source);
-        printf("TTFT mean %.1f ms p99 %.1f | TPOT mean %.2f ms p99 %.2f | latency mean %.1f ms "
-               "p99 %.1f\n",
-               mean(w.ttft), pct(w.ttft, 99), mean(w.tpot), pct(w.tpot, 99), mean(w.e2e),
-               pct(w.e2e, 99));
-        printf("prefix cache hit %" G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT
-               " tokens, preemptions %" G_GUINT64_FORMAT ", iterations %" G_GUINT64_FORMAT "\n",
-               res.prefix_hit_tokens, res.prefix_requested_tokens, res.preemptions, res.iterations);
-        if (res.bad_lines)
-            printf("skipped %" G_GUINT64_FORMAT " bad workload lines\n", res.bad_lines);
+        printf("latency: %s; %" G_GUINT64_FORMAT " iterations\n", res.latency_source,
+               res.iterations);
+        sv_metrics_print_summary(m, stdout);
     }
-    g_string_free(js, TRUE);
+    if (sum->unfinished > 0) {
+        fprintf(stderr,
+                "servesim run: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                " arrived requests did not finish\n",
+                sum->unfinished, sum->arrived);
+        status = 1;
+        goto out;
+    }
     status = 0;
     goto out;
 fail:
     fprintf(stderr, "servesim run: %s\n", err ? err->message : "failed");
-    if (w.req) {
-        fclose(w.req);
-        w.req = NULL;
-    }
-    if (tmp_req)
-        unlink(tmp_req);
 out:
-    g_free(tmp_req);
-    if (w.ttft) {
-        g_array_free(w.ttft, TRUE);
-        g_array_free(w.tpot, TRUE);
-        g_array_free(w.e2e, TRUE);
-        g_array_free(w.ticks, TRUE);
-        g_array_free(w.tick_state, TRUE);
-    }
+    g_clear_pointer(&m, sv_metrics_free); /* before a failed run's exit: removes temporaries */
     sv_wl_source_free(src);
     sv_planner_cluster_free(cluster);
     return status;

@@ -130,6 +130,54 @@ gboolean sv_cfg_get_double(JsonObject *obj, const char *key, const char *where, 
 gboolean sv_cfg_get_string(JsonObject *obj, const char *key, const char *where, gboolean required,
                            const char *dflt, const char **out, GError **error);
 
+/* ---- policy registry -------------------------------------------------------------------- */
+
+/* Policies (router, batch scheduler, KV eviction, expert routing) are chosen by name. Each module
+ * defines the callback table of its kind in its own public header (struct sv_router_ops in
+ * planner/planner.h, struct sv_sched_ops and struct sv_expert_route_ops in msg/msg.h, struct
+ * sv_kv_evict_ops in memory-tier/kvcache.h); the registry only maps (kind, name) to a table and
+ * never looks inside. Built-ins and plugins (planner/plugin.h) register the same way. Every table
+ * starts with `unsigned api_version`, which must equal SV_REGISTRY_API_VERSION. */
+#define SV_REGISTRY_API_VERSION 1u
+
+typedef enum {
+    SV_REGISTRY_ROUTER = 0,
+    SV_REGISTRY_SCHED,
+    SV_REGISTRY_KV_EVICT,
+    SV_REGISTRY_EXPERT_ROUTE,
+    SV_REGISTRY_N_KINDS,
+} sv_registry_kind;
+
+typedef struct sv_registry sv_registry;
+
+sv_registry *sv_registry_new(void);
+/* Accepts NULL. Runs the cleanups (sv_registry_add_cleanup) last, in reverse order, after every
+ * entry is gone: a plugin's shared object outlives the tables it registered. */
+void sv_registry_free(sv_registry *reg);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_registry, sv_registry_free)
+
+/* "router", "scheduler", "kv_eviction", "expert_routing". */
+const char *sv_registry_kind_name(sv_registry_kind kind);
+
+/* Register `ops` (borrowed: must outlive the registry; its first member is the table's
+ * api_version) under `name` ([A-Za-z0-9_.:-]+, compared case-insensitively). `origin` says where
+ * it came from ("built-in", a plugin's path) for messages. Fails on a duplicate name (naming both
+ * origins), a bad name, or an api_version other than SV_REGISTRY_API_VERSION. */
+gboolean sv_registry_add(sv_registry *reg, sv_registry_kind kind, const char *name, const void *ops,
+                         const char *origin, GError **error);
+/* The table registered under `name`, or NULL with SV_CORE_ERROR_INVALID listing the registered
+ * names of that kind. A name may carry a parameter after a colon ("zipf:1.2"): the lookup uses
+ * the part before it; sv_registry_param() returns the rest (NULL when none). */
+const void *sv_registry_lookup(const sv_registry *reg, sv_registry_kind kind, const char *name,
+                               GError **error);
+const char *sv_registry_param(const char *name);
+/* Names of one kind in registration order (NULL-terminated; g_strfreev). */
+char **sv_registry_names(const sv_registry *reg, sv_registry_kind kind);
+/* Origin of a registered name (NULL when unknown). */
+const char *sv_registry_origin(const sv_registry *reg, sv_registry_kind kind, const char *name);
+/* Run `fn(data)` when the registry is freed (a plugin loader keeps its module handle open). */
+void sv_registry_add_cleanup(sv_registry *reg, GDestroyNotify fn, gpointer data);
+
 G_END_DECLS
 
 #endif

@@ -157,8 +157,11 @@ sv_dag_node *sv_dag_node_add(sv_dag *dag, const struct sv_dag_node_cfg *cfg, GEr
     }
     SV_ASSERT(dag->n_nodes < SV_DAG_NONE - 1);
     uint32_t idx = (uint32_t)dag->n_nodes;
+    /* A page is not zeroed up front: calloc would clear (and so make resident) the whole
+     * page, about 120 KiB per DAG, even when the DAG has one node, as a replay's one-collective
+     * ETs do; each node is cleared below as it is taken instead. */
     if ((idx & (SV_DAG_PAGE_SIZE - 1)) == 0)
-        g_ptr_array_add(dag->pages, g_new0(sv_dag_node, SV_DAG_PAGE_SIZE));
+        g_ptr_array_add(dag->pages, g_new(sv_dag_node, SV_DAG_PAGE_SIZE));
     dag->n_nodes++;
     map_reserve(dag, dag->n_nodes);
     map_put(dag, cfg->id, idx);
@@ -166,6 +169,7 @@ sv_dag_node *sv_dag_node_add(sv_dag *dag, const struct sv_dag_node_cfg *cfg, GEr
         dag->next_id = cfg->id + 1;
 
     sv_dag_node *n = sv_dag__node(dag, idx);
+    memset(n, 0, sizeof *n);
     n->id = cfg->id;
     n->name = g_string_chunk_insert_const(dag->strings, cfg->name ? cfg->name : "");
     n->kind = cfg->kind;

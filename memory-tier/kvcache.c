@@ -11,14 +11,10 @@
 
 G_DEFINE_QUARK(sv - kv - error - quark, sv_kv_error)
 
-/* No block: the free-queue links of a block that is not in the queue. */
-#define KV_NIL (-1)
-
 typedef struct {
     uint64_t hash; /* valid when has_hash; while the block owns an index entry this field is the
                       entry's key (the table points at it), so it never changes then */
-    int32_t prev;  /* free-queue links, KV_NIL when not queued */
-    int32_t next;
+    gboolean queued; /* in the free queue (handed to the eviction policy) */
     uint32_t ref; /* sequences holding the block */
     gboolean has_hash;
 } kv_block;
@@ -27,11 +23,11 @@ struct sv_kv_manager {
     uint32_t num_blocks;
     uint32_t block_size;
     gboolean caching;
-    /* num_blocks blocks, then the queue sentinel at index num_blocks: sentinel.next is the head
-     * (least recently freed, evicted first), sentinel.prev the tail. Links live in the blocks,
-     * so queue operations allocate nothing and touch() removes from the middle in O(1), as
-     * vLLM's FreeKVCacheBlockQueue. */
     kv_block *blocks;
+    /* The free queue is the eviction policy's (default lru: vLLM's FreeKVCacheBlockQueue, whose
+     * O(1) removal from the middle touch() needs); the manager keeps the count. */
+    const struct sv_kv_evict_ops *evict;
+    void *evict_state;
     uint32_t num_free;
     /* hash -> owning block. Keys point at the owner's `hash` field. Only looked up, never
      * iterated, so its order cannot influence the simulation. One block per hash: a block
@@ -136,39 +132,33 @@ static uint64_t hash_ids_link(uint64_t parent, uint64_t offset, const uint64_t *
 
 /* ---- free queue -------------------------------------------------------------------------- */
 
-static inline kv_block *sentinel(sv_kv_manager *mgr)
-{
-    return &mgr->blocks[mgr->num_blocks];
-}
-
 static void queue_append(sv_kv_manager *mgr, uint32_t id)
 {
-    kv_block *s = sentinel(mgr), *b = &mgr->blocks[id];
-    SV_ASSERT(b->prev == KV_NIL && b->next == KV_NIL);
-    int32_t last = s->prev;
-    b->prev = last;
-    b->next = (int32_t)mgr->num_blocks;
-    mgr->blocks[last].next = (int32_t)id;
-    s->prev = (int32_t)id;
+    kv_block *b = &mgr->blocks[id];
+    SV_ASSERT(!b->queued);
+    b->queued = TRUE;
+    mgr->evict->push(mgr->evict_state, id);
     mgr->num_free++;
 }
 
 static void queue_remove(sv_kv_manager *mgr, uint32_t id)
 {
     kv_block *b = &mgr->blocks[id];
-    SV_ASSERT(b->prev != KV_NIL && b->next != KV_NIL);
-    mgr->blocks[b->prev].next = b->next;
-    mgr->blocks[b->next].prev = b->prev;
-    b->prev = b->next = KV_NIL;
+    SV_ASSERT(b->queued);
+    b->queued = FALSE;
+    mgr->evict->remove(mgr->evict_state, id);
     mgr->num_free--;
 }
 
 static uint32_t queue_popleft(sv_kv_manager *mgr)
 {
-    int32_t head = sentinel(mgr)->next;
-    SV_ASSERT(head != (int32_t)mgr->num_blocks);
-    queue_remove(mgr, (uint32_t)head);
-    return (uint32_t)head;
+    SV_ASSERT(mgr->num_free > 0);
+    uint32_t id = mgr->evict->pop(mgr->evict_state);
+    /* A policy that hands out a block that is not free would corrupt the pool. */
+    SV_ASSERT(id < mgr->num_blocks && mgr->blocks[id].queued);
+    mgr->blocks[id].queued = FALSE;
+    mgr->num_free--;
+    return id;
 }
 
 /* ---- index ------------------------------------------------------------------------------- */
@@ -185,23 +175,37 @@ static gboolean is_owner(const sv_kv_manager *mgr, const kv_block *b)
 
 /* ---- manager ----------------------------------------------------------------------------- */
 
-sv_kv_manager *sv_kv_manager_new(uint32_t num_blocks, uint32_t block_size_tokens,
-                                 gboolean enable_prefix_caching)
+sv_kv_manager *sv_kv_manager_new_with_eviction(uint32_t num_blocks, uint32_t block_size_tokens,
+                                               gboolean enable_prefix_caching,
+                                               const struct sv_kv_evict_ops *ops,
+                                               const char *param, GError **error)
 {
     SV_ASSERT(num_blocks > 0 && num_blocks < (uint32_t)INT32_MAX && block_size_tokens > 0);
+    if (!ops)
+        ops = sv_kv_evict_lru();
+    void *state = ops->create(num_blocks, param, error);
+    if (!state)
+        return NULL;
     sv_kv_manager *mgr = g_new0(sv_kv_manager, 1);
     mgr->num_blocks = num_blocks;
     mgr->block_size = block_size_tokens;
     mgr->caching = enable_prefix_caching;
-    mgr->blocks = g_new0(kv_block, (gsize)num_blocks + 1);
+    mgr->blocks = g_new0(kv_block, num_blocks);
+    mgr->evict = ops;
+    mgr->evict_state = state;
     /* Initially in block-id order (vLLM's FreeKVCacheBlockQueue constructor). */
-    kv_block *s = sentinel(mgr);
-    s->prev = s->next = (int32_t)num_blocks;
-    for (uint32_t i = 0; i < num_blocks; i++) {
-        mgr->blocks[i].prev = mgr->blocks[i].next = KV_NIL;
+    for (uint32_t i = 0; i < num_blocks; i++)
         queue_append(mgr, i);
-    }
     mgr->index = g_hash_table_new(g_int64_hash, g_int64_equal);
+    return mgr;
+}
+
+sv_kv_manager *sv_kv_manager_new(uint32_t num_blocks, uint32_t block_size_tokens,
+                                 gboolean enable_prefix_caching)
+{
+    sv_kv_manager *mgr = sv_kv_manager_new_with_eviction(num_blocks, block_size_tokens,
+                                                         enable_prefix_caching, NULL, NULL, NULL);
+    SV_ASSERT(mgr); /* lru takes no parameter and cannot fail */
     return mgr;
 }
 
@@ -211,6 +215,7 @@ void sv_kv_manager_free(sv_kv_manager *mgr)
         return;
     SV_ASSERT(mgr->live_seqs == 0);
     g_hash_table_destroy(mgr->index);
+    mgr->evict->destroy(mgr->evict_state);
     g_free(mgr->blocks);
     g_free(mgr);
 }
@@ -257,13 +262,7 @@ uint32_t sv_kv_manager_num_cached_free_blocks(const sv_kv_manager *mgr)
 
 uint32_t sv_kv_manager_free_queue(const sv_kv_manager *mgr, uint32_t *ids, uint32_t max)
 {
-    uint32_t n = 0;
-    int32_t cur = mgr->blocks[mgr->num_blocks].next;
-    while (cur != (int32_t)mgr->num_blocks && n < max) {
-        ids[n++] = (uint32_t)cur;
-        cur = mgr->blocks[cur].next;
-    }
-    return n;
+    return mgr->evict->order ? mgr->evict->order(mgr->evict_state, ids, max) : 0;
 }
 
 uint32_t sv_kv_manager_block_ref(const sv_kv_manager *mgr, uint32_t id)

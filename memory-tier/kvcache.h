@@ -20,6 +20,8 @@
 #ifndef SV_KVCACHE_H
 #define SV_KVCACHE_H
 
+#include "core/core.h"
+
 #include <glib.h>
 #include <stdint.h>
 
@@ -67,8 +69,40 @@ uint64_t sv_kv_hash_tokens(uint64_t parent, const uint32_t *tokens, size_t n);
 typedef struct sv_kv_manager sv_kv_manager;
 typedef struct sv_kv_seq sv_kv_seq;
 
+/* ---- eviction policy --------------------------------------------------------------------- */
+
+/* Which free block an allocation takes next: the free queue as a policy (registry kind
+ * SV_REGISTRY_KV_EVICT, name from config; planner/plugin.h explains plugins). A freed block that
+ * still owns a prefix-cache entry is reusable until it is handed out again, so the order decides
+ * what the cache forgets. The manager calls push when a block's ref count drops to 0 (blocks of
+ * one sequence tail first), remove when a free block is pinned again by a prefix hit, and pop to
+ * hand one out (only when at least one is free); at creation it pushes 0 .. num_blocks-1 in
+ * order. Every callback must be O(1) or O(log n): they run per block. */
+struct sv_kv_evict_ops {
+    unsigned api_version; /* SV_REGISTRY_API_VERSION */
+    /* Per-manager state for `num_blocks` blocks; `param` is the text after "name:" (or NULL).
+     * NULL + error on a bad parameter. */
+    void *(*create)(uint32_t num_blocks, const char *param, GError **error);
+    void (*destroy)(void *state);
+    void (*push)(void *state, uint32_t block);
+    void (*remove)(void *state, uint32_t block);
+    uint32_t (*pop)(void *state);
+    /* Optional (diagnostics, tests): up to `max` free blocks in eviction order. */
+    uint32_t (*order)(void *state, uint32_t *ids, uint32_t max);
+};
+/* "lru": vLLM's FreeKVCacheBlockQueue (least recently freed first). The default. */
+const struct sv_kv_evict_ops *sv_kv_evict_lru(void);
+/* Register the built-in policies ("lru") in a registry (core/core.h). */
+gboolean sv_kv_evict_register_builtins(sv_registry *reg, GError **error);
+
 sv_kv_manager *sv_kv_manager_new(uint32_t num_blocks, uint32_t block_size_tokens,
                                  gboolean enable_prefix_caching);
+/* The same with an eviction policy (`ops` NULL = lru); `param` as in sv_kv_evict_ops.create.
+ * NULL + error when the policy refuses its parameter. */
+sv_kv_manager *sv_kv_manager_new_with_eviction(uint32_t num_blocks, uint32_t block_size_tokens,
+                                               gboolean enable_prefix_caching,
+                                               const struct sv_kv_evict_ops *ops,
+                                               const char *param, GError **error);
 /* Accepts NULL. Every sequence must have been freed (sv_kv_seq_free) before. */
 void sv_kv_manager_free(sv_kv_manager *mgr);
 
@@ -88,8 +122,8 @@ double sv_kv_manager_usage(const sv_kv_manager *mgr);
 uint32_t sv_kv_manager_num_cached_blocks(const sv_kv_manager *mgr);
 uint32_t sv_kv_manager_num_cached_free_blocks(const sv_kv_manager *mgr);
 
-/* Free queue in eviction order (head first), up to `max` block ids; returns how many written.
- * For tests and diagnostics (O(free blocks)). */
+/* Free queue in eviction order (head first), up to `max` block ids; returns how many written
+ * (0 when the eviction policy has no `order` callback). For tests and diagnostics. */
 uint32_t sv_kv_manager_free_queue(const sv_kv_manager *mgr, uint32_t *ids, uint32_t max);
 /* Ref count of block `id`. */
 uint32_t sv_kv_manager_block_ref(const sv_kv_manager *mgr, uint32_t id);

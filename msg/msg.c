@@ -56,19 +56,48 @@ sv_msg *sv_msg_new(sv_engine *eng, const struct sv_msg_cfg *cfg, const struct sv
                     g_strerror(errno));
         return NULL;
     }
+    /* The batch scheduler policy: a registry table, or the built-in of cfg->scheduler. */
+    const struct sv_sched_ops *sched =
+        cfg->sched_ops ? cfg->sched_ops : sv_msg_sched_builtin(cfg->scheduler);
+    struct sv_msg_limits limits = {
+        .max_num_seqs = cfg->max_num_seqs,
+        .max_num_batched_tokens = cfg->max_num_batched_tokens,
+        .long_prefill_token_threshold = cfg->long_prefill_token_threshold,
+        .enable_chunked_prefill = cfg->enable_chunked_prefill,
+        .reserve_full_isl = cfg->reserve_full_isl,
+    };
+    void *sched_state = NULL;
+    if (sched->create) {
+        sched_state = sched->create(cfg->instance, &limits, cfg->sched_param, error);
+        if (!sched_state) {
+            g_prefix_error(error, "instance %d: ", cfg->instance);
+            return NULL;
+        }
+    }
     sv_msg *m = g_new0(sv_msg, 1);
     m->eng = eng;
     m->cfg = *cfg;
+    m->cfg.sched_param = NULL; /* borrowed for create only */
+    m->sched = sched;
+    m->sched_state = sched_state;
+    m->limits = limits;
     m->emit_et_dir = g_strdup(cfg->emit_et_dir);
     m->cfg.emit_et_dir = m->emit_et_dir;
     if (hooks)
         m->hooks = *hooks;
     g_queue_init(&m->waiting);
+    m->detached = g_hash_table_new_full(g_direct_hash, g_direct_equal,
+                                        (GDestroyNotify)sv_msg__req_free, NULL);
     m->running = g_ptr_array_new();
     m->inflight = g_array_new(FALSE, FALSE, sizeof(msg_slot));
     m->pf_chunk = g_array_new(FALSE, FALSE, sizeof(int64_t));
     m->pf_hist = g_array_new(FALSE, FALSE, sizeof(int64_t));
     m->dec_kv = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    /* Parallel path (opmap.c) and data-parallel membership (parallel.c). */
+    if (!sv_msg__par_init(m, error) || (m->cfg.dp && !sv_msg__dp_join(m, error))) {
+        sv_msg_free(m);
+        return NULL;
+    }
     return m;
 }
 
@@ -76,6 +105,8 @@ void sv_msg_free(sv_msg *m)
 {
     if (!m)
         return;
+    sv_msg__dp_leave(m);
+    sv_msg__par_free(m);
     sv_dag_exec_free(m->exec);
     sv_dag_free(m->dag);
     /* A request sits in exactly one of waiting / running. */
@@ -85,11 +116,15 @@ void sv_msg_free(sv_msg *m)
     for (guint i = 0; i < m->running->len; i++)
         sv_msg__req_free(g_ptr_array_index(m->running, i));
     g_ptr_array_free(m->running, TRUE);
+    if (m->detached)
+        g_hash_table_destroy(m->detached); /* frees the held PD handoffs */
     g_array_free(m->inflight, TRUE);
     g_array_free(m->pf_chunk, TRUE);
     g_array_free(m->pf_hist, TRUE);
     g_array_free(m->dec_kv, TRUE);
     g_clear_error(&m->error);
+    if (m->sched->destroy)
+        m->sched->destroy(m->sched_state);
     g_free(m->emit_et_dir);
     g_free(m);
 }
@@ -109,6 +144,13 @@ static void step(sv_msg *m)
     if (m->busy || m->error)
         return;
     sv_msg__schedule(m);
+    if (m->inflight->len == 0 && m->running->len == 0 && !g_queue_is_empty(&m->waiting) &&
+        sv_msg__pd_unpin_waiting(m))
+        sv_msg__schedule(m); /* PD: blocks held by queued requests had blocked the head */
+    if (m->cfg.dp) {
+        sv_msg__dp_step(m); /* the wave starts when every member has scheduled */
+        return;
+    }
     if (m->inflight->len == 0) {
         if (!g_queue_is_empty(&m->waiting) && m->running->len == 0) {
             msg_req *r = g_queue_peek_head(&m->waiting);
@@ -137,14 +179,37 @@ static void step_event(sv_engine *eng, void *ctx, uint64_t arg)
 static void commit_event(sv_engine *eng, void *ctx, uint64_t arg)
 {
     sv_msg *m = ctx;
-    sv_msg_commit(m, sv_engine_now(eng));
+    if (m->par)
+        sv_msg__par_commit(m); /* the oldest finished batch (pipeline: several in flight) */
+    else
+        sv_msg_commit(m, sv_engine_now(eng));
     step(m);
 }
 
 void sv_msg__iter_finished(sv_msg *m)
 {
-    /* Called inside the executor: free it from a fresh event at the same instant. */
-    sv_engine_schedule_in(m->eng, 0, MSG_PRIO_COMMIT, commit_event, m, 0);
+    /* Called inside the executor: commit from a fresh event, after the host-side part of the
+     * step (msg/host.c; 0 when the model is off). */
+    sv_time host = sv_msg_host_step_ns(m->cfg.host_model, m->inflight->len);
+    sv_engine_schedule_in(m->eng, host, MSG_PRIO_COMMIT, commit_event, m, 0);
+}
+
+void sv_msg__fail(sv_msg *m, GError *err)
+{
+    fail(m, err);
+}
+
+void sv_msg__kick(sv_msg *m)
+{
+    if (!m->cfg.manual && !m->busy && !m->step_pending && !m->error) {
+        m->step_pending = TRUE;
+        sv_engine_schedule_in(m->eng, 0, MSG_PRIO_STEP, step_event, m, 0);
+    }
+}
+
+void sv_msg__schedule_commit(sv_msg *m, sv_time delay)
+{
+    sv_engine_schedule_in(m->eng, delay, MSG_PRIO_COMMIT, commit_event, m, 0);
 }
 
 uint32_t sv_msg_schedule_step(sv_msg *m, GArray *out)
@@ -231,6 +296,7 @@ gboolean sv_msg_submit(sv_msg *m, const struct sv_msg_req_cfg *rc, GError **erro
     r->seq = seq;
     r->user = rc->user;
     g_queue_push_tail(&m->waiting, r);
+    m->waiting_tokens += r->num_reached;
     if (!m->cfg.manual && !m->busy && !m->step_pending) {
         m->step_pending = TRUE;
         sv_engine_schedule_in(m->eng, 0, MSG_PRIO_STEP, step_event, m, 0);
@@ -253,6 +319,11 @@ gboolean sv_msg_idle(const sv_msg *m)
     return !m->busy && m->running->len == 0 && m->waiting.length == 0;
 }
 
+int64_t sv_msg_waiting_tokens(const sv_msg *m)
+{
+    return m->waiting_tokens;
+}
+
 uint64_t sv_msg_num_iterations(const sv_msg *m)
 {
     return m->iterations;
@@ -271,4 +342,128 @@ sv_kv_manager *sv_msg_kv(const sv_msg *m)
 const GError *sv_msg_error(const sv_msg *m)
 {
     return m->error;
+}
+
+/* ---- prefill/decode disaggregation (docs/disaggregation.md) --------------------------------- */
+
+/* A DECODE group queues requests whose transferred KV holds blocks. When nothing runs and the
+ * head cannot be admitted (a preempted request needing more blocks than are free), those queued
+ * holders would wait forever behind it: drop their KV (recompute, as a preemption does). */
+gboolean sv_msg__pd_unpin_waiting(sv_msg *m)
+{
+    gboolean any = FALSE;
+    for (GList *l = m->waiting.head; l; l = l->next) {
+        msg_req *r = l->data;
+        if (r->num_computed == 0)
+            continue;
+        sv_kv_manager_preempt_seq(m->cfg.kv, r->seq);
+        m->waiting_tokens += r->num_computed;
+        r->num_computed = 0;
+        r->preemptions++;
+        m->preemptions++;
+        any = TRUE;
+    }
+    return any;
+}
+
+void sv_msg__pd_detach(sv_msg *m, msg_req *r)
+{
+    g_ptr_array_remove(m->running, r); /* keeps the order of the others */
+    r->detached = TRUE;
+    g_hash_table_add(m->detached, r);
+    if (m->hooks.on_prefill_done)
+        m->hooks.on_prefill_done(m->hooks.ctx, m->cfg.instance, (sv_msg_handoff *)r);
+}
+
+void sv_msg_handoff_get_info(const sv_msg_handoff *h, struct sv_msg_handoff_info *out)
+{
+    const msg_req *r = (const msg_req *)h;
+    *out = (struct sv_msg_handoff_info){
+        .request_id = r->id,
+        .arrival_ns = r->arrival_ns,
+        .first_scheduled_ns = r->first_sched_ns,
+        .first_token_ns = r->first_token_ns,
+        .input_tokens = r->input,
+        .output_tokens = r->total - r->input,
+        .prefix_hit_tokens = r->prefix_hit_first,
+        .preemptions = r->preemptions,
+        .user = r->user,
+    };
+}
+
+uint32_t sv_msg_pd_blocks_needed(const sv_msg *m, int64_t tokens)
+{
+    uint32_t bs = sv_kv_manager_block_size(m->cfg.kv);
+    return (uint32_t)((tokens + bs - 1) / bs);
+}
+
+sv_msg_handoff *sv_msg_pd_reserve(sv_msg *m, const struct sv_msg_handoff_info *info, GError **error)
+{
+    uint32_t bs = sv_kv_manager_block_size(m->cfg.kv);
+    int64_t total = info->input_tokens + info->output_tokens;
+    if ((uint64_t)((total + bs - 1) / bs) > sv_kv_manager_num_blocks(m->cfg.kv)) {
+        g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_NOFIT,
+                    "request %" G_GUINT64_FORMAT ": %" G_GINT64_FORMAT
+                    " tokens need more than the %u KV blocks of decode instance %d",
+                    info->request_id, total, sv_kv_manager_num_blocks(m->cfg.kv), m->cfg.instance);
+        return NULL;
+    }
+    /* The sequence carries no token ids: transferred KV is not indexed in the decode group's
+     * prefix cache (vLLM's NIXL connector writes it into fresh blocks). */
+    struct sv_kv_seq_cfg sc = {.prompt_tokens = (uint64_t)info->input_tokens};
+    sv_kv_seq *seq = sv_kv_seq_new(m->cfg.kv, &sc, error);
+    if (!seq)
+        return NULL;
+    if (!sv_kv_manager_allocate_slots(m->cfg.kv, seq, 0, (uint64_t)info->input_tokens, 0,
+                                      (uint64_t)info->input_tokens)) {
+        sv_kv_seq_free(seq);
+        return NULL; /* back-pressure: the caller retries when blocks free up */
+    }
+    msg_req *r = g_new0(msg_req, 1);
+    r->id = info->request_id;
+    r->arrival_ns = info->arrival_ns;
+    r->first_sched_ns = info->first_scheduled_ns;
+    r->first_token_ns = info->first_token_ns;
+    r->recent_end_ns = info->first_token_ns; /* the first decode gap includes the transfer */
+    r->input = info->input_tokens;
+    r->total = total;
+    /* The prompt's KV is computed (transferred) and the first token exists: the next step
+     * computes token input + 1, a decode of one token. */
+    r->num_computed = info->input_tokens;
+    r->num_reached = info->input_tokens + 1;
+    r->prefix_hit = r->prefix_hit_first = info->prefix_hit_tokens;
+    r->admitted_once = TRUE;
+    r->is_init = FALSE;
+    r->preemptions = info->preemptions;
+    r->seq = seq;
+    r->user = info->user;
+    r->detached = TRUE;
+    g_hash_table_add(m->detached, r);
+    return (sv_msg_handoff *)r;
+}
+
+void sv_msg_pd_admit(sv_msg *m, sv_msg_handoff *h)
+{
+    msg_req *r = (msg_req *)h;
+    SV_ASSERT(r->detached);
+    g_hash_table_steal(m->detached, r);
+    r->detached = FALSE;
+    g_queue_push_tail(&m->waiting, r);
+    m->waiting_tokens += r->num_reached - r->num_computed;
+    if (!m->cfg.manual && !m->busy && !m->step_pending) {
+        m->step_pending = TRUE;
+        sv_engine_schedule_in(m->eng, 0, MSG_PRIO_STEP, step_event, m, 0);
+    }
+}
+
+void sv_msg_pd_release(sv_msg *m, sv_msg_handoff *h)
+{
+    msg_req *r = (msg_req *)h;
+    SV_ASSERT(r->detached);
+    g_hash_table_remove(m->detached, r); /* frees the request and its blocks */
+}
+
+sv_time sv_msg_busy_since(const sv_msg *m)
+{
+    return m->busy ? m->iter_start_ns : -1;
 }

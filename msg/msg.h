@@ -14,6 +14,7 @@
 #include "compute/compute.h"
 #include "core/core.h"
 #include "memory-tier/kvcache.h"
+#include "network/network.h"
 
 #include <glib.h>
 #include <stdint.h>
@@ -38,14 +39,156 @@ typedef enum {
 gboolean sv_msg_sched_parse(const char *name, sv_msg_sched_kind *out, GError **error);
 const char *sv_msg_sched_name(sv_msg_sched_kind kind);
 
+/* Host-side time per engine step (msg/host.c). The zero value is the default: a config that
+ * does not set the field gets the fitted model. */
+typedef enum {
+    SV_MSG_HOST_FITTED = 0, /* C0 + C1 x sequences, tools/fit_host.c (Sarathi-Serve data) */
+    SV_MSG_HOST_NONE,       /* GPU time only (LLMServingSim's model) */
+} sv_msg_host_model;
+
+/* "fitted", "none". */
+gboolean sv_msg_host_parse(const char *name, sv_msg_host_model *out, GError **error);
+/* Host time added to a step that schedules n_seqs sequences (0 for an empty step). */
+sv_time sv_msg_host_step_ns(sv_msg_host_model model, uint32_t n_seqs);
+
+/* ---- batch scheduler policies --------------------------------------------------------------
+ *
+ * A batch scheduler is a callback table registered by name (registry kind SV_REGISTRY_SCHED);
+ * the built-ins "vllm", "static" and "dynamic" are tables like any plugin's. Once per engine step
+ * the group calls `schedule` with a view of itself (sv_msg_view): the scheduler reads the waiting
+ * queue and the running list and decides, through the view's verbs only, which requests compute
+ * how many tokens this step. The view keeps every invariant (KV blocks, the order of the lists,
+ * token counters); a scheduler never sees a request object. */
+typedef struct sv_msg_view sv_msg_view;
+
+/* What a scheduler may know about a request. */
+struct sv_msg_req_info {
+    uint64_t request_id;
+    sv_time arrival_ns;
+    int64_t input_tokens;  /* prompt */
+    int64_t total_tokens;  /* prompt + output: the request ends when reached == total */
+    int64_t num_computed;  /* KV history computed (0 after a preemption) */
+    int64_t num_reached;   /* prompt + generated so far; a step needs reached - computed tokens */
+    gboolean prefill_done; /* first token produced */
+    uint32_t preemptions;
+};
+
+/* The group's limits (resolved configuration). */
+struct sv_msg_limits {
+    int64_t max_num_seqs;
+    int64_t max_num_batched_tokens;
+    int64_t long_prefill_token_threshold; /* 0 = none */
+    gboolean enable_chunked_prefill;
+    gboolean reserve_full_isl;
+};
+
+struct sv_sched_ops {
+    unsigned api_version; /* SV_REGISTRY_API_VERSION */
+    /* Optional per-group state; `param` is the text after "name:" (NULL when none). */
+    void *(*create)(int32_t instance, const struct sv_msg_limits *lim, const char *param,
+                    GError **error);
+    void (*destroy)(void *state);
+    /* Pick this step's batch through the view. An empty batch while requests wait and nothing
+     * runs means no request can ever be scheduled: the run stops with a diagnosis. */
+    void (*schedule)(void *state, sv_msg_view *view);
+};
+
+sv_time sv_msg_view_now(const sv_msg_view *v);
+const struct sv_msg_limits *sv_msg_view_limits(const sv_msg_view *v);
+int32_t sv_msg_view_instance(const sv_msg_view *v);
+/* Running requests in admission order (index i < num_running). */
+uint32_t sv_msg_view_num_running(const sv_msg_view *v);
+void sv_msg_view_running(const sv_msg_view *v, uint32_t i, struct sv_msg_req_info *out);
+/* Whether running request i already has a share of this step. */
+gboolean sv_msg_view_is_scheduled(const sv_msg_view *v, uint32_t i);
+/* Waiting requests in queue order (arrival order; preempted requests at the head). Index 0 is
+ * O(1), index i costs O(i). */
+uint32_t sv_msg_view_num_waiting(const sv_msg_view *v);
+void sv_msg_view_waiting(const sv_msg_view *v, uint32_t i, struct sv_msg_req_info *out);
+/* Requests given a share of this step so far, and their tokens. */
+uint32_t sv_msg_view_num_scheduled(const sv_msg_view *v);
+int64_t sv_msg_view_scheduled_tokens(const sv_msg_view *v);
+uint32_t sv_msg_view_num_preempted(const sv_msg_view *v);
+
+/* Give running request i (not yet scheduled this step) `num_new` tokens (1 <= num_new <=
+ * reached - computed): allocates their KV slots. FALSE, changing nothing, when the pool lacks
+ * the blocks. */
+gboolean sv_msg_view_schedule_running(sv_msg_view *v, uint32_t i, int64_t num_new);
+/* Preempt running request i (recompute: blocks freed with hashes kept, computed reset to 0); it
+ * moves to the head of the waiting queue. A request scheduled this step cannot be preempted. */
+void sv_msg_view_preempt(sv_msg_view *v, uint32_t i);
+/* Tokens the head of the waiting queue has already computed: its prefix-cache hit (looked up
+ * once per step and counted in the cache statistics) or its computed history. */
+int64_t sv_msg_view_waiting_computed(sv_msg_view *v);
+/* Whether the head's whole sequence would fit in the pool (vLLM's can_fit_full_sequence). */
+gboolean sv_msg_view_waiting_fits_full(sv_msg_view *v);
+/* Admit the head of the waiting queue with `num_new` tokens after its computed ones
+ * (sv_msg_view_waiting_computed): allocates KV slots, moves it to the tail of the running list
+ * and schedules it. FALSE, changing nothing, when the pool lacks the blocks. */
+gboolean sv_msg_view_admit_waiting(sv_msg_view *v, int64_t num_new);
+
+/* The built-in tables, and their registration ("vllm", "static", "dynamic"). */
+const struct sv_sched_ops *sv_msg_sched_builtin(sv_msg_sched_kind kind);
+gboolean sv_msg_sched_register_builtins(sv_registry *reg, GError **error);
+
+/* ---- expert routing policies (MoE) --------------------------------------------------------
+ *
+ * How a batch's tokens spread over the experts of one MoE layer (registry kind
+ * SV_REGISTRY_EXPERT_ROUTE). Built-ins: "balanced" (even split, remainder to the lowest experts),
+ * "round_robin" (token t of the step to expert (cursor + t) mod n for each of its top_k choices,
+ * the cursor carried across calls), "random" (uniform choices, distinct per token), "zipf:S"
+ * (expert rank r chosen with weight 1 / r^S, distinct per token). Counts sum to tokens x top_k.
+ */
+struct sv_expert_route_req {
+    int32_t layer;
+    int64_t tokens;
+    int32_t n_experts;
+    int32_t top_k; /* 1 <= top_k <= n_experts */
+};
+
+struct sv_expert_route_ops {
+    unsigned api_version; /* SV_REGISTRY_API_VERSION */
+    /* Per-use state; `rng` is a stream owned by the caller (random policies draw from it only). */
+    void *(*create)(const char *param, sv_rng *rng, GError **error);
+    void (*destroy)(void *state);
+    /* Fill counts[0 .. n_experts) with the tokens routed to each expert. */
+    void (*route)(void *state, const struct sv_expert_route_req *req, int64_t *counts);
+};
+gboolean sv_msg_expert_route_register_builtins(sv_registry *reg, GError **error);
+
 /* vLLM v1 engine defaults (vllm/config/scheduler.py, v0.19.0; LLMServingSim's CLI defaults). */
 #define SV_MSG_DEFAULT_MAX_NUM_SEQS 128
 #define SV_MSG_DEFAULT_MAX_NUM_BATCHED_TOKENS 2048
 #define SV_MSG_DEFAULT_BLOCK_SIZE 16
 
+/* MoE dispatch / combine exchange: vLLM's default all-gather + reduce-scatter backend, or an
+ * all-to-all (DeepEP-style dispatching backend). */
+typedef enum {
+    SV_MSG_MOE_ALLGATHER_RS = 0,
+    SV_MSG_MOE_ALLTOALL,
+} sv_msg_moe_comm;
+/* "allgather_reducescatter" (or "agrs"), "alltoall". */
+gboolean sv_msg_moe_comm_parse(const char *name, sv_msg_moe_comm *out, GError **error);
+
+typedef struct sv_msg_dp sv_msg_dp;
+
+/* An instance's part in prefill/decode disaggregation (LLMServingSim's pd_type). */
+typedef enum {
+    SV_MSG_ROLE_BOTH = 0, /* pd_type null: prefill and decode */
+    SV_MSG_ROLE_PREFILL,  /* pd_type "prefill" */
+    SV_MSG_ROLE_DECODE,   /* pd_type "decode" */
+} sv_msg_role;
+
+/* A request in transit between a prefill and a decode group (its KV blocks held on one side). */
+typedef struct sv_msg_handoff sv_msg_handoff;
+
 struct sv_msg_cfg {
     int32_t instance; /* instance index (records, ET file names) */
     sv_msg_sched_kind scheduler;
+    /* A scheduler table (from the registry) wins over `scheduler` when set; borrowed, must
+     * outlive the msg. `sched_param` is its parameter (the text after "name:", or NULL). */
+    const struct sv_sched_ops *sched_ops;
+    const char *sched_param;
     int64_t max_num_seqs;                 /* > 0 */
     int64_t max_num_batched_tokens;       /* > 0 */
     int64_t long_prefill_token_threshold; /* 0 = no per-request chunk cap */
@@ -63,8 +206,31 @@ struct sv_msg_cfg {
     /* When set, each iteration DAG is also written as Chakra ET:
      * <emit_et_dir>/inst<I>_iter<N>.<device>.et. The DAG is then built per layer and operator. */
     const char *emit_et_dir;
+    sv_msg_host_model host_model; /* host-side per-step time (default: fitted) */
+    /* ---- parallelism on the cluster network (issue 4; docs/parallelism.md) ----
+     * coll NULL: no network (TP all-reduce by the closed form above). With coll set and more
+     * than one device, EP or DP, every collective and stage transfer is a network operation of
+     * this system layer (borrowed, must outlive the msg). */
+    sv_coll_sys *coll;
+    int32_t pp_size;       /* pipeline stages (0 = 1); num_devices = tp x pp, tp fastest */
+    int32_t tp_group_base; /* communicator group of stage s's TP ranks: tp_group_base + s */
+    /* Expert parallelism (MoE models, ep_size > 1): EP rank of this instance's TP rank r is
+     * ep_rank_base + r, the EP ranks form communicator group ep_group. */
+    int32_t ep_size;
+    int32_t ep_group;
+    int32_t ep_rank_base;
+    sv_msg_moe_comm moe_comm;
+    const struct sv_expert_route_ops *expert_route; /* NULL = built-in "balanced" */
+    const char *expert_route_param;                 /* copied */
+    /* Data parallel group (vLLM DP: members step in waves, idle ones run dummy steps). */
+    sv_msg_dp *dp;
+    int32_t dp_rank;
     /* Tests: never start iterations from the engine; drive with sv_msg_schedule_step/commit. */
     gboolean manual;
+    /* Prefill/decode disaggregation (docs/disaggregation.md): a PREFILL group hands each request
+     * off (hooks.on_prefill_done) when its prompt completes instead of decoding it; a DECODE group
+     * receives requests through sv_msg_pd_reserve / sv_msg_pd_admit. BOTH (0) does everything. */
+    sv_msg_role role;
 };
 
 /* A request as the serving group sees it. Token ids are read during sv_msg_submit only. */
@@ -121,10 +287,54 @@ struct sv_msg_hooks {
                      sv_time gap_ns);
     void (*on_req_done)(void *ctx, const struct sv_msg_req_done *done);
     void (*on_iter_done)(void *ctx, const struct sv_msg_iter_done *it);
+    /* PREFILL groups: the request's prompt completed at `now` (its first token, TTFT, is produced
+     * here as vLLM's disaggregated prefill does) and it has left the running list; its KV blocks
+     * stay held until sv_msg_pd_release(). Called inside the commit: defer work to an event. */
+    void (*on_prefill_done)(void *ctx, int32_t instance, sv_msg_handoff *h);
     void *ctx;
 };
 
 typedef struct sv_msg sv_msg;
+
+/* ---- parallelism helpers (msg/parallel.c; docs/parallelism.md) --------------------------- */
+
+/* vLLM's get_pp_indices (vllm/distributed/utils.py): layers // pp per stage, the remainder one
+ * each to the stages before the last, starting from the second to last. Stage `stage` runs
+ * layers [*begin, *end). */
+void sv_msg_pp_split(int64_t num_layers, int32_t pp_size, int32_t stage, int64_t *begin,
+                     int64_t *end);
+
+/* LLMServingSim GateFunction.expert_owner: min(e x ep / n_experts, ep - 1). */
+int32_t sv_msg_expert_owner(int32_t expert, int32_t ep_size, int32_t n_experts);
+
+/* Per EP rank load of one MoE layer from per-expert token counts: `pairs` token-expert pairs,
+ * `activated` distinct experts with tokens, `local_tokens` = ceil(pairs / top_k) (the tokens of
+ * a top-k=1-equivalent batch with the same expert work, the key of moe.csv). */
+struct sv_msg_moe_rank {
+    int64_t pairs;
+    int64_t local_tokens;
+    int64_t activated;
+};
+void sv_msg_moe_rank_load(const int64_t *counts, int32_t n_experts, int32_t ep_size,
+                          int32_t top_k, struct sv_msg_moe_rank *out);
+
+/* Expert routing "hist:W0,W1,...": each token's top_k distinct experts drawn by the given
+ * per-expert weights (a load histogram from a trace; repeated cyclically over the experts). For
+ * the planner to register beside msg/expert.c's built-ins. */
+const struct sv_expert_route_ops *sv_msg_expert_route_hist(void);
+/* The built-in "balanced" table (the default of cfg.expert_route). */
+const struct sv_expert_route_ops *sv_msg_expert_route_balanced(void);
+
+/* A data-parallel group of `size` members (vLLM DP): a member that wants to step waits until
+ * every member has scheduled; then all run together, idle members a dummy batch of one decode
+ * token, and the MoE exchange is sized by the largest member's tokens (LLMServingSim
+ * dp_pending). A group where no member has work stays idle. Members join by sv_msg_new
+ * (cfg.dp, cfg.dp_rank); free the group after its members. */
+sv_msg_dp *sv_msg_dp_new(int32_t size);
+void sv_msg_dp_free(sv_msg_dp *dp); /* accepts NULL */
+int32_t sv_msg_dp_size(const sv_msg_dp *dp);
+uint64_t sv_msg_dp_waves(const sv_msg_dp *dp);       /* steps run together */
+uint64_t sv_msg_dp_dummy_steps(const sv_msg_dp *dp); /* member steps with no request */
 
 sv_msg *sv_msg_new(sv_engine *eng, const struct sv_msg_cfg *cfg, const struct sv_msg_hooks *hooks,
                    GError **error);
@@ -138,11 +348,44 @@ gboolean sv_msg_submit(sv_msg *msg, const struct sv_msg_req_cfg *req, GError **e
 uint32_t sv_msg_num_running(const sv_msg *msg);
 uint32_t sv_msg_num_waiting(const sv_msg *msg);
 gboolean sv_msg_idle(const sv_msg *msg); /* no request queued, running, or in flight */
+/* Tokens the waiting queue still has to compute (sum of reached - computed): a router's load. */
+int64_t sv_msg_waiting_tokens(const sv_msg *msg);
 uint64_t sv_msg_num_iterations(const sv_msg *msg);
 uint64_t sv_msg_num_preemptions(const sv_msg *msg);
 sv_kv_manager *sv_msg_kv(const sv_msg *msg);
 /* Error raised inside an event (ET write failure); NULL when none. Owned by the msg. */
 const GError *sv_msg_error(const sv_msg *msg);
+
+/* ---- prefill/decode disaggregation -------------------------------------------------------- */
+
+/* What travels with a handed-off request (times in ns). */
+struct sv_msg_handoff_info {
+    uint64_t request_id;
+    sv_time arrival_ns;
+    sv_time first_scheduled_ns;
+    sv_time first_token_ns;
+    int64_t input_tokens;
+    int64_t output_tokens;
+    int64_t prefix_hit_tokens; /* at its first admission on the prefill group */
+    uint32_t preemptions;      /* on the prefill group */
+    void *user;
+};
+void sv_msg_handoff_get_info(const sv_msg_handoff *h, struct sv_msg_handoff_info *out);
+/* KV blocks a request of `tokens` prompt tokens needs on `msg` (ceil(tokens / block_size)). */
+uint32_t sv_msg_pd_blocks_needed(const sv_msg *msg, int64_t tokens);
+/* DECODE side, back-pressure: allocate the blocks for the request's prompt KV now. NULL without
+ * an error when the pool cannot give them now (nothing changed: retry later); NULL with
+ * SV_MSG_ERROR_NOFIT when the whole sequence can never fit in this group's pool. */
+sv_msg_handoff *sv_msg_pd_reserve(sv_msg *msg, const struct sv_msg_handoff_info *info,
+                                  GError **error);
+/* DECODE side: the KV has arrived; the request joins the waiting queue with its prompt computed
+ * (its next step decodes token 2) and the group steps if idle. */
+void sv_msg_pd_admit(sv_msg *msg, sv_msg_handoff *h);
+/* Free a held handoff's blocks and the request (PREFILL side once its KV has left; DECODE side
+ * to cancel a reservation). */
+void sv_msg_pd_release(sv_msg *msg, sv_msg_handoff *h);
+/* Start of the iteration in flight, or -1 when the group is idle (routers' step remainder). */
+sv_time sv_msg_busy_since(const sv_msg *msg);
 
 /* ---- scheduler core, exposed for unit tests and the operation mapper ---------------------- */
 

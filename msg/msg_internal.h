@@ -22,7 +22,9 @@ typedef struct msg_req {
     gboolean admitted_once;
     gboolean is_init; /* prefill not yet completed (TTFT not recorded) */
     gboolean finished;
+    gboolean detached; /* held by a PD handoff, in neither waiting nor running */
     uint32_t preemptions;
+    uint64_t step_mark; /* == sv_msg.step_seq while it has a share of the step being formed */
     sv_kv_seq *seq;
     void *user;
 } msg_req;
@@ -33,6 +35,14 @@ typedef struct {
     int64_t num_new;
     int64_t computed_before;
 } msg_slot;
+
+/* The batch scheduler's window on the group (sv_msg_view_*, sched.c). */
+struct sv_msg_view {
+    sv_msg *m;
+    msg_req *head;         /* waiting head whose computed tokens were looked up, or NULL */
+    int64_t head_computed; /* its prefix hit / computed history */
+    int64_t head_hit;      /* the part found by the prefix lookup this step */
+};
 
 struct sv_msg {
     sv_engine *eng;
@@ -48,11 +58,20 @@ struct sv_msg {
     uint64_t iterations;
     uint64_t preemptions;
     uint32_t step_preempted;
+    uint64_t step_seq;      /* schedule calls so far (marks requests scheduled in this one) */
+    int64_t waiting_tokens; /* sum of reached - computed over the waiting queue */
+    /* Batch scheduler policy (sched.c). */
+    const struct sv_sched_ops *sched;
+    void *sched_state;
+    struct sv_msg_limits limits;
+    struct sv_msg_view view;
     /* Operation mapper scratch (reused every iteration: no allocation per step). */
     GArray *pf_chunk, *pf_hist, *dec_kv; /* int64_t */
     sv_dag *dag;
     sv_dag_exec *exec;
     GError *error;
+    struct msg_par *par; /* parallel path (opmap.c); NULL on the single-device path */
+    GHashTable *detached; /* msg_req* held by PD handoffs (set; freed with the msg) */
 };
 
 /* sched.c: the batch scheduler. Fills m->inflight; returns the number of requests preempted. */
@@ -60,10 +79,33 @@ uint32_t sv_msg__schedule(sv_msg *m);
 /* sched.c: commit the in-flight iteration at `finish` (add_done). Returns prompt / gen tokens. */
 void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t);
 void sv_msg__req_free(msg_req *r);
+/* msg.c: a PREFILL group's request whose prompt completed leaves the running list. */
+void sv_msg__pd_detach(sv_msg *m, msg_req *r);
+/* msg.c: free the KV blocks held by queued (transferred) requests; TRUE when any were. */
+gboolean sv_msg__pd_unpin_waiting(sv_msg *m);
 
 /* opmap.c: build the iteration DAG for m->inflight and start it on the executor; calls
  * sv_msg__iter_finished(m) from an engine event when the DAG has run. FALSE + error on failure. */
 gboolean sv_msg__launch(sv_msg *m, GError **error);
 void sv_msg__iter_finished(sv_msg *m);
+
+/* msg.c: stop the run with `err` (taken); start a step now if the group is idle; schedule the
+ * commit event `delay` from now. */
+void sv_msg__fail(sv_msg *m, GError *err);
+void sv_msg__kick(sv_msg *m);
+void sv_msg__schedule_commit(sv_msg *m, sv_time delay);
+
+/* opmap.c: the parallel path (cluster network, PP, EP, DP; docs/parallelism.md). par_init
+ * decides whether the msg takes it (m->par stays NULL otherwise). par_commit commits the oldest
+ * finished batch (from the commit event). */
+gboolean sv_msg__par_init(sv_msg *m, GError **error);
+void sv_msg__par_free(sv_msg *m);
+void sv_msg__par_commit(sv_msg *m);
+void sv_msg__par_set_comm_tokens(sv_msg *m, int64_t tokens);
+
+/* parallel.c: data-parallel groups. */
+gboolean sv_msg__dp_join(sv_msg *m, GError **error);
+void sv_msg__dp_leave(sv_msg *m);
+void sv_msg__dp_step(sv_msg *m);
 
 #endif

@@ -111,6 +111,8 @@ static gboolean emit_et(sv_msg *m, GError **error)
     return TRUE;
 }
 
+static gboolean par_launch(sv_msg *m, const struct sv_batch_shape *shape_in, GError **error);
+
 gboolean sv_msg__launch(sv_msg *m, GError **error)
 {
     g_array_set_size(m->pf_chunk, 0);
@@ -131,6 +133,8 @@ gboolean sv_msg__launch(sv_msg *m, GError **error)
     sv_compute_batch_shape_init(&shape, (const int64_t *)(void *)m->pf_chunk->data,
                                 (const int64_t *)(void *)m->pf_hist->data, m->pf_chunk->len,
                                 (const int64_t *)(void *)m->dec_kv->data, m->dec_kv->len);
+    if (m->par)
+        return par_launch(m, &shape, error);
     struct sv_iter_time it;
     const struct sv_model_cfg *mc = sv_compute_latency_model(m->cfg.lat);
     sv_compute_iter_time(m->cfg.lat, &shape, 0, mc->num_layers, &it);
@@ -162,6 +166,481 @@ gboolean sv_msg__launch(sv_msg *m, GError **error)
         g_clear_pointer(&m->dag, sv_dag_free);
         return FALSE;
     }
+    sv_dag_exec_start(m->exec);
+    return TRUE;
+}
+
+/* ---- the parallel path (issue 4; docs/parallelism.md) -----------------------------------------
+ *
+ * Taken when the instance has a cluster network (cfg.coll) and more than one device, expert
+ * parallelism or a data-parallel group. The iteration is built per stage, rank, layer and
+ * operator: TP all-reduces after o_proj and down_proj as collectives of the stage's TP group,
+ * the MoE block as dispatch -> expert compute (per rank, from its routed load) -> combine on the
+ * EP group, hidden states sent stage to stage (point-to-point, sized tokens x hidden x bytes),
+ * and a LOGICAL join node that completes the batch. Up to pp_size batches are in flight
+ * (LLMServingSim scheduler.py keeps an inflight list capped at pp_size, vLLM's batch_queue);
+ * they commit in launch order. */
+
+typedef struct {
+    GArray *slots; /* msg_slot of this batch (taken from m->inflight) */
+    sv_time start_ns;
+    sv_dag_node *final;
+    gboolean done;
+    gboolean dummy; /* DP idle member's dummy step: no request, no record */
+} par_batch;
+
+struct msg_par {
+    int32_t tp, pp;
+    GQueue batches;       /* par_batch*, launch order */
+    gboolean commit_due;  /* a commit event is scheduled for the head batch */
+    int64_t comm_tokens;  /* DP wave: tokens sizing the MoE exchange (0 = own) */
+    gboolean moe;         /* model has MoE layers and ep_size > 1 */
+    const struct sv_expert_route_ops *route;
+    void *route_state;
+    int64_t *counts;               /* per expert */
+    struct sv_msg_moe_rank *ranks; /* per EP rank */
+    sv_dag_node **last;            /* per rank of a stage, scratch */
+    uint64_t tag;                  /* point-to-point tag base (instance) */
+};
+
+static gboolean par_wanted(const struct sv_msg_cfg *c)
+{
+    int32_t pp = c->pp_size > 1 ? c->pp_size : 1;
+    return c->coll != NULL && (c->num_devices > 1 || pp > 1 || c->dp != NULL || c->ep_size > 1);
+}
+
+gboolean sv_msg__par_init(sv_msg *m, GError **error)
+{
+    const struct sv_msg_cfg *c = &m->cfg;
+    int32_t pp = c->pp_size > 1 ? c->pp_size : 1;
+    if (!par_wanted(c)) {
+        if (pp > 1 || c->dp != NULL || c->ep_size > 1) {
+            g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
+                        "instance %d: pipeline, expert or data parallelism needs the cluster "
+                        "network (cfg.coll)",
+                        c->instance);
+            return FALSE;
+        }
+        return TRUE;
+    }
+    if (c->manual || !c->lat) {
+        g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
+                    "instance %d: the parallel path needs a latency model and the engine loop",
+                    c->instance);
+        return FALSE;
+    }
+    if (c->num_devices % pp != 0) {
+        g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
+                    "instance %d: %d devices do not split into %d pipeline stages", c->instance,
+                    c->num_devices, pp);
+        return FALSE;
+    }
+    const struct sv_model_cfg *mc = sv_compute_latency_model(c->lat);
+    if (pp > mc->num_layers) {
+        g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
+                    "instance %d: pp_size %d exceeds the model's %" G_GINT64_FORMAT " layers",
+                    c->instance, pp, mc->num_layers);
+        return FALSE;
+    }
+    if (c->dp != NULL && pp > 1) {
+        g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
+                    "instance %d: data-parallel groups with pp_size > 1 are not supported",
+                    c->instance);
+        return FALSE;
+    }
+    struct msg_par *P = g_new0(struct msg_par, 1);
+    m->par = P;
+    P->pp = pp;
+    P->tp = c->num_devices / pp;
+    g_queue_init(&P->batches);
+    P->last = g_new0(sv_dag_node *, (size_t)P->tp);
+    P->tag = (uint64_t)c->instance;
+    P->moe = sv_compute_model_is_moe(mc) && c->ep_size > 1;
+    if (P->moe) {
+        if (pp > 1) {
+            g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
+                        "instance %d: expert parallelism with pp_size > 1 is not supported",
+                        c->instance);
+            return FALSE;
+        }
+        if (c->ep_size > mc->num_experts || c->ep_rank_base < 0 ||
+            c->ep_rank_base + P->tp > c->ep_size) {
+            g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
+                        "instance %d: EP ranks %d..%d do not fit ep_size %d (%" G_GINT64_FORMAT
+                        " experts)",
+                        c->instance, c->ep_rank_base, c->ep_rank_base + P->tp - 1, c->ep_size,
+                        mc->num_experts);
+            return FALSE;
+        }
+        P->route = c->expert_route;
+        if (!P->route)
+            P->route = sv_msg_expert_route_balanced();
+        g_autofree char *stream = g_strdup_printf("msg/expert_route/%d", c->instance);
+        sv_rng *rng = sv_rng_stream(m->eng, stream);
+        if (P->route->create) {
+            P->route_state = P->route->create(c->expert_route_param, rng, error);
+            if (!P->route_state) {
+                g_prefix_error(error, "instance %d: ", c->instance);
+                return FALSE;
+            }
+        }
+        P->counts = g_new0(int64_t, (size_t)mc->num_experts);
+        P->ranks = g_new0(struct sv_msg_moe_rank, (size_t)c->ep_size);
+    }
+    m->cfg.expert_route_param = NULL; /* borrowed for create only */
+    return TRUE;
+}
+
+void sv_msg__par_free(sv_msg *m)
+{
+    struct msg_par *P = m->par;
+    if (!P)
+        return;
+    par_batch *b;
+    while ((b = g_queue_pop_head(&P->batches))) {
+        g_array_free(b->slots, TRUE);
+        g_free(b);
+    }
+    if (P->route && P->route->destroy && P->route_state)
+        P->route->destroy(P->route_state);
+    g_free(P->counts);
+    g_free(P->ranks);
+    g_free(P->last);
+    g_free(P);
+    m->par = NULL;
+}
+
+void sv_msg__par_set_comm_tokens(sv_msg *m, int64_t tokens)
+{
+    if (m->par)
+        m->par->comm_tokens = tokens;
+}
+
+/* Completion of a network operation started by a handler: the node is done. */
+typedef struct {
+    sv_dag_exec *ex;
+    sv_dag_node *node;
+} par_op;
+
+static void par_op_done(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    par_op *op = ctx;
+    sv_dag_exec_node_done(op->ex, op->node);
+    g_free(op);
+}
+
+static void par_fail(sv_msg *m, GError *err)
+{
+    sv_msg__fail(m, err);
+}
+
+/* COMM_COLL: the node's collective on communicator group p.comm_tag. */
+static void par_coll_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
+{
+    sv_msg *m = ctx;
+    par_op *op = g_new(par_op, 1);
+    op->ex = ex;
+    op->node = n;
+    GError *err = NULL;
+    if (!sv_coll_start(m->cfg.coll, n->device, (sv_coll_type)n->p.comm_type, n->p.comm_size_bytes,
+                       NULL, 0, n->p.comm_tag, 0, par_op_done, op, 0, &err)) {
+        g_free(op);
+        par_fail(m, err);
+    }
+}
+
+/* COMM_SEND / COMM_RECV: hidden states between pipeline stages. */
+static void par_send_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
+{
+    sv_msg *m = ctx;
+    par_op *op = g_new(par_op, 1);
+    op->ex = ex;
+    op->node = n;
+    GError *err = NULL;
+    if (!sv_coll_send(m->cfg.coll, n->device, n->p.comm_dst, n->p.comm_tag, n->p.comm_size_bytes,
+                      par_op_done, op, 0, &err)) {
+        g_free(op);
+        par_fail(m, err);
+    }
+}
+
+static void par_recv_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
+{
+    sv_msg *m = ctx;
+    par_op *op = g_new(par_op, 1);
+    op->ex = ex;
+    op->node = n;
+    GError *err = NULL;
+    if (!sv_coll_recv(m->cfg.coll, n->device, n->p.comm_src, n->p.comm_tag, n->p.comm_size_bytes,
+                      par_op_done, op, 0, &err)) {
+        g_free(op);
+        par_fail(m, err);
+    }
+}
+
+static void par_maybe_commit(sv_msg *m)
+{
+    struct msg_par *P = m->par;
+    par_batch *head = g_queue_peek_head(&P->batches);
+    if (!head || !head->done || P->commit_due)
+        return;
+    P->commit_due = TRUE;
+    /* Host-side part of the step after the device work (msg/host.c), as the single path. */
+    sv_msg__schedule_commit(m, head->dummy ? 0
+                                           : sv_msg_host_step_ns(m->cfg.host_model,
+                                                                 head->slots->len));
+}
+
+static void par_node_done(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
+{
+    sv_msg *m = ctx;
+    if (n->kind != SV_DAG_KIND_LOGICAL)
+        return;
+    for (GList *l = m->par->batches.head; l; l = l->next) {
+        par_batch *b = l->data;
+        if (b->final == n) {
+            b->done = TRUE;
+            break;
+        }
+    }
+    par_maybe_commit(m);
+}
+
+void sv_msg__par_commit(sv_msg *m)
+{
+    struct msg_par *P = m->par;
+    P->commit_due = FALSE;
+    par_batch *b = g_queue_pop_head(&P->batches);
+    SV_ASSERT(b && b->done && m->inflight->len == 0);
+    if (!b->dummy) {
+        GArray *spare = m->inflight;
+        m->inflight = b->slots;
+        b->slots = spare;
+        m->iter_start_ns = b->start_ns;
+        /* A request may have a later chunk in a batch still in flight: its computed count was
+         * advanced when that batch was scheduled. This batch commits as of its own end (vLLM
+         * discards the sampled token of a partial prefill), then the count is put back. */
+        GArray *saved = NULL;
+        if (P->pp > 1) {
+            saved = g_array_sized_new(FALSE, FALSE, sizeof(int64_t), m->inflight->len);
+            for (guint i = 0; i < m->inflight->len; i++) {
+                msg_slot *sl = &g_array_index(m->inflight, msg_slot, i);
+                g_array_append_val(saved, sl->req->num_computed);
+            }
+            for (guint i = 0; i < m->inflight->len; i++) {
+                msg_slot *sl = &g_array_index(m->inflight, msg_slot, i);
+                sl->req->num_computed = sl->computed_before + sl->num_new;
+            }
+        }
+        GPtrArray *reqs = NULL;
+        if (saved) {
+            reqs = g_ptr_array_sized_new(m->inflight->len);
+            for (guint i = 0; i < m->inflight->len; i++)
+                g_ptr_array_add(reqs, g_array_index(m->inflight, msg_slot, i).req);
+        }
+        sv_msg_commit(m, sv_engine_now(m->eng));
+        if (saved) {
+            /* Restore for the requests still running (finished ones are gone). */
+            g_autoptr(GHashTable) live = g_hash_table_new(g_direct_hash, g_direct_equal);
+            for (guint i = 0; i < m->running->len; i++)
+                g_hash_table_add(live, g_ptr_array_index(m->running, i));
+            for (guint i = 0; i < reqs->len; i++) {
+                msg_req *r = g_ptr_array_index(reqs, i);
+                int64_t sv = g_array_index(saved, int64_t, i);
+                if (g_hash_table_contains(live, r) && sv > r->num_computed)
+                    r->num_computed = sv;
+            }
+            g_array_free(saved, TRUE);
+            g_ptr_array_free(reqs, TRUE);
+        }
+        GArray *t = m->inflight; /* emptied by the commit */
+        m->inflight = b->slots;
+        b->slots = t;
+    }
+    g_array_free(b->slots, TRUE);
+    g_free(b);
+    m->busy = (int32_t)P->batches.length >= P->pp;
+    par_maybe_commit(m);
+}
+
+static sv_dag_node *par_add(sv_msg *m, const char *name, sv_dag_kind kind, int32_t dev,
+                            sv_time dur, sv_dag_node *parent)
+{
+    return add_node(m, name, kind, dev, dur, parent);
+}
+
+static sv_dag_node *par_coll(sv_msg *m, const char *name, int32_t dev, sv_coll_type type,
+                             uint64_t bytes, int32_t group, sv_dag_node *parent)
+{
+    sv_dag_node *n = par_add(m, name, SV_DAG_KIND_COMM_COLL, dev, 0, parent);
+    n->p.has |= SV_DAG_HAS_COMM_TYPE | SV_DAG_HAS_COMM_SIZE | SV_DAG_HAS_COMM_TAG;
+    n->p.comm_type = (int32_t)type;
+    n->p.comm_size_bytes = bytes;
+    n->p.comm_tag = group;
+    return n;
+}
+
+/* Expert compute of TP rank r (EP rank ep_rank_base + r) for this step's routing. */
+static sv_time par_moe_ns(sv_msg *m, const struct sv_batch_shape *shape, int64_t route_tokens,
+                          int32_t r)
+{
+    const struct sv_msg_moe_rank *rk = &m->par->ranks[m->cfg.ep_rank_base + r];
+    if (rk->pairs == 0)
+        return 0; /* no token reaches this rank: no expert kernel */
+    struct sv_batch_shape s = *shape;
+    /* All-gather backend: every rank runs the gathered tokens through its experts (vLLM's
+     * default; LLMServingSim _emit_moe); all-to-all: only the tokens dispatched to it. */
+    s.moe_local_tokens =
+        m->cfg.moe_comm == SV_MSG_MOE_ALLGATHER_RS ? route_tokens : rk->local_tokens;
+    s.moe_activated_experts = rk->activated;
+    return sv_compute_op_time(m->cfg.lat, SV_OP_MOE, &s);
+}
+
+static sv_dag_node *par_ops(sv_msg *m, const struct sv_iter_op *ops, int n_ops, int32_t dev,
+                            int32_t r, int32_t stage, int layer, sv_time moe_ns, uint64_t ep_bytes,
+                            sv_dag_node *prev)
+{
+    struct msg_par *P = m->par;
+    char name[64];
+    for (int i = 0; i < n_ops; i++) {
+        const char *on = sv_compute_op_name(ops[i].op);
+        if (layer >= 0)
+            g_snprintf(name, sizeof name, "L%d.%s", layer, on);
+        else
+            g_snprintf(name, sizeof name, "%s", on);
+        if (ops[i].op == SV_OP_MOE && P->moe) {
+            /* Dispatch, experts, combine (LLMServingSim trace_generator around the MoE block;
+             * all sized tokens x hidden x bytes, the DP wave's largest member's tokens). */
+            gboolean a2a = m->cfg.moe_comm == SV_MSG_MOE_ALLTOALL;
+            char cn[80];
+            g_snprintf(cn, sizeof cn, "%s.dispatch", name);
+            prev = par_coll(m, cn, dev, a2a ? SV_COLL_ALL_TO_ALL : SV_COLL_ALL_GATHER, ep_bytes,
+                            m->cfg.ep_group, prev);
+            if (moe_ns > 0)
+                prev = par_add(m, name, SV_DAG_KIND_COMP, dev, moe_ns, prev);
+            g_snprintf(cn, sizeof cn, "%s.combine", name);
+            prev = par_coll(m, cn, dev, a2a ? SV_COLL_ALL_TO_ALL : SV_COLL_REDUCE_SCATTER,
+                            ep_bytes, m->cfg.ep_group, prev);
+            continue;
+        }
+        prev = par_add(m, name, SV_DAG_KIND_COMP, dev, ops[i].ns, prev);
+        if (ops[i].allreduce_bytes > 0 && P->tp > 1) {
+            char cn[80];
+            g_snprintf(cn, sizeof cn, "%s.allreduce", name);
+            prev = par_coll(m, cn, dev, SV_COLL_ALL_REDUCE, ops[i].allreduce_bytes,
+                            m->cfg.tp_group_base + stage, prev);
+        }
+    }
+    return prev;
+}
+
+static gboolean par_launch(sv_msg *m, const struct sv_batch_shape *shape_in, GError **error)
+{
+    struct msg_par *P = m->par;
+    const struct sv_msg_cfg *c = &m->cfg;
+    const struct sv_model_cfg *mc = sv_compute_latency_model(c->lat);
+    struct sv_batch_shape shape = *shape_in;
+    gboolean dummy = m->inflight->len == 0;
+    if (dummy) {
+        /* LLMServingSim's DP dummy batch: one decode token (vLLM's execute_dummy_batch). */
+        int64_t kv = 1;
+        sv_compute_batch_shape_init(&shape, NULL, NULL, 0, &kv, 1);
+    }
+    int64_t comm_tokens = P->comm_tokens > 0 ? P->comm_tokens : shape.tokens;
+    P->comm_tokens = 0;
+    uint64_t hid_bytes = (uint64_t)shape.tokens * (uint64_t)mc->hidden_size *
+                         (uint64_t)mc->dtype_bytes;
+    uint64_t ep_bytes = (uint64_t)comm_tokens * (uint64_t)mc->hidden_size *
+                        (uint64_t)mc->dtype_bytes;
+    int64_t route_tokens = 0;
+    if (P->moe) {
+        /* The EP group's tokens: every member's (padded) batch, routed once per step and
+         * reused by every layer (LLMServingSim's block_copy). */
+        route_tokens = comm_tokens * (c->ep_size / P->tp);
+        struct sv_expert_route_req rq = {
+            .layer = 0,
+            .tokens = route_tokens,
+            .n_experts = (int32_t)mc->num_experts,
+            .top_k = (int32_t)MIN(mc->experts_per_tok, mc->num_experts),
+        };
+        P->route->route(P->route_state, &rq, P->counts);
+        sv_msg_moe_rank_load(P->counts, rq.n_experts, c->ep_size, rq.top_k, P->ranks);
+    }
+
+    if (m->dag && (m->emit_et_dir || sv_dag_node_count(m->dag) >= MSG_DAG_RECYCLE_NODES) &&
+        g_queue_is_empty(&P->batches)) {
+        g_clear_pointer(&m->exec, sv_dag_exec_free);
+        g_clear_pointer(&m->dag, sv_dag_free);
+    }
+    gboolean fresh = m->dag == NULL;
+    if (fresh)
+        m->dag = sv_dag_new();
+
+    struct sv_iter_time it;
+    sv_dag_node *final = NULL;
+    for (int32_t s = 0; s < P->pp; s++) {
+        int64_t lb, le;
+        sv_msg_pp_split(mc->num_layers, P->pp, s, &lb, &le);
+        sv_compute_iter_time(c->lat, &shape, lb, le, &it);
+        for (int32_t r = 0; r < P->tp; r++) {
+            int32_t dev = c->first_device + s * P->tp + r;
+            sv_time moe_ns = P->moe ? par_moe_ns(m, &shape, route_tokens, r) : 0;
+            sv_dag_node *prev = NULL;
+            if (s > 0) {
+                prev = par_add(m, "pp.recv", SV_DAG_KIND_COMM_RECV, dev, 0, NULL);
+                prev->p.has |= SV_DAG_HAS_COMM_SRC | SV_DAG_HAS_COMM_SIZE | SV_DAG_HAS_COMM_TAG;
+                prev->p.comm_src = dev - P->tp;
+                prev->p.comm_size_bytes = hid_bytes > 0 ? hid_bytes : 1;
+                prev->p.comm_tag = (int32_t)P->tag;
+            }
+            prev = par_ops(m, it.prologue, it.n_prologue, dev, r, s, -1, moe_ns, ep_bytes, prev);
+            for (int64_t l = lb; l < le; l++)
+                prev = par_ops(m, it.layer, it.n_layer, dev, r, s, (int)l, moe_ns, ep_bytes, prev);
+            prev = par_ops(m, it.head, it.n_head, dev, r, s, -1, moe_ns, ep_bytes, prev);
+            if (s + 1 < P->pp) {
+                prev = par_add(m, "pp.send", SV_DAG_KIND_COMM_SEND, dev, 0, prev);
+                prev->p.has |= SV_DAG_HAS_COMM_DST | SV_DAG_HAS_COMM_SIZE | SV_DAG_HAS_COMM_TAG;
+                prev->p.comm_dst = dev + P->tp;
+                prev->p.comm_size_bytes = hid_bytes > 0 ? hid_bytes : 1;
+                prev->p.comm_tag = (int32_t)P->tag;
+            }
+            P->last[r] = prev;
+        }
+    }
+    final = par_add(m, "batch.done", SV_DAG_KIND_LOGICAL, c->first_device, 0, NULL);
+    for (int32_t r = 0; r < P->tp; r++)
+        if (P->last[r])
+            SV_ASSERT(sv_dag_edge_add(m->dag, P->last[r], final, SV_DAG_EDGE_DATA, NULL));
+    if (m->emit_et_dir && !emit_et(m, error))
+        return FALSE;
+
+    par_batch *b = g_new0(par_batch, 1);
+    b->slots = m->inflight;
+    m->inflight = g_array_new(FALSE, FALSE, sizeof(msg_slot));
+    b->start_ns = sv_engine_now(m->eng);
+    b->final = final;
+    b->dummy = dummy;
+    g_queue_push_tail(&P->batches, b);
+    m->busy = (int32_t)P->batches.length >= P->pp;
+    /* Room in the pipeline: schedule the next batch now (vLLM step_with_batch_queue schedules
+     * whenever the batch queue is not full; the running requests in flight have nothing new). */
+    if (!m->busy)
+        sv_msg__kick(m);
+
+    if (!fresh)
+        return TRUE; /* the running executor issues the appended nodes */
+    struct sv_dag_exec_cfg ec = {
+        .policy = SV_DAG_POLICY_ASTRA,
+        .handler_ctx = m,
+        .on_node_done = par_node_done,
+        .cb_ctx = m,
+    };
+    ec.handlers[SV_DAG_KIND_COMM_COLL] = par_coll_handler;
+    ec.handlers[SV_DAG_KIND_COMM_SEND] = par_send_handler;
+    ec.handlers[SV_DAG_KIND_COMM_RECV] = par_recv_handler;
+    m->exec = sv_dag_exec_new(m->dag, m->eng, &ec, error);
+    if (!m->exec)
+        return FALSE;
     sv_dag_exec_start(m->exec);
     return TRUE;
 }

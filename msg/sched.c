@@ -17,6 +17,9 @@
  * batch whose prompts are prefilled whole; it then decodes until every member has finished.
  * `dynamic` (TokenSim's dynamic batching): iteration-level admission as vLLM, but prompts are
  * never split: a prompt runs whole in one iteration (one larger than the token budget runs alone).
+ *
+ * The three are policy tables (struct sv_sched_ops) written against the scheduler's view
+ * (sv_msg_view_*), the same narrow API a plugin's scheduler gets.
  */
 #include "msg/msg_internal.h"
 
@@ -28,39 +31,198 @@ void sv_msg__req_free(msg_req *r)
     g_free(r);
 }
 
-static void preempt(sv_msg *m, msg_req *victim)
+/* ---- the scheduler's view (sv_msg_view) ----------------------------------------------------
+ * Every change a scheduler makes goes through these verbs, which keep the KV pool, the lists and
+ * the counters consistent; the built-in policies below use nothing else. */
+
+static void req_info(const msg_req *r, struct sv_msg_req_info *out)
 {
-    sv_kv_manager_preempt_seq(m->cfg.kv, victim->seq);
-    victim->num_computed = 0;
-    victim->preemptions++;
-    m->preemptions++;
-    g_queue_push_head(&m->waiting, victim);
+    *out = (struct sv_msg_req_info){
+        .request_id = r->id,
+        .arrival_ns = r->arrival_ns,
+        .input_tokens = r->input,
+        .total_tokens = r->total,
+        .num_computed = r->num_computed,
+        .num_reached = r->num_reached,
+        .prefill_done = !r->is_init,
+        .preemptions = r->preemptions,
+    };
+}
+
+sv_time sv_msg_view_now(const sv_msg_view *v)
+{
+    return sv_engine_now(v->m->eng);
+}
+
+const struct sv_msg_limits *sv_msg_view_limits(const sv_msg_view *v)
+{
+    return &v->m->limits;
+}
+
+int32_t sv_msg_view_instance(const sv_msg_view *v)
+{
+    return v->m->cfg.instance;
+}
+
+uint32_t sv_msg_view_num_running(const sv_msg_view *v)
+{
+    return v->m->running->len;
+}
+
+static msg_req *running_at(const sv_msg_view *v, uint32_t i)
+{
+    SV_ASSERT(i < v->m->running->len);
+    return g_ptr_array_index(v->m->running, i);
+}
+
+void sv_msg_view_running(const sv_msg_view *v, uint32_t i, struct sv_msg_req_info *out)
+{
+    req_info(running_at(v, i), out);
+}
+
+gboolean sv_msg_view_is_scheduled(const sv_msg_view *v, uint32_t i)
+{
+    return running_at(v, i)->step_mark == v->m->step_seq;
+}
+
+uint32_t sv_msg_view_num_waiting(const sv_msg_view *v)
+{
+    return v->m->waiting.length;
+}
+
+void sv_msg_view_waiting(const sv_msg_view *v, uint32_t i, struct sv_msg_req_info *out)
+{
+    SV_ASSERT(i < v->m->waiting.length);
+    req_info(g_queue_peek_nth(&v->m->waiting, i), out);
+}
+
+uint32_t sv_msg_view_num_scheduled(const sv_msg_view *v)
+{
+    return v->m->inflight->len;
+}
+
+int64_t sv_msg_view_scheduled_tokens(const sv_msg_view *v)
+{
+    int64_t t = 0;
+    for (guint i = 0; i < v->m->inflight->len; i++)
+        t += g_array_index(v->m->inflight, msg_slot, i).num_new;
+    return t;
+}
+
+uint32_t sv_msg_view_num_preempted(const sv_msg_view *v)
+{
+    return v->m->step_preempted;
 }
 
 static void add_slot(sv_msg *m, msg_req *r, int64_t num_new, int64_t before)
 {
     msg_slot s = {r, num_new, before};
     g_array_append_val(m->inflight, s);
+    r->step_mark = m->step_seq;
     if (r->first_sched_ns < 0)
         r->first_sched_ns = sv_engine_now(m->eng);
     /* vLLM advances num_computed_tokens at schedule time (_update_after_schedule). */
     r->num_computed = before + num_new;
 }
 
-static int64_t schedule_running(sv_msg *m, int64_t budget, uint32_t *n_preempted)
+gboolean sv_msg_view_schedule_running(sv_msg_view *v, uint32_t i, int64_t num_new)
 {
-    const struct sv_msg_cfg *c = &m->cfg;
-    guint i = 0;
-    while (i < m->running->len && budget > 0) {
-        msg_req *r = g_ptr_array_index(m->running, i);
-        int64_t want = r->num_reached - r->num_computed;
+    sv_msg *m = v->m;
+    msg_req *r = running_at(v, i);
+    SV_ASSERT(r->step_mark != m->step_seq);
+    SV_ASSERT(num_new >= 1 && num_new <= r->num_reached - r->num_computed);
+    /* Any allocation may evict the blocks a waiting-head lookup found: look up again later. */
+    v->head = NULL;
+    if (!sv_kv_manager_allocate_slots(m->cfg.kv, r->seq, (uint64_t)r->num_computed,
+                                      (uint64_t)num_new, 0, (uint64_t)r->num_reached))
+        return FALSE;
+    add_slot(m, r, num_new, r->num_computed);
+    return TRUE;
+}
+
+void sv_msg_view_preempt(sv_msg_view *v, uint32_t i)
+{
+    sv_msg *m = v->m;
+    msg_req *victim = running_at(v, i);
+    SV_ASSERT(victim->step_mark != m->step_seq);
+    g_ptr_array_remove_index(m->running, i); /* keeps the order of the others */
+    sv_kv_manager_preempt_seq(m->cfg.kv, victim->seq);
+    victim->num_computed = 0;
+    victim->preemptions++;
+    m->preemptions++;
+    m->step_preempted++;
+    g_queue_push_head(&m->waiting, victim);
+    m->waiting_tokens += victim->num_reached;
+    v->head = NULL;
+}
+
+int64_t sv_msg_view_waiting_computed(sv_msg_view *v)
+{
+    sv_msg *m = v->m;
+    msg_req *r = g_queue_peek_head(&m->waiting);
+    SV_ASSERT(r);
+    if (v->head == r)
+        return v->head_computed;
+    v->head = r;
+    v->head_hit = 0;
+    v->head_computed = r->num_computed;
+    if (r->num_computed == 0) {
+        v->head_hit = (int64_t)sv_kv_manager_get_computed_blocks(m->cfg.kv, r->seq,
+                                                                 (uint64_t)r->num_reached);
+        r->prefix_hit = v->head_hit;
+        v->head_computed = v->head_hit;
+    }
+    return v->head_computed;
+}
+
+gboolean sv_msg_view_waiting_fits_full(sv_msg_view *v)
+{
+    sv_msg *m = v->m;
+    sv_msg_view_waiting_computed(v);
+    msg_req *r = v->head;
+    return sv_kv_manager_can_fit_full_sequence(m->cfg.kv, r->seq, (uint64_t)r->num_computed,
+                                               (uint64_t)v->head_hit, (uint64_t)r->num_reached);
+}
+
+gboolean sv_msg_view_admit_waiting(sv_msg_view *v, int64_t num_new)
+{
+    sv_msg *m = v->m;
+    int64_t computed = sv_msg_view_waiting_computed(v);
+    msg_req *r = v->head;
+    SV_ASSERT(num_new >= 1 && num_new <= r->num_reached - computed);
+    if (!sv_kv_manager_allocate_slots(m->cfg.kv, r->seq, (uint64_t)r->num_computed,
+                                      (uint64_t)num_new, (uint64_t)v->head_hit,
+                                      (uint64_t)r->num_reached))
+        return FALSE; /* the lookup stays valid: nothing changed */
+    g_queue_pop_head(&m->waiting);
+    m->waiting_tokens -= r->num_reached - r->num_computed;
+    v->head = NULL;
+    if (!r->admitted_once) {
+        r->admitted_once = TRUE;
+        r->prefix_hit_first = v->head_hit;
+    }
+    g_ptr_array_add(m->running, r);
+    add_slot(m, r, num_new, computed);
+    return TRUE;
+}
+
+/* ---- built-in policies ---------------------------------------------------------------------- */
+
+static int64_t schedule_running(sv_msg_view *v, sv_msg_sched_kind kind, int64_t budget)
+{
+    const struct sv_msg_limits *c = sv_msg_view_limits(v);
+    uint32_t i = 0;
+    while (i < sv_msg_view_num_running(v) && budget > 0) {
+        struct sv_msg_req_info r;
+        sv_msg_view_running(v, i, &r);
+        int64_t want = r.num_reached - r.num_computed;
         int64_t num_new = want;
-        if (c->scheduler == SV_MSG_SCHED_VLLM) {
+        if (kind == SV_MSG_SCHED_VLLM) {
             if (c->long_prefill_token_threshold > 0 && num_new > c->long_prefill_token_threshold)
                 num_new = c->long_prefill_token_threshold;
             if (num_new > budget)
                 num_new = budget;
-        } else if (want > budget && m->inflight->len > 0) {
+        } else if (want > budget && sv_msg_view_num_scheduled(v) > 0) {
             break; /* static / dynamic never split a recomputation: it waits for a step */
         }
         if (num_new <= 0) {
@@ -69,94 +231,120 @@ static int64_t schedule_running(sv_msg *m, int64_t budget, uint32_t *n_preempted
         }
         gboolean ok = FALSE;
         for (;;) {
-            if (sv_kv_manager_allocate_slots(c->kv, r->seq, (uint64_t)r->num_computed,
-                                             (uint64_t)num_new, 0, (uint64_t)r->num_reached)) {
+            if (sv_msg_view_schedule_running(v, i, num_new)) {
                 ok = TRUE;
                 break;
             }
             /* Preempt the lowest-priority running request: under FCFS the tail. */
-            msg_req *victim = g_ptr_array_steal_index(m->running, m->running->len - 1);
-            preempt(m, victim);
-            (*n_preempted)++;
-            if (victim == r)
+            uint32_t last = sv_msg_view_num_running(v) - 1;
+            sv_msg_view_preempt(v, last);
+            if (last == i)
                 break;
         }
         if (!ok)
             break;
-        add_slot(m, r, num_new, r->num_computed);
         budget -= num_new;
         i++;
     }
     return budget;
 }
 
-static int64_t schedule_waiting(sv_msg *m, int64_t budget)
+static int64_t schedule_waiting(sv_msg_view *v, sv_msg_sched_kind kind, int64_t budget)
 {
-    const struct sv_msg_cfg *c = &m->cfg;
-    sv_time now = sv_engine_now(m->eng);
-    gboolean chunked = c->scheduler == SV_MSG_SCHED_VLLM && c->enable_chunked_prefill;
-    while (!g_queue_is_empty(&m->waiting) && budget > 0) {
-        if ((int64_t)m->running->len >= c->max_num_seqs)
+    const struct sv_msg_limits *c = sv_msg_view_limits(v);
+    sv_time now = sv_msg_view_now(v);
+    gboolean chunked = kind == SV_MSG_SCHED_VLLM && c->enable_chunked_prefill;
+    while (sv_msg_view_num_waiting(v) > 0 && budget > 0) {
+        if ((int64_t)sv_msg_view_num_running(v) >= c->max_num_seqs)
             break;
-        msg_req *r = g_queue_peek_head(&m->waiting);
-        if (r->arrival_ns > now)
+        struct sv_msg_req_info r;
+        sv_msg_view_waiting(v, 0, &r);
+        if (r.arrival_ns > now)
             break;
-        int64_t computed = r->num_computed;
-        int64_t hit = 0;
-        if (computed == 0) {
-            hit =
-                (int64_t)sv_kv_manager_get_computed_blocks(c->kv, r->seq, (uint64_t)r->num_reached);
-            r->prefix_hit = hit;
-            computed = hit;
-        }
-        int64_t num_new = r->num_reached - computed;
+        int64_t computed = sv_msg_view_waiting_computed(v);
+        int64_t num_new = r.num_reached - computed;
         if (chunked && c->long_prefill_token_threshold > 0 &&
             num_new > c->long_prefill_token_threshold)
             num_new = c->long_prefill_token_threshold;
         if (!chunked && num_new > budget) {
             /* An unsplittable prompt that does not fit stops admission (FCFS). One larger than
              * the whole budget runs alone, or it could never run. */
-            if (!(m->inflight->len == 0 && budget == c->max_num_batched_tokens))
+            if (!(sv_msg_view_num_scheduled(v) == 0 && budget == c->max_num_batched_tokens))
                 break;
         } else if (num_new > budget) {
             num_new = budget;
         }
         if (num_new <= 0)
             break;
-        if (c->reserve_full_isl && !sv_kv_manager_can_fit_full_sequence(
-                                       c->kv, r->seq, 0, (uint64_t)hit, (uint64_t)r->num_reached))
+        if (c->reserve_full_isl && !sv_msg_view_waiting_fits_full(v))
             break;
-        if (!sv_kv_manager_allocate_slots(c->kv, r->seq, 0, (uint64_t)num_new, (uint64_t)hit,
-                                          (uint64_t)r->num_reached))
+        if (!sv_msg_view_admit_waiting(v, num_new))
             break; /* a waiting request never causes a preemption */
-        g_queue_pop_head(&m->waiting);
-        if (!r->admitted_once) {
-            r->admitted_once = TRUE;
-            r->prefix_hit_first = hit;
-        }
-        g_ptr_array_add(m->running, r);
-        add_slot(m, r, num_new, computed);
         budget -= num_new;
     }
     return budget;
 }
 
-uint32_t sv_msg__schedule(sv_msg *m)
+static void schedule_builtin(sv_msg_view *v, sv_msg_sched_kind kind)
 {
-    const struct sv_msg_cfg *c = &m->cfg;
-    g_array_set_size(m->inflight, 0);
-    uint32_t n_preempted = 0;
-    int64_t budget = c->max_num_batched_tokens;
-    budget = schedule_running(m, budget, &n_preempted);
+    int64_t budget = sv_msg_view_limits(v)->max_num_batched_tokens;
+    budget = schedule_running(v, kind, budget);
     /* vLLM skips admission in a step that preempted (`if not preempted_reqs:`), which keeps the
      * running set from oscillating. Static batching admits only into an empty engine. */
-    gboolean admit = n_preempted == 0;
-    if (c->scheduler == SV_MSG_SCHED_STATIC && m->running->len > 0)
+    gboolean admit = sv_msg_view_num_preempted(v) == 0;
+    if (kind == SV_MSG_SCHED_STATIC && sv_msg_view_num_running(v) > 0)
         admit = FALSE;
     if (admit)
-        schedule_waiting(m, budget);
-    m->step_preempted = n_preempted;
-    return n_preempted;
+        schedule_waiting(v, kind, budget);
+}
+
+static void schedule_vllm(void *state, sv_msg_view *v)
+{
+    schedule_builtin(v, SV_MSG_SCHED_VLLM);
+}
+
+static void schedule_static(void *state, sv_msg_view *v)
+{
+    schedule_builtin(v, SV_MSG_SCHED_STATIC);
+}
+
+static void schedule_dynamic(void *state, sv_msg_view *v)
+{
+    schedule_builtin(v, SV_MSG_SCHED_DYNAMIC);
+}
+
+static const struct sv_sched_ops builtin_ops[] = {
+    [SV_MSG_SCHED_VLLM] = {.api_version = SV_REGISTRY_API_VERSION, .schedule = schedule_vllm},
+    [SV_MSG_SCHED_STATIC] = {.api_version = SV_REGISTRY_API_VERSION, .schedule = schedule_static},
+    [SV_MSG_SCHED_DYNAMIC] = {.api_version = SV_REGISTRY_API_VERSION,
+                              .schedule = schedule_dynamic},
+};
+
+const struct sv_sched_ops *sv_msg_sched_builtin(sv_msg_sched_kind kind)
+{
+    SV_ASSERT((unsigned)kind < G_N_ELEMENTS(builtin_ops));
+    return &builtin_ops[kind];
+}
+
+gboolean sv_msg_sched_register_builtins(sv_registry *reg, GError **error)
+{
+    for (int k = 0; k < (int)G_N_ELEMENTS(builtin_ops); k++) {
+        if (!sv_registry_add(reg, SV_REGISTRY_SCHED, sv_msg_sched_name((sv_msg_sched_kind)k),
+                             &builtin_ops[k], "built-in", error))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+uint32_t sv_msg__schedule(sv_msg *m)
+{
+    g_array_set_size(m->inflight, 0);
+    m->step_seq++;
+    m->step_preempted = 0;
+    m->view = (struct sv_msg_view){.m = m};
+    m->sched->schedule(m->sched_state, &m->view);
+    m->view.head = NULL;
+    return m->step_preempted;
 }
 
 static void retire(sv_msg *m, msg_req *r)
@@ -220,6 +408,8 @@ void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t
                 };
                 m->hooks.on_req_done(m->hooks.ctx, &d);
             }
+        } else if (prefill_done_now && c->role == SV_MSG_ROLE_PREFILL) {
+            sv_msg__pd_detach(m, r); /* its decode runs elsewhere (docs/disaggregation.md) */
         }
     }
     /* Free finished requests only now: a request appears once per iteration, but keep the

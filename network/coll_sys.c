@@ -35,10 +35,23 @@ struct sys_ev {
     uint64_t arg;
 };
 
+/* One engine event per (NPU, tick); the open ones are listed per NPU with their tick (so the
+ * lookup scans one small array, not the records), spent ones recycled. */
+struct ev_batch;
+struct open_batch {
+    sv_time tick;
+    struct ev_batch *b;
+};
+
 struct ev_batch {
-    sv_time tick; /* hash key */
-    GArray *evs;  /* struct sys_ev */
+    sv_time tick;
+    guint nev;
+    struct sys_ev ev[4]; /* the first events inline (most batches hold one or two) */
+    GArray *more;        /* struct sys_ev beyond those, or NULL */
     sv_event_id eid;
+    coll_npu *npu;
+    guint pos; /* index in npu->batches while open */
+    struct ev_batch *next_free;
 };
 
 /* ---- logical topology --------------------------------------------------------------------- */
@@ -69,16 +82,16 @@ struct qlevel { /* QueueLevelHandler */
 };
 
 struct coll_phase {
-    int queue_id;
-    sv_coll_type comm_type;
-    uint64_t initial_size;
-    uint64_t final_size;
     enum algo_kind algo;
+    sv_coll_type comm_type;
     /* ring */
     int nodes;
     int sender;
     int receiver;
     gboolean fast;
+    int queue_id;
+    uint64_t initial_size;
+    uint64_t final_size;
     /* direct / halving-doubling / double binary tree: the dimension's members are
      * base + i x stride, i in [0, nodes); `index` is this NPU's i */
     int base;
@@ -177,19 +190,24 @@ struct coll_dataset {
     coll_npu *npu;
 };
 
+/* The fields a ring message touches (owner, id, channel caches, ring state, the head of `cur`)
+ * come first, so they share a few cache lines: with thousands of streams these records do not
+ * stay in cache between two messages of the same stream. */
 struct coll_stream {
     coll_npu *owner;
-    coll_dataset *dataset;
     int stream_id;
     int priority;
+    struct p2p_chan *send_chan; /* last channels used (chan_get cache) */
+    struct p2p_chan *recv_chan;
+    struct ring_state ring;
+    struct coll_phase cur;
+    coll_dataset *dataset;
     GArray *phases; /* struct coll_phase still to go, from index next_phase */
     guint next_phase;
     gboolean has_current;
-    struct coll_phase cur;
     int current_queue_id;
     gboolean initialized;
     int steps_finished;
-    struct ring_state ring;
     struct rot_state rot;
     struct dbt_state dbt;
     struct custom_state custom;
@@ -198,7 +216,7 @@ struct coll_stream {
 struct coll_npu {
     sv_coll_sys *sys;
     int id;
-    GHashTable *batches; /* sv_time* -> struct ev_batch* */
+    GArray *batches; /* struct open_batch, unordered (ev_batch.pos is the index) */
     int priority_counter;
     int num_streams;
     int first_phase_streams;
@@ -217,16 +235,38 @@ struct coll_npu {
 
 /* ---- the analytical frontend's send/recv matching ---------------------------------------- */
 
+/* CallbackTracker keys a transfer by (tag, src, dst, size, chunk id), the chunk id being the
+ * occurrence of (tag, src, dst, size) among sends and, separately, among recvs: the k-th send of
+ * a channel matches its k-th recv. We keep one record per channel (tag, src, dst, size) with both
+ * counters and its unfinished transfers in a ring buffer indexed by chunk id, so matching costs a
+ * channel lookup (cached per stream: a ring phase talks to the same two peers throughout) and an
+ * array index, instead of hash-table insertions and removals per message. */
 struct p2p_key {
     int tag;
     int src;
     int dst;
     uint64_t size;
-    int seq; /* chunk id: occurrence of (tag, src, dst, size) */
+};
+
+struct p2p_chan {
+    struct p2p_key key;
+    int sends; /* chunk ids handed out so far */
+    int recvs;
+    /* Entries are created in chunk-id order (entry k by the first of send k / recv k, and send
+     * k-1, recv k-1 come before them), so the ones created so far are ids 0 .. base+count-1; ids
+     * below `base` are all finished, holes (finished out of order) are NULL slots. */
+    int base;
+    int count;
+    int head;                /* slot of `base` */
+    int cap;                 /* power of two */
+    struct p2p_entry **slot; /* inline_slot until more than 4 are unfinished */
+    struct p2p_entry *inline_slot[4];
 };
 
 struct p2p_entry {
-    struct p2p_key key;
+    sv_coll_sys *sys;
+    struct p2p_chan *chan;
+    int seq; /* chunk id */
     gboolean has_send, has_recv, finished;
     sv_event_fn send_fn;
     void *send_ctx;
@@ -236,17 +276,7 @@ struct p2p_entry {
     uint64_t recv_arg;
     uint64_t order;
     sv_time posted_at;
-};
-
-struct p2p_counts {
-    struct p2p_key key; /* seq = 0 */
-    int sends;
-    int recvs;
-};
-
-struct arrival {
-    sv_coll_sys *sys;
-    struct p2p_key key;
+    struct p2p_entry *next_free;
 };
 
 struct bundle { /* PacketBundle */
@@ -258,6 +288,21 @@ struct bundle { /* PacketBundle */
 struct op_ref {
     coll_stream *stream;
     int op;
+};
+
+/* Records referenced by pending events (bundles, streams, datasets, op refs) are carved from
+ * per-size slabs and recycled through per-size free lists; sv_coll_sys_free releases the slabs,
+ * and with them the records still in flight. No malloc/free, no hash-table update and no
+ * neighbour to unlink (a cache miss each) per message. */
+#define LIVE_CLASSES 8
+#define LIVE_SLAB_RECORDS 256
+
+struct live_class {
+    size_t size; /* record size, rounded up to 16 bytes */
+    void *free;  /* free records, linked through their first word */
+    char *slab;  /* current slab */
+    guint used;  /* records taken from it */
+    GPtrArray *slabs;
 };
 
 struct sv_coll_sys {
@@ -273,9 +318,12 @@ struct sv_coll_sys {
     struct ltopo topo[SV_COLL_TYPE_COUNT];
     sv_coll_plan *custom[SV_COLL_TYPE_COUNT];
     coll_npu *npu;
-    GHashTable *entries; /* p2p_key -> p2p_entry (owned) */
-    GHashTable *counts;  /* p2p_key -> p2p_counts (owned) */
-    GHashTable *live;    /* heap records referenced by pending events: freed at the end */
+    GHashTable *chans;    /* p2p_key -> p2p_chan (owned by chan_list) */
+    GPtrArray *chan_list; /* every p2p_chan, in creation order */
+    struct p2p_entry *entry_free;
+    struct ev_batch *batch_free;
+    struct live_class live_cls[LIVE_CLASSES];
+    int nlive_cls;
     uint64_t order;
 };
 
@@ -285,27 +333,52 @@ static guint p2p_key_hash(gconstpointer p)
     guint h = (guint)k->tag * 2654435761u;
     h ^= (guint)k->src * 40503u + (guint)k->dst * 9973u;
     h ^= (guint)(k->size ^ (k->size >> 32)) * 2246822519u;
-    h ^= (guint)k->seq * 3266489917u;
     return h;
 }
 
 static gboolean p2p_key_equal(gconstpointer a, gconstpointer b)
 {
     const struct p2p_key *x = a, *y = b;
-    return x->tag == y->tag && x->src == y->src && x->dst == y->dst && x->size == y->size &&
-           x->seq == y->seq;
+    return x->tag == y->tag && x->src == y->src && x->dst == y->dst && x->size == y->size;
 }
 
 static void *live_new(sv_coll_sys *sys, size_t size)
 {
-    void *p = g_malloc0(size);
-    g_hash_table_add(sys->live, p);
+    size = (size + 15) & ~(size_t)15;
+    int c = 0;
+    while (c < sys->nlive_cls && sys->live_cls[c].size != size)
+        c++;
+    struct live_class *lc = &sys->live_cls[c];
+    if (c == sys->nlive_cls) {
+        SV_ASSERT(c < LIVE_CLASSES);
+        lc->size = size;
+        lc->used = LIVE_SLAB_RECORDS;
+        lc->slabs = g_ptr_array_new_with_free_func(g_free);
+        sys->nlive_cls++;
+    }
+    void *p = lc->free;
+    if (p != NULL) {
+        lc->free = *(void **)p;
+    } else {
+        if (lc->used == LIVE_SLAB_RECORDS) {
+            lc->slab = g_malloc(size * LIVE_SLAB_RECORDS);
+            g_ptr_array_add(lc->slabs, lc->slab);
+            lc->used = 0;
+        }
+        p = lc->slab + (size_t)lc->used++ * size;
+    }
+    memset(p, 0, size);
     return p;
 }
 
-static void live_free(sv_coll_sys *sys, void *p)
+static void live_free(sv_coll_sys *sys, void *p, size_t size)
 {
-    g_hash_table_remove(sys->live, p); /* destroy func frees */
+    size = (size + 15) & ~(size_t)15;
+    int c = 0;
+    while (sys->live_cls[c].size != size)
+        c++;
+    *(void **)p = sys->live_cls[c].free;
+    sys->live_cls[c].free = p;
 }
 
 /* ---- Sys::register_event / call_events ----------------------------------------------------- */
@@ -313,22 +386,33 @@ static void live_free(sv_coll_sys *sys, void *p)
 static void batch_fire(sv_engine *eng, void *ctx, uint64_t arg)
 {
     (void)eng;
-    coll_npu *npu = ctx;
-    sv_time tick = (sv_time)arg;
-    struct ev_batch *b = g_hash_table_lookup(npu->batches, &tick);
-    SV_ASSERT(b != NULL);
+    (void)arg;
+    struct ev_batch *b = ctx;
+    coll_npu *npu = b->npu;
     b->eid = SV_EVENT_NONE;
-    for (guint i = 0; i < b->evs->len; i++) {
-        struct sys_ev ev = g_array_index(b->evs, struct sys_ev, i);
+    /* callbacks may append to this batch (delay 0): re-read the length each time */
+    for (guint i = 0; i < b->nev; i++) {
+        struct sys_ev ev = i < G_N_ELEMENTS(b->ev)
+                               ? b->ev[i]
+                               : g_array_index(b->more, struct sys_ev, i - G_N_ELEMENTS(b->ev));
         ev.fn(npu->sys, ev.obj, ev.arg);
     }
-    g_hash_table_remove(npu->batches, &tick);
+    /* close it: swap-remove from the open list, recycle */
+    guint pos = b->pos;
+    g_array_remove_index_fast(npu->batches, pos);
+    if (pos < npu->batches->len)
+        g_array_index(npu->batches, struct open_batch, pos).b->pos = pos;
+    b->nev = 0;
+    if (b->more != NULL)
+        g_array_set_size(b->more, 0);
+    b->next_free = npu->sys->batch_free;
+    npu->sys->batch_free = b;
 }
 
-static void batch_free(gpointer p)
+static void batch_free(struct ev_batch *b)
 {
-    struct ev_batch *b = p;
-    g_array_free(b->evs, TRUE);
+    if (b->more != NULL)
+        g_array_free(b->more, TRUE);
     g_free(b);
 }
 
@@ -336,104 +420,175 @@ static void register_event(coll_npu *npu, sys_cb fn, void *obj, uint64_t arg, sv
 {
     sv_coll_sys *sys = npu->sys;
     sv_time tick = sv_engine_now(sys->eng) + delta;
-    struct ev_batch *b = g_hash_table_lookup(npu->batches, &tick);
+    /* An NPU has few open ticks (its pending delays); the newest is the likeliest match. */
+    struct ev_batch *b = NULL;
+    const struct open_batch *open = (const struct open_batch *)(void *)npu->batches->data;
+    for (guint i = npu->batches->len; i > 0; i--) {
+        if (open[i - 1].tick == tick) {
+            b = open[i - 1].b;
+            break;
+        }
+    }
     if (b == NULL) {
-        b = g_new0(struct ev_batch, 1);
+        b = sys->batch_free;
+        if (b != NULL) {
+            sys->batch_free = b->next_free;
+        } else {
+            b = g_new0(struct ev_batch, 1);
+        }
         b->tick = tick;
-        b->evs = g_array_new(FALSE, FALSE, sizeof(struct sys_ev));
-        g_hash_table_insert(npu->batches, &b->tick, b);
-        b->eid =
-            sv_engine_schedule(sys->eng, tick, SV_PRIO_DEFAULT, batch_fire, npu, (uint64_t)tick);
+        b->npu = npu;
+        b->pos = npu->batches->len;
+        struct open_batch ob = {tick, b};
+        g_array_append_val(npu->batches, ob);
+        b->eid = sv_engine_schedule(sys->eng, tick, SV_PRIO_DEFAULT, batch_fire, b, 0);
     }
     struct sys_ev ev = {fn, obj, arg};
-    g_array_append_val(b->evs, ev);
+    if (b->nev < G_N_ELEMENTS(b->ev)) {
+        b->ev[b->nev] = ev;
+    } else {
+        if (b->more == NULL)
+            b->more = g_array_new(FALSE, FALSE, sizeof(struct sys_ev));
+        g_array_append_val(b->more, ev);
+    }
+    b->nev++;
 }
 
 /* ---- send / recv with the frontend's tracker ------------------------------------------------ */
 
-static struct p2p_entry *entry_get(sv_coll_sys *sys, const struct p2p_key *k, gboolean create)
+static struct p2p_chan *chan_get(sv_coll_sys *sys, int tag, int src, int dst, uint64_t size,
+                                 struct p2p_chan **cache)
 {
-    struct p2p_entry *e = g_hash_table_lookup(sys->entries, k);
-    if (e == NULL && create) {
-        e = g_new0(struct p2p_entry, 1);
-        e->key = *k;
-        e->order = sys->order++;
-        e->posted_at = sv_engine_now(sys->eng);
-        g_hash_table_insert(sys->entries, &e->key, e);
+    struct p2p_key k = {tag, src, dst, size};
+    if (cache != NULL && *cache != NULL && p2p_key_equal(&(*cache)->key, &k))
+        return *cache;
+    struct p2p_chan *c = g_hash_table_lookup(sys->chans, &k);
+    if (c == NULL) {
+        c = g_new0(struct p2p_chan, 1);
+        c->key = k;
+        c->cap = (int)G_N_ELEMENTS(c->inline_slot);
+        c->slot = c->inline_slot;
+        g_ptr_array_add(sys->chan_list, c);
+        g_hash_table_insert(sys->chans, &c->key, c);
     }
+    if (cache != NULL)
+        *cache = c;
+    return c;
+}
+
+static void chan_free(gpointer p)
+{
+    struct p2p_chan *c = p;
+    for (int i = 0; i < c->count; i++)
+        g_free(c->slot[(c->head + i) & (c->cap - 1)]);
+    if (c->slot != c->inline_slot)
+        g_free(c->slot);
+    g_free(c);
+}
+
+/* The entry of chunk id `seq`, or NULL when it is not created yet (seq == base + count). */
+static struct p2p_entry *entry_find(const struct p2p_chan *c, int seq)
+{
+    int idx = seq - c->base;
+    SV_ASSERT(idx >= 0 && idx <= c->count);
+    if (idx == c->count)
+        return NULL;
+    return c->slot[(c->head + idx) & (c->cap - 1)];
+}
+
+static struct p2p_entry *entry_create(sv_coll_sys *sys, struct p2p_chan *c, int seq)
+{
+    SV_ASSERT(seq == c->base + c->count);
+    if (c->count == c->cap) {
+        struct p2p_entry **grown = g_new0(struct p2p_entry *, c->cap * 2);
+        for (int i = 0; i < c->count; i++)
+            grown[i] = c->slot[(c->head + i) & (c->cap - 1)];
+        if (c->slot != c->inline_slot)
+            g_free(c->slot);
+        c->slot = grown;
+        c->head = 0;
+        c->cap *= 2;
+    }
+    struct p2p_entry *e = sys->entry_free;
+    if (e != NULL)
+        sys->entry_free = e->next_free;
+    else
+        e = g_new(struct p2p_entry, 1);
+    memset(e, 0, sizeof *e);
+    e->sys = sys;
+    e->chan = c;
+    e->seq = seq;
+    e->order = sys->order++;
+    e->posted_at = sv_engine_now(sys->eng);
+    c->slot[(c->head + c->count) & (c->cap - 1)] = e;
+    c->count++;
     return e;
 }
 
-static int next_seq(sv_coll_sys *sys, int tag, int src, int dst, uint64_t size, gboolean send)
+static void entry_remove(sv_coll_sys *sys, struct p2p_entry *e)
 {
-    struct p2p_key k = {tag, src, dst, size, 0};
-    struct p2p_counts *c = g_hash_table_lookup(sys->counts, &k);
-    if (c == NULL) {
-        c = g_new0(struct p2p_counts, 1);
-        c->key = k;
-        g_hash_table_insert(sys->counts, &c->key, c);
+    struct p2p_chan *c = e->chan;
+    int mask = c->cap - 1;
+    c->slot[(c->head + (e->seq - c->base)) & mask] = NULL;
+    while (c->count > 0 && c->slot[c->head] == NULL) {
+        c->head = (c->head + 1) & mask;
+        c->base++;
+        c->count--;
     }
-    return send ? c->sends++ : c->recvs++;
+    e->next_free = sys->entry_free;
+    sys->entry_free = e;
 }
 
 static void on_arrival(sv_engine *eng, void *ctx, uint64_t arg)
 {
     (void)arg;
-    struct arrival *a = ctx;
-    sv_coll_sys *sys = a->sys;
-    struct p2p_key k = a->key;
-    live_free(sys, a);
-    struct p2p_entry *e = g_hash_table_lookup(sys->entries, &k);
-    SV_ASSERT(e != NULL);
+    struct p2p_entry *e = ctx;
     /* CommonNetworkApi::process_chunk_arrival: the sender is told at arrival; the receiver too
-     * if its recv is posted, otherwise the transfer is marked finished for a later recv. */
+     * if its recv is posted, otherwise the transfer is marked finished for a later recv. The
+     * entry stays in place meanwhile: only this arrival or a recv after it removes it. */
     if (e->has_recv) {
         if (e->send_fn != NULL)
             e->send_fn(eng, e->send_ctx, e->send_arg);
-        sv_event_fn rfn = e->recv_fn;
-        void *rctx = e->recv_ctx;
-        uint64_t rarg = e->recv_arg;
-        if (rfn != NULL)
-            rfn(eng, rctx, rarg);
-        g_hash_table_remove(sys->entries, &k);
+        if (e->recv_fn != NULL)
+            e->recv_fn(eng, e->recv_ctx, e->recv_arg);
+        entry_remove(e->sys, e);
     } else {
         if (e->send_fn != NULL)
             e->send_fn(eng, e->send_ctx, e->send_arg);
-        e = g_hash_table_lookup(sys->entries, &k);
-        if (e != NULL)
-            e->finished = TRUE;
+        e->finished = TRUE;
     }
 }
 
 static void net_send(sv_coll_sys *sys, int src, int dst, int tag, uint64_t bytes, sv_event_fn fn,
-                     void *ctx, uint64_t arg)
+                     void *ctx, uint64_t arg, struct p2p_chan **cache)
 {
-    struct p2p_key k = {tag, src, dst, bytes, next_seq(sys, tag, src, dst, bytes, TRUE)};
-    struct p2p_entry *e = entry_get(sys, &k, TRUE);
+    struct p2p_chan *c = chan_get(sys, tag, src, dst, bytes, cache);
+    int seq = c->sends++;
+    struct p2p_entry *e = entry_find(c, seq);
+    if (e == NULL)
+        e = entry_create(sys, c, seq);
     e->has_send = TRUE;
     e->send_fn = fn;
     e->send_ctx = ctx;
     e->send_arg = arg;
-    struct arrival *a = live_new(sys, sizeof *a);
-    a->sys = sys;
-    a->key = k;
-    sv_net_send(sys->net, src, dst, bytes, on_arrival, a, 0);
+    sv_net_send(sys->net, src, dst, bytes, on_arrival, e, 0);
 }
 
 static void net_recv(sv_coll_sys *sys, int self, int src, int tag, uint64_t bytes, sv_event_fn fn,
-                     void *ctx, uint64_t arg)
+                     void *ctx, uint64_t arg, struct p2p_chan **cache)
 {
-    struct p2p_key k = {tag, src, self, bytes, next_seq(sys, tag, src, self, bytes, FALSE)};
-    struct p2p_entry *e = entry_get(sys, &k, FALSE);
+    struct p2p_chan *c = chan_get(sys, tag, src, self, bytes, cache);
+    int seq = c->recvs++;
+    struct p2p_entry *e = entry_find(c, seq);
     if (e != NULL && e->finished) {
         /* CommonNetworkApi::sim_recv: transfer over, run the callback after 0 ns. */
-        g_hash_table_remove(sys->entries, &k);
+        entry_remove(sys, e);
         if (fn != NULL)
             sv_engine_schedule(sys->eng, sv_engine_now(sys->eng), SV_PRIO_DEFAULT, fn, ctx, arg);
         return;
     }
     if (e == NULL)
-        e = entry_get(sys, &k, TRUE);
+        e = entry_create(sys, c, seq);
     e->has_recv = TRUE;
     e->recv_fn = fn;
     e->recv_ctx = ctx;
@@ -580,7 +735,7 @@ static void schedule_ready(coll_npu *npu, int num)
 static void dataset_free(coll_npu *npu, coll_dataset *ds)
 {
     npu->active_collectives--;
-    live_free(npu->sys, ds);
+    live_free(npu->sys, ds, sizeof *ds);
 }
 
 /* DataSet::notify_stream_finished */
@@ -621,7 +776,7 @@ static void stream_free(sv_coll_sys *sys, coll_stream *s)
 {
     custom_clear(s);
     g_array_free(s->phases, TRUE);
-    live_free(sys, s);
+    live_free(sys, s, sizeof *s);
 }
 
 /* Sys::proceed_to_next_vnet_baseline */
@@ -742,8 +897,9 @@ static void ring_ready(coll_stream *s)
     sv_coll_sys *sys = s->owner->sys;
     int self = s->owner->id;
     /* Collective sends carry Sys::handleEvent with no data: nothing runs at arrival. */
-    net_send(sys, self, s->cur.receiver, s->stream_id, r->msg_size, NULL, NULL, 0);
-    net_recv(sys, self, s->cur.sender, s->stream_id, r->msg_size, ring_packet_received, s, 0);
+    net_send(sys, self, s->cur.receiver, s->stream_id, r->msg_size, NULL, NULL, 0, &s->send_chan);
+    net_recv(sys, self, s->cur.sender, s->stream_id, r->msg_size, ring_packet_received, s, 0,
+             &s->recv_chan);
     ring_process_stream_count(s);
     r->packets--;
     r->free_packets--;
@@ -829,7 +985,7 @@ static void bundle_call(sv_coll_sys *sys, void *obj, uint64_t arg)
         return;
     }
     coll_stream *s = b->stream;
-    live_free(sys, b);
+    live_free(sys, b, sizeof *b);
     stream_call_general(s);
 }
 
@@ -878,8 +1034,9 @@ static gboolean rot_ready(coll_stream *s, gboolean use_pkt_size)
     struct algo_pkt p = g_array_index(r->pkts, struct algo_pkt, r->pkt_head);
     uint64_t size = use_pkt_size ? p.size : r->msg_size;
     sv_coll_sys *sys = s->owner->sys;
-    net_send(sys, s->owner->id, p.dst, s->stream_id, size, NULL, NULL, 0);
-    net_recv(sys, s->owner->id, p.src, s->stream_id, size, rot_packet_received, s, 0);
+    net_send(sys, s->owner->id, p.dst, s->stream_id, size, NULL, NULL, 0, &s->send_chan);
+    net_recv(sys, s->owner->id, p.src, s->stream_id, size, rot_packet_received, s, 0,
+             &s->recv_chan);
     r->stream_count--; /* process_stream_count */
     r->pkt_head++;
     r->free_packets--;
@@ -1100,13 +1257,14 @@ static void dbt_received(sv_engine *eng, void *ctx, uint64_t arg)
 
 static void dbt_send(coll_stream *s, int dst)
 {
-    net_send(s->owner->sys, s->owner->id, dst, s->stream_id, s->cur.initial_size, NULL, NULL, 0);
+    net_send(s->owner->sys, s->owner->id, dst, s->stream_id, s->cur.initial_size, NULL, NULL, 0,
+             &s->send_chan);
 }
 
 static void dbt_recv(coll_stream *s, int src)
 {
     net_recv(s->owner->sys, s->owner->id, src, s->stream_id, s->cur.initial_size, dbt_received, s,
-             0);
+             0, &s->recv_chan);
 }
 
 /* The state machine of upstream's run(), branch for branch (leaf.1-5, int.1-6, root.1-2).
@@ -1275,7 +1433,7 @@ static void custom_net_done(sv_engine *eng, void *ctx, uint64_t arg)
     struct op_ref *ref = ctx;
     coll_stream *s = ref->stream;
     int op = ref->op;
-    live_free(s->owner->sys, ref);
+    live_free(s->owner->sys, ref, sizeof *ref);
     custom_finish(s, op);
 }
 
@@ -1308,9 +1466,9 @@ static void custom_issue_free(coll_stream *s)
         ref->op = k;
         int peer = custom_real_rank(&s->cur, n->peer);
         if (n->kind == SV_COLL_OP_SEND)
-            net_send(sys, npu->id, peer, n->tag, n->bytes, custom_net_done, ref, 0);
+            net_send(sys, npu->id, peer, n->tag, n->bytes, custom_net_done, ref, 0, NULL);
         else
-            net_recv(sys, npu->id, peer, n->tag, n->bytes, custom_net_done, ref, 0);
+            net_recv(sys, npu->id, peer, n->tag, n->bytes, custom_net_done, ref, 0, NULL);
     }
 }
 
@@ -1770,7 +1928,7 @@ gboolean sv_coll_send(sv_coll_sys *sys, int src, int dst, int tag, uint64_t byte
                     src, dst, tag, bytes, sys->npus);
         return FALSE;
     }
-    net_send(sys, src, dst, tag, bytes, done, ctx, arg);
+    net_send(sys, src, dst, tag, bytes, done, ctx, arg, NULL);
     return TRUE;
 }
 
@@ -1785,7 +1943,7 @@ gboolean sv_coll_recv(sv_coll_sys *sys, int self, int src, int tag, uint64_t byt
                     self, src, tag, bytes, sys->npus);
         return FALSE;
     }
-    net_recv(sys, self, src, tag, bytes, done, ctx, arg);
+    net_recv(sys, self, src, tag, bytes, done, ctx, arg, NULL);
     return TRUE;
 }
 
@@ -1800,21 +1958,24 @@ GArray *sv_coll_p2p_pending(const sv_coll_sys *sys)
 {
     GArray *out = g_array_new(FALSE, TRUE, sizeof(struct sv_coll_p2p_pending));
     g_autoptr(GPtrArray) all = g_ptr_array_new();
-    GHashTableIter it;
-    gpointer v;
-    g_hash_table_iter_init(&it, sys->entries);
-    while (g_hash_table_iter_next(&it, NULL, &v))
-        g_ptr_array_add(all, v);
-    g_ptr_array_sort(all, pending_cmp); /* report in posting order, not hash order */
+    for (guint i = 0; i < sys->chan_list->len; i++) {
+        const struct p2p_chan *c = g_ptr_array_index(sys->chan_list, i);
+        for (int k = 0; k < c->count; k++) {
+            struct p2p_entry *e = c->slot[(c->head + k) & (c->cap - 1)];
+            if (e != NULL)
+                g_ptr_array_add(all, e);
+        }
+    }
+    g_ptr_array_sort(all, pending_cmp); /* report in posting order */
     for (guint i = 0; i < all->len; i++) {
         const struct p2p_entry *e = g_ptr_array_index(all, i);
         struct sv_coll_p2p_pending p = {
             .is_send = e->has_send,
             .arrived = e->finished,
-            .src = e->key.src,
-            .dst = e->key.dst,
-            .tag = e->key.tag,
-            .bytes = e->key.size,
+            .src = e->chan->key.src,
+            .dst = e->chan->key.dst,
+            .tag = e->chan->key.tag,
+            .bytes = e->chan->key.size,
             .posted_at = e->posted_at,
         };
         g_array_append_val(out, p);
@@ -1894,11 +2055,6 @@ static gboolean build_topo(sv_coll_sys *sys, sv_coll_type t, GError **error)
     return TRUE;
 }
 
-static void live_destroy(gpointer p)
-{
-    g_free(p);
-}
-
 sv_coll_sys *sv_coll_sys_new(sv_net *net, const struct sv_coll_sys_cfg *cfg,
                              const sv_coll_groups *groups, GError **error)
 {
@@ -1924,9 +2080,8 @@ sv_coll_sys *sv_coll_sys_new(sv_net *net, const struct sv_coll_sys_cfg *cfg,
     for (int t = 0; t < SV_COLL_TYPE_COUNT; t++)
         sys->cfg.custom_prefix[t] = g_strdup(cfg->custom_prefix[t]);
     sys->groups = sv_coll_groups_new();
-    sys->entries = g_hash_table_new_full(p2p_key_hash, p2p_key_equal, NULL, g_free);
-    sys->counts = g_hash_table_new_full(p2p_key_hash, p2p_key_equal, NULL, g_free);
-    sys->live = g_hash_table_new_full(g_direct_hash, g_direct_equal, live_destroy, NULL);
+    sys->chans = g_hash_table_new(p2p_key_hash, p2p_key_equal);
+    sys->chan_list = g_ptr_array_new_with_free_func(chan_free);
     const struct sv_net_topo_cfg *tc = sv_net_topo(net);
     sys->npus = sv_net_npus(net);
     sys->net_ndims = tc->ndims;
@@ -1962,7 +2117,7 @@ sv_coll_sys *sv_coll_sys_new(sv_net *net, const struct sv_coll_sys_cfg *cfg,
         coll_npu *n = &sys->npu[i];
         n->sys = sys;
         n->id = i;
-        n->batches = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, batch_free);
+        n->batches = g_array_new(FALSE, FALSE, sizeof(struct open_batch));
         g_queue_init(&n->ready_list);
         n->active = g_ptr_array_new();
         n->running = g_array_new(FALSE, TRUE, sizeof(int));
@@ -2025,15 +2180,14 @@ void sv_coll_sys_free(sv_coll_sys *sys)
     if (sys->npu != NULL) {
         for (int i = 0; i < sys->npus; i++) {
             coll_npu *n = &sys->npu[i];
-            GHashTableIter it;
-            gpointer v;
-            g_hash_table_iter_init(&it, n->batches);
-            while (g_hash_table_iter_next(&it, NULL, &v)) {
-                struct ev_batch *b = v;
+            for (guint k = 0; n->batches != NULL && k < n->batches->len; k++) {
+                struct ev_batch *b = g_array_index(n->batches, struct open_batch, k).b;
                 if (b->eid != SV_EVENT_NONE)
                     sv_engine_cancel(sys->eng, b->eid);
+                batch_free(b);
             }
-            g_hash_table_destroy(n->batches);
+            if (n->batches != NULL)
+                g_array_free(n->batches, TRUE);
             /* streams still queued: free their phase lists (the records are in `live`) */
             for (guint q = 0; q < n->active->len; q++) {
                 GQueue *queue = g_ptr_array_index(n->active, q);
@@ -2055,8 +2209,21 @@ void sv_coll_sys_free(sv_coll_sys *sys)
         sv_coll_plan_free(sys->custom[t]);
     sv_coll_sys_cfg_clear(&sys->cfg);
     sv_coll_groups_free(sys->groups);
-    g_hash_table_destroy(sys->entries);
-    g_hash_table_destroy(sys->counts);
-    g_hash_table_destroy(sys->live);
+    while (sys->batch_free != NULL) {
+        struct ev_batch *b = sys->batch_free;
+        sys->batch_free = b->next_free;
+        batch_free(b);
+    }
+    if (sys->chans != NULL)
+        g_hash_table_destroy(sys->chans);
+    if (sys->chan_list != NULL)
+        g_ptr_array_free(sys->chan_list, TRUE);
+    while (sys->entry_free != NULL) {
+        struct p2p_entry *e = sys->entry_free;
+        sys->entry_free = e->next_free;
+        g_free(e);
+    }
+    for (int c = 0; c < sys->nlive_cls; c++)
+        g_ptr_array_free(sys->live_cls[c].slabs, TRUE);
     g_free(sys);
 }

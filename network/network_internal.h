@@ -48,7 +48,22 @@ void sv_net_geom_clear(struct sv_net_geom *g);
 /* Coordinate of NPU `npu` in dimension d (dim 0 varies fastest). */
 static inline int sv_net_geom_coord(const struct sv_net_geom *g, int npu, int d)
 {
+    /* 1-D networks (and dim 0 of an NPU inside it): no division on the per-hop path */
+    if (g->stride[d] == 1 && npu < g->cfg.npus[d])
+        return npu;
     return (npu / g->stride[d]) % g->cfg.npus[d];
+}
+
+/* Clockwise distance from coordinate i to j in a ring of n: ((j - i) mod n), without a division
+ * when both are coordinates (in [0, n)). */
+static inline int sv_net_ring_cw(int i, int j, int n)
+{
+    int cw = j - i;
+    if (cw < 0)
+        cw += n;
+    if (cw < 0 || cw >= n)
+        cw = ((j - i) % n + n) % n;
+    return cw;
 }
 
 /* First dimension in which the two NPUs' coordinates differ; -1 when src == dst. */

@@ -416,7 +416,7 @@ int sv_net_geom_dim_hops(const struct sv_net_geom *g, int d, int i, int j)
     switch (g->cfg.kind[d]) {
     case SV_NET_TOPO_RING: {
         int n = g->cfg.npus[d];
-        int cw = ((j - i) % n + n) % n;
+        int cw = sv_net_ring_cw(i, j, n);
         int acw = n - cw;
         return cw < acw ? cw : acw;
     }
@@ -430,6 +430,8 @@ int sv_net_geom_dim_hops(const struct sv_net_geom *g, int d, int i, int j)
 
 static inline int line_of(const struct sv_net_geom *g, int npu, int d)
 {
+    if (g->lines[d] == 1)
+        return 0; /* one line holds every NPU (1-D) */
     int s = g->stride[d];
     return npu % s + (npu / (s * g->cfg.npus[d])) * s;
 }
@@ -456,7 +458,7 @@ int sv_net_geom_next_link(const struct sv_net_geom *g, int cur, int dst)
         if (n == 2)
             return base + i;
         /* ASTRA-sim congestion_aware Ring::route: anticlockwise only when strictly shorter. */
-        int cw = ((j - i) % n + n) % n;
+        int cw = sv_net_ring_cw(i, j, n);
         int acw = n - cw;
         return base + 2 * i + (acw < cw ? 1 : 0);
     }

@@ -12,9 +12,10 @@ G_DEFINE_QUARK(sv - planner - error - quark, sv_planner_error)
  * --npu-memory-utilization default. */
 #define DEFAULT_MEM_UTIL 0.9
 
-static const char *const top_keys[] = {"num_nodes", "link_bw", "link_latency",
-                                       "nodes",     "cxl_mem", NULL};
-static const char *const node_keys[] = {"num_instances", "cpu_mem", "instances", "power", NULL};
+static const char *const top_keys[] = {"num_nodes", "link_bw", "link_latency", "nodes",
+                                       "cxl_mem",   "fabric",  "network_model", NULL};
+static const char *const node_keys[] = {"num_instances", "cpu_mem", "instances",
+                                        "power",         "topology", NULL};
 static const char *const mem_keys[] = {"mem_size",   "mem_bw",      "mem_latency", "mem_util",
                                        "pim_config", "num_devices", NULL};
 static const char *const inst_keys[] = {"model_name",
@@ -146,6 +147,80 @@ static JsonObject *get_obj(JsonObject *o, const char *key, const char *where, gb
     return json_node_get_object(n);
 }
 
+static const char *const level_keys[] = {"kind", "bw_gbps", "latency_ns", NULL};
+
+/* A network level (node "topology", cluster "fabric"; docs/cluster-network.md). "nvlink"
+ * (NVSwitch) and "pcie" (a PCIe switch) are switch levels under other names. */
+static gboolean parse_level(JsonObject *parent, const char *key, const char *where,
+                            struct sv_net_level_cfg *out, GError **error)
+{
+    out->set = FALSE;
+    out->latency_ns = -1;
+    JsonNode *n = json_object_get_member(parent, key);
+    if (!n || JSON_NODE_HOLDS_NULL(n))
+        return TRUE;
+    g_autofree char *w = g_strdup_printf("%s.%s", where, key);
+    if (!JSON_NODE_HOLDS_OBJECT(n)) {
+        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, "%s: must be an object",
+                    w);
+        return FALSE;
+    }
+    JsonObject *o = json_node_get_object(n);
+    warn_unknown(o, level_keys, w);
+    char kind[32];
+    if (!get_str(o, "kind", w, TRUE, kind, sizeof kind, error))
+        return FALSE;
+    static const struct {
+        const char *name;
+        sv_net_topo_kind kind;
+    } kinds[] = {
+        {"ring", SV_NET_TOPO_RING},     {"fully_connected", SV_NET_TOPO_FULLY_CONNECTED},
+        {"switch", SV_NET_TOPO_SWITCH}, {"nvlink", SV_NET_TOPO_SWITCH},
+        {"pcie", SV_NET_TOPO_SWITCH},   {"fullyconnected", SV_NET_TOPO_FULLY_CONNECTED},
+    };
+    gboolean found = FALSE;
+    for (size_t i = 0; i < G_N_ELEMENTS(kinds); i++) {
+        if (g_ascii_strcasecmp(kind, kinds[i].name) == 0) {
+            out->kind = kinds[i].kind;
+            found = TRUE;
+        }
+    }
+    if (!found)
+        return bad(error, w, "kind",
+                   "must be \"ring\", \"fully_connected\", \"switch\", \"nvlink\" or \"pcie\"");
+    if (!get_num(o, "bw_gbps", w, FALSE, 0, TRUE, &out->bw_gbps, error) ||
+        !get_num(o, "latency_ns", w, FALSE, -1, FALSE, &out->latency_ns, error))
+        return FALSE;
+    out->set = TRUE;
+    return TRUE;
+}
+
+/* link_bw / link_latency as an array: one value per network dimension. */
+static gboolean get_dims(JsonObject *o, const char *key, const char *where, gboolean positive,
+                         double *vals, int32_t *n_out, GError **error)
+{
+    JsonNode *n = json_object_get_member(o, key);
+    *n_out = 0;
+    if (!n || !JSON_NODE_HOLDS_ARRAY(n))
+        return TRUE;
+    JsonArray *a = json_node_get_array(n);
+    guint len = json_array_get_length(a);
+    if (len > SV_NET_MAX_DIMS)
+        return bad(error, where, key, "has more values than network dimensions (8)");
+    for (guint i = 0; i < len; i++) {
+        JsonNode *e = json_array_get_element(a, i);
+        if (!JSON_NODE_HOLDS_VALUE(e) || (json_node_get_value_type(e) != G_TYPE_INT64 &&
+                                          json_node_get_value_type(e) != G_TYPE_DOUBLE))
+            return bad(error, where, key, "must be a number or an array of numbers");
+        double v = json_node_get_double(e);
+        if (!isfinite(v) || v < 0 || (positive && v <= 0))
+            return bad(error, where, key, "values must be positive numbers");
+        vals[i] = v;
+    }
+    *n_out = (int32_t)len;
+    return TRUE;
+}
+
 static gboolean parse_instance(JsonObject *o, const char *where, struct sv_instance_cfg *ic,
                                GError **error)
 {
@@ -191,6 +266,8 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_insta
     ic->pp_size = (int32_t)pp;
     ic->num_npus = (int32_t)npus;
     ic->ep_size = (int32_t)ep;
+    if (!get_str(o, "dp_group", where, FALSE, ic->dp_group, sizeof ic->dp_group, error))
+        return FALSE;
     if (!get_str(o, "pd_type", where, FALSE, ic->pd_type, sizeof ic->pd_type, error))
         return FALSE;
     if (ic->pd_type[0] && strcmp(ic->pd_type, "prefill") != 0 && strcmp(ic->pd_type, "decode") != 0)
@@ -223,7 +300,13 @@ struct sv_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, const char *
     int64_t num_nodes;
     if (!get_num(top, "link_bw", where, FALSE, 0, TRUE, &c->link_bw_gbps, error) ||
         !get_num(top, "link_latency", where, FALSE, 0, FALSE, &c->link_latency_ns, error) ||
-        !get_int(top, "num_nodes", where, -1, 1, &num_nodes, error))
+        !get_int(top, "num_nodes", where, -1, 1, &num_nodes, error) ||
+        !get_dims(top, "link_bw", where, TRUE, c->link_bw_dims, &c->n_link_bw, error) ||
+        !get_dims(top, "link_latency", where, FALSE, c->link_latency_dims, &c->n_link_latency,
+                  error) ||
+        !parse_level(top, "fabric", where, &c->fabric, error) ||
+        !get_str(top, "network_model", where, FALSE, c->network_model, sizeof c->network_model,
+                 error))
         goto fail;
     JsonNode *nn = json_object_get_member(top, "nodes");
     if (!nn || !JSON_NODE_HOLDS_ARRAY(nn) || json_array_get_length(json_node_get_array(nn)) == 0) {
@@ -251,6 +334,8 @@ struct sv_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, const char *
         }
         JsonObject *no = json_node_get_object(node);
         warn_unknown(no, node_keys, nw);
+        if (!parse_level(no, "topology", nw, &c->nodes[ni].topology, error))
+            goto fail_insts;
         JsonObject *cpu = get_obj(no, "cpu_mem", nw, FALSE, error);
         if (!cpu && error && *error)
             goto fail_insts;

@@ -21,6 +21,10 @@ struct sv_metrics_quantile {
     uint64_t zero_count;
     GArray *buckets; /* uint64_t counts for indices [idx_lo, idx_lo + len) */
     int idx_lo;
+    /* The last value's bucket: one iteration gives every request in its batch the same gap,
+     * so a run's ITL stream repeats values in long runs and log() is skipped for them. */
+    double memo_v;
+    int memo_idx;
 };
 
 GQuark sv_metrics_error_quark(void)
@@ -69,7 +73,14 @@ static void sketch_insert(sv_metrics_quantile *q, double v)
         q->zero_count++;
         return;
     }
-    int idx = (int)ceil(log(v) / q->log_gamma);
+    int idx;
+    if (v == q->memo_v) {
+        idx = q->memo_idx;
+    } else {
+        idx = (int)ceil(log(v) / q->log_gamma);
+        q->memo_v = v;
+        q->memo_idx = idx;
+    }
     if (q->buckets == NULL) {
         q->buckets = g_array_new(FALSE, TRUE, sizeof(uint64_t));
         q->idx_lo = idx;
@@ -86,7 +97,7 @@ static void sketch_insert(sv_metrics_quantile *q, double v)
         g_array_free(q->buckets, TRUE);
         q->buckets = grown;
         q->idx_lo = idx;
-        idx = (int)ceil(log(v) / q->log_gamma);
+        idx = q->memo_idx;
     }
     guint pos = (guint)(idx - q->idx_lo);
     if (pos >= q->buckets->len)

@@ -10,6 +10,7 @@
 #include "compute/compute.h"
 #include "core/core.h"
 #include "msg/msg.h"
+#include "network/network.h"
 #include "workloads/workloads.h"
 
 #include <glib.h>
@@ -43,8 +44,9 @@ struct sv_instance_cfg {
     int32_t tp_size;
     int32_t pp_size;
     int32_t ep_size;
-    char pd_type[16]; /* "" (null), "prefill", "decode" */
-    char dtype[16];   /* "" = the model's */
+    char pd_type[16];  /* "" (null), "prefill", "decode" */
+    char dp_group[64]; /* "" = none; instances sharing a name form a data-parallel group */
+    char dtype[16];    /* "" = the model's */
     /* Runtime overrides; -1 / SV_CFG_UNSET = take the run default. */
     int64_t max_num_seqs;
     int64_t max_num_batched_tokens;
@@ -55,7 +57,17 @@ struct sv_instance_cfg {
     int reserve_full_isl;       /* -1 unset, 0, 1 */
 };
 
+/* One level of the cluster network (docs/cluster-network.md): a node's device interconnect
+ * ("topology") or the inter-node fabric. */
+struct sv_net_level_cfg {
+    gboolean set;          /* given in the config */
+    sv_net_topo_kind kind; /* ring, fully_connected, switch (nvlink / pcie are switches) */
+    double bw_gbps;        /* per link per direction, ASTRA-sim GB/s; 0 = link_bw of the dim */
+    double latency_ns;     /* per link; < 0 = link_latency of the dim */
+};
+
 struct sv_node_cfg {
+    struct sv_net_level_cfg topology; /* nodes[].topology */
     double cpu_mem_gib;
     double cpu_mem_bw_gbps;
     double cpu_mem_latency_ns;
@@ -64,6 +76,13 @@ struct sv_node_cfg {
 struct sv_cluster_cfg {
     double link_bw_gbps;    /* top-level link_bw (ASTRA-sim GB/s) */
     double link_latency_ns; /* top-level link_latency */
+    /* link_bw / link_latency given as arrays: one value per network dimension (dim 0 = devices
+     * of a node, dim 1 = nodes); n_link_* = 0 when scalars. */
+    int32_t n_link_bw, n_link_latency;
+    double link_bw_dims[SV_NET_MAX_DIMS];
+    double link_latency_dims[SV_NET_MAX_DIMS];
+    struct sv_net_level_cfg fabric; /* top-level "fabric" (between nodes) */
+    char network_model[16]; /* top-level "network_model" ("" = the run's, default flow) */
     int32_t n_nodes;
     struct sv_node_cfg *nodes;
     int32_t n_instances;
@@ -96,6 +115,137 @@ const char *sv_planner_router_name(sv_router_kind kind);
  * round-robin cursor (in/out), `rng` the random stream (RANDOM only). */
 int32_t sv_planner_route(sv_router_kind kind, int32_t n, const uint32_t *waiting,
                          const uint32_t *running, uint64_t *rr, sv_rng *rng);
+
+/* Router policies as registry tables (kind SV_REGISTRY_ROUTER). The built-ins "least_load"
+ * ("load"), "round_robin" ("rr") and "random" ("rand") are such tables; planner/plugin.h
+ * explains how a plugin adds one. For each arriving request the run calls `route` with every
+ * instance's state, in instance order, and sends the request to the index returned. */
+struct sv_router_inst {
+    int32_t index;
+    uint32_t waiting;       /* requests queued */
+    uint32_t running;       /* requests admitted */
+    int64_t waiting_tokens; /* tokens the queue still has to compute */
+    double kv_usage;        /* used / total KV blocks */
+    /* For prefix- and SLO-aware policies (planner/router_policies.c, docs/routing.md). */
+    const sv_kv_manager *kv;      /* the instance's KV pool: sv_planner_prefix_match() */
+    sv_time step_remaining_ns;    /* estimated rest of the iteration in flight (0 when idle) */
+    double prefill_tokens_per_ns; /* recent prefill throughput (prompt tokens / iteration time) */
+};
+
+struct sv_router_req {
+    uint64_t request_id;
+    sv_time arrival_ns;
+    int64_t input_tokens;
+    int64_t output_tokens;
+    /* The prompt as the KV cache keys it (either may be absent) and the run's TTFT target. */
+    const uint32_t *input_tok_ids;
+    size_t n_input_tok_ids;
+    const uint64_t *hash_ids;
+    size_t n_hash_ids;
+    uint32_t hash_block_tokens;
+    const char *model;   /* the model the request names (NULL: any) */
+    sv_time slo_ttft_ns; /* --slo-ttft-ms (0 = none) */
+};
+
+struct sv_router_ops {
+    unsigned api_version; /* SV_REGISTRY_API_VERSION */
+    /* Optional per-run state. `param` is the text after "name:" (NULL when none); `rng` the
+     * run's stream "router/random" (the only randomness a router may use). */
+    void *(*create)(int32_t n_instances, const char *param, sv_rng *rng, GError **error);
+    void (*destroy)(void *state);
+    /* Return an index in [0, n); anything else stops the run with an error. */
+    int32_t (*route)(void *state, const struct sv_router_req *req, int32_t n,
+                     const struct sv_router_inst *inst);
+};
+gboolean sv_planner_router_register_builtins(sv_registry *reg, GError **error);
+
+/* planner/router_policies.c: "prefix_aware" (the instance holding the longest cached prefix of
+ * the prompt, ties to least load) and "slo_aware" (param: TTFT target in ms, else the request's
+ * slo_ttft_ns: the least-loaded instance whose estimated TTFT meets the target, else the fastest);
+ * registered by sv_planner_router_register_builtins. docs/routing.md. */
+gboolean sv_planner_router_register_policies(sv_registry *reg, GError **error);
+/* Longest prefix of the request's prompt cached in `kv`, in tokens (block-aligned, at most
+ * floor((input - 1) / block) blocks as vLLM looks up). Changes nothing in the pool and counts no
+ * query. 0 when the request has no token or hash ids or caching is off. */
+int64_t sv_planner_prefix_match(const sv_kv_manager *kv, const struct sv_router_req *req);
+/* Estimated TTFT of `req` on `inst`: step remainder + (queued tokens + the prompt) / recent
+ * prefill throughput; G_MAXINT64 when the throughput is unknown and work is queued. */
+sv_time sv_planner_ttft_estimate(const struct sv_router_inst *inst,
+                                 const struct sv_router_req *req);
+
+/* A registry holding every built-in policy: routers, batch schedulers, KV eviction, expert
+ * routing. Plugins (planner/plugin.h) add to it. */
+sv_registry *sv_planner_registry_new(GError **error);
+
+/* ---- prefill/decode disaggregation (planner/pd.c, docs/disaggregation.md) ------------------- */
+
+/* How a request's KV leaves the prefill instance: "whole" after its prefill, or "per_layer": one
+ * message per layer, each sent as soon as the final prefill iteration has produced that layer. */
+typedef enum {
+    SV_PD_KV_WHOLE = 0,
+    SV_PD_KV_PER_LAYER,
+} sv_pd_kv_mode;
+gboolean sv_pd_kv_mode_parse(const char *name, sv_pd_kv_mode *out, GError **error);
+const char *sv_pd_kv_mode_name(sv_pd_kv_mode mode);
+
+/* One instance as the disaggregation layer sees it. */
+struct sv_pd_instance {
+    sv_msg *msg;
+    sv_msg_role role;
+    const char *model; /* a decode instance must serve the prefill instance's model */
+    int32_t tp, pp;
+    int64_t num_layers;
+    uint64_t kv_bytes_per_token_layer; /* K and V of one token in one layer, all KV heads */
+    const int32_t *npus; /* tp x pp NPU ids in the network; rank = stage x tp + tp rank */
+};
+
+/* The global router's decode choice: `cand` holds the decode instances serving the model whose
+ * pool can take the request's KV now (n >= 1); return an index into it. */
+typedef int32_t (*sv_pd_pick_fn)(void *ctx, const struct sv_msg_handoff_info *req,
+                                 const int32_t *cand, int32_t n);
+
+struct sv_pd_cfg {
+    sv_engine *eng;
+    sv_net *net; /* NPU ids as in sv_pd_instance.npus */
+    sv_pd_kv_mode kv_mode;
+    int32_t n_instances;
+    const struct sv_pd_instance *inst; /* copied; npus arrays borrowed */
+    sv_pd_pick_fn pick;                /* NULL = the first candidate */
+    void *pick_ctx;
+};
+
+typedef struct sv_pd sv_pd;
+sv_pd *sv_pd_new(const struct sv_pd_cfg *cfg, GError **error);
+void sv_pd_free(sv_pd *pd); /* accepts NULL; before the msgs and the network */
+/* The msg hook (sv_msg_hooks.on_prefill_done) of every prefill instance. */
+void sv_pd_prefill_done(sv_pd *pd, int32_t instance, sv_msg_handoff *h);
+/* A decode instance may have freed blocks (after its iteration commits): retry the handoffs
+ * that wait for decode memory. */
+void sv_pd_decode_progress(sv_pd *pd, int32_t instance);
+/* Requests whose KV is reserved on / travelling to decode instance `instance`. */
+uint32_t sv_pd_incoming(const sv_pd *pd, int32_t instance);
+/* Handoffs waiting for decode memory (back-pressure). */
+uint32_t sv_pd_num_waiting(const sv_pd *pd);
+/* Error raised inside an event (no decode instance for a model, a sequence that never fits). */
+const GError *sv_pd_error(const sv_pd *pd);
+
+/* Bytes of a `tokens`-token prompt's KV that prefill rank `src_rank` sends to decode rank
+ * `dst_rank`: layers split over PP stages (even, remainder to the earlier stages, vLLM), KV heads
+ * over TP ranks; the product of the layer and head-range overlaps. */
+uint64_t sv_pd_pair_bytes(const struct sv_pd_instance *p, int32_t src_rank,
+                          const struct sv_pd_instance *d, int32_t dst_rank, int64_t tokens);
+
+struct sv_pd_stats {
+    uint64_t handoffs;   /* requests whose KV moved */
+    uint64_t messages;   /* network messages (rank pairs x layers) */
+    uint64_t bytes;      /* KV bytes moved */
+    uint64_t kv_waits;   /* handoffs that waited for decode memory */
+    sv_time kv_wait_ns;  /* total wait for decode memory */
+    sv_time transfer_ns; /* total reservation -> KV arrived */
+    sv_time max_transfer_ns;
+    uint32_t max_waiting; /* most handoffs waiting at once */
+};
+void sv_pd_get_stats(const sv_pd *pd, struct sv_pd_stats *out);
 
 /* ---- outputs -------------------------------------------------------------------------------- */
 
@@ -153,6 +303,23 @@ struct sv_run_cfg {
     sv_run_latency latency;
     sv_router_kind router;
     sv_msg_sched_kind scheduler;
+    /* Policies by name, looked up in `registry` (NULL: the built-ins only). A name wins over the
+     * enum above; NULL names take the enum's (router, scheduler) or "lru" (kv_eviction). */
+    const sv_registry *registry;
+    const char *router_name;
+    const char *scheduler_name;
+    const char *kv_eviction;
+    /* Parallelism (docs/parallelism.md): network timing model ("flow" when NULL), expert routing
+     * policy name (registry kind expert_routing, or "hist:W0,..."; "balanced" when NULL), MoE
+     * exchange ("allgather_reducescatter" when NULL, or "alltoall"). */
+    const char *network_model;
+    const char *expert_routing;
+    const char *moe_comm;
+    /* Disaggregation and routing (docs/disaggregation.md, docs/routing.md): how KV moves from a
+     * prefill to a decode instance ("whole" when NULL, or "per_layer"), and the TTFT target the
+     * slo_aware router aims at (ms, <= 0 = none). */
+    const char *kv_transfer;
+    double slo_ttft_ms;
     uint64_t seed;
     const char *emit_et_dir; /* NULL = none */
     /* Run defaults for the per-instance overrides (<= 0: vLLM's). */
@@ -187,9 +354,54 @@ struct sv_run_result {
     uint64_t bad_lines;
     sv_run_latency latency_used; /* of instance 0 */
     char latency_source[512];    /* profile folder or "roofline" (instance 0) */
+    /* Cluster network (0 without one): messages and bytes sent, incl. collective steps. */
+    uint64_t net_messages;
+    uint64_t net_bytes;
+    /* Prefill/decode disaggregation (0 without): requests handed off, KV bytes moved, handoffs
+     * that waited for decode memory, total time waited and total reservation -> KV arrival. */
+    uint64_t kv_handoffs;
+    uint32_t kv_blocks; /* KV blocks of instance 0 (its pool size, in blocks of its block size) */
+    uint64_t kv_bytes;
+    uint64_t kv_waits;
+    sv_time kv_wait_ns;
+    sv_time kv_transfer_ns;
 };
 
 gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *result, GError **error);
+
+/* ---- cluster network (planner/cluster_net.c; docs/cluster-network.md) ----------------------
+ *
+ * One sv_net for the whole cluster: NPU id = node x devices_per_node + device in the node
+ * (dim 0 = devices of a node, dim 1 = nodes; ASTRA-sim's dim-0-fastest numbering), instances'
+ * devices contiguous in config order within their node. An sv_coll_sys runs over it with one
+ * communicator group per TP group (per pipeline stage) and per EP group. Other traffic (KV
+ * transfers) can use sv_net_send / sv_coll_send on the same network and contends with it. */
+typedef struct sv_cluster_net sv_cluster_net;
+
+/* The topology the cluster builds (dims with one NPU are left out). *npus_per_node gets the
+ * devices per node (the largest node; smaller nodes leave ids unused). FALSE + error on
+ * disagreeing per-node topologies or array lengths that do not match the dimensions. */
+gboolean sv_planner_cluster_topo(const struct sv_cluster_cfg *cfg, struct sv_net_topo_cfg *out,
+                                 int32_t *npus_per_node, GError **error);
+/* Build the network and system layer. A cluster with a single device gets no network
+ * (sv_planner_cluster_net_net returns NULL). */
+sv_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_cluster_cfg *cfg,
+                                           sv_net_model model, GError **error);
+void sv_planner_cluster_net_free(sv_cluster_net *cn); /* accepts NULL; after the engine ran */
+sv_net *sv_planner_cluster_net_net(const sv_cluster_net *cn);
+sv_coll_sys *sv_planner_cluster_net_coll(const sv_cluster_net *cn);
+/* NPU id of instance i's rank 0 (its devices are first .. first + num_npus - 1, tp fastest,
+ * then pipeline stage). */
+int32_t sv_planner_cluster_net_first_device(const sv_cluster_net *cn, int32_t instance);
+/* Communicator group of instance i's TP ranks of stage s (0 when tp_size == 1). */
+int32_t sv_planner_cluster_net_tp_group(const sv_cluster_net *cn, int32_t instance, int32_t stage);
+/* EP group of instance i (0 = none), and the EP rank of its TP rank 0. */
+int32_t sv_planner_cluster_net_ep_group(const sv_cluster_net *cn, int32_t instance);
+int32_t sv_planner_cluster_net_ep_rank_base(const sv_cluster_net *cn, int32_t instance);
+/* Data-parallel groups: index of instance i's group (-1 = none) and its rank in it. */
+int32_t sv_planner_cluster_net_dp_index(const sv_cluster_net *cn, int32_t instance, int32_t *rank);
+int32_t sv_planner_cluster_net_num_dp(const sv_cluster_net *cn);
+int32_t sv_planner_cluster_net_dp_size(const sv_cluster_net *cn, int32_t dp_index);
 
 G_END_DECLS
 

@@ -77,6 +77,7 @@ typedef struct {
     sv_wl_req *reqs; /* stolen from the workload item */
     size_t n_reqs;
     size_t next; /* index of the next call to release */
+    char *model; /* stolen from the item (NULL: any instance) */
 } run_session;
 
 typedef struct {
@@ -86,10 +87,31 @@ typedef struct {
     sv_msg **msgs;
     sv_kv_manager **kvs;
     sv_latency **lats;
-    uint32_t *waiting_scratch, *running_scratch;
-    uint64_t rr;
+    struct sv_router_inst *inst_scratch;
     sv_rng *router_rng;
-    sv_wl_item item; /* the next arrival, already read */
+    /* Policies from the registry (plugin.c, router.c). */
+    sv_registry *own_registry; /* the built-ins, when the caller gave no registry */
+    const struct sv_router_ops *router;
+    void *router_state;
+    const struct sv_sched_ops *sched;
+    const char *sched_param;
+    const struct sv_kv_evict_ops *evict;
+    const char *evict_param;
+    /* Cluster network and parallelism (cluster_net.c; docs/parallelism.md). */
+    sv_cluster_net *cnet;
+    sv_msg_dp **dps;
+    const struct sv_expert_route_ops *eroute;
+    const char *eroute_param;
+    sv_msg_moe_comm moe_comm;
+    /* Disaggregation and model-aware routing (pd.c, router_policies.c). */
+    sv_pd *pd;
+    void *decode_router_state; /* the router's own state for decode choices */
+    struct sv_model_cfg *models;
+    int32_t **npus;   /* per instance: its NPU ids, rank order (PD) */
+    int32_t *cand;    /* scratch: candidate instance ids */
+    double *pf_tput;  /* recent prefill throughput, prompt tokens per ns */
+    sv_time *iter_ns; /* recent iteration time */
+    sv_wl_item item;  /* the next arrival, already read */
     gboolean have_item;
     GError *error;
     GHashTable *sessions; /* live sessions (owned), only to free them on an early stop */
@@ -117,17 +139,89 @@ static void session_free(run_session *s)
     }
     g_free(s->reqs);
     g_free(s->session_id);
+    g_free(s->model);
     g_free(s);
 }
 
-static gboolean submit(run_state *st, const sv_wl_req *q, sv_time arrival, void *user)
+/* Does instance i serve `model`? Names compare case-insensitively, whole or by the part after
+ * the last '/' (a trace may say "Llama-3.1-8B" for "meta-llama/Llama-3.1-8B"). */
+static gboolean serves(const run_state *st, int32_t i, const char *model)
 {
+    if (!model || !*model)
+        return TRUE;
+    const char *name = st->cfg->cluster->instances[i].model_name;
+    if (g_ascii_strcasecmp(name, model) == 0)
+        return TRUE;
+    const char *a = strrchr(name, '/'), *b = strrchr(model, '/');
+    return g_ascii_strcasecmp(a ? a + 1 : name, b ? b + 1 : model) == 0;
+}
+
+/* The router's view of instance i (docs/routing.md). */
+static struct sv_router_inst router_view(const run_state *st, int32_t i)
+{
+    sv_time remaining = 0;
+    sv_time since = sv_msg_busy_since(st->msgs[i]);
+    if (since >= 0)
+        remaining = MAX(0, st->iter_ns[i] - (sv_engine_now(st->eng) - since));
+    return (struct sv_router_inst){
+        .index = i,
+        /* Requests whose KV is on its way to a decode instance are queued there already. */
+        .waiting = sv_msg_num_waiting(st->msgs[i]) + sv_pd_incoming(st->pd, i),
+        .running = sv_msg_num_running(st->msgs[i]),
+        .waiting_tokens = sv_msg_waiting_tokens(st->msgs[i]),
+        .kv_usage = sv_kv_manager_usage(st->kvs[i]),
+        .kv = st->kvs[i],
+        .step_remaining_ns = remaining,
+        .prefill_tokens_per_ns = st->pf_tput[i],
+    };
+}
+
+static const char *router_label(const run_state *st)
+{
+    return st->cfg->router_name ? st->cfg->router_name : sv_planner_router_name(st->cfg->router);
+}
+
+static gboolean submit(run_state *st, const sv_wl_req *q, sv_time arrival, void *user,
+                       const char *model)
+{
+    /* The global router sees the instances that take new requests (not decode instances: they
+     * receive requests from prefill instances, LLMServingSim's router.py) serving the model. */
+    int32_t n_cand = 0;
     for (int32_t i = 0; i < st->n_inst; i++) {
-        st->waiting_scratch[i] = sv_msg_num_waiting(st->msgs[i]);
-        st->running_scratch[i] = sv_msg_num_running(st->msgs[i]);
+        if (st->cfg->cluster->instances[i].pd_type[0] == 'd' || !serves(st, i, model))
+            continue;
+        st->cand[n_cand] = i;
+        st->inst_scratch[n_cand++] = router_view(st, i);
     }
-    int32_t inst = sv_planner_route(st->cfg->router, st->n_inst, st->waiting_scratch,
-                                    st->running_scratch, &st->rr, st->router_rng);
+    if (n_cand == 0) {
+        run_fail(st, g_error_new(SV_PLANNER_ERROR, SV_PLANNER_ERROR_RUN,
+                                 "request %" G_GUINT64_FORMAT
+                                 ": no instance serves model '%s' (the trace names it)",
+                                 q->request_id, model));
+        return FALSE;
+    }
+    struct sv_router_req rq = {
+        .request_id = q->request_id,
+        .arrival_ns = arrival,
+        .input_tokens = q->input_tokens,
+        .output_tokens = q->output_tokens,
+        .input_tok_ids = q->input_tok_ids,
+        .n_input_tok_ids = q->n_input_tok_ids,
+        .hash_ids = q->hash_ids,
+        .n_hash_ids = q->n_hash_ids,
+        .hash_block_tokens = (uint32_t)q->hash_block_tokens,
+        .model = model,
+        .slo_ttft_ns = st->cfg->slo_ttft_ms > 0 ? sv_time_from_ns(st->cfg->slo_ttft_ms * 1e6) : 0,
+    };
+    int32_t k = st->router->route(st->router_state, &rq, n_cand, st->inst_scratch);
+    if (k < 0 || k >= n_cand) {
+        run_fail(st,
+                 g_error_new(SV_PLANNER_ERROR, SV_PLANNER_ERROR_RUN,
+                             "router '%s' sent request %" G_GUINT64_FORMAT " to candidate %d of %d",
+                             router_label(st), q->request_id, k, n_cand));
+        return FALSE;
+    }
+    int32_t inst = st->cand[k];
     struct sv_msg_req_cfg rc = {
         .request_id = q->request_id,
         .arrival_ns = arrival,
@@ -169,11 +263,13 @@ static void arrival_event(sv_engine *eng, void *ctx, uint64_t arg)
         it->n_reqs = 0;
         st->res->sessions++;
         s->next = 1;
+        s->model = it->model;
+        it->model = NULL;
         g_hash_table_add(st->sessions, s);
-        if (!submit(st, &s->reqs[0], it->arrival_ns, s))
+        if (!submit(st, &s->reqs[0], it->arrival_ns, s, s->model))
             return;
     } else {
-        if (!submit(st, &it->reqs[0], it->arrival_ns, NULL))
+        if (!submit(st, &it->reqs[0], it->arrival_ns, NULL, it->model))
             return;
     }
     pump(st);
@@ -202,7 +298,7 @@ static void session_release_event(sv_engine *eng, void *ctx, uint64_t arg)
 {
     run_state *st = ctx;
     run_session *s = (run_session *)(uintptr_t)arg;
-    submit(st, &s->reqs[s->next - 1], sv_engine_now(eng), s);
+    submit(st, &s->reqs[s->next - 1], sv_engine_now(eng), s, s->model);
 }
 
 static void on_req_done(void *ctx, const struct sv_msg_req_done *d)
@@ -255,6 +351,17 @@ static void on_iter_done(void *ctx, const struct sv_msg_iter_done *it)
 {
     run_state *st = ctx;
     st->res->iterations++;
+    /* Recent iteration time and prefill throughput for the SLO-aware router: exponential
+     * averages with weight 1/2 on the newest iteration (a choice: a few steps of memory). */
+    sv_time dur = it->end_ns - it->start_ns;
+    int32_t ii = it->instance;
+    st->iter_ns[ii] = st->iter_ns[ii] > 0 ? (st->iter_ns[ii] + dur) / 2 : dur;
+    if (it->prompt_tokens > 0 && dur > 0) {
+        double t = (double)it->prompt_tokens / (double)dur;
+        st->pf_tput[ii] = st->pf_tput[ii] > 0 ? 0.5 * (st->pf_tput[ii] + t) : t;
+    }
+    if (st->pd && st->cfg->cluster->instances[ii].pd_type[0] == 'd')
+        sv_pd_decode_progress(st->pd, ii); /* blocks may have been freed */
     const struct sv_run_observer *obs = st->cfg->observer;
     if (obs && obs->on_iteration) {
         struct sv_iter_sample s = {
@@ -269,6 +376,31 @@ static void on_iter_done(void *ctx, const struct sv_msg_iter_done *it)
         };
         obs->on_iteration(obs->ctx, &s);
     }
+}
+
+static void on_prefill_done(void *ctx, int32_t instance, sv_msg_handoff *h)
+{
+    run_state *st = ctx;
+    sv_pd_prefill_done(st->pd, instance, h);
+}
+
+/* The decode choice of a handed-off request: the run's router policy over the decode candidates
+ * (LLMServingSim's transfer_prefill_request uses the same policy), with its own state. */
+static int32_t pick_decode(void *ctx, const struct sv_msg_handoff_info *info, const int32_t *cand,
+                           int32_t n)
+{
+    run_state *st = ctx;
+    for (int32_t k = 0; k < n; k++)
+        st->inst_scratch[k] = router_view(st, cand[k]);
+    struct sv_router_req rq = {
+        .request_id = info->request_id,
+        .arrival_ns = info->arrival_ns,
+        .input_tokens = info->input_tokens,
+        .output_tokens = info->output_tokens,
+        .slo_ttft_ns = st->cfg->slo_ttft_ms > 0 ? sv_time_from_ns(st->cfg->slo_ttft_ms * 1e6) : 0,
+    };
+    return st->router->route(st->decode_router_state ? st->decode_router_state : st->router_state,
+                             &rq, n, st->inst_scratch);
 }
 
 static void on_token(void *ctx, uint64_t request_id, int32_t instance, sv_time t, sv_time gap)
@@ -334,6 +466,91 @@ static sv_latency *make_latency(const struct sv_run_cfg *cfg, const struct sv_in
     return lat;
 }
 
+/* Before an instance has run a prefill: its latency model's time for one full prefill chunk
+ * (up to max_num_batched_tokens, at most 2048 tokens: vLLM's default budget) from an empty cache.
+ */
+static double prefill_tput_estimate(sv_latency *lat, int64_t budget)
+{
+    int64_t chunk = MIN(budget, (int64_t)SV_MSG_DEFAULT_MAX_NUM_BATCHED_TOKENS), hist = 0;
+    struct sv_batch_shape shape;
+    sv_compute_batch_shape_init(&shape, &chunk, &hist, 1, NULL, 0);
+    struct sv_iter_time it;
+    sv_compute_iter_time(lat, &shape, 0, sv_compute_latency_model(lat)->num_layers, &it);
+    return it.total_ns > 0 ? (double)chunk / (double)it.total_ns : 0;
+}
+
+/* Disaggregation: any pd_type makes every prefill instance hand its requests to a decode
+ * instance over the cluster network (pd.c). */
+static gboolean setup_pd(run_state *st, GError **error)
+{
+    const struct sv_cluster_cfg *cl = st->cfg->cluster;
+    int n_prefill = 0, n_decode = 0;
+    for (int32_t i = 0; i < st->n_inst; i++) {
+        n_prefill += cl->instances[i].pd_type[0] == 'p';
+        n_decode += cl->instances[i].pd_type[0] == 'd';
+    }
+    if (n_prefill == 0 && n_decode == 0)
+        return TRUE;
+    if (n_decode == 0) {
+        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                    "pd_type: %d prefill instance(s) but no decode instance", n_prefill);
+        return FALSE;
+    }
+    if (n_decode == st->n_inst) {
+        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                    "pd_type: only decode instances: no instance takes new requests");
+        return FALSE;
+    }
+    sv_pd_kv_mode mode = SV_PD_KV_WHOLE;
+    if (st->cfg->kv_transfer && !sv_pd_kv_mode_parse(st->cfg->kv_transfer, &mode, error))
+        return FALSE;
+    sv_net *net = st->cnet ? sv_planner_cluster_net_net(st->cnet) : NULL;
+    if (!net) {
+        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                    "pd_type: disaggregation needs a cluster network (more than one device)");
+        return FALSE;
+    }
+    struct sv_pd_instance *pi = g_new0(struct sv_pd_instance, st->n_inst);
+    for (int32_t i = 0; i < st->n_inst; i++) {
+        const struct sv_instance_cfg *ic = &cl->instances[i];
+        pi[i] = (struct sv_pd_instance){
+            .msg = st->msgs[i],
+            .role = ic->pd_type[0] == 'p'   ? SV_MSG_ROLE_PREFILL
+                    : ic->pd_type[0] == 'd' ? SV_MSG_ROLE_DECODE
+                                            : SV_MSG_ROLE_BOTH,
+            .model = ic->model_name,
+            .tp = ic->tp_size,
+            .pp = ic->pp_size,
+            .num_layers = st->models[i].num_layers,
+            /* All KV heads of a layer: the model's per-token KV at TP 1. */
+            .kv_bytes_per_token_layer =
+                sv_compute_model_kv_bytes_per_token_layer(&st->models[i], 1),
+            .npus = st->npus[i],
+        };
+    }
+    struct sv_pd_cfg pc = {
+        .eng = st->eng,
+        .net = net,
+        .kv_mode = mode,
+        .n_instances = st->n_inst,
+        .inst = pi,
+        .pick = pick_decode,
+        .pick_ctx = st,
+    };
+    st->pd = sv_pd_new(&pc, error);
+    g_free(pi);
+    if (!st->pd)
+        return FALSE;
+    if (st->router->create) {
+        const char *rname = router_label(st);
+        st->decode_router_state =
+            st->router->create(st->n_inst, sv_registry_param(rname), st->router_rng, error);
+        if (!st->decode_router_state)
+            return FALSE;
+    }
+    return TRUE;
+}
+
 static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, GError **error)
 {
     const struct sv_run_cfg *cfg = st->cfg;
@@ -363,10 +580,17 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     if (blocks > UINT32_MAX)
         blocks = UINT32_MAX;
     gboolean caching = pick_bool(ic->enable_prefix_caching, cfg->enable_prefix_caching);
-    st->kvs[i] = sv_kv_manager_new((uint32_t)blocks, (uint32_t)block_size, caching);
+    st->kvs[i] = sv_kv_manager_new_with_eviction((uint32_t)blocks, (uint32_t)block_size, caching,
+                                                 st->evict, st->evict_param, error);
+    if (!st->kvs[i]) {
+        g_prefix_error(error, "instance %d: ", i);
+        return FALSE;
+    }
     struct sv_msg_cfg mc = {
         .instance = i,
         .scheduler = cfg->scheduler,
+        .sched_ops = st->sched,
+        .sched_param = st->sched_param,
         .max_num_seqs = cfg->force_max_num_seqs > 0 ? cfg->force_max_num_seqs
                                                     : pick(ic->max_num_seqs, cfg->max_num_seqs,
                                                            SV_MSG_DEFAULT_MAX_NUM_SEQS),
@@ -388,6 +612,25 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         .link_latency_ns = cfg->cluster->link_latency_ns,
         .emit_et_dir = cfg->emit_et_dir,
     };
+    if (st->cnet) {
+        /* Issue 4: collectives and stage transfers on the cluster network. */
+        sv_cluster_net *cn = st->cnet;
+        int32_t dp_rank = 0;
+        int32_t d = sv_planner_cluster_net_dp_index(cn, i, &dp_rank);
+        mc.first_device = sv_planner_cluster_net_first_device(cn, i);
+        mc.num_devices = ic->tp_size * ic->pp_size;
+        mc.coll = sv_planner_cluster_net_coll(cn);
+        mc.pp_size = ic->pp_size;
+        mc.tp_group_base = sv_planner_cluster_net_tp_group(cn, i, 0);
+        mc.ep_group = sv_planner_cluster_net_ep_group(cn, i);
+        mc.ep_size = mc.ep_group > 0 ? ic->ep_size : 1;
+        mc.ep_rank_base = sv_planner_cluster_net_ep_rank_base(cn, i);
+        mc.moe_comm = st->moe_comm;
+        mc.expert_route = st->eroute;
+        mc.expert_route_param = st->eroute_param;
+        mc.dp = d >= 0 ? st->dps[d] : NULL;
+        mc.dp_rank = dp_rank;
+    }
     /* 0 means unlimited in LLMServingSim's config. */
     if (mc.max_num_seqs == 0)
         mc.max_num_seqs = INT64_MAX;
@@ -397,10 +640,98 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         .on_token = on_token,
         .on_req_done = on_req_done,
         .on_iter_done = on_iter_done,
+        .on_prefill_done = on_prefill_done,
         .ctx = st,
     };
+    mc.role = ic->pd_type[0] == 'p'   ? SV_MSG_ROLE_PREFILL
+              : ic->pd_type[0] == 'd' ? SV_MSG_ROLE_DECODE
+                                      : SV_MSG_ROLE_BOTH;
+    st->models[i] = m;
+    st->npus[i] = g_new(int32_t, (size_t)ic->tp_size * (size_t)ic->pp_size);
+    for (int32_t r = 0; r < ic->tp_size * ic->pp_size; r++)
+        st->npus[i][r] = mc.first_device + r;
+    st->pf_tput[i] = prefill_tput_estimate(st->lats[i], mc.max_num_batched_tokens);
     st->msgs[i] = sv_msg_new(st->eng, &mc, &hooks, error);
     return st->msgs[i] != NULL;
+}
+
+/* The cluster network (when the cluster has more than one device), data-parallel groups, and
+ * the MoE policies. */
+static gboolean setup_network(run_state *st, GError **error)
+{
+    const struct sv_run_cfg *cfg = st->cfg;
+    sv_net_model model = SV_NET_MODEL_FLOW;
+    const char *nm = cfg->network_model ? cfg->network_model
+                     : cfg->cluster->network_model[0] ? cfg->cluster->network_model
+                                                       : NULL;
+    if (nm && !sv_net_model_parse(nm, &model, error))
+        return FALSE;
+    st->moe_comm = SV_MSG_MOE_ALLGATHER_RS;
+    if (cfg->moe_comm && !sv_msg_moe_comm_parse(cfg->moe_comm, &st->moe_comm, error))
+        return FALSE;
+    const char *ername = cfg->expert_routing ? cfg->expert_routing : "balanced";
+    st->eroute_param = sv_registry_param(ername);
+    if (g_ascii_strncasecmp(ername, "hist", 4) == 0 && (ername[4] == ':' || !ername[4])) {
+        st->eroute = sv_msg_expert_route_hist();
+    } else {
+        const sv_registry *reg = cfg->registry ? cfg->registry : st->own_registry;
+        st->eroute = sv_registry_lookup(reg, SV_REGISTRY_EXPERT_ROUTE, ername, error);
+        if (!st->eroute)
+            return FALSE;
+    }
+    int32_t total = 0;
+    for (int32_t i = 0; i < cfg->cluster->n_instances; i++)
+        total += cfg->cluster->instances[i].num_npus;
+    gboolean any_dp = FALSE;
+    for (int32_t i = 0; i < cfg->cluster->n_instances; i++)
+        any_dp = any_dp || cfg->cluster->instances[i].dp_group[0] != '\0';
+    if (total < 2 && !any_dp)
+        return TRUE; /* one device: the single-device path, no network */
+    st->cnet = sv_planner_cluster_net_new(st->eng, cfg->cluster, model, error);
+    if (!st->cnet)
+        return FALSE;
+    int32_t nd = sv_planner_cluster_net_num_dp(st->cnet);
+    st->dps = g_new0(sv_msg_dp *, (size_t)MAX(nd, 1));
+    for (int32_t d = 0; d < nd; d++)
+        st->dps[d] = sv_msg_dp_new(sv_planner_cluster_net_dp_size(st->cnet, d));
+    return TRUE;
+}
+
+/* Look the run's policies up by name (registry.c lists the known names on a miss). */
+static gboolean resolve_policies(run_state *st, GError **error)
+{
+    const struct sv_run_cfg *cfg = st->cfg;
+    const sv_registry *reg = cfg->registry;
+    if (!reg) {
+        st->own_registry = sv_planner_registry_new(error);
+        if (!st->own_registry)
+            return FALSE;
+        reg = st->own_registry;
+    }
+    const char *rname = cfg->router_name ? cfg->router_name : sv_planner_router_name(cfg->router);
+    const char *sname =
+        cfg->scheduler_name ? cfg->scheduler_name : sv_msg_sched_name(cfg->scheduler);
+    const char *ename = cfg->kv_eviction ? cfg->kv_eviction : "lru";
+    st->router = sv_registry_lookup(reg, SV_REGISTRY_ROUTER, rname, error);
+    if (!st->router)
+        return FALSE;
+    st->sched = sv_registry_lookup(reg, SV_REGISTRY_SCHED, sname, error);
+    if (!st->sched)
+        return FALSE;
+    st->sched_param = sv_registry_param(sname);
+    st->evict = sv_registry_lookup(reg, SV_REGISTRY_KV_EVICT, ename, error);
+    if (!st->evict)
+        return FALSE;
+    st->evict_param = sv_registry_param(ename);
+    if (st->router->create) {
+        st->router_state =
+            st->router->create(st->n_inst, sv_registry_param(rname), st->router_rng, error);
+        if (!st->router_state) {
+            g_prefix_error(error, "router '%s': ", rname);
+            return FALSE;
+        }
+    }
+    return TRUE;
 }
 
 gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *res, GError **error)
@@ -420,25 +751,39 @@ gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *res,
     st.msgs = g_new0(sv_msg *, st.n_inst);
     st.kvs = g_new0(sv_kv_manager *, st.n_inst);
     st.lats = g_new0(sv_latency *, st.n_inst);
-    st.waiting_scratch = g_new0(uint32_t, st.n_inst);
-    st.running_scratch = g_new0(uint32_t, st.n_inst);
+    st.inst_scratch = g_new0(struct sv_router_inst, st.n_inst);
+    st.models = g_new0(struct sv_model_cfg, st.n_inst);
+    st.npus = g_new0(int32_t *, st.n_inst);
+    st.cand = g_new0(int32_t, st.n_inst);
+    st.pf_tput = g_new0(double, st.n_inst);
+    st.iter_ns = g_new0(sv_time, st.n_inst);
     st.router_rng = sv_rng_stream(st.eng, "router/random");
     st.sessions =
         g_hash_table_new_full(g_direct_hash, g_direct_equal, (GDestroyNotify)session_free, NULL);
-    gboolean ok = TRUE;
+    gboolean ok = resolve_policies(&st, error);
+    if (ok)
+        ok = setup_network(&st, error);
     int32_t device = 0;
     for (int32_t i = 0; i < st.n_inst && ok; i++) {
         ok = setup_instance(&st, i, device, error);
         device += cfg->cluster->instances[i].num_npus;
     }
+    if (ok)
+        ok = setup_pd(&st, error);
     if (ok) {
         pump(&st);
         sv_engine_run(st.eng, SV_TIME_MAX);
+        /* A last call with the final counts: a display clears itself, and a caller diagnosing
+         * a run that cannot finish learns how many requests had arrived. */
+        if (cfg->progress)
+            cfg->progress(cfg->progress_ctx, sv_engine_now(st.eng), st.finished, st.submitted);
         for (int32_t i = 0; i < st.n_inst && !st.error; i++) {
             const GError *me = sv_msg_error(st.msgs[i]);
             if (me)
                 st.error = g_error_copy(me);
         }
+        if (!st.error && sv_pd_error(st.pd))
+            st.error = g_error_copy(sv_pd_error(st.pd));
         if (st.error) {
             g_propagate_error(error, st.error);
             st.error = NULL;
@@ -462,11 +807,36 @@ gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *res,
             res->preemptions += sv_msg_num_preemptions(st.msgs[i]);
     }
     res->bad_lines = sv_wl_source_bad_lines(cfg->workload);
+    if (st.kvs[0])
+        res->kv_blocks = sv_kv_manager_num_blocks(st.kvs[0]);
+    if (st.pd) {
+        struct sv_pd_stats ps;
+        sv_pd_get_stats(st.pd, &ps);
+        res->kv_handoffs = ps.handoffs;
+        res->kv_bytes = ps.bytes;
+        res->kv_waits = ps.kv_waits;
+        res->kv_wait_ns = ps.kv_wait_ns;
+        res->kv_transfer_ns = ps.transfer_ns;
+    }
+    sv_pd_free(st.pd); /* before the msgs: their held handoffs go with them */
     for (int32_t i = 0; i < st.n_inst; i++) {
+        g_free(st.npus[i]);
         sv_msg_free(st.msgs[i]);
         sv_kv_manager_free(st.kvs[i]);
         sv_latency_free(st.lats[i]);
     }
+    if (st.cnet) {
+        for (int32_t d = 0; d < sv_planner_cluster_net_num_dp(st.cnet); d++)
+            sv_msg_dp_free(st.dps[d]);
+    }
+    g_free(st.dps);
+    if (st.cnet && sv_planner_cluster_net_net(st.cnet)) {
+        struct sv_net_stats ns;
+        sv_net_get_stats(sv_planner_cluster_net_net(st.cnet), &ns);
+        res->net_messages = ns.messages;
+        res->net_bytes = ns.bytes_sent;
+    }
+    sv_planner_cluster_net_free(st.cnet);
     sv_wl_item_clear(&st.item);
     sv_engine_free(st.eng);
     st.eng = NULL;
@@ -474,7 +844,16 @@ gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *res,
     g_free(st.msgs);
     g_free(st.kvs);
     g_free(st.lats);
-    g_free(st.waiting_scratch);
-    g_free(st.running_scratch);
+    g_free(st.inst_scratch);
+    g_free(st.models);
+    g_free(st.npus);
+    g_free(st.cand);
+    g_free(st.pf_tput);
+    g_free(st.iter_ns);
+    if (st.router && st.router->destroy && st.router_state)
+        st.router->destroy(st.router_state);
+    if (st.router && st.router->destroy && st.decode_router_state)
+        st.router->destroy(st.decode_router_state);
+    sv_registry_free(st.own_registry);
     return ok;
 }

@@ -160,42 +160,103 @@ static void test_public_case(void)
     CU_ASSERT_EQUAL(sim.ttft->len, 300);
     CU_ASSERT_EQUAL(meas.ttft->len, 300);
     printf("\n");
-    const double tol = 0.045; /* issue 3: each within 4.5% */
-    check("TTFT mean", mean(sim.ttft), mean(meas.ttft), tol);
-    check("TPOT mean", mean(sim.tpot), mean(meas.tpot), tol);
-    check("latency mean", mean(sim.e2e), mean(meas.e2e), tol);
-    check("TTFT p99", p99(sim.ttft), p99(meas.ttft), tol);
-    check("TPOT p99", p99(sim.tpot), p99(meas.tpot), tol);
-    check("latency p99", p99(sim.e2e), p99(meas.e2e), tol);
+    /* Issue 3: each within 4.5%. With the host-overhead model (msg/host.c, fitted by
+     * tools/fit_host.c to Sarathi-Serve data) four of the six are within 2%; the P99s of TTFT and
+     * TPOT are at +2.4% / +2.5% (docs/validation.md), bounded at 3% so a regression shows. */
+    const double tol = 0.045, tight = 0.02, p99_tol = 0.03;
+    check("TTFT mean", mean(sim.ttft), mean(meas.ttft), tight);
+    check("TPOT mean", mean(sim.tpot), mean(meas.tpot), tight);
+    check("latency mean", mean(sim.e2e), mean(meas.e2e), tight);
+    check("TTFT p99", p99(sim.ttft), p99(meas.ttft), MIN(tol, p99_tol));
+    check("TPOT p99", p99(sim.tpot), p99(meas.tpot), MIN(tol, p99_tol));
+    check("latency p99", p99(sim.e2e), p99(meas.e2e), tight);
 
-    /* Generation throughput per 1 s tick. A decode step straddling a tick boundary moves its
-     * tokens between neighbouring ticks, on both sides, so the series are compared after a
-     * centred 3-tick moving average; the error is the mean absolute difference over the
-     * measured ticks relative to the measured mean (docs/validation.md also gives the raw one). */
+    /* Generation throughput per 1 s tick, like for like: both series count the output tokens
+     * (first tokens included) of the steps that end in [t - 1 s, t), and both start within
+     * 33 ms of each other (test_timeseries_origin). The error is the mean absolute difference
+     * over the union of ticks relative to the measured mean, on raw ticks. */
     g_autofree char *ts = g_build_filename(out, "timeseries.csv", NULL);
     GArray *ms = load_gen_series(CASE "/vllm/timeseries.csv");
     GArray *ss = load_gen_series(ts);
-    double abs_sum = 0, meas_sum = 0;
-    for (guint i = 0; i < ms->len; i++) {
-        double a = 0, b = 0;
+    guint n = MAX(ms->len, ss->len);
+    double abs_raw = 0, abs_3 = 0, meas_sum = 0;
+    for (guint i = 0; i < n; i++) {
+        double a = i < ms->len ? g_array_index(ms, double, i) : 0;
+        double b = i < ss->len ? g_array_index(ss, double, i) : 0;
+        abs_raw += fabs(a - b);
+        meas_sum += a;
+        double a3 = 0, b3 = 0;
         for (int d = -1; d <= 1; d++) {
             int j = (int)i + d;
             if (j >= 0 && (guint)j < ms->len)
-                a += g_array_index(ms, double, j) / 3;
+                a3 += g_array_index(ms, double, j) / 3;
             if (j >= 0 && (guint)j < ss->len)
-                b += g_array_index(ss, double, j) / 3;
+                b3 += g_array_index(ss, double, j) / 3;
         }
-        abs_sum += fabs(a - b);
-        meas_sum += g_array_index(ms, double, i);
+        abs_3 += fabs(a3 - b3);
     }
-    double mae = abs_sum / meas_sum;
-    printf("  gen throughput MAE (3 s) %.2f%% of the measured mean\n", mae * 100);
-    CU_ASSERT(mae <= 0.05);
+    printf("  gen throughput MAE raw %.2f%%, 3-tick %.2f%% of the measured mean\n",
+           abs_raw / meas_sum * 100, abs_3 / meas_sum * 100);
+    /* Raw ticks: 7.3% (docs/validation.md: the issue's 5% is not reached on raw ticks; a
+     * saturated decode step is 128 tokens, 3-4% of a tick, and which tick it lands in is phase
+     * noise on both sides). Bounded at 8% so a regression shows; the 3-tick figure at 5%. */
+    CU_ASSERT(abs_raw / meas_sum <= 0.08);
+    CU_ASSERT(abs_3 / meas_sum <= 0.05);
     g_array_free(ms, TRUE);
     g_array_free(ss, TRUE);
     metrics_clear(&meas);
     metrics_clear(&sim);
     sv_test_rmtree(dir);
+}
+
+/* What t = 0 of vLLM's timeseries.csv is: LLMServingSim's bench stat logger (bench/core/
+ * stat_logger.py) starts its clock when it is created, before the first request, and credits a
+ * request's whole prompt (cache hits included) to the step where its prefill finishes, the step
+ * that stamps first_token_ts. Rebuilding prompt_throughput from requests.jsonl that way with the
+ * clock 80 ms before the first queued_ts reproduces the measured column exactly; servesim's
+ * clock starts at workload time 0, 46.9 ms before the first arrival. The two series are thus
+ * 33 ms apart (3% of a tick) and count the same tokens. */
+static void test_timeseries_origin(void)
+{
+    g_autofree char *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(CASE "/vllm/requests.jsonl", &text, NULL, NULL));
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    GArray *rebuilt = g_array_new(FALSE, TRUE, sizeof(double));
+    double q0 = -1;
+    for (int i = 0; lines[i]; i++) {
+        if (!*lines[i])
+            continue;
+        JsonParser *p = json_parser_new();
+        CU_ASSERT_FATAL(json_parser_load_from_data(p, lines[i], -1, NULL));
+        JsonObject *o = json_node_get_object(json_parser_get_root(p));
+        double q = json_object_get_double_member(o, "queued_ts");
+        if (q0 < 0 || q < q0)
+            q0 = q; /* requests.jsonl is in arrival order: line 1 holds the first */
+        double f = json_object_get_double_member(o, "first_token_ts");
+        double in = (double)json_object_get_int_member(o, "input_toks");
+        guint tick = (guint)floor(f - q0 + 0.080); /* row t = tick + 1 */
+        if (tick >= rebuilt->len)
+            g_array_set_size(rebuilt, tick + 1);
+        g_array_index(rebuilt, double, tick) += in;
+        g_object_unref(p);
+    }
+    g_autofree char *ts = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(CASE "/vllm/timeseries.csv", &ts, NULL, NULL));
+    g_auto(GStrv) rows = g_strsplit(ts, "\n", -1);
+    guint matched = 0, n = 0;
+    for (int i = 1; rows[i]; i++) {
+        if (!*rows[i])
+            continue;
+        g_auto(GStrv) f = g_strsplit(rows[i], ",", -1);
+        guint t = (guint)g_ascii_strtod(f[0], NULL);
+        double v = g_ascii_strtod(f[1], NULL);
+        double r = t >= 1 && t - 1 < rebuilt->len ? g_array_index(rebuilt, double, t - 1) : 0;
+        n++;
+        matched += fabs(v - r) < 0.5;
+    }
+    CU_ASSERT(n == 67);
+    CU_ASSERT_EQUAL(matched, n);
+    g_array_free(rebuilt, TRUE);
 }
 
 static void test_determinism(void)
@@ -244,6 +305,7 @@ int main(void)
 {
     static const sv_test_case cases[] = {
         {"public measured case within 4.5%", test_public_case},
+        {"measured time series origin", test_timeseries_origin},
         {"determinism", test_determinism},
         {"bad input leaves no output", test_bad_input_no_output},
         {NULL, NULL},

@@ -1,0 +1,325 @@
+/* The cluster network: one sv_net for every device of the cluster and ASTRA-sim's system layer
+ * over it, with the communicator groups of the instances' TP and EP ranks.
+ *
+ * Layout (docs/cluster-network.md): dim 0 = the devices of a node, dim 1 = the nodes, so NPU id
+ * = node x devices_per_node + device (ASTRA-sim numbers NPUs dim 0 fastest). Each level is
+ * LLMServingSim's FullyConnected with link_bw / link_latency (config_builder.py writes
+ * "FullyConnected" per dimension, scalars broadcast, arrays one value per dimension), unless the
+ * config gives a node "topology" or a cluster "fabric". */
+#include "planner/planner.h"
+
+#include <string.h>
+
+struct sv_cluster_net {
+    sv_net *net;
+    sv_coll_sys *coll;
+    int32_t n_inst;
+    int32_t *first_device;
+    int32_t *tp_group_base; /* 0 = none */
+    int32_t *ep_group;
+    int32_t *ep_rank_base;
+    int32_t *dp_index, *dp_rank;
+    int32_t n_dp;
+    int32_t *dp_size;
+};
+
+static gboolean level_equal(const struct sv_net_level_cfg *a, const struct sv_net_level_cfg *b)
+{
+    return a->set == b->set && (!a->set || (a->kind == b->kind && a->bw_gbps == b->bw_gbps &&
+                                            a->latency_ns == b->latency_ns));
+}
+
+static gboolean fill_dim(const struct sv_cluster_cfg *c, int dim, int npus,
+                         const struct sv_net_level_cfg *lv, struct sv_net_topo_cfg *t, int at,
+                         GError **error)
+{
+    double bw = c->n_link_bw > 0 ? c->link_bw_dims[MIN(dim, c->n_link_bw - 1)] : c->link_bw_gbps;
+    double lat = c->n_link_latency > 0 ? c->link_latency_dims[MIN(dim, c->n_link_latency - 1)]
+                                       : c->link_latency_ns;
+    t->kind[at] = SV_NET_TOPO_FULLY_CONNECTED;
+    if (lv->set) {
+        t->kind[at] = lv->kind;
+        if (lv->bw_gbps > 0)
+            bw = lv->bw_gbps;
+        if (lv->latency_ns >= 0)
+            lat = lv->latency_ns;
+    }
+    if (!(bw > 0)) {
+        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                    "cluster network: dimension %d (%s) has no bandwidth: set link_bw or the "
+                    "%s's bw_gbps",
+                    dim, dim == 0 ? "devices of a node" : "nodes",
+                    dim == 0 ? "node topology" : "fabric");
+        return FALSE;
+    }
+    t->npus[at] = npus;
+    t->bandwidth_gbps[at] = bw;
+    t->latency_ns[at] = lat;
+    return TRUE;
+}
+
+gboolean sv_planner_cluster_topo(const struct sv_cluster_cfg *c, struct sv_net_topo_cfg *out,
+                                 int32_t *npus_per_node, GError **error)
+{
+    memset(out, 0, sizeof *out);
+    int32_t ppn = 0;
+    for (int32_t n = 0; n < c->n_nodes; n++) {
+        int32_t k = 0;
+        for (int32_t i = 0; i < c->n_instances; i++)
+            if (c->instances[i].node == n)
+                k += c->instances[i].num_npus;
+        ppn = MAX(ppn, k);
+        if (n > 0 && !level_equal(&c->nodes[n].topology, &c->nodes[0].topology)) {
+            g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                        "nodes[%d].topology: differs from nodes[0].topology; the cluster network "
+                        "has one topology per dimension (docs/cluster-network.md)",
+                        n);
+            return FALSE;
+        }
+    }
+    *npus_per_node = ppn;
+    int dims = (ppn > 1 ? 1 : 0) + (c->n_nodes > 1 ? 1 : 0);
+    int full_dims = c->n_nodes > 1 ? 2 : 1; /* dimensions LLMServingSim would count */
+    if ((c->n_link_bw > 0 && c->n_link_bw != full_dims && c->n_link_bw != dims) ||
+        (c->n_link_latency > 0 && c->n_link_latency != full_dims &&
+         c->n_link_latency != dims)) {
+        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                    "link_bw / link_latency: arrays must have one value per network dimension "
+                    "(%d: devices of a node%s)",
+                    full_dims, full_dims > 1 ? ", nodes" : "");
+        return FALSE;
+    }
+    int at = 0;
+    if (ppn > 1 && !fill_dim(c, 0, ppn, &c->nodes[0].topology, out, at++, error))
+        return FALSE;
+    if (c->n_nodes > 1 && !fill_dim(c, 1, c->n_nodes, &c->fabric, out, at++, error))
+        return FALSE;
+    out->ndims = at;
+    return TRUE;
+}
+
+static void cn_free_arrays(sv_cluster_net *cn)
+{
+    g_free(cn->first_device);
+    g_free(cn->tp_group_base);
+    g_free(cn->ep_group);
+    g_free(cn->ep_rank_base);
+    g_free(cn->dp_index);
+    g_free(cn->dp_rank);
+    g_free(cn->dp_size);
+}
+
+void sv_planner_cluster_net_free(sv_cluster_net *cn)
+{
+    if (!cn)
+        return;
+    sv_coll_sys_free(cn->coll);
+    sv_net_free(cn->net);
+    cn_free_arrays(cn);
+    g_free(cn);
+}
+
+static gboolean add_group(sv_coll_groups *g, int32_t *next, int first, int n, int32_t *id,
+                          GError **error)
+{
+    g_autofree int *members = g_new(int, (size_t)n);
+    for (int k = 0; k < n; k++)
+        members[k] = first + k;
+    *id = (*next)++;
+    return sv_coll_groups_add(g, *id, members, n, error);
+}
+
+sv_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_cluster_cfg *c,
+                                           sv_net_model model, GError **error)
+{
+    struct sv_net_topo_cfg topo;
+    int32_t ppn = 0;
+    if (!sv_planner_cluster_topo(c, &topo, &ppn, error))
+        return NULL;
+    sv_cluster_net *cn = g_new0(sv_cluster_net, 1);
+    int32_t ni = c->n_instances;
+    cn->n_inst = ni;
+    cn->first_device = g_new0(int32_t, (size_t)ni);
+    cn->tp_group_base = g_new0(int32_t, (size_t)ni);
+    cn->ep_group = g_new0(int32_t, (size_t)ni);
+    cn->ep_rank_base = g_new0(int32_t, (size_t)ni);
+    cn->dp_index = g_new0(int32_t, (size_t)ni);
+    cn->dp_rank = g_new0(int32_t, (size_t)ni);
+    cn->dp_size = g_new0(int32_t, (size_t)ni);
+    g_autofree int32_t *used = g_new0(int32_t, (size_t)c->n_nodes);
+    for (int32_t i = 0; i < ni; i++) {
+        const struct sv_instance_cfg *ic = &c->instances[i];
+        cn->first_device[i] = ic->node * ppn + used[ic->node];
+        used[ic->node] += ic->num_npus;
+        cn->dp_index[i] = -1;
+    }
+    /* Data-parallel groups, in order of first appearance (deterministic). */
+    for (int32_t i = 0; i < ni; i++) {
+        const struct sv_instance_cfg *ic = &c->instances[i];
+        if (!ic->dp_group[0] || cn->dp_index[i] >= 0)
+            continue;
+        int32_t idx = cn->n_dp++;
+        for (int32_t j = i; j < ni; j++) {
+            const struct sv_instance_cfg *jc = &c->instances[j];
+            if (strcmp(jc->dp_group, ic->dp_group) != 0)
+                continue;
+            if (jc->tp_size != ic->tp_size || jc->pp_size != ic->pp_size ||
+                jc->ep_size != ic->ep_size || strcmp(jc->model_name, ic->model_name) != 0) {
+                g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                            "instance %d: dp_group \"%s\" members must agree on model_name, "
+                            "tp_size, pp_size and ep_size (LLMServingSim _resolve_dp_groups)",
+                            j, ic->dp_group);
+                goto fail;
+            }
+            cn->dp_index[j] = idx;
+            cn->dp_rank[j] = cn->dp_size[idx]++;
+        }
+    }
+    int32_t total = 0;
+    for (int32_t i = 0; i < ni; i++)
+        total = MAX(total, cn->first_device[i] + c->instances[i].num_npus);
+    if (total < 2 && topo.ndims == 0)
+        return cn; /* one device: nothing to connect */
+
+    cn->net = sv_net_new(eng, &topo, model, error);
+    if (!cn->net)
+        goto fail;
+    sv_coll_groups *groups = sv_coll_groups_new();
+    int32_t next = 1;
+    for (int32_t i = 0; i < ni; i++) {
+        const struct sv_instance_cfg *ic = &c->instances[i];
+        if (ic->tp_size > 1) {
+            for (int32_t s = 0; s < ic->pp_size; s++) {
+                int32_t id;
+                if (!add_group(groups, &next, cn->first_device[i] + s * ic->tp_size, ic->tp_size,
+                               &id, error)) {
+                    sv_coll_groups_free(groups);
+                    goto fail;
+                }
+                if (s == 0)
+                    cn->tp_group_base[i] = id;
+            }
+        }
+    }
+    /* EP groups (MoE). Without DP the EP ranks are the instance's TP ranks (LLMServingSim:
+     * ep_size defaults to tp_size, ep_size > tp_size needs a dp_group); in a DP group the EP
+     * degree is the group's total, each member holding ep_size / dp_size = tp_size ranks. */
+    for (int32_t i = 0; i < ni; i++) {
+        const struct sv_instance_cfg *ic = &c->instances[i];
+        if (ic->ep_size <= 1)
+            continue;
+        int32_t d = cn->dp_index[i];
+        if (d < 0) {
+            if (ic->ep_size != ic->tp_size) {
+                g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                            "instance %d: ep_size %d must equal tp_size %d without a dp_group",
+                            i, ic->ep_size, ic->tp_size);
+                sv_coll_groups_free(groups);
+                goto fail;
+            }
+            cn->ep_group[i] = cn->tp_group_base[i];
+            cn->ep_rank_base[i] = 0;
+            continue;
+        }
+        if (ic->ep_size != cn->dp_size[d] * ic->tp_size) {
+            g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                        "instance %d: ep_size %d must equal dp_group size %d x tp_size %d "
+                        "(each member holds tp_size EP ranks)",
+                        i, ic->ep_size, cn->dp_size[d], ic->tp_size);
+            sv_coll_groups_free(groups);
+            goto fail;
+        }
+        if (cn->dp_rank[i] == 0) {
+            g_autofree int *members = g_new(int, (size_t)ic->ep_size);
+            int k = 0;
+            for (int32_t j = i; j < ni; j++)
+                if (cn->dp_index[j] == d)
+                    for (int32_t r = 0; r < c->instances[j].tp_size; r++)
+                        members[k++] = cn->first_device[j] + r;
+            int32_t id = next++;
+            if (!sv_coll_groups_add(groups, id, members, k, error)) {
+                sv_coll_groups_free(groups);
+                goto fail;
+            }
+            for (int32_t j = i; j < ni; j++)
+                if (cn->dp_index[j] == d)
+                    cn->ep_group[j] = id;
+        }
+        cn->ep_rank_base[i] = cn->dp_rank[i] * ic->tp_size;
+    }
+    struct sv_coll_sys_cfg sc;
+    sv_coll_sys_cfg_init(&sc);
+    /* One chunk per collective and a ring per dimension: LLMServingSim's system.json rewrites
+     * every implementation list to ["ring"] x dims (_sync_system_collective_dims). */
+    sc.preferred_dataset_splits = 1;
+    int nd = topo.ndims > 0 ? topo.ndims : 1;
+    static const sv_coll_type types[] = {SV_COLL_ALL_REDUCE, SV_COLL_ALL_GATHER,
+                                         SV_COLL_REDUCE_SCATTER, SV_COLL_ALL_TO_ALL};
+    for (size_t t = 0; t < G_N_ELEMENTS(types); t++) {
+        sc.n_impl[types[t]] = nd;
+        for (int d = 0; d < nd; d++)
+            sc.impl[types[t]][d] = (struct sv_coll_impl){SV_COLL_IMPL_RING, -1};
+    }
+    cn->coll = sv_coll_sys_new(cn->net, &sc, groups, error);
+    sv_coll_sys_cfg_clear(&sc);
+    sv_coll_groups_free(groups);
+    if (!cn->coll)
+        goto fail;
+    return cn;
+fail:
+    sv_planner_cluster_net_free(cn);
+    return NULL;
+}
+
+sv_net *sv_planner_cluster_net_net(const sv_cluster_net *cn)
+{
+    return cn->net;
+}
+
+sv_coll_sys *sv_planner_cluster_net_coll(const sv_cluster_net *cn)
+{
+    return cn->coll;
+}
+
+int32_t sv_planner_cluster_net_first_device(const sv_cluster_net *cn, int32_t i)
+{
+    SV_ASSERT(i >= 0 && i < cn->n_inst);
+    return cn->first_device[i];
+}
+
+int32_t sv_planner_cluster_net_tp_group(const sv_cluster_net *cn, int32_t i, int32_t stage)
+{
+    SV_ASSERT(i >= 0 && i < cn->n_inst);
+    return cn->tp_group_base[i] > 0 ? cn->tp_group_base[i] + stage : 0;
+}
+
+int32_t sv_planner_cluster_net_ep_group(const sv_cluster_net *cn, int32_t i)
+{
+    SV_ASSERT(i >= 0 && i < cn->n_inst);
+    return cn->ep_group[i];
+}
+
+int32_t sv_planner_cluster_net_ep_rank_base(const sv_cluster_net *cn, int32_t i)
+{
+    SV_ASSERT(i >= 0 && i < cn->n_inst);
+    return cn->ep_rank_base[i];
+}
+
+int32_t sv_planner_cluster_net_dp_index(const sv_cluster_net *cn, int32_t i, int32_t *rank)
+{
+    SV_ASSERT(i >= 0 && i < cn->n_inst);
+    if (rank)
+        *rank = cn->dp_rank[i];
+    return cn->dp_index[i];
+}
+
+int32_t sv_planner_cluster_net_num_dp(const sv_cluster_net *cn)
+{
+    return cn->n_dp;
+}
+
+int32_t sv_planner_cluster_net_dp_size(const sv_cluster_net *cn, int32_t d)
+{
+    SV_ASSERT(d >= 0 && d < cn->n_dp);
+    return cn->dp_size[d];
+}

@@ -1,0 +1,508 @@
+/* Prefill/decode disaggregation: the handoff from a prefill instance to a decode instance, as a
+ * small dynamic DAG per request (docs/disaggregation.md).
+ *
+ * TokenSim and Simthesizer model disaggregation as a breakpoint at the end of prefill that hands
+ * the request back to the global scheduler, which picks the decode instance and inserts the KV
+ * transfer between the prefill and the decode admission. Here each handed-off request gets a DAG
+ *
+ *     breakpoint (LOGICAL)  ->  admit (LOGICAL)
+ *
+ * whose breakpoint handler asks the router for a decode instance that can hold the KV now,
+ * reserves its blocks there and splices the transfer between the two nodes
+ * (sv_dag_splice: breakpoint -> fan-out -> one COMM_SEND per rank pair [x layer] -> join ->
+ * admit). A send node is a network message over the cluster network, so the KV shares links with
+ * every other flow. The admit handler frees the prefill side's blocks and queues the request on
+ * the decode instance. When no decode instance has room the breakpoint stays issued and the
+ * request waits in FIFO order (back-pressure, vLLM's NIXL connector semantics: the transfer starts
+ * only once the decode side has allocated its blocks); every commit of a decode instance retries.
+ *
+ * Per-layer transfer (kv_mode per_layer): the layers of the final prefill iteration finish one
+ * after the other, so layer l's KV could leave at start + (l + 1) / L of the iteration. The
+ * breakpoint still comes at the end of prefill (the router needs the finished request), so in
+ * this mode the transfer is one message per layer and rank pair, issued in layer order, each
+ * gated by the time its layer finished (a timer node) or at once when that time has passed. */
+#include "dag/dag.h"
+#include "planner/planner.h"
+
+#include <string.h>
+
+/* After msg commits (4) and before steps (8) of the same instant: a handoff made at a commit is
+ * routed before a decode instance starts its next step. */
+#define PD_PRIO 6
+
+/* Node roles, by address (node->user). */
+static const char tag_bp[] = "breakpoint", tag_admit[] = "admit", tag_fan[] = "fan-out",
+                  tag_join[] = "join", tag_gate[] = "layer-ready";
+
+typedef struct pd_req pd_req;
+
+struct sv_pd {
+    sv_engine *eng;
+    sv_net *net;
+    sv_pd_kv_mode kv_mode;
+    int32_t n;
+    struct sv_pd_instance *inst;
+    uint32_t *incoming;
+    sv_pd_pick_fn pick;
+    void *pick_ctx;
+    GQueue waiting;   /* pd_req* whose breakpoint waits for decode memory, FIFO */
+    GHashTable *live; /* every pd_req (set), freed with the pd when a run stops early */
+    gboolean retry_pending;
+    int32_t *cand; /* scratch */
+    struct sv_pd_stats stats;
+    GError *error;
+};
+
+struct pd_req {
+    sv_pd *pd;
+    int32_t src, dst;
+    sv_msg_handoff *hp, *hd;
+    struct sv_msg_handoff_info info;
+    sv_time iter_start_ns; /* the final prefill iteration (per-layer gates) */
+    sv_dag *dag;
+    sv_dag_exec *ex;
+    sv_dag_node *bp, *admit;
+    sv_time bp_ns, reserved_ns;
+    gboolean waited;
+};
+
+gboolean sv_pd_kv_mode_parse(const char *name, sv_pd_kv_mode *out, GError **error)
+{
+    if (g_ascii_strcasecmp(name, "whole") == 0)
+        *out = SV_PD_KV_WHOLE;
+    else if (g_ascii_strcasecmp(name, "per_layer") == 0 || g_ascii_strcasecmp(name, "layer") == 0)
+        *out = SV_PD_KV_PER_LAYER;
+    else {
+        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                    "unknown kv_transfer '%s' (known: whole, per_layer)", name);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+const char *sv_pd_kv_mode_name(sv_pd_kv_mode mode)
+{
+    return mode == SV_PD_KV_PER_LAYER ? "per_layer" : "whole";
+}
+
+/* vLLM's pipeline split (get_pp_indices): even, the remainder to the earlier stages. */
+static void stage_layers(int64_t layers, int32_t pp, int32_t s, int64_t *lo, int64_t *hi)
+{
+    int64_t base = layers / pp, rem = layers % pp;
+    *lo = s * base + MIN((int64_t)s, rem);
+    *hi = *lo + base + (s < rem ? 1 : 0);
+}
+
+static int64_t overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1)
+{
+    int64_t lo = MAX(a0, b0), hi = MIN(a1, b1);
+    return hi > lo ? hi - lo : 0;
+}
+
+/* Layers both ranks hold and the share of KV heads both hold, in units of 1 / (tp_p x tp_d). */
+static void pair_overlap(const struct sv_pd_instance *p, int32_t src_rank,
+                         const struct sv_pd_instance *d, int32_t dst_rank, int64_t *l_lo,
+                         int64_t *l_hi, int64_t *units)
+{
+    int32_t sp = src_rank / p->tp, rp = src_rank % p->tp;
+    int32_t sd = dst_rank / d->tp, rd = dst_rank % d->tp;
+    int64_t p0, p1, d0, d1;
+    stage_layers(p->num_layers, p->pp, sp, &p0, &p1);
+    stage_layers(d->num_layers, d->pp, sd, &d0, &d1);
+    *l_lo = MAX(p0, d0);
+    *l_hi = MAX(*l_lo, MIN(p1, d1));
+    /* Rank r of a TP-t group holds heads [r/t, (r+1)/t) of the whole; scaled by tp_p x tp_d. */
+    *units = overlap((int64_t)rp * d->tp, (int64_t)(rp + 1) * d->tp, (int64_t)rd * p->tp,
+                     (int64_t)(rd + 1) * p->tp);
+}
+
+uint64_t sv_pd_pair_bytes(const struct sv_pd_instance *p, int32_t src_rank,
+                          const struct sv_pd_instance *d, int32_t dst_rank, int64_t tokens)
+{
+    int64_t lo, hi, units;
+    pair_overlap(p, src_rank, d, dst_rank, &lo, &hi, &units);
+    return (uint64_t)tokens * p->kv_bytes_per_token_layer * (uint64_t)(hi - lo) * (uint64_t)units /
+           ((uint64_t)p->tp * (uint64_t)d->tp);
+}
+
+/* ---- errors and teardown ----------------------------------------------------------------------
+ */
+
+static void pd_fail(sv_pd *pd, GError *e)
+{
+    if (!pd->error)
+        pd->error = e;
+    else
+        g_error_free(e);
+    sv_engine_stop(pd->eng);
+}
+
+static void req_free(pd_req *r)
+{
+    sv_dag_exec_free(r->ex);
+    sv_dag_free(r->dag);
+    g_free(r);
+}
+
+static void free_event(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    pd_req *r = (pd_req *)(uintptr_t)arg;
+    g_hash_table_remove(r->pd->live, r);
+}
+
+static void all_done(sv_dag_exec *ex, void *ctx)
+{
+    pd_req *r = ctx;
+    /* Inside the executor: free it from a fresh event. */
+    sv_engine_schedule_in(r->pd->eng, 0, PD_PRIO, free_event, r->pd, (uint64_t)(uintptr_t)r);
+}
+
+/* ---- the transfer -----------------------------------------------------------------------------
+ */
+
+static sv_dag_node *add_node(pd_req *r, const char *name, sv_dag_kind kind, int32_t device,
+                             sv_time dur, const void *tag)
+{
+    struct sv_dag_node_cfg nc = {
+        .id = sv_dag_next_id(r->dag),
+        .name = name,
+        .kind = kind,
+        .device = device,
+        .duration_ns = dur,
+        .user = (void *)tag,
+    };
+    sv_dag_node *n = sv_dag_node_add(r->dag, &nc, NULL);
+    SV_ASSERT(n);
+    return n;
+}
+
+static void edge(pd_req *r, sv_dag_node *a, sv_dag_node *b)
+{
+    SV_ASSERT(sv_dag_edge_add(r->dag, a, b, SV_DAG_EDGE_DATA, NULL));
+}
+
+static sv_dag_node *add_send(pd_req *r, int32_t src_npu, int32_t dst_npu, uint64_t bytes,
+                             int64_t layer)
+{
+    char name[64];
+    if (layer >= 0)
+        g_snprintf(name, sizeof name, "kv.L%" G_GINT64_FORMAT ".%d->%d", layer, src_npu, dst_npu);
+    else
+        g_snprintf(name, sizeof name, "kv.%d->%d", src_npu, dst_npu);
+    sv_dag_node *s = add_node(r, name, SV_DAG_KIND_COMM_SEND, src_npu, 0, NULL);
+    s->p.has |=
+        SV_DAG_HAS_COMM_SRC | SV_DAG_HAS_COMM_DST | SV_DAG_HAS_COMM_SIZE | SV_DAG_HAS_COMM_TAG;
+    s->p.comm_src = src_npu;
+    s->p.comm_dst = dst_npu;
+    s->p.comm_size_bytes = bytes;
+    s->p.comm_tag = (int32_t)(r->info.request_id & 0x7fffffff);
+    return s;
+}
+
+/* Build fan-out -> sends -> join and splice it between the breakpoint and the admission. */
+static void splice_transfer(pd_req *r)
+{
+    sv_pd *pd = r->pd;
+    const struct sv_pd_instance *p = &pd->inst[r->src], *d = &pd->inst[r->dst];
+    int64_t tokens = r->info.input_tokens;
+    sv_dag_node *fan = add_node(r, "kv.fan-out", SV_DAG_KIND_LOGICAL, p->npus[0], 0, tag_fan);
+    sv_dag_node *join = add_node(r, "kv.join", SV_DAG_KIND_LOGICAL, d->npus[0], 0, tag_join);
+    sv_time now = sv_engine_now(pd->eng);
+    sv_time iter = r->bp_ns - r->iter_start_ns;
+    int32_t n_src = p->tp * p->pp, n_dst = d->tp * d->pp;
+    uint64_t messages = 0, bytes = 0;
+    for (int32_t rs = 0; rs < n_src; rs++) {
+        for (int32_t rd = 0; rd < n_dst; rd++) {
+            int64_t lo, hi, units;
+            pair_overlap(p, rs, d, rd, &lo, &hi, &units);
+            if (hi <= lo || units == 0)
+                continue;
+            if (pd->kv_mode == SV_PD_KV_WHOLE) {
+                uint64_t b = sv_pd_pair_bytes(p, rs, d, rd, tokens);
+                sv_dag_node *s = add_send(r, p->npus[rs], d->npus[rd], b, -1);
+                edge(r, fan, s);
+                edge(r, s, join);
+                messages++;
+                bytes += b;
+                continue;
+            }
+            uint64_t per_layer = (uint64_t)tokens * p->kv_bytes_per_token_layer * (uint64_t)units /
+                                 ((uint64_t)p->tp * (uint64_t)d->tp);
+            int64_t s_lo, s_hi;
+            stage_layers(p->num_layers, p->pp, rs / p->tp, &s_lo, &s_hi);
+            sv_dag_node *prev = fan;
+            for (int64_t l = lo; l < hi; l++) {
+                /* Layer l of this stage finished at (l - s_lo + 1) / (layers of the stage) of the
+                 * final prefill iteration (uniform layers: every decoder layer has one shape). */
+                sv_time ready = r->iter_start_ns + iter * (l - s_lo + 1) / (s_hi - s_lo);
+                sv_dag_node *s = add_send(r, p->npus[rs], d->npus[rd], per_layer, l);
+                if (ready > now) {
+                    sv_dag_node *g = add_node(r, "kv.layer-ready", SV_DAG_KIND_LOGICAL, p->npus[rs],
+                                              ready - now, tag_gate);
+                    edge(r, fan, g);
+                    edge(r, g, s);
+                }
+                edge(r, prev, s); /* a rank sends its layers in order */
+                prev = s;
+                messages++;
+                bytes += per_layer;
+            }
+            edge(r, prev, join);
+        }
+    }
+    if (messages == 0)
+        edge(r, fan, join);
+    pd->stats.messages += messages;
+    pd->stats.bytes += bytes;
+    GError *e = NULL;
+    if (!sv_dag_splice(r->dag, r->bp, fan, join, &e))
+        pd_fail(pd, e);
+}
+
+/* Pick a decode instance with room and reserve the KV there; FALSE when none has room now. */
+static gboolean try_place(pd_req *r)
+{
+    sv_pd *pd = r->pd;
+    const struct sv_pd_instance *p = &pd->inst[r->src];
+    int32_t n_cand = 0;
+    gboolean any = FALSE;
+    for (int32_t i = 0; i < pd->n; i++) {
+        const struct sv_pd_instance *d = &pd->inst[i];
+        if (d->role != SV_MSG_ROLE_DECODE || g_strcmp0(d->model, p->model) != 0)
+            continue;
+        any = TRUE;
+        sv_kv_manager *kv = sv_msg_kv(d->msg);
+        if (sv_kv_manager_num_free_blocks(kv) >=
+            sv_msg_pd_blocks_needed(d->msg, r->info.input_tokens))
+            pd->cand[n_cand++] = i;
+    }
+    if (!any) {
+        pd_fail(pd, g_error_new(SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                                "request %" G_GUINT64_FORMAT
+                                ": no decode instance serves model '%s' (prefill instance %d)",
+                                r->info.request_id, p->model, r->src));
+        return TRUE; /* nothing to wait for */
+    }
+    if (n_cand == 0)
+        return FALSE;
+    int32_t k = pd->pick ? pd->pick(pd->pick_ctx, &r->info, pd->cand, n_cand) : 0;
+    if (k < 0 || k >= n_cand) {
+        pd_fail(pd, g_error_new(SV_PLANNER_ERROR, SV_PLANNER_ERROR_RUN,
+                                "request %" G_GUINT64_FORMAT
+                                ": the router picked decode candidate %d of %d",
+                                r->info.request_id, k, n_cand));
+        return TRUE;
+    }
+    int32_t dst = pd->cand[k];
+    GError *e = NULL;
+    sv_msg_handoff *hd = sv_msg_pd_reserve(pd->inst[dst].msg, &r->info, &e);
+    if (!hd) {
+        if (e) {
+            pd_fail(pd, e);
+            return TRUE;
+        }
+        return FALSE;
+    }
+    sv_time now = sv_engine_now(pd->eng);
+    r->dst = dst;
+    r->hd = hd;
+    r->reserved_ns = now;
+    pd->incoming[dst]++;
+    if (r->waited)
+        pd->stats.kv_wait_ns += now - r->bp_ns;
+    splice_transfer(r);
+    sv_dag_exec_node_done(r->ex, r->bp);
+    return TRUE;
+}
+
+static void retry_event(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    sv_pd *pd = ctx;
+    pd->retry_pending = FALSE;
+    /* FIFO: a later (maybe smaller) request never overtakes the head, as vLLM's waiting queue. */
+    while (!g_queue_is_empty(&pd->waiting) && !pd->error) {
+        pd_req *r = g_queue_peek_head(&pd->waiting);
+        if (!try_place(r))
+            break;
+        g_queue_pop_head(&pd->waiting);
+    }
+}
+
+void sv_pd_decode_progress(sv_pd *pd, int32_t instance)
+{
+    if (!pd || g_queue_is_empty(&pd->waiting) || pd->retry_pending)
+        return;
+    pd->retry_pending = TRUE;
+    sv_engine_schedule_in(pd->eng, 0, PD_PRIO, retry_event, pd, 0);
+}
+
+/* ---- node handlers ----------------------------------------------------------------------------
+ */
+
+static void logical_handler(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
+{
+    pd_req *r = ctx;
+    sv_pd *pd = r->pd;
+    if (node->user == tag_bp) {
+        /* The breakpoint: back to the global router. Waiting requests queue behind each other. */
+        if (!g_queue_is_empty(&pd->waiting) || !try_place(r)) {
+            r->waited = TRUE;
+            pd->stats.kv_waits++;
+            g_queue_push_tail(&pd->waiting, r);
+            if (pd->waiting.length > pd->stats.max_waiting)
+                pd->stats.max_waiting = pd->waiting.length;
+        }
+        return;
+    }
+    if (node->user == tag_admit) {
+        sv_time now = sv_engine_now(pd->eng);
+        sv_time t = now - r->reserved_ns;
+        pd->stats.transfer_ns += t;
+        if (t > pd->stats.max_transfer_ns)
+            pd->stats.max_transfer_ns = t;
+        pd->stats.handoffs++;
+        pd->incoming[r->dst]--;
+        sv_msg_pd_release(pd->inst[r->src].msg, r->hp);
+        r->hp = NULL;
+        sv_msg_pd_admit(pd->inst[r->dst].msg, r->hd);
+        r->hd = NULL;
+        sv_dag_exec_node_done(ex, node);
+        return;
+    }
+    if (node->user == tag_gate && node->duration_ns > 0) {
+        sv_dag_exec_handler_replay(ex, node, NULL); /* finishes after its duration */
+        return;
+    }
+    sv_dag_exec_node_done(ex, node); /* fan-out, join */
+}
+
+static void arrived(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    pd_req *r = ctx;
+    sv_dag_exec_node_done(r->ex, (sv_dag_node *)(uintptr_t)arg);
+}
+
+static void send_handler(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
+{
+    pd_req *r = ctx;
+    sv_net_send(r->pd->net, node->p.comm_src, node->p.comm_dst, node->p.comm_size_bytes, arrived, r,
+                (uint64_t)(uintptr_t)node);
+}
+
+static void start_event(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    pd_req *r = (pd_req *)(uintptr_t)arg;
+    sv_dag_exec_start(r->ex);
+}
+
+void sv_pd_prefill_done(sv_pd *pd, int32_t instance, sv_msg_handoff *h)
+{
+    pd_req *r = g_new0(pd_req, 1);
+    r->pd = pd;
+    r->src = instance;
+    r->dst = -1;
+    r->hp = h;
+    sv_msg_handoff_get_info(h, &r->info);
+    r->bp_ns = sv_engine_now(pd->eng);
+    sv_time since = sv_msg_busy_since(pd->inst[instance].msg);
+    r->iter_start_ns = since >= 0 ? since : r->bp_ns;
+    r->dag = sv_dag_new();
+    int32_t dev = pd->inst[instance].npus[0];
+    char name[64];
+    g_snprintf(name, sizeof name, "req%" G_GUINT64_FORMAT ".prefill-done", r->info.request_id);
+    r->bp = add_node(r, name, SV_DAG_KIND_LOGICAL, dev, 0, tag_bp);
+    g_snprintf(name, sizeof name, "req%" G_GUINT64_FORMAT ".decode-admit", r->info.request_id);
+    r->admit = add_node(r, name, SV_DAG_KIND_LOGICAL, dev, 0, tag_admit);
+    edge(r, r->bp, r->admit);
+    struct sv_dag_exec_cfg ec = {
+        /* The network shares links among messages; no per-device comm slot. */
+        .policy = SV_DAG_POLICY_UNLIMITED,
+        .handler_ctx = r,
+        .on_all_done = all_done,
+        .cb_ctx = r,
+    };
+    ec.handlers[SV_DAG_KIND_LOGICAL] = logical_handler;
+    ec.handlers[SV_DAG_KIND_COMM_SEND] = send_handler;
+    r->ex = sv_dag_exec_new(r->dag, pd->eng, &ec, NULL);
+    SV_ASSERT(r->ex);
+    g_hash_table_add(pd->live, r);
+    /* Called inside the prefill instance's commit: start from a fresh event. */
+    sv_engine_schedule_in(pd->eng, 0, PD_PRIO, start_event, pd, (uint64_t)(uintptr_t)r);
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------------ */
+
+sv_pd *sv_pd_new(const struct sv_pd_cfg *cfg, GError **error)
+{
+    if (!cfg->eng || !cfg->net || cfg->n_instances < 1 || !cfg->inst) {
+        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                    "disaggregation needs an engine, a network and instances");
+        return NULL;
+    }
+    int npus = sv_net_npus(cfg->net);
+    for (int32_t i = 0; i < cfg->n_instances; i++) {
+        const struct sv_pd_instance *in = &cfg->inst[i];
+        if (in->role == SV_MSG_ROLE_BOTH)
+            continue;
+        if (!in->msg || in->tp < 1 || in->pp < 1 || in->num_layers < in->pp || !in->npus ||
+            in->kv_bytes_per_token_layer == 0) {
+            g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                        "instance %d: incomplete disaggregation description", i);
+            return NULL;
+        }
+        for (int32_t k = 0; k < in->tp * in->pp; k++) {
+            if (in->npus[k] < 0 || in->npus[k] >= npus) {
+                g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                            "instance %d: rank %d on NPU %d, outside the %d-NPU network", i, k,
+                            in->npus[k], npus);
+                return NULL;
+            }
+        }
+    }
+    sv_pd *pd = g_new0(sv_pd, 1);
+    pd->eng = cfg->eng;
+    pd->net = cfg->net;
+    pd->kv_mode = cfg->kv_mode;
+    pd->n = cfg->n_instances;
+    pd->inst = g_memdup2(cfg->inst, sizeof *cfg->inst * (gsize)cfg->n_instances);
+    pd->incoming = g_new0(uint32_t, cfg->n_instances);
+    pd->cand = g_new0(int32_t, cfg->n_instances);
+    pd->pick = cfg->pick;
+    pd->pick_ctx = cfg->pick_ctx;
+    g_queue_init(&pd->waiting);
+    pd->live = g_hash_table_new_full(g_direct_hash, g_direct_equal, (GDestroyNotify)req_free, NULL);
+    return pd;
+}
+
+void sv_pd_free(sv_pd *pd)
+{
+    if (!pd)
+        return;
+    g_queue_clear(&pd->waiting);
+    g_hash_table_destroy(pd->live); /* handoffs still held are freed with their msgs */
+    g_clear_error(&pd->error);
+    g_free(pd->inst);
+    g_free(pd->incoming);
+    g_free(pd->cand);
+    g_free(pd);
+}
+
+uint32_t sv_pd_incoming(const sv_pd *pd, int32_t instance)
+{
+    return pd && instance >= 0 && instance < pd->n ? pd->incoming[instance] : 0;
+}
+
+uint32_t sv_pd_num_waiting(const sv_pd *pd)
+{
+    return pd ? pd->waiting.length : 0;
+}
+
+const GError *sv_pd_error(const sv_pd *pd)
+{
+    return pd ? pd->error : NULL;
+}
+
+void sv_pd_get_stats(const sv_pd *pd, struct sv_pd_stats *out)
+{
+    *out = pd->stats;
+}

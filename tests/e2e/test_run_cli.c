@@ -1,0 +1,383 @@
+/* `servesim run` as a user calls it: the built-in default, the quick form, option errors,
+ * determinism, option effects, bad workload lines, and a run that cannot finish. Expected numbers
+ * are closed forms of the inputs (token totals, gap counts), not outputs of an earlier run. */
+#include "tests/test_util.h"
+
+#include <CUnit/CUnit.h>
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+#define CLUSTER SV_SHARED "/reference/llmservingsim/validation/RTXPRO6000/Llama-3.1-8B/config.json"
+#define PROFILES SV_SHARED "/reference/llmservingsim/profiles"
+
+/* Run servesim with `argv` (after "servesim run") in `cwd` (NULL: the repo root). */
+static int run_in(const char *cwd, const char *const *args, char **out, char **err)
+{
+    GPtrArray *argv = g_ptr_array_new();
+    g_autofree char *bin = g_canonicalize_filename(SV_SERVESIM_BIN, NULL);
+    g_ptr_array_add(argv, bin);
+    g_ptr_array_add(argv, (char *)"run");
+    for (int i = 0; args[i]; i++)
+        g_ptr_array_add(argv, (char *)args[i]);
+    g_ptr_array_add(argv, NULL);
+    int status = -1;
+    GError *e = NULL;
+    gboolean ok = g_spawn_sync(cwd, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out,
+                               err, &status, &e);
+    g_ptr_array_free(argv, TRUE);
+    if (!ok) {
+        fprintf(stderr, "spawn: %s\n", e->message);
+        g_error_free(e);
+        return -1;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static JsonObject *load_json(const char *path, JsonParser **parser)
+{
+    *parser = json_parser_new();
+    if (!json_parser_load_from_file(*parser, path, NULL))
+        return NULL;
+    return json_node_get_object(json_parser_get_root(*parser));
+}
+
+static int64_t jpath_int(JsonObject *o, const char *a, const char *b)
+{
+    return json_object_get_int_member(json_object_get_object_member(o, a), b);
+}
+
+static double jstat(JsonObject *o, const char *metric, const char *what)
+{
+    JsonObject *lat = json_object_get_object_member(o, "latency_ms");
+    return json_object_get_double_member(json_object_get_object_member(lat, metric), what);
+}
+
+static gchar **read_lines(const char *path)
+{
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL))
+        return NULL;
+    return g_strsplit(text, "\n", -1);
+}
+
+/* requests.csv rows are in id order 0..n-1, and ttft/e2e/queue agree with the timestamps. */
+static void check_requests_csv(const char *dir, int64_t n)
+{
+    g_autofree char *path = g_build_filename(dir, "requests.csv", NULL);
+    g_auto(GStrv) lines = read_lines(path);
+    CU_ASSERT_FATAL(lines != NULL);
+    CU_ASSERT_STRING_EQUAL(lines[0], "request_id,instance,arrival_ns,first_scheduled_ns,"
+                                     "first_token_ns,last_token_ns,input_tokens,output_tokens,"
+                                     "prefix_hit_tokens,preemptions,ttft_ns,tpot_ns,e2e_ns,"
+                                     "queue_ns");
+    int64_t rows = 0;
+    for (int i = 1; lines[i] && *lines[i]; i++, rows++) {
+        g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
+        CU_ASSERT_FATAL(g_strv_length(f) == 14);
+        SV_ASSERT_EQ_I64(g_ascii_strtoll(f[0], NULL, 10), rows);
+        int64_t arr = g_ascii_strtoll(f[2], NULL, 10), sched = g_ascii_strtoll(f[3], NULL, 10),
+                first = g_ascii_strtoll(f[4], NULL, 10), last = g_ascii_strtoll(f[5], NULL, 10);
+        CU_ASSERT(arr <= sched && sched < first && first <= last);
+        SV_ASSERT_EQ_I64(g_ascii_strtoll(f[10], NULL, 10), first - arr);
+        SV_ASSERT_EQ_I64(g_ascii_strtoll(f[12], NULL, 10), last - arr);
+        SV_ASSERT_EQ_I64(g_ascii_strtoll(f[13], NULL, 10), sched - arr);
+    }
+    SV_ASSERT_EQ_I64(rows, n);
+}
+
+static void test_default_run(void)
+{
+    g_autofree char *tmp = sv_test_tmpdir();
+    char *out = NULL, *err = NULL;
+    const char *args[] = {NULL};
+    int rc = run_in(tmp, args, &out, &err);
+    if (rc != 0)
+        fprintf(stderr, "%s", err);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    /* The printed summary names the counts of the built-in 1,000-request workload. */
+    CU_ASSERT(strstr(out, "requests: 1000 finished, 0 unfinished") != NULL);
+    CU_ASSERT(strstr(out, "TTFT") && strstr(out, "ITL") && strstr(out, "E2E"));
+    g_autofree char *dir = g_build_filename(tmp, "servesim-out", NULL);
+    g_autofree char *ts = g_build_filename(dir, "timeseries.csv", NULL);
+    g_autofree char *sum = g_build_filename(dir, "summary.json", NULL);
+    CU_ASSERT(g_file_test(ts, G_FILE_TEST_IS_REGULAR));
+    check_requests_csv(dir, 1000);
+    JsonParser *p = NULL;
+    JsonObject *o = load_json(sum, &p);
+    CU_ASSERT_FATAL(o != NULL);
+    SV_ASSERT_EQ_I64(jpath_int(o, "requests", "arrived"), 1000);
+    SV_ASSERT_EQ_I64(jpath_int(o, "requests", "finished"), 1000);
+    SV_ASSERT_EQ_I64(jpath_int(o, "requests", "unfinished"), 0);
+    g_object_unref(p);
+    g_free(out);
+    g_free(err);
+    sv_test_rmtree(tmp);
+}
+
+/* The peer study: 1,000 requests of 512 + 128 tokens, Poisson 5 req/s. */
+static void test_quick_form(void)
+{
+    g_autofree char *tmp = sv_test_tmpdir();
+    char *out = NULL, *err = NULL;
+    const char *args[] = {
+        "--model",      "Llama-2-7B", "--hardware",  "A100-80GB", "--requests",   "1000",
+        "--qps",        "5",          "--input-len", "512",       "--output-len", "128",
+        "--output-dir", tmp,          NULL};
+    int rc = run_in(NULL, args, &out, &err);
+    if (rc != 0)
+        fprintf(stderr, "%s", err);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    check_requests_csv(tmp, 1000);
+    g_autofree char *sum = g_build_filename(tmp, "summary.json", NULL);
+    JsonParser *p = NULL;
+    JsonObject *o = load_json(sum, &p);
+    CU_ASSERT_FATAL(o != NULL);
+    SV_ASSERT_EQ_I64(jpath_int(o, "requests", "finished"), 1000);
+    /* Closed forms: 1000 x 512 input tokens, 1000 x 128 output tokens, 127 gaps each. */
+    SV_ASSERT_EQ_I64(jpath_int(o, "tokens", "input"), 512000);
+    SV_ASSERT_EQ_I64(jpath_int(o, "tokens", "output"), 128000);
+    JsonObject *lat = json_object_get_object_member(o, "latency_ms");
+    SV_ASSERT_EQ_I64(jpath_int(lat, "itl", "count"), 127000);
+    SV_ASSERT_EQ_I64(jpath_int(lat, "tpot", "count"), 1000);
+    /* Every request has the same 127 gaps, so the mean gap equals the mean TPOT. */
+    double itl = jstat(o, "itl", "mean"), tpot = jstat(o, "tpot", "mean");
+    CU_ASSERT(tpot > 0 && fabs(itl - tpot) <= 1e-6 * tpot);
+    g_object_unref(p);
+    g_free(out);
+    g_free(err);
+    sv_test_rmtree(tmp);
+}
+
+static void expect_usage_error(const char *flag, const char *value)
+{
+    char *out = NULL, *err = NULL;
+    const char *args[] = {flag, value, "--quiet", NULL};
+    int rc = run_in(NULL, args, &out, &err);
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT(strstr(err, flag) != NULL);
+    if (rc != 2 || !strstr(err, flag))
+        fprintf(stderr, "%s %s: rc %d, stderr: %s\n", flag, value ? value : "", rc, err);
+    g_free(out);
+    g_free(err);
+}
+
+static void test_bad_values(void)
+{
+    expect_usage_error("--qps", "abc");
+    expect_usage_error("--qps", "-1");
+    expect_usage_error("--block-size", "0");
+    expect_usage_error("--max-num-seqs", "-3");
+    expect_usage_error("--max-num-batched-tokens", "12x");
+    expect_usage_error("--long-prefill-token-threshold", "-1");
+    expect_usage_error("--seed", "seven");
+    expect_usage_error("--router", "fastest");
+    expect_usage_error("--scheduler", "fifo");
+    expect_usage_error("--latency", "magic");
+    expect_usage_error("--input-len", "uniform:9:1");
+    expect_usage_error("--requests", NULL); /* missing value */
+    expect_usage_error("--no-such-flag", NULL);
+}
+
+static void test_help_lists_options(void)
+{
+    char *out = NULL, *err = NULL;
+    const char *args[] = {"--help", NULL};
+    CU_ASSERT_EQUAL(run_in(NULL, args, &out, &err), 0);
+    const char *flags[] = {"--cluster",
+                           "--workload",
+                           "--skip-bad-lines",
+                           "--model",
+                           "--hardware",
+                           "--tp",
+                           "--requests",
+                           "--qps",
+                           "--input-len",
+                           "--output-len",
+                           "--arrival",
+                           "--profiles",
+                           "--latency",
+                           "--model-dir",
+                           "--scheduler",
+                           "--router",
+                           "--max-num-seqs",
+                           "--max-num-batched-tokens",
+                           "--long-prefill-token-threshold",
+                           "--block-size",
+                           "--no-prefix-caching",
+                           "--seed",
+                           "--output-dir",
+                           "--emit-et",
+                           "--quiet"};
+    for (size_t i = 0; i < G_N_ELEMENTS(flags); i++) {
+        if (!strstr(out, flags[i]))
+            fprintf(stderr, "--help lacks %s\n", flags[i]);
+        CU_ASSERT(strstr(out, flags[i]) != NULL);
+    }
+    CU_ASSERT(strstr(out, "default") != NULL);
+    g_free(out);
+    g_free(err);
+}
+
+static gboolean same_file(const char *a, const char *b)
+{
+    g_autofree char *x = NULL, *y = NULL;
+    gsize nx = 0, ny = 0;
+    if (!g_file_get_contents(a, &x, &nx, NULL) || !g_file_get_contents(b, &y, &ny, NULL))
+        return FALSE;
+    return nx == ny && memcmp(x, y, nx) == 0;
+}
+
+static void test_determinism(void)
+{
+    g_autofree char *tmp = sv_test_tmpdir();
+    g_autofree char *d1 = g_build_filename(tmp, "a", NULL);
+    g_autofree char *d2 = g_build_filename(tmp, "b", NULL);
+    const char *dirs[] = {d1, d2};
+    for (int k = 0; k < 2; k++) {
+        char *out = NULL, *err = NULL;
+        const char *args[] = {"--requests",   "300",
+                              "--qps",        "8",
+                              "--input-len",  "uniform:64:2048",
+                              "--output-len", "uniform:8:512",
+                              "--arrival",    "gamma:2",
+                              "--seed",       "7",
+                              "--quiet",      "--output-dir",
+                              dirs[k],        NULL};
+        CU_ASSERT_EQUAL(run_in(NULL, args, &out, &err), 0);
+        g_free(out);
+        g_free(err);
+    }
+    const char *files[] = {"requests.csv", "timeseries.csv", "summary.json"};
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        g_autofree char *a = g_build_filename(d1, files[i], NULL);
+        g_autofree char *b = g_build_filename(d2, files[i], NULL);
+        CU_ASSERT(same_file(a, b));
+    }
+    sv_test_rmtree(tmp);
+}
+
+/* --max-num-seqs 1: the running column never exceeds 1; --block-size and
+ * --no-prefix-caching / --long-prefill-token-threshold are accepted and the run finishes. */
+static void test_options_take_effect(void)
+{
+    g_autofree char *tmp = sv_test_tmpdir();
+    char *out = NULL, *err = NULL;
+    const char *args[] = {"--requests",
+                          "40",
+                          "--qps",
+                          "20",
+                          "--input-len",
+                          "300",
+                          "--output-len",
+                          "20",
+                          "--max-num-seqs",
+                          "1",
+                          "--block-size",
+                          "32",
+                          "--no-prefix-caching",
+                          "--long-prefill-token-threshold",
+                          "128",
+                          "--quiet",
+                          "--output-dir",
+                          tmp,
+                          NULL};
+    int rc = run_in(NULL, args, &out, &err);
+    if (rc != 0)
+        fprintf(stderr, "%s", err);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    g_autofree char *ts = g_build_filename(tmp, "timeseries.csv", NULL);
+    g_auto(GStrv) lines = read_lines(ts);
+    CU_ASSERT_FATAL(lines != NULL);
+    int64_t max_running = 0, max_waiting = 0;
+    for (int i = 1; lines[i] && *lines[i]; i++) {
+        g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
+        max_running = MAX(max_running, g_ascii_strtoll(f[3], NULL, 10));
+        max_waiting = MAX(max_waiting, g_ascii_strtoll(f[4], NULL, 10));
+    }
+    SV_ASSERT_EQ_I64(max_running, 1);
+    CU_ASSERT(max_waiting > 0); /* 20 req/s against one sequence at a time queues */
+    check_requests_csv(tmp, 40);
+    g_free(out);
+    g_free(err);
+    sv_test_rmtree(tmp);
+}
+
+static void test_skip_bad_lines(void)
+{
+    g_autofree char *tmp = sv_test_tmpdir();
+    g_autofree char *wl = g_build_filename(tmp, "wl.jsonl", NULL);
+    const char *text = "{\"input_toks\": 100, \"output_toks\": 10, \"arrival_time_ns\": 0}\n"
+                       "{\"input_toks\": oops}\n"
+                       "{\"input_toks\": 200, \"output_toks\": 5, \"arrival_time_ns\": 1000}\n";
+    CU_ASSERT_FATAL(g_file_set_contents(wl, text, -1, NULL));
+    g_autofree char *dir = g_build_filename(tmp, "out", NULL);
+    char *out = NULL, *err = NULL;
+    /* Without the flag: an error naming the line. */
+    const char *a1[] = {"--cluster", CLUSTER,   "--workload",   wl,  "--profiles",
+                        PROFILES,    "--quiet", "--output-dir", dir, NULL};
+    CU_ASSERT_NOT_EQUAL(run_in(NULL, a1, &out, &err), 0);
+    CU_ASSERT(strstr(err, ":2") != NULL || strstr(err, "line 2") != NULL);
+    g_free(out);
+    g_free(err);
+    const char *a2[] = {"--cluster", CLUSTER,   "--workload",   wl,  "--profiles",
+                        PROFILES,    "--quiet", "--output-dir", dir, "--skip-bad-lines",
+                        NULL};
+    int rc = run_in(NULL, a2, &out, &err);
+    if (rc != 0)
+        fprintf(stderr, "%s", err);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT(strstr(err, "skipped 1 bad workload line") != NULL);
+    check_requests_csv(dir, 2);
+    g_free(out);
+    g_free(err);
+    sv_test_rmtree(tmp);
+}
+
+/* A prompt of 10^6 tokens exceeds the KV pool of one A100-80GB with Llama-2-7B (80 GiB x 0.9
+ * - 13.5 GB of weights at 512 KiB per token is about 116k tokens). */
+static void test_never_fits(void)
+{
+    g_autofree char *tmp = sv_test_tmpdir();
+    g_autofree char *dir = g_build_filename(tmp, "out", NULL);
+    char *out = NULL, *err = NULL;
+    const char *args[] = {
+        "--model",     "Llama-2-7B", "--hardware",   "A100-80GB", "--requests",   "3", "--qps", "5",
+        "--input-len", "1000000",    "--output-len", "10",        "--output-dir", dir, NULL};
+    int rc = run_in(NULL, args, &out, &err);
+    CU_ASSERT_NOT_EQUAL(rc, 0);
+    CU_ASSERT(rc != 2); /* not a usage error: the run itself cannot finish */
+    CU_ASSERT(strstr(err, "KV blocks") != NULL);
+    CU_ASSERT(strstr(err, "cannot finish") != NULL);
+    CU_ASSERT(strstr(err, "1 unfinished") != NULL);
+    CU_ASSERT(strstr(out, "requests:") == NULL); /* no summary printed */
+    /* No output of its own: neither final files nor temporaries remain. */
+    GDir *d = g_dir_open(dir, 0, NULL);
+    if (d) {
+        const char *name = g_dir_read_name(d);
+        if (name)
+            fprintf(stderr, "left behind: %s\n", name);
+        CU_ASSERT(name == NULL);
+        g_dir_close(d);
+    }
+    g_free(out);
+    g_free(err);
+    sv_test_rmtree(tmp);
+}
+
+int main(void)
+{
+    static const sv_test_case cases[] = {
+        {"default_run", test_default_run},
+        {"quick_form", test_quick_form},
+        {"bad_values", test_bad_values},
+        {"help_lists_options", test_help_lists_options},
+        {"determinism", test_determinism},
+        {"options_take_effect", test_options_take_effect},
+        {"skip_bad_lines", test_skip_bad_lines},
+        {"never_fits", test_never_fits},
+        {NULL, NULL},
+    };
+    sv_test_add_suite("run_cli", cases);
+    return sv_test_run();
+}
