@@ -139,16 +139,38 @@ static gboolean get_string_list(JsonObject *obj, const char *key, const char *pa
 static const sv_coll_type impl_types[] = {SV_COLL_ALL_REDUCE, SV_COLL_REDUCE_SCATTER,
                                           SV_COLL_ALL_GATHER, SV_COLL_ALL_TO_ALL};
 
+static gboolean custom_exists(const char *prefix)
+{
+    g_autofree char *probe = g_strdup_printf("%s.0.et", prefix);
+    return g_file_test(probe, G_FILE_TEST_EXISTS);
+}
+
+/* Where "<coll>-implementation-custom" points. ASTRA-sim opens the path relative to its working
+ * directory (CustomAlgorithm.cc), and its shipped configs name paths relative to the ASTRA-sim
+ * checkout ("examples/system/custom_collectives/<dir>/<prefix>"), which do not exist once the
+ * JSON and the ET files are copied elsewhere. So, in order: an absolute path; the path relative
+ * to the JSON file's folder; relative to the working directory; then ever shorter tails of the
+ * path (leading components dropped) relative to the JSON file's folder. The first that has a
+ * "<prefix>.0.et" wins; if none does, the path is kept as written and the loader reports it. */
 static char *resolve_custom(const char *json_path, const char *prefix)
 {
     if (g_path_is_absolute(prefix))
         return g_strdup(prefix);
     g_autofree char *dir = g_path_get_dirname(json_path);
     g_autofree char *rel = g_build_filename(dir, prefix, NULL);
-    g_autofree char *probe = g_strdup_printf("%s.0.et", rel);
-    if (g_file_test(probe, G_FILE_TEST_EXISTS))
+    if (custom_exists(rel))
         return g_steal_pointer(&rel);
-    /* Upstream opens the path relative to the working directory (CustomAlgorithm.cc). */
+    if (custom_exists(prefix))
+        return g_strdup(prefix);
+    for (const char *tail = strchr(prefix, '/'); tail != NULL; tail = strchr(tail, '/')) {
+        while (*tail == '/')
+            tail++;
+        if (*tail == '\0')
+            break;
+        g_autofree char *cand = g_build_filename(dir, tail, NULL);
+        if (custom_exists(cand))
+            return g_steal_pointer(&cand);
+    }
     return g_strdup(prefix);
 }
 
