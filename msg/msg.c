@@ -152,7 +152,9 @@ static void step(sv_msg *m)
         return;
     }
     if (m->inflight->len == 0) {
-        if (!g_queue_is_empty(&m->waiting) && m->running->len == 0) {
+        /* Blocks held by handed-off requests (PD) come back when their KV has left. */
+        if (!g_queue_is_empty(&m->waiting) && m->running->len == 0 &&
+            g_hash_table_size(m->detached) == 0) {
             msg_req *r = g_queue_peek_head(&m->waiting);
             fail(m, g_error_new(SV_MSG_ERROR, SV_MSG_ERROR_NOFIT,
                                 "instance %d: request %" G_GUINT64_FORMAT
@@ -169,6 +171,8 @@ static void step(sv_msg *m)
     GError *err = NULL;
     if (!sv_msg__launch(m, &err))
         fail(m, err);
+    else if (m->cfg.role == SV_MSG_ROLE_PREFILL && m->hooks.on_prefill_launch)
+        sv_msg__pd_launched(m);
 }
 
 static void step_event(sv_engine *eng, void *ctx, uint64_t arg)
@@ -366,6 +370,35 @@ gboolean sv_msg__pd_unpin_waiting(sv_msg *m)
     return any;
 }
 
+/* The iteration just launched: announce the prompts it completes (per-layer KV transfer starts
+ * while it runs). The batch shape is the one sv_msg__launch built (m->pf_chunk, pf_hist,
+ * dec_kv); the estimate is the latency model's, as opmap.c prices the iteration. */
+void sv_msg__pd_launched(sv_msg *m)
+{
+    struct sv_msg_prefill_launch l = {.start_ns = m->iter_start_ns};
+    gboolean have = FALSE;
+    for (guint i = 0; i < m->inflight->len; i++) {
+        msg_req *r = g_array_index(m->inflight, msg_slot, i).req;
+        /* Handed off at commit: the prompt completes here and decoding remains. */
+        if (!r->is_init || r->num_computed < r->input || r->total <= r->input + 1)
+            continue;
+        if (!have) {
+            struct sv_batch_shape shape;
+            sv_compute_batch_shape_init(&shape, (const int64_t *)(void *)m->pf_chunk->data,
+                                        (const int64_t *)(void *)m->pf_hist->data, m->pf_chunk->len,
+                                        (const int64_t *)(void *)m->dec_kv->data, m->dec_kv->len);
+            struct sv_iter_time it;
+            const struct sv_model_cfg *mc = sv_compute_latency_model(m->cfg.lat);
+            sv_compute_iter_time(m->cfg.lat, &shape, 0, mc->num_layers, &it);
+            l.prologue_ns = it.prologue_ns;
+            l.layer_ns = it.layer_ns;
+            l.n_layers = it.n_layers;
+            have = TRUE;
+        }
+        m->hooks.on_prefill_launch(m->hooks.ctx, m->cfg.instance, (sv_msg_handoff *)r, &l);
+    }
+}
+
 void sv_msg__pd_detach(sv_msg *m, msg_req *r)
 {
     g_ptr_array_remove(m->running, r); /* keeps the order of the others */
@@ -442,10 +475,17 @@ sv_msg_handoff *sv_msg_pd_reserve(sv_msg *m, const struct sv_msg_handoff_info *i
     return (sv_msg_handoff *)r;
 }
 
-void sv_msg_pd_admit(sv_msg *m, sv_msg_handoff *h)
+void sv_msg_pd_admit(sv_msg *m, sv_msg_handoff *h, const struct sv_msg_handoff_info *info)
 {
     msg_req *r = (msg_req *)h;
     SV_ASSERT(r->detached);
+    if (info) {
+        r->first_sched_ns = info->first_scheduled_ns;
+        r->first_token_ns = info->first_token_ns;
+        r->recent_end_ns = info->first_token_ns;
+        r->prefix_hit = r->prefix_hit_first = info->prefix_hit_tokens;
+        r->preemptions = info->preemptions;
+    }
     g_hash_table_steal(m->detached, r);
     r->detached = FALSE;
     g_queue_push_tail(&m->waiting, r);
@@ -461,6 +501,19 @@ void sv_msg_pd_release(sv_msg *m, sv_msg_handoff *h)
     msg_req *r = (msg_req *)h;
     SV_ASSERT(r->detached);
     g_hash_table_remove(m->detached, r); /* frees the request and its blocks */
+    /* A group stalled on those blocks (back-pressure from the decode side) steps again. */
+    if (!m->cfg.manual && !m->busy && !m->step_pending && !g_queue_is_empty(&m->waiting)) {
+        m->step_pending = TRUE;
+        sv_engine_schedule_in(m->eng, 0, MSG_PRIO_STEP, step_event, m, 0);
+    }
+}
+
+uint32_t sv_msg_pd_num_waiting_unpinned(const sv_msg *m)
+{
+    uint32_t n = 0;
+    for (GList *l = m->waiting.head; l; l = l->next)
+        n += ((const msg_req *)l->data)->num_computed == 0;
+    return n;
 }
 
 sv_time sv_msg_busy_since(const sv_msg *m)

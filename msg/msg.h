@@ -182,6 +182,16 @@ typedef enum {
 /* A request in transit between a prefill and a decode group (its KV blocks held on one side). */
 typedef struct sv_msg_handoff sv_msg_handoff;
 
+/* When the layers of a starting iteration finish, from the latency model (compute only: the
+ * iteration's collectives can make it later). Layer l (0-based, whole model) finishes at
+ * start_ns + prologue_ns + (l + 1) x layer_ns. */
+struct sv_msg_prefill_launch {
+    sv_time start_ns;
+    sv_time prologue_ns;
+    sv_time layer_ns;
+    int64_t n_layers;
+};
+
 struct sv_msg_cfg {
     int32_t instance; /* instance index (records, ET file names) */
     sv_msg_sched_kind scheduler;
@@ -291,6 +301,11 @@ struct sv_msg_hooks {
      * here as vLLM's disaggregated prefill does) and it has left the running list; its KV blocks
      * stay held until sv_msg_pd_release(). Called inside the commit: defer work to an event. */
     void (*on_prefill_done)(void *ctx, int32_t instance, sv_msg_handoff *h);
+    /* PREFILL groups, optional: an iteration that completes the prompt of `h` (a request that
+     * will be handed off) has just started; `l` estimates when each of its layers finishes
+     * (per-layer KV transfer). on_prefill_done follows for the same handle when it commits. */
+    void (*on_prefill_launch)(void *ctx, int32_t instance, sv_msg_handoff *h,
+                              const struct sv_msg_prefill_launch *l);
     void *ctx;
 };
 
@@ -315,8 +330,8 @@ struct sv_msg_moe_rank {
     int64_t local_tokens;
     int64_t activated;
 };
-void sv_msg_moe_rank_load(const int64_t *counts, int32_t n_experts, int32_t ep_size,
-                          int32_t top_k, struct sv_msg_moe_rank *out);
+void sv_msg_moe_rank_load(const int64_t *counts, int32_t n_experts, int32_t ep_size, int32_t top_k,
+                          struct sv_msg_moe_rank *out);
 
 /* Expert routing "hist:W0,W1,...": each token's top_k distinct experts drawn by the given
  * per-expert weights (a load histogram from a trace; repeated cyclically over the experts). For
@@ -379,11 +394,15 @@ uint32_t sv_msg_pd_blocks_needed(const sv_msg *msg, int64_t tokens);
 sv_msg_handoff *sv_msg_pd_reserve(sv_msg *msg, const struct sv_msg_handoff_info *info,
                                   GError **error);
 /* DECODE side: the KV has arrived; the request joins the waiting queue with its prompt computed
- * (its next step decodes token 2) and the group steps if idle. */
-void sv_msg_pd_admit(sv_msg *msg, sv_msg_handoff *h);
+ * (its next step decodes token 2) and the group steps if idle. `info` (may be NULL) refreshes
+ * what the prefill side learnt after the reservation (first token time, preemptions). */
+void sv_msg_pd_admit(sv_msg *msg, sv_msg_handoff *h, const struct sv_msg_handoff_info *info);
 /* Free a held handoff's blocks and the request (PREFILL side once its KV has left; DECODE side
  * to cancel a reservation). */
 void sv_msg_pd_release(sv_msg *msg, sv_msg_handoff *h);
+/* Queued requests that hold no KV (preempted ones, to be recomputed): a DECODE group with such a
+ * request gives it the free blocks first (FCFS), so no new KV is reserved there meanwhile. */
+uint32_t sv_msg_pd_num_waiting_unpinned(const sv_msg *msg);
 /* Start of the iteration in flight, or -1 when the group is idle (routers' step remainder). */
 sv_time sv_msg_busy_since(const sv_msg *msg);
 

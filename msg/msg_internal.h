@@ -70,7 +70,7 @@ struct sv_msg {
     sv_dag *dag;
     sv_dag_exec *exec;
     GError *error;
-    struct msg_par *par; /* parallel path (opmap.c); NULL on the single-device path */
+    struct msg_par *par;  /* parallel path (opmap.c); NULL on the single-device path */
     GHashTable *detached; /* msg_req* held by PD handoffs (set; freed with the msg) */
 };
 
@@ -81,6 +81,8 @@ void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t
 void sv_msg__req_free(msg_req *r);
 /* msg.c: a PREFILL group's request whose prompt completed leaves the running list. */
 void sv_msg__pd_detach(sv_msg *m, msg_req *r);
+/* msg.c: call hooks.on_prefill_launch for the prompts the launched iteration completes. */
+void sv_msg__pd_launched(sv_msg *m);
 /* msg.c: free the KV blocks held by queued (transferred) requests; TRUE when any were. */
 gboolean sv_msg__pd_unpin_waiting(sv_msg *m);
 

@@ -191,10 +191,10 @@ typedef struct {
 
 struct msg_par {
     int32_t tp, pp;
-    GQueue batches;       /* par_batch*, launch order */
-    gboolean commit_due;  /* a commit event is scheduled for the head batch */
-    int64_t comm_tokens;  /* DP wave: tokens sizing the MoE exchange (0 = own) */
-    gboolean moe;         /* model has MoE layers and ep_size > 1 */
+    GQueue batches;      /* par_batch*, launch order */
+    gboolean commit_due; /* a commit event is scheduled for the head batch */
+    int64_t comm_tokens; /* DP wave: tokens sizing the MoE exchange (0 = own) */
+    gboolean moe;        /* model has MoE layers and ep_size > 1 */
     const struct sv_expert_route_ops *route;
     void *route_state;
     int64_t *counts;               /* per expert */
@@ -386,9 +386,8 @@ static void par_maybe_commit(sv_msg *m)
         return;
     P->commit_due = TRUE;
     /* Host-side part of the step after the device work (msg/host.c), as the single path. */
-    sv_msg__schedule_commit(m, head->dummy ? 0
-                                           : sv_msg_host_step_ns(m->cfg.host_model,
-                                                                 head->slots->len));
+    sv_msg__schedule_commit(
+        m, head->dummy ? 0 : sv_msg_host_step_ns(m->cfg.host_model, head->slots->len));
 }
 
 static void par_node_done(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
@@ -463,8 +462,8 @@ void sv_msg__par_commit(sv_msg *m)
     par_maybe_commit(m);
 }
 
-static sv_dag_node *par_add(sv_msg *m, const char *name, sv_dag_kind kind, int32_t dev,
-                            sv_time dur, sv_dag_node *parent)
+static sv_dag_node *par_add(sv_msg *m, const char *name, sv_dag_kind kind, int32_t dev, sv_time dur,
+                            sv_dag_node *parent)
 {
     return add_node(m, name, kind, dev, dur, parent);
 }
@@ -519,8 +518,8 @@ static sv_dag_node *par_ops(sv_msg *m, const struct sv_iter_op *ops, int n_ops, 
             if (moe_ns > 0)
                 prev = par_add(m, name, SV_DAG_KIND_COMP, dev, moe_ns, prev);
             g_snprintf(cn, sizeof cn, "%s.combine", name);
-            prev = par_coll(m, cn, dev, a2a ? SV_COLL_ALL_TO_ALL : SV_COLL_REDUCE_SCATTER,
-                            ep_bytes, m->cfg.ep_group, prev);
+            prev = par_coll(m, cn, dev, a2a ? SV_COLL_ALL_TO_ALL : SV_COLL_REDUCE_SCATTER, ep_bytes,
+                            m->cfg.ep_group, prev);
             continue;
         }
         prev = par_add(m, name, SV_DAG_KIND_COMP, dev, ops[i].ns, prev);
@@ -548,10 +547,10 @@ static gboolean par_launch(sv_msg *m, const struct sv_batch_shape *shape_in, GEr
     }
     int64_t comm_tokens = P->comm_tokens > 0 ? P->comm_tokens : shape.tokens;
     P->comm_tokens = 0;
-    uint64_t hid_bytes = (uint64_t)shape.tokens * (uint64_t)mc->hidden_size *
-                         (uint64_t)mc->dtype_bytes;
-    uint64_t ep_bytes = (uint64_t)comm_tokens * (uint64_t)mc->hidden_size *
-                        (uint64_t)mc->dtype_bytes;
+    uint64_t hid_bytes =
+        (uint64_t)shape.tokens * (uint64_t)mc->hidden_size * (uint64_t)mc->dtype_bytes;
+    uint64_t ep_bytes =
+        (uint64_t)comm_tokens * (uint64_t)mc->hidden_size * (uint64_t)mc->dtype_bytes;
     int64_t route_tokens = 0;
     if (P->moe) {
         /* The EP group's tokens: every member's (padded) batch, routed once per step and

@@ -39,8 +39,8 @@ int32_t sv_msg_expert_owner(int32_t expert, int32_t ep_size, int32_t n_experts)
     return (int32_t)(r < ep_size - 1 ? r : ep_size - 1);
 }
 
-void sv_msg_moe_rank_load(const int64_t *counts, int32_t n_experts, int32_t ep_size,
-                          int32_t top_k, struct sv_msg_moe_rank *out)
+void sv_msg_moe_rank_load(const int64_t *counts, int32_t n_experts, int32_t ep_size, int32_t top_k,
+                          struct sv_msg_moe_rank *out)
 {
     memset(out, 0, sizeof *out * (size_t)ep_size);
     for (int32_t e = 0; e < n_experts; e++) {

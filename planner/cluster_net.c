@@ -81,8 +81,7 @@ gboolean sv_planner_cluster_topo(const struct sv_cluster_cfg *c, struct sv_net_t
     int dims = (ppn > 1 ? 1 : 0) + (c->n_nodes > 1 ? 1 : 0);
     int full_dims = c->n_nodes > 1 ? 2 : 1; /* dimensions LLMServingSim would count */
     if ((c->n_link_bw > 0 && c->n_link_bw != full_dims && c->n_link_bw != dims) ||
-        (c->n_link_latency > 0 && c->n_link_latency != full_dims &&
-         c->n_link_latency != dims)) {
+        (c->n_link_latency > 0 && c->n_link_latency != full_dims && c->n_link_latency != dims)) {
         g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
                     "link_bw / link_latency: arrays must have one value per network dimension "
                     "(%d: devices of a node%s)",
@@ -212,8 +211,8 @@ sv_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_clust
         if (d < 0) {
             if (ic->ep_size != ic->tp_size) {
                 g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
-                            "instance %d: ep_size %d must equal tp_size %d without a dp_group",
-                            i, ic->ep_size, ic->tp_size);
+                            "instance %d: ep_size %d must equal tp_size %d without a dp_group", i,
+                            ic->ep_size, ic->tp_size);
                 sv_coll_groups_free(groups);
                 goto fail;
             }

@@ -12,9 +12,9 @@ G_DEFINE_QUARK(sv - planner - error - quark, sv_planner_error)
  * --npu-memory-utilization default. */
 #define DEFAULT_MEM_UTIL 0.9
 
-static const char *const top_keys[] = {"num_nodes", "link_bw", "link_latency", "nodes",
+static const char *const top_keys[] = {"num_nodes", "link_bw", "link_latency",  "nodes",
                                        "cxl_mem",   "fabric",  "network_model", NULL};
-static const char *const node_keys[] = {"num_instances", "cpu_mem", "instances",
+static const char *const node_keys[] = {"num_instances", "cpu_mem",  "instances",
                                         "power",         "topology", NULL};
 static const char *const mem_keys[] = {"mem_size",   "mem_bw",      "mem_latency", "mem_util",
                                        "pim_config", "num_devices", NULL};
@@ -161,8 +161,7 @@ static gboolean parse_level(JsonObject *parent, const char *key, const char *whe
         return TRUE;
     g_autofree char *w = g_strdup_printf("%s.%s", where, key);
     if (!JSON_NODE_HOLDS_OBJECT(n)) {
-        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, "%s: must be an object",
-                    w);
+        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, "%s: must be an object", w);
         return FALSE;
     }
     JsonObject *o = json_node_get_object(n);

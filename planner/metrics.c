@@ -190,38 +190,70 @@ void sv_metrics_free(sv_metrics *m)
 
 /* ---- requests.csv --------------------------------------------------------------------------- */
 
-static void put_time(FILE *fp, sv_time t, gboolean last)
+/* Rows are formatted by hand into one buffer and written with one fwrite: a 10^6-request run
+ * writes 1.3 x 10^7 integers, and fprintf's format parsing was most of the writer's time. The
+ * text is the same as "%" G_GINT64_FORMAT. */
+static char *put_u64(char *p, uint64_t u)
 {
-    if (t >= 0)
-        fprintf(fp, "%" G_GINT64_FORMAT, (gint64)t);
-    fputc(last ? '\n' : ',', fp);
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    while (n > 0)
+        *p++ = tmp[--n];
+    return p;
 }
 
-static void put_diff(FILE *fp, sv_time a, sv_time b, gboolean last)
+static char *put_int(char *p, int64_t v)
 {
-    put_time(fp, (a >= 0 && b >= 0) ? a - b : -1, last);
+    if (v < 0)
+        *p++ = '-';
+    return put_u64(p, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+}
+
+/* A time, empty when negative (unknown), then the separator. */
+static char *put_time(char *p, sv_time t, char sep)
+{
+    if (t >= 0)
+        p = put_int(p, t);
+    *p++ = sep;
+    return p;
+}
+
+static char *put_diff(char *p, sv_time a, sv_time b, char sep)
+{
+    return put_time(p, (a >= 0 && b >= 0) ? a - b : -1, sep);
 }
 
 static void write_row(sv_metrics *m, const struct sv_metrics_request *r)
 {
-    FILE *fp = m->req.fp;
-    fprintf(fp, "%" G_GUINT64_FORMAT ",%d,", (guint64)r->request_id, r->instance);
-    put_time(fp, r->arrival_ns, FALSE);
-    put_time(fp, r->first_scheduled_ns, FALSE);
-    put_time(fp, r->first_token_ns, FALSE);
-    put_time(fp, r->last_token_ns, FALSE);
-    fprintf(fp,
-            "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",",
-            (gint64)r->input_tokens, (gint64)r->output_tokens, (gint64)r->prefix_hit_tokens,
-            (gint64)r->preemptions);
-    put_diff(fp, r->first_token_ns, r->arrival_ns, FALSE);
+    char buf[16 * 24]; /* 15 fields of at most 20 digits, a sign and a separator */
+    char *p = buf;
+    p = put_u64(p, r->request_id);
+    *p++ = ',';
+    p = put_int(p, r->instance);
+    *p++ = ',';
+    p = put_time(p, r->arrival_ns, ',');
+    p = put_time(p, r->first_scheduled_ns, ',');
+    p = put_time(p, r->first_token_ns, ',');
+    p = put_time(p, r->last_token_ns, ',');
+    const int64_t counts[] = {r->input_tokens, r->output_tokens, r->prefix_hit_tokens,
+                              r->preemptions};
+    for (size_t i = 0; i < G_N_ELEMENTS(counts); i++) {
+        p = put_int(p, counts[i]);
+        *p++ = ',';
+    }
+    p = put_diff(p, r->first_token_ns, r->arrival_ns, ',');
     /* TPOT in whole ns, floor division as LLMServingSim's CSV; empty with <= 1 output token */
     sv_time tpot = -1;
     if (r->output_tokens > 1 && r->first_token_ns >= 0 && r->last_token_ns >= r->first_token_ns)
         tpot = (r->last_token_ns - r->first_token_ns) / (r->output_tokens - 1);
-    put_time(fp, tpot, FALSE);
-    put_diff(fp, r->last_token_ns, r->arrival_ns, FALSE);
-    put_diff(fp, r->first_scheduled_ns, r->arrival_ns, TRUE);
+    p = put_time(p, tpot, ',');
+    p = put_diff(p, r->last_token_ns, r->arrival_ns, ',');
+    p = put_diff(p, r->first_scheduled_ns, r->arrival_ns, '\n');
+    fwrite(buf, 1, (size_t)(p - buf), m->req.fp);
 }
 
 static gboolean spill_io(sv_metrics *m, gboolean write, uint64_t id, struct slot *s, GError **error)

@@ -111,6 +111,12 @@ void sv_metrics_quantile_add(sv_metrics_quantile *q, double value)
         value = 0.0;
     q->n++;
     q->sum += value;
+    /* Hot path (10^8 ITL gaps in a 10^6-request run): the value repeats the last one, whose
+     * bucket exists. */
+    if (value == q->memo_v && q->exact == NULL && value > SKETCH_MIN) {
+        g_array_index(q->buckets, uint64_t, (guint)(q->memo_idx - q->idx_lo))++;
+        return;
+    }
     if (q->exact != NULL) {
         if (q->exact->len < SV_METRICS_QUANTILE_EXACT) {
             g_array_append_val(q->exact, value);

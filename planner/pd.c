@@ -16,11 +16,13 @@
  * request waits in FIFO order (back-pressure, vLLM's NIXL connector semantics: the transfer starts
  * only once the decode side has allocated its blocks); every commit of a decode instance retries.
  *
- * Per-layer transfer (kv_mode per_layer): the layers of the final prefill iteration finish one
- * after the other, so layer l's KV could leave at start + (l + 1) / L of the iteration. The
- * breakpoint still comes at the end of prefill (the router needs the finished request), so in
- * this mode the transfer is one message per layer and rank pair, issued in layer order, each
- * gated by the time its layer finished (a timer node) or at once when that time has passed. */
+ * Per-layer transfer (kv_mode per_layer): the breakpoint moves to the start of the iteration
+ * that completes the prompt (sv_pd_prefill_launch, as vLLM's layer-wise KV connectors pick the
+ * decode side before prefill runs). The transfer is then one message per layer and rank pair,
+ * each gated by a timer node at the time its layer finishes (the latency model's estimate), and
+ * the admission also waits for a "prefill-done" node completed when the prompt commits. If no
+ * decode instance has room at launch, the request waits as above and its layers, all produced by
+ * then, leave at once when it is placed. */
 #include "dag/dag.h"
 #include "planner/planner.h"
 
@@ -32,7 +34,7 @@
 
 /* Node roles, by address (node->user). */
 static const char tag_bp[] = "breakpoint", tag_admit[] = "admit", tag_fan[] = "fan-out",
-                  tag_join[] = "join", tag_gate[] = "layer-ready";
+                  tag_join[] = "join", tag_gate[] = "layer-ready", tag_pfdone[] = "prefill-done";
 
 typedef struct pd_req pd_req;
 
@@ -45,8 +47,9 @@ struct sv_pd {
     uint32_t *incoming;
     sv_pd_pick_fn pick;
     void *pick_ctx;
-    GQueue waiting;   /* pd_req* whose breakpoint waits for decode memory, FIFO */
-    GHashTable *live; /* every pd_req (set), freed with the pd when a run stops early */
+    GQueue waiting;    /* pd_req* whose breakpoint waits for decode memory, FIFO */
+    GHashTable *live;  /* every pd_req (set), freed with the pd when a run stops early */
+    GHashTable *early; /* sv_msg_handoff* -> pd_req announced at launch (per_layer), lookup only */
     gboolean retry_pending;
     int32_t *cand; /* scratch */
     struct sv_pd_stats stats;
@@ -58,10 +61,13 @@ struct pd_req {
     int32_t src, dst;
     sv_msg_handoff *hp, *hd;
     struct sv_msg_handoff_info info;
-    sv_time iter_start_ns; /* the final prefill iteration (per-layer gates) */
+    /* Layer l's KV is ready at t0 + prologue_ns + (l + 1) x layer_ns (per_layer); all zero
+     * offsets when the breakpoint is the end of prefill (every layer is ready). */
+    sv_time t0, prologue_ns, layer_ns;
+    gboolean prefill_finished; /* the prefill side committed the prompt */
     sv_dag *dag;
     sv_dag_exec *ex;
-    sv_dag_node *bp, *admit;
+    sv_dag_node *bp, *admit, *pf_done;
     sv_time bp_ns, reserved_ns;
     gboolean waited;
 };
@@ -208,7 +214,6 @@ static void splice_transfer(pd_req *r)
     sv_dag_node *fan = add_node(r, "kv.fan-out", SV_DAG_KIND_LOGICAL, p->npus[0], 0, tag_fan);
     sv_dag_node *join = add_node(r, "kv.join", SV_DAG_KIND_LOGICAL, d->npus[0], 0, tag_join);
     sv_time now = sv_engine_now(pd->eng);
-    sv_time iter = r->bp_ns - r->iter_start_ns;
     int32_t n_src = p->tp * p->pp, n_dst = d->tp * d->pp;
     uint64_t messages = 0, bytes = 0;
     for (int32_t rs = 0; rs < n_src; rs++) {
@@ -228,13 +233,10 @@ static void splice_transfer(pd_req *r)
             }
             uint64_t per_layer = (uint64_t)tokens * p->kv_bytes_per_token_layer * (uint64_t)units /
                                  ((uint64_t)p->tp * (uint64_t)d->tp);
-            int64_t s_lo, s_hi;
-            stage_layers(p->num_layers, p->pp, rs / p->tp, &s_lo, &s_hi);
             sv_dag_node *prev = fan;
             for (int64_t l = lo; l < hi; l++) {
-                /* Layer l of this stage finished at (l - s_lo + 1) / (layers of the stage) of the
-                 * final prefill iteration (uniform layers: every decoder layer has one shape). */
-                sv_time ready = r->iter_start_ns + iter * (l - s_lo + 1) / (s_hi - s_lo);
+                /* The stages run their layers one after the other (pipeline order). */
+                sv_time ready = r->t0 + r->prologue_ns + (l + 1) * r->layer_ns;
                 sv_dag_node *s = add_send(r, p->npus[rs], d->npus[rd], per_layer, l);
                 if (ready > now) {
                     sv_dag_node *g = add_node(r, "kv.layer-ready", SV_DAG_KIND_LOGICAL, p->npus[rs],
@@ -271,9 +273,12 @@ static gboolean try_place(pd_req *r)
         if (d->role != SV_MSG_ROLE_DECODE || g_strcmp0(d->model, p->model) != 0)
             continue;
         any = TRUE;
+        /* Room now, and no preempted request of its own waiting for those blocks: vLLM's decode
+         * scheduler allocates a remote request's blocks when it admits it, in queue order. */
         sv_kv_manager *kv = sv_msg_kv(d->msg);
         if (sv_kv_manager_num_free_blocks(kv) >=
-            sv_msg_pd_blocks_needed(d->msg, r->info.input_tokens))
+                sv_msg_pd_blocks_needed(d->msg, r->info.input_tokens) &&
+            sv_msg_pd_num_waiting_unpinned(d->msg) == 0)
             pd->cand[n_cand++] = i;
     }
     if (!any) {
@@ -364,10 +369,15 @@ static void logical_handler(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
         pd->incoming[r->dst]--;
         sv_msg_pd_release(pd->inst[r->src].msg, r->hp);
         r->hp = NULL;
-        sv_msg_pd_admit(pd->inst[r->dst].msg, r->hd);
+        sv_msg_pd_admit(pd->inst[r->dst].msg, r->hd, &r->info);
         r->hd = NULL;
         sv_dag_exec_node_done(ex, node);
         return;
+    }
+    if (node->user == tag_pfdone) {
+        if (r->prefill_finished)
+            sv_dag_exec_node_done(ex, node);
+        return; /* else completed when the prefill side commits (sv_pd_prefill_done) */
     }
     if (node->user == tag_gate && node->duration_ns > 0) {
         sv_dag_exec_handler_replay(ex, node, NULL); /* finishes after its duration */
@@ -395,7 +405,7 @@ static void start_event(sv_engine *eng, void *ctx, uint64_t arg)
     sv_dag_exec_start(r->ex);
 }
 
-void sv_pd_prefill_done(sv_pd *pd, int32_t instance, sv_msg_handoff *h)
+static pd_req *req_new(sv_pd *pd, int32_t instance, sv_msg_handoff *h, gboolean early)
 {
     pd_req *r = g_new0(pd_req, 1);
     r->pd = pd;
@@ -403,17 +413,23 @@ void sv_pd_prefill_done(sv_pd *pd, int32_t instance, sv_msg_handoff *h)
     r->dst = -1;
     r->hp = h;
     sv_msg_handoff_get_info(h, &r->info);
-    r->bp_ns = sv_engine_now(pd->eng);
-    sv_time since = sv_msg_busy_since(pd->inst[instance].msg);
-    r->iter_start_ns = since >= 0 ? since : r->bp_ns;
+    r->bp_ns = r->t0 = sv_engine_now(pd->eng);
+    r->prefill_finished = !early;
     r->dag = sv_dag_new();
     int32_t dev = pd->inst[instance].npus[0];
     char name[64];
-    g_snprintf(name, sizeof name, "req%" G_GUINT64_FORMAT ".prefill-done", r->info.request_id);
+    g_snprintf(name, sizeof name, "req%" G_GUINT64_FORMAT ".%s", r->info.request_id,
+               early ? "prefill-launch" : "prefill-done");
     r->bp = add_node(r, name, SV_DAG_KIND_LOGICAL, dev, 0, tag_bp);
     g_snprintf(name, sizeof name, "req%" G_GUINT64_FORMAT ".decode-admit", r->info.request_id);
     r->admit = add_node(r, name, SV_DAG_KIND_LOGICAL, dev, 0, tag_admit);
     edge(r, r->bp, r->admit);
+    if (early) {
+        /* Admission also waits for the prompt to complete on the prefill side. */
+        g_snprintf(name, sizeof name, "req%" G_GUINT64_FORMAT ".prefill-done", r->info.request_id);
+        r->pf_done = add_node(r, name, SV_DAG_KIND_LOGICAL, dev, 0, tag_pfdone);
+        edge(r, r->pf_done, r->admit);
+    }
     struct sv_dag_exec_cfg ec = {
         /* The network shares links among messages; no per-device comm slot. */
         .policy = SV_DAG_POLICY_UNLIMITED,
@@ -426,8 +442,42 @@ void sv_pd_prefill_done(sv_pd *pd, int32_t instance, sv_msg_handoff *h)
     r->ex = sv_dag_exec_new(r->dag, pd->eng, &ec, NULL);
     SV_ASSERT(r->ex);
     g_hash_table_add(pd->live, r);
-    /* Called inside the prefill instance's commit: start from a fresh event. */
+    /* Called inside the prefill instance's step or commit: start from a fresh event. */
     sv_engine_schedule_in(pd->eng, 0, PD_PRIO, start_event, pd, (uint64_t)(uintptr_t)r);
+    return r;
+}
+
+void sv_pd_prefill_launch(sv_pd *pd, int32_t instance, sv_msg_handoff *h,
+                          const struct sv_msg_prefill_launch *l)
+{
+    if (pd->kv_mode != SV_PD_KV_PER_LAYER)
+        return;
+    pd_req *r = req_new(pd, instance, h, TRUE);
+    r->t0 = l->start_ns;
+    r->prologue_ns = l->prologue_ns;
+    r->layer_ns = l->layer_ns;
+    g_hash_table_insert(pd->early, h, r);
+}
+
+static void prefill_finished_event(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    pd_req *r = (pd_req *)(uintptr_t)arg;
+    if (sv_dag_node_get_state(r->dag, r->pf_done) == SV_DAG_NODE_ISSUED)
+        sv_dag_exec_node_done(r->ex, r->pf_done);
+}
+
+void sv_pd_prefill_done(sv_pd *pd, int32_t instance, sv_msg_handoff *h)
+{
+    pd_req *r = g_hash_table_lookup(pd->early, h);
+    if (!r) {
+        req_new(pd, instance, h, FALSE);
+        return;
+    }
+    g_hash_table_remove(pd->early, h);
+    sv_msg_handoff_get_info(h, &r->info); /* now with its first token */
+    r->prefill_finished = TRUE;
+    /* Inside the commit, which still walks this request: admit from a fresh event. */
+    sv_engine_schedule_in(pd->eng, 0, PD_PRIO, prefill_finished_event, pd, (uint64_t)(uintptr_t)r);
 }
 
 /* ---- lifecycle ------------------------------------------------------------------------------ */
@@ -471,6 +521,7 @@ sv_pd *sv_pd_new(const struct sv_pd_cfg *cfg, GError **error)
     pd->pick_ctx = cfg->pick_ctx;
     g_queue_init(&pd->waiting);
     pd->live = g_hash_table_new_full(g_direct_hash, g_direct_equal, (GDestroyNotify)req_free, NULL);
+    pd->early = g_hash_table_new(g_direct_hash, g_direct_equal);
     return pd;
 }
 
@@ -479,6 +530,7 @@ void sv_pd_free(sv_pd *pd)
     if (!pd)
         return;
     g_queue_clear(&pd->waiting);
+    g_hash_table_destroy(pd->early);
     g_hash_table_destroy(pd->live); /* handoffs still held are freed with their msgs */
     g_clear_error(&pd->error);
     g_free(pd->inst);

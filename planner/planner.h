@@ -82,7 +82,7 @@ struct sv_cluster_cfg {
     double link_bw_dims[SV_NET_MAX_DIMS];
     double link_latency_dims[SV_NET_MAX_DIMS];
     struct sv_net_level_cfg fabric; /* top-level "fabric" (between nodes) */
-    char network_model[16]; /* top-level "network_model" ("" = the run's, default flow) */
+    char network_model[16];         /* top-level "network_model" ("" = the run's, default flow) */
     int32_t n_nodes;
     struct sv_node_cfg *nodes;
     int32_t n_instances;
@@ -219,6 +219,10 @@ sv_pd *sv_pd_new(const struct sv_pd_cfg *cfg, GError **error);
 void sv_pd_free(sv_pd *pd); /* accepts NULL; before the msgs and the network */
 /* The msg hook (sv_msg_hooks.on_prefill_done) of every prefill instance. */
 void sv_pd_prefill_done(sv_pd *pd, int32_t instance, sv_msg_handoff *h);
+/* The msg hook on_prefill_launch (per_layer only; ignored otherwise): the breakpoint comes when
+ * the iteration completing the prompt starts, so each layer's KV leaves as it is produced. */
+void sv_pd_prefill_launch(sv_pd *pd, int32_t instance, sv_msg_handoff *h,
+                          const struct sv_msg_prefill_launch *l);
 /* A decode instance may have freed blocks (after its iteration commits): retry the handoffs
  * that wait for decode memory. */
 void sv_pd_decode_progress(sv_pd *pd, int32_t instance);

@@ -384,6 +384,13 @@ static void on_prefill_done(void *ctx, int32_t instance, sv_msg_handoff *h)
     sv_pd_prefill_done(st->pd, instance, h);
 }
 
+static void on_prefill_launch(void *ctx, int32_t instance, sv_msg_handoff *h,
+                              const struct sv_msg_prefill_launch *l)
+{
+    run_state *st = ctx;
+    sv_pd_prefill_launch(st->pd, instance, h, l);
+}
+
 /* The decode choice of a handed-off request: the run's router policy over the decode candidates
  * (LLMServingSim's transfer_prefill_request uses the same policy), with its own state. */
 static int32_t pick_decode(void *ctx, const struct sv_msg_handoff_info *info, const int32_t *cand,
@@ -643,6 +650,10 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         .on_prefill_done = on_prefill_done,
         .ctx = st,
     };
+    sv_pd_kv_mode kv_mode = SV_PD_KV_WHOLE;
+    if (cfg->kv_transfer && sv_pd_kv_mode_parse(cfg->kv_transfer, &kv_mode, NULL) &&
+        kv_mode == SV_PD_KV_PER_LAYER)
+        hooks.on_prefill_launch = on_prefill_launch; /* setup_pd reports a bad name */
     mc.role = ic->pd_type[0] == 'p'   ? SV_MSG_ROLE_PREFILL
               : ic->pd_type[0] == 'd' ? SV_MSG_ROLE_DECODE
                                       : SV_MSG_ROLE_BOTH;
@@ -661,9 +672,9 @@ static gboolean setup_network(run_state *st, GError **error)
 {
     const struct sv_run_cfg *cfg = st->cfg;
     sv_net_model model = SV_NET_MODEL_FLOW;
-    const char *nm = cfg->network_model ? cfg->network_model
+    const char *nm = cfg->network_model               ? cfg->network_model
                      : cfg->cluster->network_model[0] ? cfg->cluster->network_model
-                                                       : NULL;
+                                                      : NULL;
     if (nm && !sv_net_model_parse(nm, &model, error))
         return FALSE;
     st->moe_comm = SV_MSG_MOE_ALLGATHER_RS;
