@@ -65,6 +65,15 @@ static const char usage[] =
     "  --slo-ttft-ms MS          TTFT target of the slo_aware router (default none)\n"
     "  --kv-transfer MODE        prefill -> decode KV transfer: whole | per_layer\n"
     "                            (default whole; docs/disaggregation.md)\n"
+    "  --host-overhead MODEL     host-side time per engine step: fitted | none\n"
+    "                            (default fitted; docs/validation.md)\n"
+    "parallelism (docs/parallelism.md):\n"
+    "  --network-model NAME      cluster network timing: flow | fifo | analytical | ideal\n"
+    "                            (default flow, or the config's \"network_model\")\n"
+    "  --expert-routing NAME     MoE expert routing: balanced | round_robin | random |\n"
+    "                            zipf:S | hist:W0,W1,... (default balanced)\n"
+    "  --moe-comm MODE           MoE exchange: allgather_reducescatter | alltoall\n"
+    "                            (default allgather_reducescatter)\n"
     "  --max-num-seqs N          running requests per instance (default 128, vLLM)\n"
     "  --max-num-batched-tokens N  token budget per step (default 2048, vLLM)\n"
     "  --long-prefill-token-threshold N  cap on one request's prefill chunk per step\n"
@@ -86,6 +95,7 @@ typedef struct {
         *model, *hardware, *input_len, *output_len, *arrival, *model_dir;
     const char *kv_eviction;
     const char *kv_transfer; /* docs/disaggregation.md */
+    const char *network_model, *expert_routing, *moe_comm, *host_overhead;
     double slo_ttft_ms;      /* docs/routing.md */
     const char *plugins[32]; /* --plugin FILE.so, repeatable (planner/plugin.h) */
     int n_plugins;
@@ -123,6 +133,10 @@ static const struct opt_def opt_defs[] = {
     OPT("--scheduler", OPT_STR, scheduler, 0),
     OPT("--kv-eviction", OPT_STR, kv_eviction, 0),
     OPT("--kv-transfer", OPT_STR, kv_transfer, 0),
+    OPT("--network-model", OPT_STR, network_model, 0),
+    OPT("--expert-routing", OPT_STR, expert_routing, 0),
+    OPT("--moe-comm", OPT_STR, moe_comm, 0),
+    OPT("--host-overhead", OPT_STR, host_overhead, 0),
     OPT("--slo-ttft-ms", OPT_DOUBLE, slo_ttft_ms, 0),
     OPT("--model", OPT_STR, model, 0),
     OPT("--hardware", OPT_STR, hardware, 0),
@@ -326,6 +340,18 @@ int sv_cli_run(int argc, char **argv)
         else
             return bad_value("--latency", o.latency, "profile or roofline");
     }
+    if (o.host_overhead && !strcmp(o.host_overhead, "none"))
+        cfg.host_model = SV_MSG_HOST_NONE;
+    else if (o.host_overhead && strcmp(o.host_overhead, "fitted") != 0)
+        return bad_value("--host-overhead", o.host_overhead, "fitted or none");
+    if (o.network_model) {
+        sv_net_model m;
+        if (!sv_net_model_parse(o.network_model, &m, NULL))
+            return bad_value("--network-model", o.network_model, "flow, fifo, analytical or ideal");
+    }
+    sv_msg_moe_comm moe_comm;
+    if (o.moe_comm && !sv_msg_moe_comm_parse(o.moe_comm, &moe_comm, NULL))
+        return bad_value("--moe-comm", o.moe_comm, "allgather_reducescatter or alltoall");
     g_autoptr(GError) err = NULL;
     /* Policies by name from the registry: the built-ins plus what --plugin files register. */
     g_autoptr(sv_registry) reg = sv_planner_registry_new(&err);
@@ -358,6 +384,9 @@ int sv_cli_run(int argc, char **argv)
     cfg.scheduler_name = o.scheduler;
     cfg.kv_eviction = o.kv_eviction;
     cfg.kv_transfer = o.kv_transfer;
+    cfg.network_model = o.network_model;
+    cfg.expert_routing = o.expert_routing;
+    cfg.moe_comm = o.moe_comm;
     cfg.slo_ttft_ms = o.slo_ttft_ms;
     gboolean quick = o.model || o.hardware || o.requests || o.qps > 0 || o.tp || o.input_len ||
                      o.output_len || o.arrival;

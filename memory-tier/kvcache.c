@@ -398,6 +398,14 @@ double sv_kv_manager_hit_rate(const sv_kv_manager *mgr)
 static void get_new_blocks(sv_kv_manager *mgr, sv_kv_seq *seq, uint32_t n)
 {
     SV_ASSERT(n <= mgr->num_free);
+    if (mgr->builtin_lru) {
+        /* A prompt takes dozens at once: start all their (cold) records loading together. */
+        for (uint32_t k = 0; k < MIN(n, (uint32_t)QUEUE_PREFETCH); k++) {
+            uint32_t ahead = mgr->ring[(mgr->ring_head + k) & mgr->ring_mask];
+            if (ahead < mgr->num_blocks)
+                __builtin_prefetch(&mgr->blocks[ahead], 1);
+        }
+    }
     for (uint32_t k = 0; k < n; k++) {
         uint32_t id = queue_popleft(mgr);
         kv_block *b = &mgr->blocks[id];

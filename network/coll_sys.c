@@ -45,12 +45,12 @@ struct open_batch {
 
 struct ev_batch {
     sv_time tick;
+    coll_npu *npu;
+    sv_event_id eid;
     guint nev;
+    guint pos;           /* index in npu->open while open */
     struct sys_ev ev[4]; /* the first events inline (most batches hold one or two) */
     GArray *more;        /* struct sys_ev beyond those, or NULL */
-    sv_event_id eid;
-    coll_npu *npu;
-    guint pos; /* index in npu->batches while open */
     struct ev_batch *next_free;
 };
 
@@ -216,7 +216,12 @@ struct coll_stream {
 struct coll_npu {
     sv_coll_sys *sys;
     int id;
-    GArray *batches; /* struct open_batch, unordered (ev_batch.pos is the index) */
+    /* open event batches, unordered (ev_batch.pos is the index): in the record itself while
+     * few, so that a lookup costs no extra cache miss */
+    guint nopen;
+    guint open_cap;
+    struct open_batch *open; /* open_inline, or a heap array once more are open */
+    struct open_batch open_inline[4];
     int priority_counter;
     int num_streams;
     int first_phase_streams;
@@ -399,9 +404,10 @@ static void batch_fire(sv_engine *eng, void *ctx, uint64_t arg)
     }
     /* close it: swap-remove from the open list, recycle */
     guint pos = b->pos;
-    g_array_remove_index_fast(npu->batches, pos);
-    if (pos < npu->batches->len)
-        g_array_index(npu->batches, struct open_batch, pos).b->pos = pos;
+    if (pos != --npu->nopen) {
+        npu->open[pos] = npu->open[npu->nopen];
+        npu->open[pos].b->pos = pos;
+    }
     b->nev = 0;
     if (b->more != NULL)
         g_array_set_size(b->more, 0);
@@ -422,8 +428,8 @@ static void register_event(coll_npu *npu, sys_cb fn, void *obj, uint64_t arg, sv
     sv_time tick = sv_engine_now(sys->eng) + delta;
     /* An NPU has few open ticks (its pending delays); the newest is the likeliest match. */
     struct ev_batch *b = NULL;
-    const struct open_batch *open = (const struct open_batch *)(void *)npu->batches->data;
-    for (guint i = npu->batches->len; i > 0; i--) {
+    const struct open_batch *open = npu->open;
+    for (guint i = npu->nopen; i > 0; i--) {
         if (open[i - 1].tick == tick) {
             b = open[i - 1].b;
             break;
@@ -438,9 +444,16 @@ static void register_event(coll_npu *npu, sys_cb fn, void *obj, uint64_t arg, sv
         }
         b->tick = tick;
         b->npu = npu;
-        b->pos = npu->batches->len;
-        struct open_batch ob = {tick, b};
-        g_array_append_val(npu->batches, ob);
+        if (npu->nopen == npu->open_cap) {
+            struct open_batch *grown = g_new(struct open_batch, 2 * npu->open_cap);
+            memcpy(grown, npu->open, npu->nopen * sizeof *grown);
+            if (npu->open != npu->open_inline)
+                g_free(npu->open);
+            npu->open = grown;
+            npu->open_cap *= 2;
+        }
+        b->pos = npu->nopen;
+        npu->open[npu->nopen++] = (struct open_batch){tick, b};
         b->eid = sv_engine_schedule(sys->eng, tick, SV_PRIO_DEFAULT, batch_fire, b, 0);
     }
     struct sys_ev ev = {fn, obj, arg};
@@ -2117,7 +2130,8 @@ sv_coll_sys *sv_coll_sys_new(sv_net *net, const struct sv_coll_sys_cfg *cfg,
         coll_npu *n = &sys->npu[i];
         n->sys = sys;
         n->id = i;
-        n->batches = g_array_new(FALSE, FALSE, sizeof(struct open_batch));
+        n->open = n->open_inline;
+        n->open_cap = G_N_ELEMENTS(n->open_inline);
         g_queue_init(&n->ready_list);
         n->active = g_ptr_array_new();
         n->running = g_array_new(FALSE, TRUE, sizeof(int));
@@ -2180,14 +2194,14 @@ void sv_coll_sys_free(sv_coll_sys *sys)
     if (sys->npu != NULL) {
         for (int i = 0; i < sys->npus; i++) {
             coll_npu *n = &sys->npu[i];
-            for (guint k = 0; n->batches != NULL && k < n->batches->len; k++) {
-                struct ev_batch *b = g_array_index(n->batches, struct open_batch, k).b;
+            for (guint k = 0; k < n->nopen; k++) {
+                struct ev_batch *b = n->open[k].b;
                 if (b->eid != SV_EVENT_NONE)
                     sv_engine_cancel(sys->eng, b->eid);
                 batch_free(b);
             }
-            if (n->batches != NULL)
-                g_array_free(n->batches, TRUE);
+            if (n->open != n->open_inline)
+                g_free(n->open);
             /* streams still queued: free their phase lists (the records are in `live`) */
             for (guint q = 0; q < n->active->len; q++) {
                 GQueue *queue = g_ptr_array_index(n->active, q);

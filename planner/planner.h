@@ -324,6 +324,8 @@ struct sv_run_cfg {
      * slo_aware router aims at (ms, <= 0 = none). */
     const char *kv_transfer;
     double slo_ttft_ms;
+    /* Host-side per-step time of every instance (msg/host.c; default: the fitted model). */
+    sv_msg_host_model host_model;
     uint64_t seed;
     const char *emit_et_dir; /* NULL = none */
     /* Run defaults for the per-instance overrides (<= 0: vLLM's). */

@@ -596,6 +596,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     struct sv_msg_cfg mc = {
         .instance = i,
         .scheduler = cfg->scheduler,
+        .host_model = cfg->host_model,
         .sched_ops = st->sched,
         .sched_param = st->sched_param,
         .max_num_seqs = cfg->force_max_num_seqs > 0 ? cfg->force_max_num_seqs
