@@ -6,6 +6,8 @@
 
 struct heap_entry;
 struct event_slot;
+struct bucket;
+struct bucket_node;
 
 struct sv_engine {
     sv_time now;
@@ -13,17 +15,31 @@ struct sv_engine {
     uint64_t next_seq;
     uint64_t events_run;
     gboolean stopped;
-    gboolean root_hole;      /* heap[0] is stale while a fired event's callback runs */
-    struct heap_entry *heap; /* points into heap_raw, see heap_reserve */
+    gboolean root_hole; /* heap[0] is a removed bucket's entry, to be refilled (engine.c) */
+    /* 4-ary heap of buckets, one per distinct (time, priority); points into heap_raw. */
+    struct heap_entry *heap;
     void *heap_raw;
-    uint32_t heap_len; /* entries, live and stale (and the root hole while a callback runs) */
+    uint32_t heap_len; /* entries, including the root hole */
     uint32_t heap_cap;
-    uint32_t live;  /* pending events */
-    uint32_t stale; /* heap entries of cancelled or rescheduled events */
+    /* Buckets and their FIFO lists of event nodes (pools with free lists). */
+    struct bucket *buckets;
+    uint32_t buckets_cap;
+    uint32_t bucket_free;
+    struct bucket_node *nodes;
+    uint32_t nodes_cap;
+    uint32_t node_free;
+    /* (time, priority) -> bucket: open addressing, linear probing, backward-shift deletion. */
+    uint64_t *map_keys; /* 0 = empty */
+    uint32_t *map_vals;
+    uint32_t map_cap;
+    uint32_t map_len;
+    /* Event records. */
     struct event_slot *slots;
     uint32_t slots_len;
     uint32_t slots_cap;
     uint32_t free_head;
+    uint32_t live;           /* pending events */
+    uint32_t stale;          /* nodes of cancelled or rescheduled events still in buckets */
     GHashTable *rng_streams; /* name -> sv_rng*, looked up by name only (never iterated) */
 };
 

@@ -1,27 +1,44 @@
-/* The event engine: a cache-aligned 4-ary min-heap of (time, priority, sequence) keys with lazy
- * cancellation, over a slab of event records.
+/* The event engine: a bucketed priority queue.
+ *
+ * Events with the same (time, priority) share a bucket that keeps them in insertion order; a
+ * cache-aligned 4-ary min-heap orders the buckets. The (time, priority, insertion sequence) order
+ * of DESIGN.md is therefore exact, while a simulation whose components move in lock step (every
+ * NPU of a ring step, every request of a batch) pops most events from a bucket in O(1) and pays a
+ * heap operation only per distinct timestamp. A hash map finds the bucket of a (time, priority) on
+ * insertion. Idea from a teammate's prototype for the replay benchmark, where ~2,000 pending
+ * events share a handful of timestamps; calendar queues (Brown 1988) exploit the same clustering.
  *
  * Handles are (generation << 32 | slot), so a stale handle is detected in O(1). Cancelling or
- * rescheduling does not touch the heap: the record remembers the sequence number of its one live
- * heap entry, and an entry whose sequence no longer matches is dropped when it reaches the top.
- * Keeping no back-pointers from records into the heap means a sift moves 16-byte entries and
- * touches nothing else, which is what the hold-model benchmark (bench/bench_engine_hold.c)
- * rewards; stale entries are compacted away when they outnumber the live ones.
- *
- * Same-time events fire in insertion order for equal priority, as ASTRA-sim's and ns-3's
- * schedulers do; a rescheduled event counts as newly inserted. */
+ * rescheduling leaves the old node in its bucket: the record remembers the tag (priority and
+ * sequence) of its one live node, and a node whose tag no longer matches is dropped when it
+ * reaches the front. Stale nodes are compacted away when they outnumber live events. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core_internal.h"
 
-/* A heap entry is 16 bytes so that the four children of a node fill exactly one 64-byte cache
- * line (the heap base is offset so that index 1 is line-aligned: LaMarca & Ladner, "The influence
- * of caches on the performance of heaps", 1996). `key` packs the tie-breakers and the slot:
- * priority (5 bits, biased) | insertion sequence (35 bits) | slot (24 bits). */
+#define NONE UINT32_MAX
+#define SLOT_LIVE (UINT32_MAX - 1)
+#define PRIO_BIAS 16
+#define SEQ_BITS 40
+
+/* 16 bytes: the four children of a node fill one 64-byte line (the heap base is offset so that
+ * index 1 is line-aligned: LaMarca & Ladner, "The influence of caches on the performance of
+ * heaps", 1996). key = biased priority << 32 | bucket; two buckets never share (time, priority),
+ * so the bucket index never decides an order. */
 struct heap_entry {
     sv_time time;
     uint64_t key;
+};
+
+struct bucket {
+    uint32_t head, tail; /* node list, insertion order */
+};
+
+struct bucket_node {
+    uint64_t tag; /* the event's tag when this node was queued */
+    uint32_t slot;
+    uint32_t next;
 };
 
 struct event_slot {
@@ -29,27 +46,15 @@ struct event_slot {
     void *ctx;
     uint64_t arg;
     sv_time time;
-    uint64_t tag;        /* priority | sequence of the live heap entry (its key without slot) */
+    uint64_t tag;        /* biased priority << SEQ_BITS | sequence of the live node */
     uint32_t generation; /* bumped when the event fires or is cancelled */
     uint32_t next_free;  /* free-list link, or SLOT_LIVE */
 };
 
-#define SLOT_NONE UINT32_MAX
-#define SLOT_LIVE (UINT32_MAX - 1)
-#define SLOT_BITS 24
-#define SEQ_BITS 35
-#define PRIO_BIAS 16
-#define SLOT_MASK ((UINT64_C(1) << SLOT_BITS) - 1)
-#define SEQ_MASK ((UINT64_C(1) << SEQ_BITS) - 1)
-#define MAX_SLOTS (UINT32_C(1) << SLOT_BITS)
-
-static inline uint32_t entry_slot(const struct heap_entry *e)
-{
-    return (uint32_t)(e->key & SLOT_MASK);
-}
+/* ---- heap of buckets ---------------------------------------------------------------------- */
 
 #if defined(__GNUC__)
-#define SV_PREFETCH_4_LINES(p)                                                                     \
+#define PREFETCH_4_LINES(p)                                                                        \
     do {                                                                                           \
         const char *pf_ = (const char *)(p);                                                       \
         __builtin_prefetch(pf_);                                                                   \
@@ -58,7 +63,7 @@ static inline uint32_t entry_slot(const struct heap_entry *e)
         __builtin_prefetch(pf_ + 192);                                                             \
     } while (0)
 #else
-#define SV_PREFETCH_4_LINES(p) ((void)(p))
+#define PREFETCH_4_LINES(p) ((void)(p))
 #endif
 
 static inline int entry_less(const struct heap_entry *a, const struct heap_entry *b)
@@ -69,8 +74,8 @@ static inline int entry_less(const struct heap_entry *a, const struct heap_entry
 }
 
 /* The smaller of two entries by index, written so the compiler emits conditional moves: in a
- * steady-state heap the outcome is a coin toss, and a mispredicted branch per comparison was the
- * largest cost measured in the hold benchmark. */
+ * steady-state heap the outcome is a coin toss, and mispredicted branches were the largest cost
+ * measured in the hold benchmark. */
 static inline uint32_t pick_min(const struct heap_entry *h, uint32_t a, uint32_t b)
 {
     uint32_t b_less = (uint32_t)(h[b].time < h[a].time) |
@@ -102,8 +107,8 @@ static void sift_up(struct heap_entry *h, uint32_t pos)
 }
 
 /* Bottom-up sift-down (Wegener 1993): walk the hole to a leaf along the smallest children without
- * comparing against the moving entry, then sift the entry up from there. Entries re-inserted at the
- * root usually belong near the bottom, so this saves a comparison per level. */
+ * comparing against the moving entry, then sift the entry up from there; the next level's four
+ * candidate lines are prefetched before the comparison resolves (a hint: no effect on results). */
 static void sift_down(struct heap_entry *h, uint32_t n, uint32_t pos, struct heap_entry e)
 {
     uint32_t start = pos;
@@ -111,12 +116,9 @@ static void sift_down(struct heap_entry *h, uint32_t n, uint32_t pos, struct hea
         uint32_t first = pos * 4 + 1;
         if (first >= n)
             break;
-        /* The next level is one of four cache lines (the children groups of these four
-         * children); fetching them all before the comparison resolves takes the memory latency off
-         * the critical path. A hint only: no effect on results. */
         uint32_t grand = first * 4 + 1;
         if (grand < n)
-            SV_PREFETCH_4_LINES(&h[grand]);
+            PREFETCH_4_LINES(&h[grand]);
         uint32_t best = min_child(h, first, n);
         h[pos] = h[best];
         pos = best;
@@ -131,18 +133,16 @@ static void sift_down(struct heap_entry *h, uint32_t n, uint32_t pos, struct hea
     h[pos] = e;
 }
 
-/* The heap array is allocated 64-byte aligned and used from one entry before an aligned address,
- * i.e. heap[1] sits on a cache-line boundary, so each group of four children (4i+1 .. 4i+4) is
- * one line. */
+/* Allocated 64-byte aligned and used from one entry before an aligned address, so heap[1] sits
+ * on a line boundary and each group of four children (4i+1 .. 4i+4) is one line. */
 static void heap_reserve(sv_engine *eng, uint32_t want)
 {
     if (want <= eng->heap_cap)
         return;
-    uint32_t cap = eng->heap_cap ? eng->heap_cap : 1024;
+    uint32_t cap = eng->heap_cap ? eng->heap_cap : 256;
     while (cap < want)
         cap *= 2;
-    size_t bytes = ((size_t)cap + 4) * sizeof(struct heap_entry) + 64;
-    void *raw = g_malloc(bytes);
+    void *raw = g_malloc(((size_t)cap + 4) * sizeof(struct heap_entry) + 64);
     uintptr_t aligned = ((uintptr_t)raw + 63) & ~(uintptr_t)63;
     struct heap_entry *heap = (struct heap_entry *)(aligned + 64) - 1;
     if (eng->heap_len > 0)
@@ -153,32 +153,9 @@ static void heap_reserve(sv_engine *eng, uint32_t want)
     eng->heap_cap = cap;
 }
 
-static inline gboolean entry_live(const sv_engine *eng, const struct heap_entry *e)
-{
-    const struct event_slot *slot = &eng->slots[entry_slot(e)];
-    return slot->next_free == SLOT_LIVE && slot->tag == (e->key >> SLOT_BITS);
-}
-
-/* Drop every stale entry and rebuild the heap bottom-up (Floyd): O(n), run when stale entries
- * outnumber live ones, so its cost is amortised over the cancels that made them. */
-static void heap_compact(sv_engine *eng)
-{
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < eng->heap_len; i++) {
-        if (entry_live(eng, &eng->heap[i]))
-            eng->heap[n++] = eng->heap[i];
-    }
-    eng->heap_len = n;
-    eng->stale = 0;
-    for (uint32_t i = n / 4 + 1; i-- > 0;) {
-        if (i < n)
-            sift_down(eng->heap, n, i, eng->heap[i]);
-    }
-}
-
-/* sv_engine_step leaves the root empty (a "hole") while the callback runs: the common pattern of a
- * handler scheduling one follow-up event then costs one sift-down instead of a sift-down for the
- * removal plus a sift-up for the insertion. Any other heap operation fills the hole first. */
+/* A bucket that empties is always the top one; removing it leaves a hole at the root that the
+ * next new bucket fills with one sift-down (the common case: the callback that ran schedules a
+ * follow-up at a new time), or that any other heap access fills first. */
 static void fill_hole(sv_engine *eng)
 {
     if (!eng->root_hole)
@@ -202,16 +179,152 @@ static void heap_push(sv_engine *eng, struct heap_entry e)
     sift_up(eng->heap, pos);
 }
 
+/* ---- (time, priority) -> bucket map ------------------------------------------------------- */
+
+static inline uint64_t map_key(sv_time t, uint32_t biased_prio)
+{
+    /* time < 2^58 ns (9 years); +1 keeps 0 free as the empty marker */
+    return (((uint64_t)t << 5) | biased_prio) + 1;
+}
+
+static inline uint32_t map_slot(uint64_t k, uint32_t mask)
+{
+    k ^= k >> 33;
+    k *= UINT64_C(0xff51afd7ed558ccd); /* MurmurHash3 fmix64 */
+    k ^= k >> 33;
+    return (uint32_t)k & mask;
+}
+
+static void map_put_raw(sv_engine *eng, uint64_t key, uint32_t val)
+{
+    uint32_t m = eng->map_cap - 1;
+    uint32_t i = map_slot(key, m);
+    while (eng->map_keys[i] != 0)
+        i = (i + 1) & m;
+    eng->map_keys[i] = key;
+    eng->map_vals[i] = val;
+    eng->map_len++;
+}
+
+static void map_put(sv_engine *eng, uint64_t key, uint32_t val)
+{
+    if ((eng->map_len + 1) * 2 > eng->map_cap) { /* load factor <= 1/2 */
+        uint64_t *old_keys = eng->map_keys;
+        uint32_t *old_vals = eng->map_vals;
+        uint32_t old_cap = eng->map_cap;
+        eng->map_cap = old_cap ? old_cap * 2 : 256;
+        eng->map_keys = g_new0(uint64_t, eng->map_cap);
+        eng->map_vals = g_new(uint32_t, eng->map_cap);
+        eng->map_len = 0;
+        for (uint32_t i = 0; i < old_cap; i++) {
+            if (old_keys[i] != 0)
+                map_put_raw(eng, old_keys[i], old_vals[i]);
+        }
+        g_free(old_keys);
+        g_free(old_vals);
+    }
+    map_put_raw(eng, key, val);
+}
+
+static uint32_t map_get(const sv_engine *eng, uint64_t key)
+{
+    if (eng->map_cap == 0)
+        return NONE;
+    uint32_t m = eng->map_cap - 1;
+    for (uint32_t i = map_slot(key, m);; i = (i + 1) & m) {
+        if (eng->map_keys[i] == key)
+            return eng->map_vals[i];
+        if (eng->map_keys[i] == 0)
+            return NONE;
+    }
+}
+
+static void map_del(sv_engine *eng, uint64_t key)
+{
+    uint32_t m = eng->map_cap - 1;
+    uint32_t i = map_slot(key, m);
+    while (eng->map_keys[i] != key)
+        i = (i + 1) & m;
+    /* Backward-shift deletion keeps probe sequences intact without tombstones. */
+    for (uint32_t j = i;;) {
+        eng->map_keys[i] = 0;
+        for (;;) {
+            j = (j + 1) & m;
+            if (eng->map_keys[j] == 0) {
+                eng->map_len--;
+                return;
+            }
+            uint32_t h = map_slot(eng->map_keys[j], m);
+            if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
+                continue;
+            break;
+        }
+        eng->map_keys[i] = eng->map_keys[j];
+        eng->map_vals[i] = eng->map_vals[j];
+        i = j;
+    }
+}
+
+/* ---- buckets, nodes, slots ---------------------------------------------------------------- */
+
+static uint32_t node_alloc(sv_engine *eng)
+{
+    if (eng->node_free == NONE) {
+        uint32_t old = eng->nodes_cap;
+        eng->nodes_cap = old ? old * 2 : 1024;
+        eng->nodes = g_renew(struct bucket_node, eng->nodes, eng->nodes_cap);
+        for (uint32_t i = old; i < eng->nodes_cap; i++)
+            eng->nodes[i].next = i + 1 < eng->nodes_cap ? i + 1 : NONE;
+        eng->node_free = old;
+    }
+    uint32_t n = eng->node_free;
+    eng->node_free = eng->nodes[n].next;
+    return n;
+}
+
+static inline void node_release(sv_engine *eng, uint32_t n)
+{
+    eng->nodes[n].next = eng->node_free;
+    eng->node_free = n;
+}
+
+static uint32_t bucket_alloc(sv_engine *eng)
+{
+    if (eng->bucket_free == NONE) {
+        uint32_t old = eng->buckets_cap;
+        eng->buckets_cap = old ? old * 2 : 256;
+        eng->buckets = g_renew(struct bucket, eng->buckets, eng->buckets_cap);
+        for (uint32_t i = old; i < eng->buckets_cap; i++)
+            eng->buckets[i].head = i + 1 < eng->buckets_cap ? i + 1 : NONE;
+        eng->bucket_free = old;
+    }
+    uint32_t b = eng->bucket_free;
+    eng->bucket_free = eng->buckets[b].head;
+    eng->buckets[b].head = eng->buckets[b].tail = NONE;
+    return b;
+}
+
+/* Remove the (empty) top bucket. */
+static void drop_top_bucket(sv_engine *eng)
+{
+    struct heap_entry top = eng->heap[0];
+    uint32_t b = (uint32_t)top.key;
+    map_del(eng, map_key(top.time, (uint32_t)(top.key >> 32)));
+    eng->buckets[b].head = eng->bucket_free;
+    eng->bucket_free = b;
+    eng->root_hole = TRUE;
+}
+
 static uint32_t slot_alloc(sv_engine *eng)
 {
-    if (eng->free_head != SLOT_NONE) {
+    if (eng->free_head != NONE) {
         uint32_t s = eng->free_head;
         eng->free_head = eng->slots[s].next_free;
         return s;
     }
     if (eng->slots_len == eng->slots_cap) {
         uint32_t cap = eng->slots_cap ? eng->slots_cap * 2 : 1024;
-        SV_ASSERT(cap <= MAX_SLOTS); /* 16M simultaneously pending events */
+        SV_ASSERT(cap > eng->slots_cap); /* 2^32 simultaneously pending events */
         eng->slots = g_renew(struct event_slot, eng->slots, cap);
         eng->slots_cap = cap;
     }
@@ -236,36 +349,129 @@ static inline sv_event_id make_id(uint32_t slot, uint32_t generation)
     return ((uint64_t)generation << 32) | slot;
 }
 
-/* The slot of a live event, or SLOT_NONE for a stale/invalid handle. */
+/* The slot of a live event, or NONE for a stale/invalid handle. */
 static uint32_t live_slot(const sv_engine *eng, sv_event_id id)
 {
     uint32_t s = (uint32_t)(id & 0xffffffffu);
     uint32_t gen = (uint32_t)(id >> 32);
     if (id == SV_EVENT_NONE || s >= eng->slots_len)
-        return SLOT_NONE;
+        return NONE;
     const struct event_slot *slot = &eng->slots[s];
     if (slot->generation != gen || slot->next_free != SLOT_LIVE)
-        return SLOT_NONE;
+        return NONE;
     return s;
 }
 
-static inline struct heap_entry make_entry(sv_engine *eng, sv_time at, int priority, uint32_t s)
+static inline gboolean node_live(const sv_engine *eng, const struct bucket_node *nd)
+{
+    const struct event_slot *slot = &eng->slots[nd->slot];
+    return slot->next_free == SLOT_LIVE && slot->tag == nd->tag;
+}
+
+/* Queue slot `s` at (at, priority) behind every event already there. */
+static void enqueue(sv_engine *eng, sv_time at, int priority, uint32_t s)
 {
     SV_ASSERT(priority >= SV_PRIO_MIN && priority <= SV_PRIO_MAX);
+    uint32_t prio = (uint32_t)(priority + PRIO_BIAS);
     uint64_t seq = eng->next_seq++;
-    SV_ASSERT(seq <= SEQ_MASK); /* 3.4e10 events per run */
-    uint64_t tag = ((uint64_t)(priority + PRIO_BIAS) << SEQ_BITS) | seq;
+    SV_ASSERT(seq < (UINT64_C(1) << SEQ_BITS));
+    uint64_t tag = ((uint64_t)prio << SEQ_BITS) | seq;
     eng->slots[s].tag = tag;
     eng->slots[s].time = at;
-    struct heap_entry e = {.time = at, .key = (tag << SLOT_BITS) | s};
-    return e;
+
+    uint64_t k = map_key(at, prio);
+    uint32_t b = map_get(eng, k);
+    if (b == NONE) {
+        b = bucket_alloc(eng);
+        map_put(eng, k, b);
+        heap_push(eng, (struct heap_entry){.time = at, .key = ((uint64_t)prio << 32) | b});
+    }
+    uint32_t n = node_alloc(eng);
+    eng->nodes[n] = (struct bucket_node){.tag = tag, .slot = s, .next = NONE};
+    struct bucket *bk = &eng->buckets[b];
+    if (bk->tail == NONE)
+        bk->head = n;
+    else
+        eng->nodes[bk->tail].next = n;
+    bk->tail = n;
 }
+
+/* Drop every stale node; drop buckets left empty and rebuild the heap bottom-up (Floyd). O(n),
+ * run when stale nodes outnumber live events, so amortised over the cancels that made them. */
+static void compact(sv_engine *eng)
+{
+    fill_hole(eng);
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < eng->heap_len; i++) {
+        struct heap_entry e = eng->heap[i];
+        struct bucket *bk = &eng->buckets[(uint32_t)e.key];
+        uint32_t prev = NONE;
+        for (uint32_t n = bk->head; n != NONE;) {
+            uint32_t next = eng->nodes[n].next;
+            if (node_live(eng, &eng->nodes[n])) {
+                if (prev == NONE)
+                    bk->head = n;
+                else
+                    eng->nodes[prev].next = n;
+                prev = n;
+            } else {
+                node_release(eng, n);
+            }
+            n = next;
+        }
+        if (prev == NONE) {
+            map_del(eng, map_key(e.time, (uint32_t)(e.key >> 32)));
+            bk->head = eng->bucket_free;
+            eng->bucket_free = (uint32_t)e.key;
+            continue;
+        }
+        eng->nodes[prev].next = NONE;
+        bk->tail = prev;
+        eng->heap[kept++] = e;
+    }
+    eng->heap_len = kept;
+    eng->stale = 0;
+    for (uint32_t i = kept / 4 + 1; i-- > 0;) {
+        if (i < kept)
+            sift_down(eng->heap, kept, i, eng->heap[i]);
+    }
+}
+
+static void note_stale(sv_engine *eng)
+{
+    if (++eng->stale > 1024 && eng->stale > eng->live)
+        compact(eng);
+}
+
+/* Make the front node of the top bucket a live event; FALSE when nothing is pending. */
+static gboolean settle_top(sv_engine *eng)
+{
+    fill_hole(eng);
+    while (eng->heap_len > 0) {
+        struct bucket *bk = &eng->buckets[(uint32_t)eng->heap[0].key];
+        while (bk->head != NONE) {
+            if (node_live(eng, &eng->nodes[bk->head]))
+                return TRUE;
+            uint32_t next = eng->nodes[bk->head].next;
+            node_release(eng, bk->head);
+            bk->head = next;
+            eng->stale--;
+        }
+        drop_top_bucket(eng);
+        fill_hole(eng);
+    }
+    return FALSE;
+}
+
+/* ---- public API --------------------------------------------------------------------------- */
 
 sv_engine *sv_engine_new(uint64_t root_seed)
 {
     sv_engine *eng = g_new0(sv_engine, 1);
     eng->seed = root_seed;
-    eng->free_head = SLOT_NONE;
+    eng->free_head = NONE;
+    eng->bucket_free = NONE;
+    eng->node_free = NONE;
     eng->rng_streams =
         g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)sv_rng_free);
     return eng;
@@ -277,6 +483,10 @@ void sv_engine_free(sv_engine *eng)
         return;
     g_free(eng->slots);
     g_free(eng->heap_raw);
+    g_free(eng->buckets);
+    g_free(eng->nodes);
+    g_free(eng->map_keys);
+    g_free(eng->map_vals);
     g_hash_table_destroy(eng->rng_streams);
     g_free(eng);
 }
@@ -303,7 +513,7 @@ sv_event_id sv_engine_schedule(sv_engine *eng, sv_time at, int priority, sv_even
     slot->arg = arg;
     slot->next_free = SLOT_LIVE;
     eng->live++;
-    heap_push(eng, make_entry(eng, at, priority, s));
+    enqueue(eng, at, priority, s);
     return make_id(s, slot->generation);
 }
 
@@ -314,19 +524,10 @@ sv_event_id sv_engine_schedule_in(sv_engine *eng, sv_time delay, int priority, s
     return sv_engine_schedule(eng, eng->now + delay, priority, fn, ctx, arg);
 }
 
-static void note_stale(sv_engine *eng)
-{
-    eng->stale++;
-    if (eng->stale > 1024 && eng->stale > eng->live) {
-        fill_hole(eng);
-        heap_compact(eng);
-    }
-}
-
 gboolean sv_engine_cancel(sv_engine *eng, sv_event_id id)
 {
     uint32_t s = live_slot(eng, id);
-    if (s == SLOT_NONE)
+    if (s == NONE)
         return FALSE;
     slot_release(eng, s);
     note_stale(eng);
@@ -336,36 +537,24 @@ gboolean sv_engine_cancel(sv_engine *eng, sv_event_id id)
 gboolean sv_engine_reschedule(sv_engine *eng, sv_event_id id, sv_time at)
 {
     uint32_t s = live_slot(eng, id);
-    if (s == SLOT_NONE)
+    if (s == NONE)
         return FALSE;
     SV_ASSERT(at >= eng->now);
     int priority = (int)(eng->slots[s].tag >> SEQ_BITS) - PRIO_BIAS;
-    heap_push(eng, make_entry(eng, at, priority, s));
+    enqueue(eng, at, priority, s);
     note_stale(eng);
     return TRUE;
 }
 
 gboolean sv_engine_pending_event(const sv_engine *eng, sv_event_id id)
 {
-    return live_slot(eng, id) != SLOT_NONE;
+    return live_slot(eng, id) != NONE;
 }
 
 sv_time sv_engine_event_time(const sv_engine *eng, sv_event_id id)
 {
     uint32_t s = live_slot(eng, id);
-    return s == SLOT_NONE ? -1 : eng->slots[s].time;
-}
-
-/* Remove stale entries from the top; TRUE when a live event is at the top. */
-static gboolean settle_top(sv_engine *eng)
-{
-    fill_hole(eng);
-    while (eng->heap_len > 0 && !entry_live(eng, &eng->heap[0])) {
-        eng->stale--;
-        eng->root_hole = TRUE;
-        fill_hole(eng);
-    }
-    return eng->heap_len > 0;
+    return s == NONE ? -1 : eng->slots[s].time;
 }
 
 gboolean sv_engine_step(sv_engine *eng)
@@ -373,13 +562,18 @@ gboolean sv_engine_step(sv_engine *eng)
     if (!settle_top(eng))
         return FALSE;
     struct heap_entry top = eng->heap[0];
-    uint32_t s = entry_slot(&top);
+    struct bucket *bk = &eng->buckets[(uint32_t)top.key];
+    uint32_t n = bk->head;
+    uint32_t s = eng->nodes[n].slot;
+    bk->head = eng->nodes[n].next;
+    node_release(eng, n);
+    if (bk->head == NONE)
+        drop_top_bucket(eng);
     struct event_slot *slot = &eng->slots[s];
     sv_event_fn fn = slot->fn;
     void *ctx = slot->ctx;
     uint64_t arg = slot->arg;
     slot_release(eng, s);
-    eng->root_hole = TRUE;
     eng->now = top.time;
     eng->events_run++;
     fn(eng, ctx, arg);

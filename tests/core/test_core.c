@@ -185,6 +185,45 @@ static void test_heap_against_reference(void)
     sv_engine_free(eng);
 }
 
+/* Cancelling most events triggers the compaction of stale entries; what is left still fires in
+ * (time, priority, sequence) order, and rescheduled events count as newly inserted. */
+static void test_compaction(void)
+{
+    sv_engine *eng = sv_engine_new(3);
+    struct trace t = trace_new();
+    enum { N = 6000 };
+    static sv_event_id ids[N];
+    for (uint64_t i = 0; i < N; i++)
+        ids[i] = sv_engine_schedule(eng, (sv_time)(i % 50), 0, record, &t, i);
+    /* keep every 10th event: 600 live, 5400 cancelled (> 1024 and > live) */
+    for (uint64_t i = 0; i < N; i++) {
+        if (i % 10 != 0)
+            CU_ASSERT_TRUE(sv_engine_cancel(eng, ids[i]));
+    }
+    CU_ASSERT_EQUAL(sv_engine_pending(eng), N / 10);
+    /* move event 0 (time 0) behind the others at time 0 and 10: it must fire after event 10 */
+    CU_ASSERT_TRUE(sv_engine_reschedule(eng, ids[0], 10));
+    sv_engine_run(eng, SV_TIME_MAX);
+    CU_ASSERT_EQUAL(t.seen->len, N / 10);
+    for (guint i = 1; i < t.seen->len; i++) {
+        sv_time a = TIME(t, i - 1), b = TIME(t, i);
+        CU_ASSERT_TRUE(a <= b);
+        if (a == b && SEEN(t, i - 1) != 0)
+            CU_ASSERT_TRUE(SEEN(t, i - 1) < SEEN(t, i) || SEEN(t, i) == 0);
+    }
+    /* at time 10: events 10, 60, 110, ... (i % 50 == 10, i % 10 == 0) then the rescheduled 0 */
+    guint first10 = 0;
+    while (TIME(t, first10) < 10)
+        first10++;
+    CU_ASSERT_EQUAL(SEEN(t, first10), 10);
+    guint last10 = first10;
+    while (last10 + 1 < t.seen->len && TIME(t, last10 + 1) == 10)
+        last10++;
+    CU_ASSERT_EQUAL(SEEN(t, last10), 0);
+    trace_clear(&t);
+    sv_engine_free(eng);
+}
+
 static void test_rng_streams(void)
 {
     sv_engine *a = sv_engine_new(123);
@@ -306,6 +345,7 @@ int main(void)
         {"run until and step", test_run_until_and_stop},
         {"stop", test_stop},
         {"heap against reference model", test_heap_against_reference},
+        {"compaction of cancelled events", test_compaction},
         {NULL, NULL}};
     static const sv_test_case misc[] = {{"rng streams", test_rng_streams},
                                         {"rng distributions", test_rng_distributions},
