@@ -15,6 +15,10 @@ struct sv_engine {
     uint64_t next_seq;
     uint64_t events_run;
     gboolean stopped;
+    /* The largest (time, tag) run so far: an event's place has passed iff it is not after it
+     * (sv_engine_mark_passed). */
+    sv_time front_time;
+    uint64_t front_tag;
     gboolean root_hole; /* heap[0] is a removed bucket's entry, to be refilled (engine.c) */
     /* 4-ary heap of buckets, one per distinct (time, priority); points into heap_raw. */
     struct heap_entry *heap;

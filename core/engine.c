@@ -36,7 +36,8 @@ struct bucket {
 };
 
 struct bucket_node {
-    uint64_t tag; /* the event's tag when this node was queued */
+    uint64_t tag;     /* the event's tag when this node was queued */
+    const void *hint; /* the event's ctx, to prefetch it (sv_engine_step); never dereferenced */
     uint32_t slot;
     uint32_t next;
 };
@@ -368,14 +369,20 @@ static inline gboolean node_live(const sv_engine *eng, const struct bucket_node 
     return slot->next_free == SLOT_LIVE && slot->tag == nd->tag;
 }
 
-/* Queue slot `s` at (at, priority) behind every event already there. */
-static void enqueue(sv_engine *eng, sv_time at, int priority, uint32_t s)
+/* The tag of the next insertion at `priority` (uses up a sequence number). */
+static inline uint64_t next_tag(sv_engine *eng, int priority)
 {
     SV_ASSERT(priority >= SV_PRIO_MIN && priority <= SV_PRIO_MAX);
-    uint32_t prio = (uint32_t)(priority + PRIO_BIAS);
     uint64_t seq = eng->next_seq++;
     SV_ASSERT(seq < (UINT64_C(1) << SEQ_BITS));
-    uint64_t tag = ((uint64_t)prio << SEQ_BITS) | seq;
+    return ((uint64_t)(priority + PRIO_BIAS) << SEQ_BITS) | seq;
+}
+
+/* Queue slot `s` at (at, tag) in its bucket. A bucket's nodes are in tag order; a fresh tag is
+ * the largest, so it goes last; an older one (sv_engine_schedule_at_mark) is inserted in place. */
+static void enqueue_tag(sv_engine *eng, sv_time at, uint64_t tag, uint32_t s)
+{
+    uint32_t prio = (uint32_t)(tag >> SEQ_BITS);
     eng->slots[s].tag = tag;
     eng->slots[s].time = at;
 
@@ -387,13 +394,31 @@ static void enqueue(sv_engine *eng, sv_time at, int priority, uint32_t s)
         heap_push(eng, (struct heap_entry){.time = at, .key = ((uint64_t)prio << 32) | b});
     }
     uint32_t n = node_alloc(eng);
-    eng->nodes[n] = (struct bucket_node){.tag = tag, .slot = s, .next = NONE};
+    eng->nodes[n] =
+        (struct bucket_node){.tag = tag, .hint = eng->slots[s].ctx, .slot = s, .next = NONE};
     struct bucket *bk = &eng->buckets[b];
-    if (bk->tail == NONE)
+    if (bk->tail == NONE) {
         bk->head = n;
-    else
+        bk->tail = n;
+    } else if (eng->nodes[bk->tail].tag < tag) {
         eng->nodes[bk->tail].next = n;
-    bk->tail = n;
+        bk->tail = n;
+    } else if (tag < eng->nodes[bk->head].tag) {
+        eng->nodes[n].next = bk->head;
+        bk->head = n;
+    } else {
+        uint32_t prev = bk->head;
+        while (eng->nodes[eng->nodes[prev].next].tag < tag)
+            prev = eng->nodes[prev].next;
+        eng->nodes[n].next = eng->nodes[prev].next;
+        eng->nodes[prev].next = n;
+    }
+}
+
+/* Queue slot `s` at (at, priority) behind every event already there. */
+static inline void enqueue(sv_engine *eng, sv_time at, int priority, uint32_t s)
+{
+    enqueue_tag(eng, at, next_tag(eng, priority), s);
 }
 
 /* Drop every stale node; drop buckets left empty and rebuild the heap bottom-up (Floyd). O(n),
@@ -472,6 +497,7 @@ sv_engine *sv_engine_new(uint64_t root_seed)
     eng->free_head = NONE;
     eng->bucket_free = NONE;
     eng->node_free = NONE;
+    eng->front_time = -1; /* before every place */
     eng->rng_streams =
         g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)sv_rng_free);
     return eng;
@@ -524,6 +550,48 @@ sv_event_id sv_engine_schedule_in(sv_engine *eng, sv_time delay, int priority, s
     return sv_engine_schedule(eng, eng->now + delay, priority, fn, ctx, arg);
 }
 
+/* Why a mark works: a mark taken after the front F (largest place run so far) stands for an
+ * event E that would have been queued from then on; every place run while E was pending is
+ * before E's (it was the minimum), every place run earlier is at most F. So E has run iff its
+ * place is at most the front, and leaving it out changes no other event's order as long as its
+ * callback would have had no effect (the caller's contract). */
+static inline gboolean after_front(const sv_engine *eng, sv_time at, uint64_t tag)
+{
+    return at > eng->front_time || (at == eng->front_time && tag > eng->front_tag);
+}
+
+gboolean sv_engine_mark(sv_engine *eng, sv_time at, int priority, sv_event_mark *out)
+{
+    SV_ASSERT(at >= eng->now);
+    uint64_t tag = ((uint64_t)(priority + PRIO_BIAS) << SEQ_BITS) | eng->next_seq;
+    if (!after_front(eng, at, tag))
+        return FALSE;
+    out->time = at;
+    out->tag = next_tag(eng, priority);
+    return TRUE;
+}
+
+gboolean sv_engine_mark_passed(const sv_engine *eng, const sv_event_mark *mark)
+{
+    return !after_front(eng, mark->time, mark->tag);
+}
+
+sv_event_id sv_engine_schedule_at_mark(sv_engine *eng, const sv_event_mark *mark, sv_event_fn fn,
+                                       void *ctx, uint64_t arg)
+{
+    SV_ASSERT(fn != NULL);
+    SV_ASSERT(after_front(eng, mark->time, mark->tag));
+    uint32_t s = slot_alloc(eng);
+    struct event_slot *slot = &eng->slots[s];
+    slot->fn = fn;
+    slot->ctx = ctx;
+    slot->arg = arg;
+    slot->next_free = SLOT_LIVE;
+    eng->live++;
+    enqueue_tag(eng, mark->time, mark->tag, s);
+    return make_id(s, slot->generation);
+}
+
 gboolean sv_engine_cancel(sv_engine *eng, sv_event_id id)
 {
     uint32_t s = live_slot(eng, id);
@@ -567,6 +635,18 @@ gboolean sv_engine_step(sv_engine *eng)
     uint32_t s = eng->nodes[n].slot;
     bk->head = eng->nodes[n].next;
     node_release(eng, n);
+#if defined(__GNUC__)
+    /* The next event of this bucket runs next unless the callback queues one before it (only
+     * at `now` with a lower priority): fetch its record and context while this one runs (a
+     * hint only). Lock-step models touch thousands of records per timestamp, so each is a miss. */
+    if (bk->head != NONE) { /* before drop_top_bucket reuses `head` as a free-list link */
+        const struct bucket_node *nd = &eng->nodes[bk->head]; /* prefetched one step ago */
+        __builtin_prefetch(nd->hint);
+        __builtin_prefetch(&eng->slots[nd->slot]);
+        if (nd->next != NONE)
+            __builtin_prefetch(&eng->nodes[nd->next]);
+    }
+#endif
     if (bk->head == NONE)
         drop_top_bucket(eng);
     struct event_slot *slot = &eng->slots[s];
@@ -575,6 +655,12 @@ gboolean sv_engine_step(sv_engine *eng)
     uint64_t arg = slot->arg;
     slot_release(eng, s);
     eng->now = top.time;
+    /* pops are in (time, tag) order except after an insertion at `now` with a lower priority
+     * than the running event's: keep the maximum */
+    if (top.time > eng->front_time || slot->tag > eng->front_tag) {
+        eng->front_time = top.time;
+        eng->front_tag = slot->tag;
+    }
     eng->events_run++;
     fn(eng, ctx, arg);
     return TRUE;

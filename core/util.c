@@ -1,4 +1,5 @@
-/* Time conversions, the core error domain and the project assert. */
+/* Time conversions (sv_time_from_ns is inline in core.h), the core error domain and the project
+ * assert. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,15 +7,6 @@
 #include "core/core.h"
 
 G_DEFINE_QUARK(servesim - core - error - quark, sv_core_error)
-
-sv_time sv_time_from_ns(double ns)
-{
-    if (!(ns > 0.0)) /* also catches NaN */
-        return 0;
-    if (ns >= (double)SV_TIME_MAX)
-        return SV_TIME_MAX;
-    return (sv_time)ns; /* truncation toward zero, as C++ double -> integer */
-}
 
 double sv_bw_gbps_to_bytes_per_ns(double gbps)
 {

@@ -43,15 +43,17 @@ struct open_batch {
     struct ev_batch *b;
 };
 
+/* What register_event touches first (free-list link, count, first event) is in the first cache
+ * line. */
 struct ev_batch {
+    struct ev_batch *next_free;
     sv_time tick;
     coll_npu *npu;
-    sv_event_id eid;
     guint nev;
     guint pos;           /* index in npu->open while open */
     struct sys_ev ev[4]; /* the first events inline (most batches hold one or two) */
     GArray *more;        /* struct sys_ev beyond those, or NULL */
-    struct ev_batch *next_free;
+    sv_event_id eid;
 };
 
 /* ---- logical topology --------------------------------------------------------------------- */
@@ -284,18 +286,20 @@ struct p2p_entry {
     struct p2p_entry *next_free;
 };
 
-struct bundle { /* PacketBundle */
-    coll_stream *stream;
-    gboolean needs_processing;
-    uint64_t size;
-};
+/* A PacketBundle is no record: its event carries the stream as object and (size << 1 |
+ * needs_processing) as argument (bundle_arg), so a message allocates nothing for it. */
+static inline uint64_t bundle_arg(uint64_t size, gboolean needs_processing)
+{
+    SV_ASSERT(size < (UINT64_C(1) << 63));
+    return (size << 1) | (needs_processing ? 1u : 0u);
+}
 
 struct op_ref {
     coll_stream *stream;
     int op;
 };
 
-/* Records referenced by pending events (bundles, streams, datasets, op refs) are carved from
+/* Records referenced by pending events (streams, datasets, op refs) are carved from
  * per-size slabs and recycled through per-size free lists; sv_coll_sys_free releases the slabs,
  * and with them the records still in flight. No malloc/free, no hash-table update and no
  * neighbour to unlink (a cache miss each) per message. */
@@ -439,6 +443,10 @@ static void register_event(coll_npu *npu, sys_cb fn, void *obj, uint64_t arg, sv
         b = sys->batch_free;
         if (b != NULL) {
             sys->batch_free = b->next_free;
+            /* the free list is LIFO but long (one record per open (NPU, tick)): fetch the next
+             * one's first line now, it is likely cold by the time it is taken (a hint only) */
+            if (b->next_free != NULL)
+                __builtin_prefetch(b->next_free);
         } else {
             b = g_new0(struct ev_batch, 1);
         }
@@ -523,9 +531,11 @@ static struct p2p_entry *entry_create(sv_coll_sys *sys, struct p2p_chan *c, int 
         c->cap *= 2;
     }
     struct p2p_entry *e = sys->entry_free;
-    if (e != NULL)
+    if (e != NULL) {
         sys->entry_free = e->next_free;
-    else
+        if (e->next_free != NULL) /* as for batches (register_event): a hint only */
+            __builtin_prefetch(e->next_free);
+    } else
         e = g_new(struct p2p_entry, 1);
     memset(e, 0, sizeof *e);
     e->sys = sys;
@@ -834,14 +844,11 @@ static void bundle_call(sv_coll_sys *sys, void *obj, uint64_t arg);
 static void ring_release_packets(coll_stream *s)
 {
     coll_npu *npu = s->owner;
-    struct bundle *b = live_new(npu->sys, sizeof *b);
-    b->stream = s;
-    b->needs_processing = s->ring.processed;
-    b->size = s->ring.msg_size;
+    uint64_t arg = bundle_arg(s->ring.msg_size, s->ring.processed);
     /* MemBus::send_from_NPU_to_MA / send_from_MA_to_NPU without the shared bus model: both
      * directions cost the same fixed delay. */
     sv_time delay = s->cur.fast ? FAST_TRANSMISSION_DELAY : npu->sys->comm_delay;
-    register_event(npu, bundle_call, b, 0, delay);
+    register_event(npu, bundle_call, s, arg, delay);
 }
 
 static void ring_process_max_count(coll_stream *s)
@@ -987,18 +994,14 @@ static void stream_call_general(coll_stream *s)
 /* PacketBundle::call */
 static void bundle_call(sv_coll_sys *sys, void *obj, uint64_t arg)
 {
-    (void)arg;
-    struct bundle *b = obj;
-    if (b->needs_processing) {
-        b->needs_processing = FALSE;
+    coll_stream *s = obj;
+    if (arg & 1u) { /* needs processing */
+        uint64_t size = arg >> 1;
         /* mem_write + 2 x mem_read: the reduction reads two operands and writes one. */
-        sv_time delay =
-            mem_access(sys, b->size) + mem_access(sys, b->size) + mem_access(sys, b->size);
-        register_event(b->stream->owner, bundle_call, b, 0, delay);
+        sv_time delay = mem_access(sys, size) + mem_access(sys, size) + mem_access(sys, size);
+        register_event(s->owner, bundle_call, s, bundle_arg(size, FALSE), delay);
         return;
     }
-    coll_stream *s = b->stream;
-    live_free(sys, b, sizeof *b);
     stream_call_general(s);
 }
 
@@ -1009,11 +1012,7 @@ static void bundle_call(sv_coll_sys *sys, void *obj, uint64_t arg)
 static void bundle_release(coll_stream *s, gboolean processed, uint64_t size)
 {
     coll_npu *npu = s->owner;
-    struct bundle *b = live_new(npu->sys, sizeof *b);
-    b->stream = s;
-    b->needs_processing = processed;
-    b->size = size;
-    register_event(npu, bundle_call, b, 0, npu->sys->comm_delay);
+    register_event(npu, bundle_call, s, bundle_arg(size, processed), npu->sys->comm_delay);
 }
 
 static int member_of(const struct coll_phase *ph, int index)

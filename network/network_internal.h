@@ -97,10 +97,17 @@ struct sv_net_chunk {
     uint64_t arg;
 };
 
+enum sv_net_fifo_state {
+    SV_FIFO_FREE,
+    SV_FIFO_BUSY_MARK,  /* transmitting until `free_at` (no event: see transport_fifo.c) */
+    SV_FIFO_BUSY_EVENT, /* transmitting; an engine event frees it */
+};
+
 struct sv_net_fifo_link {
-    gboolean busy;
-    int head; /* pending chunk queue (FIFO), -1 = empty */
+    int state; /* enum sv_net_fifo_state */
+    int head;  /* pending chunk queue (FIFO), -1 = empty */
     int tail;
+    sv_event_mark free_at;
 };
 
 typedef struct sv_net_flow_model sv_net_flow_model;

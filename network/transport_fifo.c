@@ -8,7 +8,13 @@
  * now + trunc(L + bytes/B) and (2) the link becoming free at now + trunc(bytes/B): ASTRA-sim's
  * event queue runs same-tick callbacks in insertion order and our engine orders same-time,
  * same-priority events by insertion sequence, so the interleavings match. Store-and-forward: the
- * whole message must arrive before it is sent on the next link. */
+ * whole message must arrive before it is sent on the next link.
+ *
+ * The link-free event (2) only clears the busy flag unless a chunk is queued by then, which is
+ * the rare case (never in a ring collective, where each link carries one message at a time): it
+ * is taken as an engine mark (sv_engine_mark) and scheduled at the mark's place only when a
+ * chunk finds the link busy. Whether the link is still busy is then exactly whether that event
+ * would have run yet (sv_engine_mark_passed), so every order and time is as with the event. */
 #include "network/network_internal.h"
 
 static void link_transmit(sv_net *net, int link, int chunk);
@@ -17,6 +23,7 @@ void sv_net_fifo_init(sv_net *net)
 {
     net->fifo_links = g_new0(struct sv_net_fifo_link, net->geom.nlinks);
     for (int l = 0; l < net->geom.nlinks; l++) {
+        net->fifo_links[l].state = SV_FIFO_FREE;
         net->fifo_links[l].head = -1;
         net->fifo_links[l].tail = -1;
     }
@@ -27,13 +34,22 @@ void sv_net_fifo_clear(sv_net *net)
     g_clear_pointer(&net->fifo_links, g_free);
 }
 
+static void on_link_free(sv_engine *eng, void *ctx, uint64_t arg);
+
 /* ASTRA-sim Link::send: enqueue when busy, transmit at once otherwise. */
 static void link_send(sv_net *net, int link, int chunk)
 {
     struct sv_net_fifo_link *fl = &net->fifo_links[link];
-    if (!fl->busy) {
+    if (fl->state == SV_FIFO_BUSY_MARK && sv_engine_mark_passed(net->eng, &fl->free_at))
+        fl->state = SV_FIFO_FREE; /* its link-free event would have run, with nothing queued */
+    if (fl->state == SV_FIFO_FREE) {
         link_transmit(net, link, chunk);
         return;
+    }
+    if (fl->state == SV_FIFO_BUSY_MARK) {
+        /* the link-free event now has work: schedule it where it would have been */
+        sv_engine_schedule_at_mark(net->eng, &fl->free_at, on_link_free, net, (uint64_t)link);
+        fl->state = SV_FIFO_BUSY_EVENT;
     }
     sv_net_chunk_at(net, chunk)->next = -1;
     if (fl->tail >= 0)
@@ -61,7 +77,7 @@ static void on_link_free(sv_engine *eng, void *ctx, uint64_t arg)
 {
     sv_net *net = ctx;
     struct sv_net_fifo_link *fl = &net->fifo_links[arg];
-    fl->busy = FALSE;
+    fl->state = SV_FIFO_FREE;
     int chunk = fl->head;
     if (chunk < 0)
         return;
@@ -76,8 +92,7 @@ static void link_transmit(sv_net *net, int link, int chunk)
 {
     struct sv_net_fifo_link *fl = &net->fifo_links[link];
     const struct sv_net_link *L = &net->geom.links[link];
-    SV_ASSERT(!fl->busy);
-    fl->busy = TRUE;
+    SV_ASSERT(fl->state == SV_FIFO_FREE);
     struct sv_net_chunk *c = sv_net_chunk_at(net, chunk);
     double serialization = (double)c->bytes / L->bw_bpns;
     sv_time comm = sv_time_from_ns(L->lat_ns + serialization);
@@ -87,7 +102,14 @@ static void link_transmit(sv_net *net, int link, int chunk)
     net->stats.link_bytes += c->bytes;
     net->stats.link_transfers++;
     sv_engine_schedule_in(net->eng, comm, SV_PRIO_DEFAULT, on_chunk_arrived, net, (uint64_t)chunk);
-    sv_engine_schedule_in(net->eng, ser, SV_PRIO_DEFAULT, on_link_free, net, (uint64_t)link);
+    sv_time free_at = sv_engine_now(net->eng) + ser;
+    /* with chunks still queued the link-free event has work: schedule it for real */
+    if (fl->head < 0 && sv_engine_mark(net->eng, free_at, SV_PRIO_DEFAULT, &fl->free_at)) {
+        fl->state = SV_FIFO_BUSY_MARK;
+    } else {
+        sv_engine_schedule(net->eng, free_at, SV_PRIO_DEFAULT, on_link_free, net, (uint64_t)link);
+        fl->state = SV_FIFO_BUSY_EVENT;
+    }
 }
 
 void sv_net_fifo_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
