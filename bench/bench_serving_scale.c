@@ -16,8 +16,21 @@
  * not grow with finished requests; the workload is streamed and the outputs are written as
  * requests finish).
  *
- * usage: bench_serving_scale [--sizes 10000,100000,1000000] [--qps R] [--timeout SECONDS]
- *                            [--servesim PATH] [--keep]
+ * With --cluster pd (or both; the default is colocated) the same sizes run on a disaggregated
+ * cluster: 8 nodes of 8 x H100-SXM (NVLink 900 GB/s, one 400 Gb/s = 50 GB/s NIC per GPU between
+ * nodes, the DGX H100 reference architecture), 16 prefill + 16 decode instances of Llama-3.1-8B at
+ * TP 2 (nodes 0-3 prefill, 4-7 decode, so every KV transfer crosses the fabric; TP all-reduces run
+ * on NVLink over the same flow network). The workload is trace-shaped, drawn by the workloads
+ * generator: input and output lengths from the same row of the Azure LLM inference trace 2023
+ * (conv,
+ * ../shared/traces/azure_llm_2023; mean 1,155 / 211 tokens) and inter-arrival gaps resampled
+ * from that trace's timestamps (`trace:` arrivals), scaled to --pd-qps (default 400 req/s, 25
+ * per prefill/decode pair: busy but stable in the roofline model, see docs/outputs.md).
+ *
+ * usage: bench_serving_scale [--sizes 10000,100000,1000000] [--qps R] [--pd-qps R]
+ *                            [--cluster colocated|pd|both] [--trace CSV] [--timeout SECONDS]
+ *                            [--max-mem-gb G] [--servesim PATH] [--keep]
+ * --max-mem-gb caps each child's address space (default 16; 0 = none).
  * The workload and config files go to a temporary directory (removed unless --keep). */
 #define _DEFAULT_SOURCE /* wait4 */
 #include <errno.h>
@@ -37,14 +50,21 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
+#include "workloads/workloads.h"
+
 #define N_INSTANCES 8
 #define DEFAULT_QPS 200.0
+#define DEFAULT_PD_QPS 400.0
+#define PD_NODES 8
+#define PD_INST_PER_NODE 4 /* TP 2 on 8 GPUs */
+#define DEFAULT_TRACE "../shared/traces/azure_llm_2023/AzureLLMInferenceTrace_conv.csv"
 #define WORKLOAD_SEED 20240501u /* fixed: every run of the bench simulates the same requests */
 
 struct result {
     gboolean ok;
     gboolean timed_out;
     double wall_s;
+    double cpu_s; /* user + system of the child (wall time is noisy on a shared machine) */
     double rss_mb;
     double makespan_s; /* simulated, from summary.json */
 };
@@ -68,6 +88,74 @@ static gboolean write_cluster(const char *path, GError **error)
     gboolean ok = g_file_set_contents(path, s->str, (gssize)s->len, error);
     g_string_free(s, TRUE);
     return ok;
+}
+
+/* The disaggregated cluster: nodes 0-3 hold the prefill instances, 4-7 the decode ones. link_bw
+ * per dimension: NVLink 4 (900 GB/s per H100) in a node, 50 GB/s (400 Gb/s ConnectX-7 per GPU)
+ * between nodes; latencies 0 as LLMServingSim's configs set. */
+static gboolean write_pd_cluster(const char *path, GError **error)
+{
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s,
+                           "{\n  \"num_nodes\": %d,\n  \"link_bw\": [900, 50],\n"
+                           "  \"link_latency\": 0,\n  \"nodes\": [\n",
+                           PD_NODES);
+    for (int n = 0; n < PD_NODES; n++) {
+        g_string_append_printf(s,
+                               "    {\"num_instances\": %d, \"cpu_mem\": {\"mem_size\": 512, "
+                               "\"mem_bw\": 256, \"mem_latency\": 0},\n     \"instances\": [\n",
+                               PD_INST_PER_NODE);
+        for (int i = 0; i < PD_INST_PER_NODE; i++)
+            g_string_append_printf(
+                s,
+                "      {\"model_name\": \"meta-llama/Llama-3.1-8B\", \"hardware\": \"H100-SXM\", "
+                "\"npu_mem\": {\"mem_size\": 80, \"mem_bw\": 3350, \"mem_latency\": 0}, "
+                "\"num_npus\": 2, \"tp_size\": 2, \"pd_type\": \"%s\"}%s\n",
+                n < PD_NODES / 2 ? "prefill" : "decode", i + 1 < PD_INST_PER_NODE ? "," : "");
+        g_string_append_printf(s, "     ]}%s\n", n + 1 < PD_NODES ? "," : "");
+    }
+    g_string_append(s, "  ]\n}\n");
+    gboolean ok = g_file_set_contents(path, s->str, (gssize)s->len, error);
+    g_string_free(s, TRUE);
+    return ok;
+}
+
+/* The trace-shaped workload of the disaggregated cluster, from the workloads generator (joint
+ * empirical lengths from the trace's rows, `trace:` arrivals), written as LLMServingSim JSONL. */
+static gboolean write_trace_workload(const char *path, long n, double qps, const char *trace,
+                                     GError **error)
+{
+    struct sv_wl_gen_cfg g = {.seed = WORKLOAD_SEED, .name = "bench/pd", .count = (uint64_t)n};
+    g.arrival = (struct sv_wl_arrival){SV_WL_ARRIVAL_TRACE, qps, 0, trace};
+    g.input_len = (struct sv_wl_len){
+        .kind = SV_WL_LEN_EMPIRICAL, .path = (char *)trace, .column = (char *)"ContextTokens"};
+    g.output_len = (struct sv_wl_len){
+        .kind = SV_WL_LEN_EMPIRICAL, .path = (char *)trace, .column = (char *)"GeneratedTokens"};
+    sv_wl_source *src = sv_wl_generator_new(&g, error); /* copies the strings */
+    if (!src)
+        return FALSE;
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot write %s: %s",
+                    path, g_strerror(errno));
+        sv_wl_source_free(src);
+        return FALSE;
+    }
+    sv_wl_item it = SV_WL_ITEM_INIT;
+    int rc;
+    while ((rc = sv_wl_next(src, &it, error)) == 1)
+        fprintf(f,
+                "{\"input_toks\":%" G_GINT64_FORMAT ",\"output_toks\":%" G_GINT64_FORMAT
+                ",\"arrival_time_ns\":%" G_GINT64_FORMAT "}\n",
+                it.reqs[0].input_tokens, it.reqs[0].output_tokens, (gint64)it.arrival_ns);
+    sv_wl_item_clear(&it);
+    sv_wl_source_free(src);
+    if (fclose(f) != 0 && rc == 0) {
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot write %s: %s",
+                    path, g_strerror(errno));
+        return FALSE;
+    }
+    return rc == 0;
 }
 
 /* LLMServingSim flat JSONL requests (workloads/README.md): input_toks, output_toks,
@@ -118,8 +206,10 @@ static double read_makespan(const char *out_dir)
     return g_ascii_strtod(p + 1, NULL);
 }
 
+/* `max_mem_gb` caps the child's address space (--max-mem-gb): a run whose memory grows without
+ * bound fails instead of pushing the shared machine into swap. 0 = none. */
 static struct result run_one(const char *servesim, const char *dir, const char *cluster,
-                             const char *workload, int timeout_s)
+                             const char *workload, int timeout_s, double max_mem_gb)
 {
     struct result res = {0};
     g_autofree char *out_dir = g_build_filename(dir, "out", NULL);
@@ -137,6 +227,11 @@ static struct result run_one(const char *servesim, const char *dir, const char *
         dup2(fd, STDOUT_FILENO);
         close(fd);
         alarm((unsigned)timeout_s); /* SIGALRM ends a run that takes too long */
+        if (max_mem_gb > 0) {
+            struct rlimit rl;
+            rl.rlim_cur = rl.rlim_max = (rlim_t)(max_mem_gb * 1073741824.0);
+            setrlimit(RLIMIT_AS, &rl);
+        }
         execl(servesim, servesim, "run", "--cluster", cluster, "--workload", workload, "--latency",
               "roofline", "--output-dir", out_dir, (char *)NULL);
         _exit(127);
@@ -152,6 +247,8 @@ static struct result run_one(const char *servesim, const char *dir, const char *
     }
     res.wall_s = now_s() - t0;
     res.rss_mb = (double)ru.ru_maxrss / 1024.0; /* Linux: KiB */
+    res.cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+                (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
     res.timed_out = WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM;
     res.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (!res.ok && !res.timed_out)
@@ -161,33 +258,97 @@ static struct result run_one(const char *servesim, const char *dir, const char *
     return res;
 }
 
+/* Run every size on one cluster; prints a table. `pd` picks the trace-shaped workload. */
+static int run_sizes(const char *servesim, const char *root, const char *tag, const char *cluster,
+                     gboolean pd, GStrv sizes, double qps, const char *trace, int timeout_s,
+                     double max_mem_gb, gboolean keep)
+{
+    printf("%10s %10s %10s %12s %14s %10s\n", "requests", "wall_s", "cpu_s", "sim_s", "requests/s",
+           "rss_MB");
+    struct result prev = {0};
+    long prev_n = 0;
+    for (int k = 0; sizes[k] != NULL; k++) {
+        g_autoptr(GError) err = NULL;
+        long n = atol(sizes[k]);
+        if (n <= 0) {
+            fprintf(stderr, "bench_serving_scale: bad size '%s'\n", sizes[k]);
+            return 2;
+        }
+        g_autofree char *sub = g_strdup_printf("%s/%s%ld", root, tag, n);
+        g_mkdir_with_parents(sub, 0755);
+        g_autofree char *wl = g_build_filename(sub, "workload.jsonl", NULL);
+        gboolean ok =
+            pd ? write_trace_workload(wl, n, qps, trace, &err) : write_workload(wl, n, qps, &err);
+        if (!ok) {
+            fprintf(stderr, "bench_serving_scale: %s\n", err->message);
+            return 1;
+        }
+        struct result r = run_one(servesim, sub, cluster, wl, timeout_s, max_mem_gb);
+        if (!r.ok) {
+            printf("%10ld %10s\n", n, r.timed_out ? "timeout" : "failed");
+            return 1;
+        }
+        printf("%10ld %10.3f %10.3f %12.1f %14.0f %10.1f", n, r.wall_s, r.cpu_s, r.makespan_s,
+               (double)n / r.wall_s, r.rss_mb);
+        if (prev.ok)
+            printf("   x%.1f requests: wall x%.2f, cpu x%.2f, rss x%.2f",
+                   (double)n / (double)prev_n, r.wall_s / prev.wall_s, r.cpu_s / prev.cpu_s,
+                   r.rss_mb / prev.rss_mb);
+        putchar('\n');
+        fflush(stdout);
+        if (!keep) /* the 10^6 workload is ~60 MB: drop it once run */
+            g_unlink(wl);
+        prev = r;
+        prev_n = n;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *servesim = SV_SERVESIM_BIN;
     const char *sizes_arg = "10000,100000,1000000";
-    double qps = DEFAULT_QPS;
+    /* colocated by default: until the collective system's per-collective channels are freed
+     * (docs/outputs.md) the disaggregated 10^5 and 10^6 runs need hours and tens of GB. */
+    const char *which = "colocated";
+    const char *trace = DEFAULT_TRACE;
+    double qps = DEFAULT_QPS, pd_qps = DEFAULT_PD_QPS;
     int timeout_s = 600;
+    double max_mem_gb = 16.0;
     gboolean keep = FALSE;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--sizes") && i + 1 < argc)
             sizes_arg = argv[++i];
         else if (!strcmp(argv[i], "--qps") && i + 1 < argc)
             qps = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--pd-qps") && i + 1 < argc)
+            pd_qps = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--cluster") && i + 1 < argc)
+            which = argv[++i];
+        else if (!strcmp(argv[i], "--trace") && i + 1 < argc)
+            trace = argv[++i];
         else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
             timeout_s = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--max-mem-gb") && i + 1 < argc)
+            max_mem_gb = atof(argv[++i]);
         else if (!strcmp(argv[i], "--servesim") && i + 1 < argc)
             servesim = argv[++i];
         else if (!strcmp(argv[i], "--keep"))
             keep = TRUE;
         else {
-            fprintf(stderr,
-                    "usage: bench_serving_scale [--sizes N,N,...] [--qps R] [--timeout SECONDS] "
-                    "[--servesim PATH] [--keep]\n");
+            fprintf(
+                stderr,
+                "usage: bench_serving_scale [--sizes N,N,...] [--qps R] [--pd-qps R] "
+                "[--cluster colocated|pd|both] [--trace CSV] [--timeout SECONDS] [--max-mem-gb G] "
+                "[--servesim PATH] [--keep]\n");
             return 2;
         }
     }
-    if (!(qps > 0) || timeout_s <= 0) {
-        fprintf(stderr, "bench_serving_scale: --qps and --timeout must be positive\n");
+    gboolean colo = !strcmp(which, "colocated") || !strcmp(which, "both");
+    gboolean pd = !strcmp(which, "pd") || !strcmp(which, "both");
+    if (!(qps > 0) || !(pd_qps > 0) || timeout_s <= 0 || (!colo && !pd)) {
+        fprintf(stderr, "bench_serving_scale: --qps, --pd-qps and --timeout must be positive, "
+                        "--cluster colocated, pd or both\n");
         return 2;
     }
     g_auto(GStrv) sizes = g_strsplit(sizes_arg, ",", -1);
@@ -197,48 +358,32 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_serving_scale: %s\n", err->message);
         return 1;
     }
-    g_autofree char *cluster = g_build_filename(root, "cluster.json", NULL);
-    if (!write_cluster(cluster, &err)) {
-        fprintf(stderr, "bench_serving_scale: %s\n", err->message);
-        return 1;
-    }
-    printf("servesim run: %d x H100-SXM, Llama-3.1-8B, roofline, Poisson %.0f req/s, "
-           "input U[128,1024], output U[32,256]\n",
-           N_INSTANCES, qps);
-    printf("%10s %10s %12s %14s %10s\n", "requests", "wall_s", "sim_s", "requests/s", "rss_MB");
-    struct result prev = {0};
-    long prev_n = 0;
     int status = 0;
-    for (int k = 0; sizes[k] != NULL; k++) {
-        long n = atol(sizes[k]);
-        if (n <= 0) {
-            fprintf(stderr, "bench_serving_scale: bad size '%s'\n", sizes[k]);
-            return 2;
-        }
-        g_autofree char *sub = g_strdup_printf("%s/n%ld", root, n);
-        g_mkdir_with_parents(sub, 0755);
-        g_autofree char *wl = g_build_filename(sub, "workload.jsonl", NULL);
-        if (!write_workload(wl, n, qps, &err)) {
+    if (colo) {
+        g_autofree char *cluster = g_build_filename(root, "cluster.json", NULL);
+        if (!write_cluster(cluster, &err)) {
             fprintf(stderr, "bench_serving_scale: %s\n", err->message);
             return 1;
         }
-        struct result r = run_one(servesim, sub, cluster, wl, timeout_s);
-        if (!r.ok) {
-            printf("%10ld %10s\n", n, r.timed_out ? "timeout" : "failed");
-            status = 1;
-            break;
+        printf("servesim run: %d x H100-SXM, Llama-3.1-8B, roofline, Poisson %.0f req/s, "
+               "input U[128,1024], output U[32,256]\n",
+               N_INSTANCES, qps);
+        status = run_sizes(servesim, root, "n", cluster, FALSE, sizes, qps, NULL, timeout_s,
+                           max_mem_gb, keep);
+    }
+    if (pd && status == 0) {
+        g_autofree char *cluster = g_build_filename(root, "cluster_pd.json", NULL);
+        if (!write_pd_cluster(cluster, &err)) {
+            fprintf(stderr, "bench_serving_scale: %s\n", err->message);
+            return 1;
         }
-        printf("%10ld %10.3f %12.1f %14.0f %10.1f", n, r.wall_s, r.makespan_s, (double)n / r.wall_s,
-               r.rss_mb);
-        if (prev.ok)
-            printf("   x%.1f requests: wall x%.2f, rss x%.2f", (double)n / (double)prev_n,
-                   r.wall_s / prev.wall_s, r.rss_mb / prev.rss_mb);
-        putchar('\n');
-        fflush(stdout);
-        if (!keep) /* the 10^6 workload is ~60 MB: drop it once run */
-            g_unlink(wl);
-        prev = r;
-        prev_n = n;
+        printf("%sservesim run: disaggregated, %d prefill + %d decode x (2 x H100-SXM, TP 2), "
+               "Llama-3.1-8B, roofline, KV whole over a 50 GB/s fabric;\n  trace-shaped: Azure "
+               "2023 conv lengths and gaps (%s), %.0f req/s\n",
+               colo ? "\n" : "", PD_NODES * PD_INST_PER_NODE / 2, PD_NODES * PD_INST_PER_NODE / 2,
+               trace, pd_qps);
+        status = run_sizes(servesim, root, "pd", cluster, TRUE, sizes, pd_qps, trace, timeout_s,
+                           max_mem_gb, keep);
     }
     if (keep) {
         printf("files kept in %s\n", root);

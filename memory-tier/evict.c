@@ -4,7 +4,9 @@
  * serving/core/block_pool.py): a doubly linked list over block ids, freed blocks appended at the
  * tail, allocation from the head, and O(1) removal from the middle when a prefix hit pins a free
  * block. Links live in two arrays indexed by block id plus a sentinel at index num_blocks, so no
- * operation allocates. */
+ * operation allocates. The KV manager recognises this table and runs the same order built in
+ * (kvcache.c, "free queue": a ring that lets it prefetch block records); these callbacks are the
+ * reference form, and what the policy looks like to a plugin author. */
 #include "memory-tier/kvcache.h"
 
 typedef struct {

@@ -27,6 +27,8 @@ typedef struct {
 struct sv_kv_manager {
     uint32_t num_blocks;
     uint32_t block_size;
+    int bs_shift; /* log2(block_size) when it is a power of two (always, in practice), else -1:
+                     token -> block conversions run per request and step, a division each */
     gboolean caching;
     kv_block *blocks;
     /* hashes[id] is valid when blocks[id].has_hash; while the block owns an index entry it is
@@ -38,11 +40,11 @@ struct sv_kv_manager {
     const struct sv_kv_evict_ops *evict;
     void *evict_state;
     gboolean builtin_lru;
-    uint32_t *ring; /* built-in lru: block ids in queue order, RING_HOLE where one left */
+    uint32_t *ring;     /* built-in lru: block ids in queue order, RING_HOLE where one left */
     uint32_t ring_mask; /* capacity - 1 (a power of two >= 2 num_blocks) */
     uint64_t ring_head, ring_tail; /* slots [head, tail) hold the queue (ever increasing) */
     uint32_t num_free;
-    /* hash -> owning block. Keys point at the owner's `hash` field. Only looked up, never
+    /* hash -> owning block. Keys point at the owner's hashes[] entry. Only looked up, never
      * iterated, so its order cannot influence the simulation. One block per hash: a block
      * indexed later under an existing hash takes the entry over (LLMServingSim's
      * cached_block_hash_to_block; vLLM keeps all of them because its worker needs stable ids). */
@@ -52,19 +54,20 @@ struct sv_kv_manager {
     struct sv_kv_stats stats;
 };
 
+/* What every step of a running request reads comes first (within 48 bytes). */
 struct sv_kv_seq {
     sv_kv_manager *mgr;
-    uint64_t prompt_tokens;
-    uint64_t *hashes; /* chained key of each full block that has one */
-    uint32_t num_hashes;
     uint32_t *table; /* block ids in sequence order */
     uint32_t num_blocks;
     uint32_t cap_blocks;
-    uint32_t *hits; /* blocks found by the last get_computed_blocks (capacity num_hashes) */
+    uint32_t num_hashes;
     uint32_t num_hits;
     uint32_t num_cached; /* table[0 .. num_cached) are indexed */
     gboolean admitted;   /* holds an allocation since the last free/preempt */
     gboolean stats_counted;
+    uint64_t prompt_tokens;
+    uint64_t *hashes; /* chained key of each full block that has one */
+    uint32_t *hits;   /* blocks found by the last get_computed_blocks (capacity num_hashes) */
 };
 
 /* ---- capacity ---------------------------------------------------------------------------- */
@@ -254,8 +257,8 @@ static gboolean is_owner(const sv_kv_manager *mgr, const kv_block *b)
 
 sv_kv_manager *sv_kv_manager_new_with_eviction(uint32_t num_blocks, uint32_t block_size_tokens,
                                                gboolean enable_prefix_caching,
-                                               const struct sv_kv_evict_ops *ops,
-                                               const char *param, GError **error)
+                                               const struct sv_kv_evict_ops *ops, const char *param,
+                                               GError **error)
 {
     SV_ASSERT(num_blocks > 0 && num_blocks < (uint32_t)INT32_MAX && block_size_tokens > 0);
     if (!ops)
@@ -272,6 +275,9 @@ sv_kv_manager *sv_kv_manager_new_with_eviction(uint32_t num_blocks, uint32_t blo
     sv_kv_manager *mgr = g_new0(sv_kv_manager, 1);
     mgr->num_blocks = num_blocks;
     mgr->block_size = block_size_tokens;
+    mgr->bs_shift = -1;
+    if ((block_size_tokens & (block_size_tokens - 1)) == 0)
+        mgr->bs_shift = g_bit_nth_lsf(block_size_tokens, -1);
     mgr->caching = enable_prefix_caching;
     mgr->blocks = g_new0(kv_block, num_blocks);
     mgr->hashes = g_new0(uint64_t, num_blocks);
@@ -483,6 +489,18 @@ static uint64_t cdiv(uint64_t a, uint64_t b)
     return (a + b - 1) / b;
 }
 
+/* Whole blocks in `tokens` tokens. */
+static uint64_t full_blocks(const sv_kv_manager *mgr, uint64_t tokens)
+{
+    return mgr->bs_shift >= 0 ? tokens >> mgr->bs_shift : tokens / mgr->block_size;
+}
+
+/* Blocks that hold `tokens` tokens. */
+static uint64_t blocks_for(const sv_kv_manager *mgr, uint64_t tokens)
+{
+    return full_blocks(mgr, tokens + mgr->block_size - 1);
+}
+
 /* ---- sequences --------------------------------------------------------------------------- */
 
 sv_kv_seq *sv_kv_seq_new(sv_kv_manager *mgr, const struct sv_kv_seq_cfg *cfg, GError **error)
@@ -611,7 +629,7 @@ uint64_t sv_kv_manager_get_computed_blocks(sv_kv_manager *mgr, sv_kv_seq *seq, u
         return 0;
     /* At least the last token is recomputed (it produces the logits): cap at num_tokens - 1,
      * floored to whole blocks. */
-    uint64_t max_blocks = MIN((num_tokens - 1) / mgr->block_size, (uint64_t)seq->num_hashes);
+    uint64_t max_blocks = MIN(full_blocks(mgr, num_tokens - 1), (uint64_t)seq->num_hashes);
     for (uint64_t i = 0; i < max_blocks; i++) {
         kv_block *b = index_get(mgr, seq->hashes[i]);
         if (!b)
@@ -628,7 +646,7 @@ uint64_t sv_kv_manager_get_computed_blocks(sv_kv_manager *mgr, sv_kv_seq *seq, u
 static uint64_t blocks_to_allocate(const sv_kv_manager *mgr, const sv_kv_seq *seq,
                                    uint64_t num_tokens, uint32_t num_hits)
 {
-    uint64_t required = cdiv(num_tokens, mgr->block_size);
+    uint64_t required = blocks_for(mgr, num_tokens);
     uint64_t known = (uint64_t)seq->num_blocks + num_hits;
     uint64_t n = required > known ? required - known : 0;
     /* A hit block sitting in the free queue leaves it when touched: it consumes free capacity
@@ -675,7 +693,7 @@ gboolean sv_kv_manager_allocate_slots(sv_kv_manager *mgr, sv_kv_seq *seq,
         return FALSE; /* nothing mutated: the caller preempts or stops admitting */
 
     /* Past this point the allocation succeeds. */
-    uint64_t required = cdiv(need_tokens, mgr->block_size);
+    uint64_t required = blocks_for(mgr, need_tokens);
     SV_ASSERT(required <= UINT32_MAX);
     ensure_table(seq, (uint32_t)MAX(required, (uint64_t)seq->num_blocks + nh));
     if (nh > 0) {
@@ -706,7 +724,7 @@ void sv_kv_manager_cache_blocks(sv_kv_manager *mgr, sv_kv_seq *seq, uint64_t num
     SV_ASSERT(seq->mgr == mgr);
     if (!mgr->caching || seq->num_hashes == 0)
         return;
-    uint64_t num_full = MIN(num_tokens / mgr->block_size, (uint64_t)seq->num_hashes);
+    uint64_t num_full = MIN(full_blocks(mgr, num_tokens), (uint64_t)seq->num_hashes);
     if (seq->num_cached >= num_full)
         return;
     SV_ASSERT(num_full <= seq->num_blocks);

@@ -479,6 +479,21 @@ static char *summary_json(const struct sv_metrics_summary *s)
     json_int(b, "prefix_hit", s->prefix_hit_tokens);
     json_builder_end_object(b);
     json_int(b, "preemptions", s->preemptions);
+    if (s->has_pd) {
+        const struct sv_metrics_pd *pd = &s->pd;
+        json_builder_set_member_name(b, "disaggregation");
+        json_builder_begin_object(b);
+        json_int(b, "handoffs", (int64_t)pd->handoffs);
+        json_int(b, "kv_bytes", (int64_t)pd->kv_bytes);
+        json_int(b, "kv_blocks", (int64_t)pd->kv_blocks);
+        json_int(b, "kv_waits", (int64_t)pd->kv_waits);
+        json_double(b, "kv_wait_ms_total", pd->kv_wait_ms);
+        json_double(b, "kv_wait_ms_mean", pd->kv_waits ? pd->kv_wait_ms / (double)pd->kv_waits : 0);
+        json_double(b, "kv_transfer_ms_total", pd->kv_transfer_ms);
+        json_double(b, "kv_transfer_ms_mean",
+                    pd->handoffs ? pd->kv_transfer_ms / (double)pd->handoffs : 0);
+        json_builder_end_object(b);
+    }
     json_builder_set_member_name(b, "latency_ms");
     json_builder_begin_object(b);
     json_stat(b, "ttft", &s->ttft);
@@ -556,6 +571,12 @@ GError **sv_metrics_deferred_error(sv_metrics *m)
     return &m->deferred;
 }
 
+void sv_metrics_set_pd(sv_metrics *m, const struct sv_metrics_pd *pd)
+{
+    m->summary.has_pd = TRUE;
+    m->summary.pd = *pd;
+}
+
 const struct sv_metrics_summary *sv_metrics_get_summary(const sv_metrics *m)
 {
     return &m->summary;
@@ -588,6 +609,14 @@ void sv_metrics_print_summary(const sv_metrics *m, FILE *out)
     print_stat(out, "TPOT", &s->tpot);
     print_stat(out, "ITL", &s->itl);
     print_stat(out, "E2E", &s->e2e);
+    if (s->has_pd)
+        fprintf(out,
+                "disaggregation: %" G_GUINT64_FORMAT " KV handoffs, %.3f GB moved, mean transfer "
+                "%.3f ms; %" G_GUINT64_FORMAT " waited for decode memory (mean %.3f ms)\n",
+                (guint64)s->pd.handoffs, (double)s->pd.kv_bytes / 1e9,
+                s->pd.handoffs ? s->pd.kv_transfer_ms / (double)s->pd.handoffs : 0.0,
+                (guint64)s->pd.kv_waits,
+                s->pd.kv_waits ? s->pd.kv_wait_ms / (double)s->pd.kv_waits : 0.0);
     if (m->dir != NULL)
         fprintf(out, "outputs: %s/{requests.csv,timeseries.csv,summary.json}\n", m->dir);
 }

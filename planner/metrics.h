@@ -140,8 +140,21 @@ struct sv_metrics_summary {
     int64_t input_tokens, output_tokens, prefix_hit_tokens, preemptions; /* finished requests */
     struct sv_metrics_stat ttft, tpot, itl, e2e, queue;
     gboolean itl_exact; /* FALSE: ITL percentiles within SV_METRICS_QUANTILE_REL_ERR */
+    gboolean has_pd;    /* sv_metrics_set_pd was called: "disaggregation" in summary.json */
+    struct sv_metrics_pd {
+        uint64_t handoffs;     /* requests whose KV moved prefill -> decode */
+        uint64_t kv_bytes;     /* KV bytes moved */
+        uint64_t kv_waits;     /* handoffs that waited for decode memory */
+        uint64_t kv_blocks;    /* KV pool of instance 0, blocks */
+        double kv_wait_ms;     /* total wait for decode memory */
+        double kv_transfer_ms; /* total reservation -> KV arrived */
+    } pd;
 };
 const struct sv_metrics_summary *sv_metrics_get_summary(const sv_metrics *m);
+/* Prefill/decode disaggregation figures (planner.h's struct sv_run_result kv_*), reported in
+ * summary.json's "disaggregation" object and in the human summary. Call before finish, only
+ * when the cluster has prefill/decode instances (docs/outputs.md). */
+void sv_metrics_set_pd(sv_metrics *m, const struct sv_metrics_pd *pd);
 
 /* A short human summary of a finished run (what `servesim run` prints). */
 void sv_metrics_print_summary(const sv_metrics *m, FILE *out);

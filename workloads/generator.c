@@ -82,6 +82,9 @@ gboolean sv_wl_arrival_parse(const char *spec, double rate_per_s, struct sv_wl_a
         out->cv = 1.0;
     } else if (g_strcmp0(spec, "fixed") == 0) {
         out->kind = SV_WL_ARRIVAL_FIXED;
+    } else if (spec && g_str_has_prefix(spec, "trace:") && spec[6] != '\0') {
+        out->kind = SV_WL_ARRIVAL_TRACE;
+        out->trace_path = spec + 6;
     } else if (spec && g_str_has_prefix(spec, "gamma:")) {
         out->kind = SV_WL_ARRIVAL_GAMMA;
         if (!parse_double(spec + 6, &out->cv) || out->cv <= 0) {
@@ -91,7 +94,8 @@ gboolean sv_wl_arrival_parse(const char *spec, double rate_per_s, struct sv_wl_a
         }
     } else {
         g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID,
-                    "arrival '%s': expected poisson, gamma:CV or fixed", spec ? spec : "(null)");
+                    "arrival '%s': expected poisson, gamma:CV, fixed or trace:PATH",
+                    spec ? spec : "(null)");
         return FALSE;
     }
     if (!(rate_per_s > 0) || !isfinite(rate_per_s)) {
@@ -286,6 +290,7 @@ typedef struct {
     char *name, *model;
     sv_rng *arr_rng, *in_rng, *out_rng, *row_rng;
     GArray *in_vals, *out_vals; /* empirical columns */
+    GArray *gaps;               /* trace arrival: the trace's gaps (double s), already scaled */
     gboolean joint;             /* both from the same row */
     double t_s;                 /* arrival clock, seconds after start_ns */
     uint64_t made;
@@ -308,6 +313,8 @@ static void gen_free(void *p)
         g_array_unref(g->in_vals);
     if (g->out_vals)
         g_array_unref(g->out_vals);
+    if (g->gaps)
+        g_array_unref(g->gaps);
     g_free(g);
 }
 
@@ -377,6 +384,9 @@ static int gen_next(sv_wl_source *src, sv_wl_item *out, GError **error)
     case SV_WL_ARRIVAL_FIXED:
         gap = 1.0 / rate;
         break;
+    case SV_WL_ARRIVAL_TRACE:
+        gap = g_array_index(g->gaps, double, sv_rng_below(g->arr_rng, g->gaps->len));
+        break;
     case SV_WL_ARRIVAL_POISSON:
     default:
         gap = sv_rng_exponential(g->arr_rng, rate);
@@ -398,6 +408,48 @@ static int gen_next(sv_wl_source *src, sv_wl_item *out, GError **error)
         r->output_tokens = g->cfg.max_output_tokens;
     g->made++;
     return 1;
+}
+
+/* The inter-arrival gaps of a trace (any sv_wl_open format), in seconds, scaled so that their
+ * mean is 1 / rate_per_s. The trace is streamed; only the gaps are kept (8 bytes a request). */
+static GArray *load_gaps(const char *path, double rate_per_s, GError **error)
+{
+    struct sv_wl_open_opts opts = {.drop_token_ids = TRUE};
+    sv_wl_source *src = sv_wl_open(path, &opts, error);
+    if (!src)
+        return NULL;
+    GArray *gaps = g_array_new(FALSE, FALSE, sizeof(double));
+    sv_wl_item it = SV_WL_ITEM_INIT;
+    sv_time prev = 0;
+    uint64_t n = 0;
+    int rc;
+    while ((rc = sv_wl_next(src, &it, error)) == 1) {
+        if (n++ > 0) {
+            double gap = (double)(it.arrival_ns - prev) * 1e-9;
+            g_array_append_val(gaps, gap);
+        }
+        prev = it.arrival_ns;
+    }
+    sv_wl_item_clear(&it);
+    sv_wl_source_free(src);
+    if (rc < 0) {
+        g_array_unref(gaps);
+        return NULL;
+    }
+    double sum = 0;
+    for (guint i = 0; i < gaps->len; i++)
+        sum += g_array_index(gaps, double, i);
+    if (gaps->len == 0 || !(sum > 0)) {
+        g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID,
+                    "arrival trace %s: needs at least two arrivals spanning a positive time", path);
+        g_array_unref(gaps);
+        return NULL;
+    }
+    /* One factor for every gap: the shape (CV, tail, bursts) stays the trace's. */
+    double scale = (1.0 / rate_per_s) / (sum / (double)gaps->len);
+    for (guint i = 0; i < gaps->len; i++)
+        g_array_index(gaps, double, i) *= scale;
+    return gaps;
 }
 
 static sv_rng *stream(const char *prefix, const char *what, uint64_t seed)
@@ -458,6 +510,17 @@ sv_wl_source *sv_wl_generator_new(const struct sv_wl_gen_cfg *cfg, GError **erro
             const char *cols[1] = {ocol};
             ok = load_columns(ol->path, cols, 1, &g->out_vals, error);
         }
+    }
+    if (ok && a->kind == SV_WL_ARRIVAL_TRACE) {
+        if (!a->trace_path || !*a->trace_path) {
+            g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID,
+                        "generator arrival: trace needs a trace_path");
+            ok = FALSE;
+        } else {
+            g->gaps = load_gaps(a->trace_path, a->rate_per_s, error);
+            ok = g->gaps != NULL;
+        }
+        g->cfg.arrival.trace_path = NULL; /* borrowed; the gaps are all we keep */
     }
     if (!ok) {
         gen_free(g);

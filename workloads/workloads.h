@@ -128,12 +128,19 @@ typedef enum {
     SV_WL_ARRIVAL_POISSON = 0, /* exponential gaps, mean 1/rate */
     SV_WL_ARRIVAL_GAMMA,       /* gamma gaps, mean 1/rate, coefficient of variation cv */
     SV_WL_ARRIVAL_FIXED,       /* every 1/rate seconds */
+    SV_WL_ARRIVAL_TRACE,       /* gaps resampled from a trace's inter-arrival times, scaled to
+                                  mean 1/rate (docs/workloads.md) */
 } sv_wl_arrival_kind;
 
 struct sv_wl_arrival {
     sv_wl_arrival_kind kind;
     double rate_per_s; /* > 0 */
     double cv;         /* gamma only, > 0; cv = 1 is Poisson */
+    /* trace only: a workload file any sv_wl_open format reads (Azure CSV, JSON lines); its
+     * consecutive arrival gaps are drawn uniformly (i.i.d.) and multiplied by one factor so their
+     * mean is 1/rate, keeping the trace's burstiness (CV, tail). Borrowed: it must outlive
+     * sv_wl_generator_new, which reads the file. */
+    const char *trace_path;
 };
 
 typedef enum {
@@ -183,7 +190,8 @@ struct sv_wl_gen_cfg {
  * output lengths drawn from the same empirical file (same path) come from the same row. */
 sv_wl_source *sv_wl_generator_new(const struct sv_wl_gen_cfg *cfg, GError **error);
 
-/* CLI spec strings. Arrival: "poisson" | "gamma:CV" | "fixed" (the rate is separate: `rate`).
+/* CLI spec strings. Arrival: "poisson" | "gamma:CV" | "fixed" | "trace:PATH" (the rate is
+ * separate: `rate`; trace_path then points into `spec`).
  * Length: "N" | "fixed:N" | "uniform:A:B" | "normal:MEAN:SD" | "empirical:PATH[:COLUMN]" |
  * "sharegpt" (is_input picks the ShareGPT side). `out` is cleared first. */
 gboolean sv_wl_arrival_parse(const char *spec, double rate_per_s, struct sv_wl_arrival *out,

@@ -543,13 +543,13 @@ static void test_gen_arrivals(void)
     CU_ASSERT_DOUBLE_EQUAL(mean, 0.125, 0.125 * 0.02);
     CU_ASSERT_DOUBLE_EQUAL(cv, 1.0, 0.03);
     /* Gamma, CV 3 at 2 req/s: mean 0.5 s (heavier tail: 5% tolerance). */
-    cfg.arrival = (struct sv_wl_arrival){SV_WL_ARRIVAL_GAMMA, 2.0, 3.0};
+    cfg.arrival = (struct sv_wl_arrival){SV_WL_ARRIVAL_GAMMA, 2.0, 3.0, NULL};
     gen_collect(&cfg, g, NULL, NULL, N);
     mean_cv(g, N, &mean, &cv);
     CU_ASSERT_DOUBLE_EQUAL(mean, 0.5, 0.5 * 0.05);
     CU_ASSERT_DOUBLE_EQUAL(cv, 3.0, 3.0 * 0.07);
     /* Gamma, CV 0.5: smoother than Poisson */
-    cfg.arrival = (struct sv_wl_arrival){SV_WL_ARRIVAL_GAMMA, 2.0, 0.5};
+    cfg.arrival = (struct sv_wl_arrival){SV_WL_ARRIVAL_GAMMA, 2.0, 0.5, NULL};
     gen_collect(&cfg, g, NULL, NULL, N);
     mean_cv(g, N, &mean, &cv);
     CU_ASSERT_DOUBLE_EQUAL(mean, 0.5, 0.5 * 0.01);
@@ -557,7 +557,7 @@ static void test_gen_arrivals(void)
     g_free(g);
 
     /* Fixed at 4 req/s from 1 s: arrivals 1.25, 1.5, 1.75 s ... */
-    cfg.arrival = (struct sv_wl_arrival){SV_WL_ARRIVAL_FIXED, 4.0, 0};
+    cfg.arrival = (struct sv_wl_arrival){SV_WL_ARRIVAL_FIXED, 4.0, 0, NULL};
     cfg.count = 3;
     cfg.start_ns = SV_NS_PER_S;
     sv_wl_source *src = gen_ok(&cfg);
@@ -662,6 +662,63 @@ static void test_gen_lengths(void)
     sv_wl_len_clear(&il);
     g_free(in);
     g_free(out);
+}
+
+/* trace:PATH arrivals. A 4-row Azure CSV has gaps 1 s, 1 s, 4 s (mean 2 s); at 1 req/s every
+ * gap is scaled by (1 / 1) / 2 = 0.5, so each generated gap is 0.5 s (probability 2/3) or 2 s
+ * (1/3), the trace's shape at half its spacing. 3000 draws: the count of 2 s gaps is binomial
+ * (n 3000, p 1/3), sd sqrt(3000 x 2/9) = 25.8; 5 sd = 129. */
+static void test_gen_trace_arrivals(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *path = write_tmp(dir, "t.csv",
+                                      "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                      "2023-11-16 18:15:46.0000000,10,2\n"
+                                      "2023-11-16 18:15:47.0000000,10,2\n"
+                                      "2023-11-16 18:15:48.0000000,10,2\n"
+                                      "2023-11-16 18:15:52.0000000,10,2\n");
+    g_autofree char *spec = g_strconcat("trace:", path, NULL);
+    struct sv_wl_gen_cfg cfg = {.seed = 3,
+                                .count = 3000,
+                                .input_len = {.kind = SV_WL_LEN_FIXED, .value = 8},
+                                .output_len = {.kind = SV_WL_LEN_FIXED, .value = 4}};
+    CU_ASSERT_FATAL(sv_wl_arrival_parse(spec, 1.0, &cfg.arrival, NULL));
+    CU_ASSERT_EQUAL(cfg.arrival.kind, SV_WL_ARRIVAL_TRACE);
+    CU_ASSERT_STRING_EQUAL(cfg.arrival.trace_path, path);
+    double *gaps = g_new(double, 3000);
+    gen_collect(&cfg, gaps, NULL, NULL, 3000);
+    int longg = 0, other = 0;
+    for (int i = 0; i < 3000; i++) {
+        if (fabs(gaps[i] - 2.0) <= 2e-9)
+            longg++;
+        else if (fabs(gaps[i] - 0.5) > 2e-9)
+            other++;
+    }
+    SV_ASSERT_EQ_I64(other, 0);
+    CU_ASSERT(longg >= 1000 - 129 && longg <= 1000 + 129);
+    /* Same seed, same gaps; rate 4 req/s divides every gap by 4. */
+    double *g4 = g_new(double, 3000);
+    cfg.arrival.rate_per_s = 4.0;
+    gen_collect(&cfg, g4, NULL, NULL, 3000);
+    for (int i = 0; i < 3000; i++)
+        CU_ASSERT(fabs(g4[i] * 4 - gaps[i]) <= 1e-8);
+    g_free(gaps);
+    g_free(g4);
+    /* A trace with one arrival has no gap; a missing file fails with its name. */
+    g_autofree char *one = write_tmp(dir, "one.csv",
+                                     "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                     "2023-11-16 18:15:46.0000000,10,2\n");
+    g_autoptr(GError) err = NULL;
+    cfg.arrival.trace_path = one;
+    CU_ASSERT_PTR_NULL(sv_wl_generator_new(&cfg, &err));
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "at least two arrivals"));
+    g_clear_error(&err);
+    cfg.arrival.trace_path = "/nonexistent/trace.csv";
+    CU_ASSERT_PTR_NULL(sv_wl_generator_new(&cfg, &err));
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "/nonexistent/trace.csv"));
+    g_clear_error(&err);
+    CU_ASSERT_FALSE(sv_wl_arrival_parse("trace:", 1.0, &cfg.arrival, NULL));
+    sv_test_rmtree(dir);
 }
 
 static void test_spec_parse(void)
@@ -786,6 +843,7 @@ int main(void)
         {"arrivals", test_gen_arrivals},
         {"lengths", test_gen_lengths},
         {"spec strings", test_spec_parse},
+        {"trace arrivals", test_gen_trace_arrivals},
         {NULL, NULL},
     };
     sv_test_add_suite("workloads readers", readers);
