@@ -48,7 +48,8 @@ static const char usage[] =
     "  --input-len SPEC          N | uniform:A:B | normal:MEAN:SD | empirical:PATH[:COL] |\n"
     "                            sharegpt (default sharegpt)\n"
     "  --output-len SPEC         the same (default sharegpt)\n"
-    "  --arrival SPEC            poisson | gamma:CV | fixed (default poisson)\n"
+    "  --arrival SPEC            poisson | gamma:CV | fixed | trace:PATH (gaps resampled\n"
+    "                            from a trace, scaled to --qps; default poisson)\n"
     "latency:\n"
     "  --profiles DIR            LLMServingSim profile bundles\n"
     "                            (default " DEFAULT_PROFILES " when present)\n"
@@ -62,9 +63,11 @@ static const char usage[] =
     "                            docs/plugins.md)\n"
     "  --router NAME             least_load | round_robin | random | prefix_aware |\n"
     "                            slo_aware[:MS] (default least_load; docs/routing.md)\n"
-    "  --slo-ttft-ms MS          TTFT target of the slo_aware router (default none)\n"
+    "  --slo-ttft-ms MS          TTFT target of the slo_aware router (default the config's\n"
+    "                            \"slo_ttft_ms\", else none)\n"
     "  --kv-transfer MODE        prefill -> decode KV transfer: whole | per_layer\n"
-    "                            (default whole; docs/disaggregation.md)\n"
+    "                            (default the config's \"kv_transfer\", else whole;\n"
+    "                            docs/disaggregation.md)\n"
     "  --host-overhead MODEL     host-side time per engine step: fitted | none\n"
     "                            (default fitted; docs/validation.md)\n"
     "parallelism (docs/parallelism.md):\n"
@@ -435,6 +438,9 @@ int sv_cli_run(int argc, char **argv)
         cluster = sv_planner_cluster_load(o.cluster, &err);
         if (!cluster)
             goto fail;
+        /* Memory-tier / power / PIM keys the run ignores (docs/reference-configs.md). */
+        for (char **u = cluster->unsupported; u && *u; u++)
+            g_printerr("servesim run: %s\n", *u);
         struct sv_wl_open_opts wo = {.skip_bad_lines = o.skip_bad};
         src = sv_wl_open(o.workload, &wo, &err);
         if (!src)
@@ -480,6 +486,19 @@ int sv_cli_run(int argc, char **argv)
                 (double)pc.now_ns / 1e9);
         status = 1;
         goto out;
+    }
+    for (int32_t i = 0; i < cluster->n_instances; i++) {
+        if (cluster->instances[i].pd_type[0] == '\0')
+            continue;
+        /* A cluster with prefill/decode instances reports its KV handoffs (docs/outputs.md). */
+        struct sv_metrics_pd pd = {.handoffs = res.kv_handoffs,
+                                   .kv_bytes = res.kv_bytes,
+                                   .kv_waits = res.kv_waits,
+                                   .kv_blocks = res.kv_blocks,
+                                   .kv_wait_ms = (double)res.kv_wait_ns / 1e6,
+                                   .kv_transfer_ms = (double)res.kv_transfer_ns / 1e6};
+        sv_metrics_set_pd(m, &pd);
+        break;
     }
     if (!sv_metrics_finish(m, res.makespan_ns, pc.submitted, &err))
         goto fail;

@@ -12,6 +12,7 @@
 #include "msg/msg_internal.h"
 
 #include <math.h>
+#include <string.h>
 
 /* Nodes after which a kept iteration DAG is replaced (bounds memory; see sv_msg__launch). */
 #define MSG_DAG_RECYCLE_NODES 3000
@@ -115,20 +116,28 @@ static gboolean par_launch(sv_msg *m, const struct sv_batch_shape *shape_in, GEr
 
 gboolean sv_msg__launch(sv_msg *m, GError **error)
 {
-    g_array_set_size(m->pf_chunk, 0);
-    g_array_set_size(m->pf_hist, 0);
-    g_array_set_size(m->dec_kv, 0);
-    for (guint i = 0; i < m->inflight->len; i++) {
+    /* Sized for the worst case and filled in place (per-element appends showed in profiles). */
+    guint n_slots = m->inflight->len, n_pf = 0, n_dec = 0;
+    g_array_set_size(m->pf_chunk, n_slots);
+    g_array_set_size(m->pf_hist, n_slots);
+    g_array_set_size(m->dec_kv, n_slots);
+    int64_t *pf_chunk = (int64_t *)(void *)m->pf_chunk->data;
+    int64_t *pf_hist = (int64_t *)(void *)m->pf_hist->data;
+    int64_t *dec_kv = (int64_t *)(void *)m->dec_kv->data;
+    for (guint i = 0; i < n_slots; i++) {
         const msg_slot *s = &g_array_index(m->inflight, msg_slot, i);
         /* Classified by the scheduled count, as LLMServingSim's _build_batch: more than one
          * token is a chunk (also a resumed request's recomputation), exactly one a decode. */
         if (s->num_new > 1) {
-            g_array_append_val(m->pf_chunk, s->num_new);
-            g_array_append_val(m->pf_hist, s->computed_before);
+            pf_chunk[n_pf] = s->num_new;
+            pf_hist[n_pf++] = s->computed_before;
         } else {
-            g_array_append_val(m->dec_kv, s->computed_before);
+            dec_kv[n_dec++] = s->computed_before;
         }
     }
+    g_array_set_size(m->pf_chunk, n_pf);
+    g_array_set_size(m->pf_hist, n_pf);
+    g_array_set_size(m->dec_kv, n_dec);
     struct sv_batch_shape shape;
     sv_compute_batch_shape_init(&shape, (const int64_t *)(void *)m->pf_chunk->data,
                                 (const int64_t *)(void *)m->pf_hist->data, m->pf_chunk->len,
@@ -195,11 +204,14 @@ struct msg_par {
     gboolean commit_due; /* a commit event is scheduled for the head batch */
     int64_t comm_tokens; /* DP wave: tokens sizing the MoE exchange (0 = own) */
     gboolean moe;        /* model has MoE layers and ep_size > 1 */
+    int32_t ep_members;  /* instances sharing the experts (the DP group's size, else 1) */
+    int32_t ep_k;        /* TP ranks per EP rank (tp / (ep_size / ep_members)) */
     const struct sv_expert_route_ops *route;
     void *route_state;
     int64_t *counts;               /* per expert */
     struct sv_msg_moe_rank *ranks; /* per EP rank */
     sv_dag_node **last;            /* per rank of a stage, scratch */
+    sv_dag_node **tail;            /* per device: the last batch's last node there */
     uint64_t tag;                  /* point-to-point tag base (instance) */
 };
 
@@ -242,36 +254,31 @@ gboolean sv_msg__par_init(sv_msg *m, GError **error)
                     c->instance, pp, mc->num_layers);
         return FALSE;
     }
-    if (c->dp != NULL && pp > 1) {
-        g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
-                    "instance %d: data-parallel groups with pp_size > 1 are not supported",
-                    c->instance);
-        return FALSE;
-    }
     struct msg_par *P = g_new0(struct msg_par, 1);
     m->par = P;
     P->pp = pp;
     P->tp = c->num_devices / pp;
     g_queue_init(&P->batches);
     P->last = g_new0(sv_dag_node *, (size_t)P->tp);
+    P->tail = g_new0(sv_dag_node *, (size_t)(P->tp * P->pp));
     P->tag = (uint64_t)c->instance;
     P->moe = sv_compute_model_is_moe(mc) && c->ep_size > 1;
     if (P->moe) {
-        if (pp > 1) {
-            g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
-                        "instance %d: expert parallelism with pp_size > 1 is not supported",
-                        c->instance);
-            return FALSE;
-        }
-        if (c->ep_size > mc->num_experts || c->ep_rank_base < 0 ||
-            c->ep_rank_base + P->tp > c->ep_size) {
+        /* EP ranks of this member: ep_size over the DP group's members (planner/cluster_net.c);
+         * TP rank r is EP rank ep_rank_base + r / ep_k, one EP group per stage and r mod ep_k. */
+        int32_t members = c->dp ? sv_msg_dp_size(c->dp) : 1;
+        int32_t epm = c->ep_size / members;
+        if (c->ep_size > mc->num_experts || c->ep_size % members != 0 || epm < 1 ||
+            P->tp % epm != 0 || c->ep_rank_base < 0 || c->ep_rank_base + epm > c->ep_size) {
             g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
                         "instance %d: EP ranks %d..%d do not fit ep_size %d (%" G_GINT64_FORMAT
-                        " experts)",
-                        c->instance, c->ep_rank_base, c->ep_rank_base + P->tp - 1, c->ep_size,
-                        mc->num_experts);
+                        " experts, tp %d)",
+                        c->instance, c->ep_rank_base, c->ep_rank_base + epm - 1, c->ep_size,
+                        mc->num_experts, P->tp);
             return FALSE;
         }
+        P->ep_members = members;
+        P->ep_k = P->tp / epm;
         P->route = c->expert_route;
         if (!P->route)
             P->route = sv_msg_expert_route_balanced();
@@ -306,6 +313,7 @@ void sv_msg__par_free(sv_msg *m)
     g_free(P->counts);
     g_free(P->ranks);
     g_free(P->last);
+    g_free(P->tail);
     g_free(P);
     m->par = NULL;
 }
@@ -410,6 +418,13 @@ void sv_msg__par_commit(sv_msg *m)
     struct msg_par *P = m->par;
     P->commit_due = FALSE;
     par_batch *b = g_queue_pop_head(&P->batches);
+    /* A DP member with pipeline stages may hold its next batch, scheduled and waiting for the
+     * group's wave (msg/parallel.c), while an earlier batch commits: set it aside. */
+    GArray *held = NULL;
+    if (m->cfg.dp && m->inflight->len > 0) {
+        held = m->inflight;
+        m->inflight = g_array_new(FALSE, FALSE, sizeof(msg_slot));
+    }
     SV_ASSERT(b && b->done && m->inflight->len == 0);
     if (!b->dummy) {
         GArray *spare = m->inflight;
@@ -458,7 +473,12 @@ void sv_msg__par_commit(sv_msg *m)
     }
     g_array_free(b->slots, TRUE);
     g_free(b);
-    m->busy = (int32_t)P->batches.length >= P->pp;
+    if (held) {
+        g_array_free(m->inflight, TRUE);
+        m->inflight = held;
+    }
+    /* A held batch keeps the member waiting for its wave. */
+    m->busy = (int32_t)P->batches.length >= P->pp || held != NULL;
     par_maybe_commit(m);
 }
 
@@ -483,7 +503,7 @@ static sv_dag_node *par_coll(sv_msg *m, const char *name, int32_t dev, sv_coll_t
 static sv_time par_moe_ns(sv_msg *m, const struct sv_batch_shape *shape, int64_t route_tokens,
                           int32_t r)
 {
-    const struct sv_msg_moe_rank *rk = &m->par->ranks[m->cfg.ep_rank_base + r];
+    const struct sv_msg_moe_rank *rk = &m->par->ranks[m->cfg.ep_rank_base + r / m->par->ep_k];
     if (rk->pairs == 0)
         return 0; /* no token reaches this rank: no expert kernel */
     struct sv_batch_shape s = *shape;
@@ -513,13 +533,14 @@ static sv_dag_node *par_ops(sv_msg *m, const struct sv_iter_op *ops, int n_ops, 
             gboolean a2a = m->cfg.moe_comm == SV_MSG_MOE_ALLTOALL;
             char cn[80];
             g_snprintf(cn, sizeof cn, "%s.dispatch", name);
+            int32_t epg = m->cfg.ep_group + stage * P->ep_k + r % P->ep_k;
             prev = par_coll(m, cn, dev, a2a ? SV_COLL_ALL_TO_ALL : SV_COLL_ALL_GATHER, ep_bytes,
-                            m->cfg.ep_group, prev);
+                            epg, prev);
             if (moe_ns > 0)
                 prev = par_add(m, name, SV_DAG_KIND_COMP, dev, moe_ns, prev);
             g_snprintf(cn, sizeof cn, "%s.combine", name);
             prev = par_coll(m, cn, dev, a2a ? SV_COLL_ALL_TO_ALL : SV_COLL_REDUCE_SCATTER, ep_bytes,
-                            m->cfg.ep_group, prev);
+                            epg, prev);
             continue;
         }
         prev = par_add(m, name, SV_DAG_KIND_COMP, dev, ops[i].ns, prev);
@@ -555,7 +576,7 @@ static gboolean par_launch(sv_msg *m, const struct sv_batch_shape *shape_in, GEr
     if (P->moe) {
         /* The EP group's tokens: every member's (padded) batch, routed once per step and
          * reused by every layer (LLMServingSim's block_copy). */
-        route_tokens = comm_tokens * (c->ep_size / P->tp);
+        route_tokens = comm_tokens * P->ep_members;
         struct sv_expert_route_req rq = {
             .layer = 0,
             .tokens = route_tokens,
@@ -570,6 +591,7 @@ static gboolean par_launch(sv_msg *m, const struct sv_batch_shape *shape_in, GEr
         g_queue_is_empty(&P->batches)) {
         g_clear_pointer(&m->exec, sv_dag_exec_free);
         g_clear_pointer(&m->dag, sv_dag_free);
+        memset(P->tail, 0, sizeof *P->tail * (size_t)(P->tp * P->pp));
     }
     gboolean fresh = m->dag == NULL;
     if (fresh)
@@ -584,9 +606,13 @@ static gboolean par_launch(sv_msg *m, const struct sv_batch_shape *shape_in, GEr
         for (int32_t r = 0; r < P->tp; r++) {
             int32_t dev = c->first_device + s * P->tp + r;
             sv_time moe_ns = P->moe ? par_moe_ns(m, &shape, route_tokens, r) : 0;
-            sv_dag_node *prev = NULL;
+            /* A stage runs its batches in launch order (one stream per device): the previous
+             * batch's work on this device comes first. Without it, batches in flight interleave
+             * per operator, and ranks whose expert loads differ would issue the EP group's
+             * collectives of different batches in different orders. */
+            sv_dag_node *prev = P->tail[s * P->tp + r];
             if (s > 0) {
-                prev = par_add(m, "pp.recv", SV_DAG_KIND_COMM_RECV, dev, 0, NULL);
+                prev = par_add(m, "pp.recv", SV_DAG_KIND_COMM_RECV, dev, 0, prev);
                 prev->p.has |= SV_DAG_HAS_COMM_SRC | SV_DAG_HAS_COMM_SIZE | SV_DAG_HAS_COMM_TAG;
                 prev->p.comm_src = dev - P->tp;
                 prev->p.comm_size_bytes = hid_bytes > 0 ? hid_bytes : 1;
@@ -604,6 +630,7 @@ static gboolean par_launch(sv_msg *m, const struct sv_batch_shape *shape_in, GEr
                 prev->p.comm_tag = (int32_t)P->tag;
             }
             P->last[r] = prev;
+            P->tail[s * P->tp + r] = prev;
         }
     }
     final = par_add(m, "batch.done", SV_DAG_KIND_LOGICAL, c->first_device, 0, NULL);

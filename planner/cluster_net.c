@@ -200,51 +200,52 @@ sv_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_clust
             }
         }
     }
-    /* EP groups (MoE). Without DP the EP ranks are the instance's TP ranks (LLMServingSim:
-     * ep_size defaults to tp_size, ep_size > tp_size needs a dp_group); in a DP group the EP
-     * degree is the group's total, each member holding ep_size / dp_size = tp_size ranks. */
+    /* EP groups (MoE). LLMServingSim (docs/simulator/parallelism-mechanics.md): EP runs on the DP
+     * dimension, plus the TP dimension when ep_size exceeds the DP group's size, and never on the
+     * PP dimension (vLLM's EP group pins the pipeline stage). So each member holds
+     * epm = ep_size / dp_size EP ranks (dp_size 1 without a dp_group), which must divide tp_size;
+     * TP rank r is EP rank dp_rank x epm + r / k with k = tp_size / epm, and per stage there are k
+     * groups, group g holding the TP ranks r = g (mod k) of every member. Group ids are
+     * consecutive: ep_group + stage x k + r mod k. */
     for (int32_t i = 0; i < ni; i++) {
         const struct sv_instance_cfg *ic = &c->instances[i];
         if (ic->ep_size <= 1)
             continue;
         int32_t d = cn->dp_index[i];
-        if (d < 0) {
-            if (ic->ep_size != ic->tp_size) {
-                g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
-                            "instance %d: ep_size %d must equal tp_size %d without a dp_group", i,
-                            ic->ep_size, ic->tp_size);
-                sv_coll_groups_free(groups);
-                goto fail;
-            }
-            cn->ep_group[i] = cn->tp_group_base[i];
-            cn->ep_rank_base[i] = 0;
-            continue;
-        }
-        if (ic->ep_size != cn->dp_size[d] * ic->tp_size) {
+        int32_t dsz = d < 0 ? 1 : cn->dp_size[d];
+        if (ic->ep_size % dsz != 0 || ic->tp_size % (ic->ep_size / dsz) != 0) {
             g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
-                        "instance %d: ep_size %d must equal dp_group size %d x tp_size %d "
-                        "(each member holds tp_size EP ranks)",
-                        i, ic->ep_size, cn->dp_size[d], ic->tp_size);
+                        "instance %d: ep_size %d must be the dp_group size %d times a divisor of "
+                        "tp_size %d",
+                        i, ic->ep_size, dsz, ic->tp_size);
             sv_coll_groups_free(groups);
             goto fail;
         }
-        if (cn->dp_rank[i] == 0) {
-            g_autofree int *members = g_new(int, (size_t)ic->ep_size);
-            int k = 0;
-            for (int32_t j = i; j < ni; j++)
-                if (cn->dp_index[j] == d)
-                    for (int32_t r = 0; r < c->instances[j].tp_size; r++)
-                        members[k++] = cn->first_device[j] + r;
-            int32_t id = next++;
-            if (!sv_coll_groups_add(groups, id, members, k, error)) {
-                sv_coll_groups_free(groups);
-                goto fail;
+        int32_t epm = ic->ep_size / dsz;
+        int32_t k = ic->tp_size / epm;
+        if (d < 0 || cn->dp_rank[i] == 0) {
+            int32_t base = next;
+            g_autofree int *members = g_new(int, (size_t)(ic->ep_size));
+            for (int32_t s = 0; s < ic->pp_size; s++) {
+                for (int32_t g = 0; g < k; g++) {
+                    int n = 0;
+                    for (int32_t j = i; j < ni; j++) {
+                        if (j != i && (d < 0 || cn->dp_index[j] != d))
+                            continue;
+                        for (int32_t r = g; r < ic->tp_size; r += k)
+                            members[n++] = cn->first_device[j] + s * ic->tp_size + r;
+                    }
+                    if (!sv_coll_groups_add(groups, next++, members, n, error)) {
+                        sv_coll_groups_free(groups);
+                        goto fail;
+                    }
+                }
             }
             for (int32_t j = i; j < ni; j++)
-                if (cn->dp_index[j] == d)
-                    cn->ep_group[j] = id;
+                if (j == i || (d >= 0 && cn->dp_index[j] == d))
+                    cn->ep_group[j] = base;
         }
-        cn->ep_rank_base[i] = cn->dp_rank[i] * ic->tp_size;
+        cn->ep_rank_base[i] = (d < 0 ? 0 : cn->dp_rank[i]) * epm;
     }
     struct sv_coll_sys_cfg sc;
     sv_coll_sys_cfg_init(&sc);

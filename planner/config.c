@@ -12,8 +12,9 @@ G_DEFINE_QUARK(sv - planner - error - quark, sv_planner_error)
  * --npu-memory-utilization default. */
 #define DEFAULT_MEM_UTIL 0.9
 
-static const char *const top_keys[] = {"num_nodes", "link_bw", "link_latency",  "nodes",
-                                       "cxl_mem",   "fabric",  "network_model", NULL};
+static const char *const top_keys[] = {"num_nodes",   "link_bw", "link_latency",  "nodes",
+                                       "cxl_mem",     "fabric",  "network_model", "kv_transfer",
+                                       "slo_ttft_ms", NULL};
 static const char *const node_keys[] = {"num_instances", "cpu_mem",  "instances",
                                         "power",         "topology", NULL};
 static const char *const mem_keys[] = {"mem_size",   "mem_bw",      "mem_latency", "mem_util",
@@ -147,6 +148,137 @@ static JsonObject *get_obj(JsonObject *o, const char *key, const char *where, gb
     return json_node_get_object(n);
 }
 
+/* ---- features of the memory-tier / power / PIM work (not yet modeled) ----------------------
+ *
+ * Each key is either ignored with one note in cfg->unsupported (what the run models without it
+ * is still the deployment the config describes, or the note says how it differs) or an error when
+ * ignoring it would leave the timings meaningless (work or weights moved off the NPU).
+ * docs/reference-configs.md lists the decisions. */
+
+static void note_ignored(GPtrArray *notes, const char *path, const char *feature)
+{
+    g_ptr_array_add(notes, g_strdup_printf("%s: %s is not yet supported (ignored)", path, feature));
+}
+
+static gboolean unsupported(GError **error, const char *path, const char *feature)
+{
+    g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, "%s: %s is not yet supported",
+                path, feature);
+    return FALSE;
+}
+
+/* One placement rule ({"weights", "kv_loc", "kv_evict_loc"}; LLMServingSim's
+ * docs/examples/memory-tiers/cxl-memory.mdx). Weights or live KV off the NPU change every
+ * iteration's time: an error. KV eviction to host memory only matters on preemption, where the
+ * run recomputes instead (vLLM's default): noted once per instance. */
+/* A placement location; anything but a string reads as "npu" (nothing to refuse). */
+static const char *rule_loc(JsonObject *o, const char *key)
+{
+    JsonNode *v = json_object_get_member(o, key);
+    if (!v || !JSON_NODE_HOLDS_VALUE(v) || json_node_get_value_type(v) != G_TYPE_STRING)
+        return "npu";
+    return json_node_get_string(v);
+}
+
+static gboolean check_rule(JsonNode *n, const char *path, gboolean *evict_noted, GPtrArray *notes,
+                           GError **error)
+{
+    if (!JSON_NODE_HOLDS_OBJECT(n)) {
+        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, "%s: must be an object",
+                    path);
+        return FALSE;
+    }
+    JsonObject *o = json_node_get_object(n);
+    static const char *const locs[] = {"weights", "kv_loc"};
+    for (size_t i = 0; i < G_N_ELEMENTS(locs); i++) {
+        const char *v = rule_loc(o, locs[i]);
+        if (g_ascii_strcasecmp(v, "npu") != 0 && g_ascii_strcasecmp(v, "local") != 0) {
+            g_autofree char *p = g_strdup_printf("%s.%s", path, locs[i]);
+            g_autofree char *f = g_strdup_printf("%s in \"%s\" (memory-tier placement)",
+                                                 i == 0 ? "weights" : "live KV cache", v);
+            return unsupported(error, p, f);
+        }
+    }
+    const char *ev = rule_loc(o, "kv_evict_loc");
+    if (!*evict_noted && g_ascii_strcasecmp(ev, "npu") != 0 &&
+        g_ascii_strcasecmp(ev, "local") != 0) {
+        g_autofree char *p = g_strdup_printf("%s.kv_evict_loc", path);
+        g_autofree char *f = g_strdup_printf(
+            "KV eviction to \"%s\" (host-memory offloading, preempted requests recompute "
+            "instead)",
+            ev);
+        note_ignored(notes, p, f);
+        *evict_noted = TRUE;
+    }
+    return TRUE;
+}
+
+static gboolean check_placement(JsonObject *inst, const char *where, GPtrArray *notes,
+                                GError **error)
+{
+    JsonNode *pn = json_object_get_member(inst, "placement");
+    if (!pn || JSON_NODE_HOLDS_NULL(pn))
+        return TRUE;
+    g_autofree char *pw = g_strdup_printf("%s.placement", where);
+    if (!JSON_NODE_HOLDS_OBJECT(pn)) {
+        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, "%s: must be an object", pw);
+        return FALSE;
+    }
+    JsonObject *po = json_node_get_object(pn);
+    gboolean noted = FALSE;
+    JsonNode *d = json_object_get_member(po, "default");
+    if (d) {
+        g_autofree char *p = g_strdup_printf("%s.default", pw);
+        if (!check_rule(d, p, &noted, notes, error))
+            return FALSE;
+    }
+    JsonNode *b = json_object_get_member(po, "blocks");
+    if (b && JSON_NODE_HOLDS_ARRAY(b)) {
+        JsonArray *a = json_node_get_array(b);
+        for (guint i = 0; i < json_array_get_length(a); i++) {
+            g_autofree char *p = g_strdup_printf("%s.blocks[%u]", pw, i);
+            if (!check_rule(json_array_get_element(a, i), p, &noted, notes, error))
+                return FALSE;
+        }
+    }
+    JsonNode *l = json_object_get_member(po, "layers");
+    if (l && JSON_NODE_HOLDS_OBJECT(l)) {
+        g_autoptr(GList) names = json_object_get_members(json_node_get_object(l));
+        names = g_list_sort(names, (GCompareFunc)strcmp); /* deterministic order */
+        for (GList *it = names; it; it = it->next) {
+            g_autofree char *p = g_strdup_printf("%s.layers.%s", pw, (const char *)it->data);
+            if (!check_rule(json_object_get_member(json_node_get_object(l), it->data), p, &noted,
+                            notes, error))
+                return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* Per-instance switches of LLMServingSim (docs/reference/cluster-config.md, runtime overrides):
+ * each moves work off the NPU (weights offloaded, attention on PIM, sub-batches interleaved
+ * with PIM attention), so true is an error; false is what the run models anyway. */
+static gboolean check_offload_flags(JsonObject *inst, const char *where, GError **error)
+{
+    static const struct {
+        const char *key, *feature;
+    } flags[] = {
+        {"enable_local_offloading", "weight offloading to host memory"},
+        {"enable_attn_offloading", "attention offloading to PIM"},
+        {"enable_sub_batch_interleaving", "sub-batch interleaving with PIM attention"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(flags); i++) {
+        int on;
+        if (!get_bool(inst, flags[i].key, where, &on, error))
+            return FALSE;
+        if (on == 1) {
+            g_autofree char *p = g_strdup_printf("%s.%s", where, flags[i].key);
+            return unsupported(error, p, flags[i].feature);
+        }
+    }
+    return TRUE;
+}
+
 static const char *const level_keys[] = {"kind", "bw_gbps", "latency_ns", NULL};
 
 /* A network level (node "topology", cluster "fabric"; docs/cluster-network.md). "nvlink"
@@ -221,9 +353,11 @@ static gboolean get_dims(JsonObject *o, const char *key, const char *where, gboo
 }
 
 static gboolean parse_instance(JsonObject *o, const char *where, struct sv_instance_cfg *ic,
-                               GError **error)
+                               GPtrArray *notes, GError **error)
 {
     warn_unknown(o, inst_keys, where);
+    if (!check_placement(o, where, notes, error) || !check_offload_flags(o, where, error))
+        return FALSE;
     if (!get_str(o, "model_name", where, TRUE, ic->model_name, sizeof ic->model_name, error) ||
         !get_str(o, "hardware", where, TRUE, ic->hardware, sizeof ic->hardware, error))
         return FALSE;
@@ -296,6 +430,12 @@ struct sv_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, const char *
     JsonObject *top = json_node_get_object(root);
     warn_unknown(top, top_keys, where);
     struct sv_cluster_cfg *c = g_new0(struct sv_cluster_cfg, 1);
+    g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+    if (json_object_has_member(top, "cxl_mem")) {
+        /* Devices only: what lives there is decided by placement (checked per instance). */
+        g_autofree char *p = g_strdup_printf("%s: cxl_mem", where);
+        note_ignored(notes, p, "CXL memory expansion");
+    }
     int64_t num_nodes;
     if (!get_num(top, "link_bw", where, FALSE, 0, TRUE, &c->link_bw_gbps, error) ||
         !get_num(top, "link_latency", where, FALSE, 0, FALSE, &c->link_latency_ns, error) ||
@@ -305,8 +445,15 @@ struct sv_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, const char *
                   error) ||
         !parse_level(top, "fabric", where, &c->fabric, error) ||
         !get_str(top, "network_model", where, FALSE, c->network_model, sizeof c->network_model,
-                 error))
+                 error) ||
+        !get_str(top, "kv_transfer", where, FALSE, c->kv_transfer, sizeof c->kv_transfer, error) ||
+        !get_num(top, "slo_ttft_ms", where, FALSE, 0, FALSE, &c->slo_ttft_ms, error))
         goto fail;
+    sv_pd_kv_mode kv_mode;
+    if (c->kv_transfer[0] && !sv_pd_kv_mode_parse(c->kv_transfer, &kv_mode, NULL)) {
+        bad(error, where, "kv_transfer", "must be \"whole\" or \"per_layer\"");
+        goto fail;
+    }
     JsonNode *nn = json_object_get_member(top, "nodes");
     if (!nn || !JSON_NODE_HOLDS_ARRAY(nn) || json_array_get_length(json_node_get_array(nn)) == 0) {
         bad(error, where, "nodes", "must be a non-empty array");
@@ -335,12 +482,24 @@ struct sv_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, const char *
         warn_unknown(no, node_keys, nw);
         if (!parse_level(no, "topology", nw, &c->nodes[ni].topology, error))
             goto fail_insts;
+        if (json_object_has_member(no, "power")) {
+            /* Energy accounting only: no effect on the timeline. */
+            g_autofree char *p = g_strdup_printf("%s.power", nw);
+            note_ignored(notes, p, "the power model");
+        }
         JsonObject *cpu = get_obj(no, "cpu_mem", nw, FALSE, error);
         if (!cpu && error && *error)
             goto fail_insts;
         if (cpu) {
             g_autofree char *cw = g_strdup_printf("%s.cpu_mem", nw);
             warn_unknown(cpu, mem_keys, cw);
+            if (json_object_has_member(cpu, "pim_config")) {
+                /* The PIM device only runs attention for instances with enable_attn_offloading
+                 * (an error, checked per instance); alone it only rewrites cpu_mem's bandwidth
+                 * (LLMServingSim docs/reference/pim-config.md), which nothing here uses. */
+                g_autofree char *p = g_strdup_printf("%s.pim_config", cw);
+                note_ignored(notes, p, "PIM (processing in memory)");
+            }
             if (!get_num(cpu, "mem_size", cw, FALSE, 0, FALSE, &c->nodes[ni].cpu_mem_gib, error) ||
                 !get_num(cpu, "mem_bw", cw, FALSE, 0, FALSE, &c->nodes[ni].cpu_mem_bw_gbps,
                          error) ||
@@ -373,13 +532,17 @@ struct sv_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, const char *
             struct sv_instance_cfg ic = {0};
             ic.node = (int32_t)ni;
             ic.index = (int32_t)insts->len;
-            if (!parse_instance(json_node_get_object(inode), iw, &ic, error))
+            if (!parse_instance(json_node_get_object(inode), iw, &ic, notes, error))
                 goto fail_insts;
             g_array_append_val(insts, ic);
         }
     }
     c->n_instances = (int32_t)insts->len;
     c->instances = (struct sv_instance_cfg *)(void *)g_array_free(insts, FALSE);
+    if (notes->len > 0) {
+        g_ptr_array_add(notes, NULL);
+        c->unsupported = (char **)g_ptr_array_steal(notes, NULL);
+    }
     return c;
 fail_insts:
     g_array_free(insts, TRUE);
@@ -443,5 +606,6 @@ void sv_planner_cluster_free(struct sv_cluster_cfg *cfg)
         return;
     g_free(cfg->nodes);
     g_free(cfg->instances);
+    g_strfreev(cfg->unsupported);
     g_free(cfg);
 }

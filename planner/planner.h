@@ -83,10 +83,18 @@ struct sv_cluster_cfg {
     double link_latency_dims[SV_NET_MAX_DIMS];
     struct sv_net_level_cfg fabric; /* top-level "fabric" (between nodes) */
     char network_model[16];         /* top-level "network_model" ("" = the run's, default flow) */
+    /* Disaggregation and routing defaults (docs/disaggregation.md, docs/routing.md); the run's
+     * kv_transfer / slo_ttft_ms (command line) win over them. */
+    char kv_transfer[16]; /* top-level "kv_transfer": "whole" | "per_layer" ("" = whole) */
+    double slo_ttft_ms;   /* top-level "slo_ttft_ms" (0 = none) */
     int32_t n_nodes;
     struct sv_node_cfg *nodes;
     int32_t n_instances;
     struct sv_instance_cfg *instances;
+    /* Keys of the memory-tier / power / PIM features the run ignores, one line each
+     * ("<file>: <key path>: <feature> is not yet supported (ignored)"; NULL-terminated, NULL
+     * when none); the caller reports them (docs/reference-configs.md lists the decisions). */
+    char **unsupported;
 };
 
 /* Parse LLMServingSim's cluster config. `where` prefixes error messages (usually the file's base

@@ -176,6 +176,21 @@ static struct sv_router_inst router_view(const run_state *st, int32_t i)
     };
 }
 
+/* The KV transfer mode and the TTFT target: the run's (command line) win over the cluster
+ * config's top-level "kv_transfer" / "slo_ttft_ms" (docs/disaggregation.md, docs/routing.md). */
+static const char *run_kv_transfer(const struct sv_run_cfg *cfg)
+{
+    return cfg->kv_transfer               ? cfg->kv_transfer
+           : cfg->cluster->kv_transfer[0] ? cfg->cluster->kv_transfer
+                                          : NULL;
+}
+
+static sv_time run_slo_ttft_ns(const struct sv_run_cfg *cfg)
+{
+    double ms = cfg->slo_ttft_ms > 0 ? cfg->slo_ttft_ms : cfg->cluster->slo_ttft_ms;
+    return ms > 0 ? sv_time_from_ns(ms * 1e6) : 0;
+}
+
 static const char *router_label(const run_state *st)
 {
     return st->cfg->router_name ? st->cfg->router_name : sv_planner_router_name(st->cfg->router);
@@ -211,7 +226,7 @@ static gboolean submit(run_state *st, const sv_wl_req *q, sv_time arrival, void 
         .n_hash_ids = q->n_hash_ids,
         .hash_block_tokens = (uint32_t)q->hash_block_tokens,
         .model = model,
-        .slo_ttft_ns = st->cfg->slo_ttft_ms > 0 ? sv_time_from_ns(st->cfg->slo_ttft_ms * 1e6) : 0,
+        .slo_ttft_ns = run_slo_ttft_ns(st->cfg),
     };
     int32_t k = st->router->route(st->router_state, &rq, n_cand, st->inst_scratch);
     if (k < 0 || k >= n_cand) {
@@ -404,7 +419,7 @@ static int32_t pick_decode(void *ctx, const struct sv_msg_handoff_info *info, co
         .arrival_ns = info->arrival_ns,
         .input_tokens = info->input_tokens,
         .output_tokens = info->output_tokens,
-        .slo_ttft_ns = st->cfg->slo_ttft_ms > 0 ? sv_time_from_ns(st->cfg->slo_ttft_ms * 1e6) : 0,
+        .slo_ttft_ns = run_slo_ttft_ns(st->cfg),
     };
     return st->router->route(st->decode_router_state ? st->decode_router_state : st->router_state,
                              &rq, n, st->inst_scratch);
@@ -509,7 +524,8 @@ static gboolean setup_pd(run_state *st, GError **error)
         return FALSE;
     }
     sv_pd_kv_mode mode = SV_PD_KV_WHOLE;
-    if (st->cfg->kv_transfer && !sv_pd_kv_mode_parse(st->cfg->kv_transfer, &mode, error))
+    const char *kv_transfer = run_kv_transfer(st->cfg);
+    if (kv_transfer && !sv_pd_kv_mode_parse(kv_transfer, &mode, error))
         return FALSE;
     sv_net *net = st->cnet ? sv_planner_cluster_net_net(st->cnet) : NULL;
     if (!net) {
@@ -652,7 +668,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         .ctx = st,
     };
     sv_pd_kv_mode kv_mode = SV_PD_KV_WHOLE;
-    if (cfg->kv_transfer && sv_pd_kv_mode_parse(cfg->kv_transfer, &kv_mode, NULL) &&
+    if (run_kv_transfer(cfg) && sv_pd_kv_mode_parse(run_kv_transfer(cfg), &kv_mode, NULL) &&
         kv_mode == SV_PD_KV_PER_LAYER)
         hooks.on_prefill_launch = on_prefill_launch; /* setup_pd reports a bad name */
     mc.role = ic->pd_type[0] == 'p'   ? SV_MSG_ROLE_PREFILL

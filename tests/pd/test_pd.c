@@ -37,6 +37,7 @@ typedef struct {
 typedef struct {
     sv_engine *eng;
     sv_net *net;
+    gboolean own_net; /* FALSE: the network is a cluster network's (harness_new_on) */
     sv_pd *pd;
     int32_t n;
     sv_msg **msgs;
@@ -86,23 +87,32 @@ static int32_t pick_rr(void *ctx, const struct sv_msg_handoff_info *req, const i
     return (int32_t)(h->rr++ % (uint64_t)n);
 }
 
-static harness *harness_new(const inst_spec *spec, int32_t n, sv_pd_kv_mode mode)
+/* The serving groups and the disaggregation layer on `net` (engine `eng`), instance i's devices
+ * from first[i]; with net NULL the harness builds its own Switch (instances' devices in order,
+ * two spare NPUs for background traffic). */
+static harness *harness_new_on(const inst_spec *spec, int32_t n, sv_pd_kv_mode mode, sv_engine *eng,
+                               sv_net *net, const int32_t *first)
 {
     harness *h = g_new0(harness, 1);
-    h->eng = sv_engine_new(1);
+    h->eng = eng ? eng : sv_engine_new(1);
     h->n = n;
-    int npus = 0;
-    for (int32_t i = 0; i < n; i++)
-        npus += spec[i].tp;
-    npus += 2; /* spare NPUs for background traffic */
-    struct sv_net_topo_cfg topo = {.ndims = 1};
-    topo.kind[0] = SV_NET_TOPO_SWITCH;
-    topo.npus[0] = npus;
-    topo.bandwidth_gbps[0] = BW_GBPS;
-    topo.latency_ns[0] = LAT_NS;
     GError *e = NULL;
-    h->net = sv_net_new(h->eng, &topo, SV_NET_MODEL_FLOW, &e);
-    g_assert_no_error(e);
+    if (net) {
+        h->net = net;
+    } else {
+        int npus = 0;
+        for (int32_t i = 0; i < n; i++)
+            npus += spec[i].tp;
+        npus += 2; /* spare NPUs for background traffic */
+        struct sv_net_topo_cfg topo = {.ndims = 1};
+        topo.kind[0] = SV_NET_TOPO_SWITCH;
+        topo.npus[0] = npus;
+        topo.bandwidth_gbps[0] = BW_GBPS;
+        topo.latency_ns[0] = LAT_NS;
+        h->net = sv_net_new(h->eng, &topo, SV_NET_MODEL_FLOW, &e);
+        g_assert_no_error(e);
+        h->own_net = TRUE;
+    }
     g_assert_true(sv_compute_model_lookup(MODEL, NULL, &h->model, &e));
     g_assert_no_error(e);
     h->msgs = g_new0(sv_msg *, n);
@@ -119,6 +129,8 @@ static harness *harness_new(const inst_spec *spec, int32_t n, sv_pd_kv_mode mode
         h->lats[i] = sv_compute_latency_new_roofline(&h->model, &hw, spec[i].tp, NULL, &e);
         g_assert_no_error(e);
         h->kvs[i] = sv_kv_manager_new(spec[i].kv_blocks ? spec[i].kv_blocks : 20000, 16, TRUE);
+        if (first)
+            dev = first[i];
         h->npus[i] = g_new0(int32_t, spec[i].tp);
         for (int32_t r = 0; r < spec[i].tp; r++)
             h->npus[i][r] = dev + r;
@@ -170,6 +182,11 @@ static harness *harness_new(const inst_spec *spec, int32_t n, sv_pd_kv_mode mode
     return h;
 }
 
+static harness *harness_new(const inst_spec *spec, int32_t n, sv_pd_kv_mode mode)
+{
+    return harness_new_on(spec, n, mode, NULL, NULL, NULL);
+}
+
 static void harness_free(harness *h)
 {
     sv_pd_free(h->pd);
@@ -179,8 +196,10 @@ static void harness_free(harness *h)
         sv_latency_free(h->lats[i]);
         g_free(h->npus[i]);
     }
-    sv_net_free(h->net);
-    sv_engine_free(h->eng);
+    if (h->own_net) { /* else the cluster network's owner frees it and the engine */
+        sv_net_free(h->net);
+        sv_engine_free(h->eng);
+    }
     g_free(h->msgs);
     g_free(h->kvs);
     g_free(h->lats);
@@ -448,6 +467,118 @@ static void test_pd_shared_link(void)
     double want_alone = 2 * LAT_NS + bytes / bpns;
     CU_ASSERT(llabs(alone - (sv_time)want_alone) <= 1);
     CU_ASSERT(llabs((shared - alone) - (sv_time)(bytes / bpns)) <= 2);
+}
+
+/* ---- a PD transfer sharing links with TP all-reduce traffic, on the cluster network -------
+ *
+ * One node, its devices on a switch (NVSwitch-like; 50 GB/s per link per direction, 500 ns per
+ * link, flow model), built from a cluster config by planner/cluster_net.c exactly as a run builds
+ * it. The decode instance is TP2 (NPUs of its TP group from the cluster network) and is running
+ * its tensor-parallel all-reduce (the ring on its TP communicator group, sv_coll_start as
+ * msg/opmap.c issues it) while a prompt's KV arrives. The all-reduce starts at t = 0 and is large
+ * (2^36 bytes: each ring step moves 2^35 bytes per direction, 0.69 s at full rate), so it is
+ * still in its first step for the whole KV transfer; the transfer starts at the prefill's end.
+ * Flows (docs/network-models.md): a message drains at its max-min fair rate and arrives the
+ * route latency (2 links x 500 ns) after its last byte left.
+ *
+ * Case A, prefill TP2 (NPUs 0,1) -> decode TP2 (NPUs 2,3): 1000 tokens of KV, 1000 x 4096 x 32 =
+ * 131,072,000 B, half per rank pair (4 of 8 KV heads each): 0->2 and 1->3 carry Kp = 65,536,000
+ * B. Alone each pair flow has its links to itself: Kp / 50 B/ns = 1,310,720 ns + 1,000 ns. With
+ * the ring (2->3 and 3->2), the switch->NPU link of NPU 2 carries the KV flow 0->2 and the ring
+ * flow 3->2 (NPU 3 likewise): progressive filling gives every flow 25 B/ns (each such link has
+ * two flows; every other link one), so the KV drains at half rate: 2 x 1,310,720 ns. Max-min
+ * amount: exactly Kp / B = 1,310,720 ns longer.
+ *
+ * Case B, prefill TP1 (NPU 0) -> decode TP2 (NPUs 1,2): two KV flows 0->1 and 0->2 of Kp each
+ * already share NPU 0's uplink (25 B/ns each, 2 x 1,310,720 ns alone). The ring's flows share the
+ * downlinks of NPUs 1 and 2 with them, but the fair share there (50 / 2) equals what the uplink
+ * already allows: max-min leaves the KV rate at 25 B/ns and the transfer takes exactly as long
+ * as alone. (A per-link "halve the rate" model would add 1,310,720 ns here.) */
+#define TP_KV_TOKENS 1000
+#define TP_AR_BYTES (UINT64_C(1) << 36)
+/* H100 SXM: 80 GB HBM3 at 3,350 GB/s (NVIDIA H100 datasheet). */
+#define NPU_MEM "\"npu_mem\": {\"mem_size\": 80, \"mem_bw\": 3350, \"mem_latency\": 0}"
+
+static void tp_ar_done(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    (*(int *)ctx)++;
+}
+
+static sv_time pd_tp_transfer(int prefill_tp, gboolean tp_traffic, sv_time *ar_done)
+{
+    g_autofree char *json =
+        g_strdup_printf("{\"num_nodes\": 1, \"link_bw\": %g, \"link_latency\": %g, \"nodes\": [{"
+                        "\"topology\": {\"kind\": \"switch\"}, \"instances\": ["
+                        "{\"model_name\": \"" MODEL "\", \"hardware\": \"H100\", \"num_npus\": %d, "
+                        "\"tp_size\": %d, \"pd_type\": \"prefill\", " NPU_MEM "},"
+                        "{\"model_name\": \"" MODEL "\", \"hardware\": \"H100\", \"num_npus\": 2, "
+                        "\"tp_size\": 2, \"pd_type\": \"decode\", " NPU_MEM "}]}]}",
+                        BW_GBPS, LAT_NS, prefill_tp, prefill_tp);
+    GError *e = NULL;
+    g_autoptr(JsonNode) root = json_from_string(json, &e);
+    g_assert_no_error(e);
+    struct sv_cluster_cfg *cc = sv_planner_cluster_from_json(root, "tp_share.json", &e);
+    g_assert_no_error(e);
+    sv_engine *eng = sv_engine_new(1);
+    sv_cluster_net *cn = sv_planner_cluster_net_new(eng, cc, SV_NET_MODEL_FLOW, &e);
+    g_assert_no_error(e);
+    int32_t first[2] = {sv_planner_cluster_net_first_device(cn, 0),
+                        sv_planner_cluster_net_first_device(cn, 1)};
+    SV_ASSERT_EQ_I64(first[0], 0);
+    SV_ASSERT_EQ_I64(first[1], prefill_tp);
+    inst_spec spec[] = {{"H100", prefill_tp, SV_MSG_ROLE_PREFILL, 0},
+                        {"H100", 2, SV_MSG_ROLE_DECODE, 0}};
+    harness *h =
+        harness_new_on(spec, 2, SV_PD_KV_WHOLE, eng, sv_planner_cluster_net_net(cn), first);
+    int ar_finished = 0;
+    if (tp_traffic) {
+        /* The decode instance's TP ring: both members issue the all-reduce at t = 0. */
+        int32_t grp = sv_planner_cluster_net_tp_group(cn, 1, 0);
+        CU_ASSERT(grp > 0);
+        for (int r = 0; r < 2; r++) {
+            CU_ASSERT_FATAL(sv_coll_start(sv_planner_cluster_net_coll(cn), first[1] + r,
+                                          SV_COLL_ALL_REDUCE, TP_AR_BYTES, NULL, 0, grp, 0,
+                                          tp_ar_done, &ar_finished, 0, &e));
+            g_assert_no_error(e);
+        }
+    }
+    int32_t pf[] = {0};
+    arrival *a = submit_all(h, pf, 1, 1, TP_KV_TOKENS, 4, 0);
+    sv_engine_run(eng, SV_TIME_MAX);
+    check_all_done(h, 1, 4);
+    SV_ASSERT_EQ_I64(ar_finished, tp_traffic ? 2 : 0);
+    /* The run's end: with the all-reduce, its completion (it must outlast the request). */
+    *ar_done = sv_engine_now(eng);
+    struct sv_pd_stats st;
+    sv_pd_get_stats(h->pd, &st);
+    SV_ASSERT_EQ_I64(st.bytes, (uint64_t)TP_KV_TOKENS * KV_TOK_LAYER * LAYERS);
+    SV_ASSERT_EQ_I64(st.messages, 2);
+    SV_ASSERT_EQ_I64(st.kv_waits, 0);
+    g_free(a);
+    harness_free(h);
+    sv_planner_cluster_net_free(cn);
+    sv_engine_free(eng);
+    sv_planner_cluster_free(cc);
+    return st.transfer_ns;
+}
+
+static void test_pd_shares_link_with_tp(void)
+{
+    double bpns = sv_bw_gbps_to_bytes_per_ns(BW_GBPS);
+    double kp = (double)TP_KV_TOKENS * KV_TOK_LAYER * LAYERS / 2; /* one rank pair */
+    sv_time end_alone, end_shared;
+    /* A: TP2 -> TP2, the KV shares each decode NPU's downlink with one ring flow. */
+    sv_time alone = pd_tp_transfer(2, FALSE, &end_alone);
+    sv_time shared = pd_tp_transfer(2, TRUE, &end_shared);
+    CU_ASSERT(llabs(alone - (sv_time)(2 * LAT_NS + kp / bpns)) <= 1);
+    CU_ASSERT(llabs(shared - (sv_time)(2 * LAT_NS + 2 * kp / bpns)) <= 1);
+    CU_ASSERT(llabs((shared - alone) - (sv_time)(kp / bpns)) <= 1);
+    CU_ASSERT(end_shared > end_alone); /* the all-reduce ended after the request */
+    /* B: TP1 -> TP2, the uplink of the prefill NPU is the KV's bottleneck either way. */
+    alone = pd_tp_transfer(1, FALSE, &end_alone);
+    shared = pd_tp_transfer(1, TRUE, &end_shared);
+    CU_ASSERT(llabs(alone - (sv_time)(2 * LAT_NS + 2 * kp / bpns)) <= 1);
+    CU_ASSERT(llabs(shared - alone) <= 1);
 }
 
 /* per_layer: 32 messages per rank pair, the same bytes. */
@@ -757,6 +888,128 @@ static void test_run_pd_heterogeneous(void)
     sv_test_rmtree(dir);
 }
 
+/* Top-level "kv_transfer" / "slo_ttft_ms" of the cluster config (the run's values win), and the
+ * "disaggregation" object of summary.json (only for clusters with prefill/decode instances). */
+static char *with_top_keys(const char *cj, const char *keys)
+{
+    g_assert(cj[0] == '{');
+    return g_strdup_printf("{%s, %s", keys, cj + 1);
+}
+
+static struct sv_run_result run_kv(const char *cluster_path, const char *wp, const char *kv)
+{
+    g_autoptr(GError) e = NULL;
+    struct sv_cluster_cfg *cl = sv_planner_cluster_load(cluster_path, &e);
+    g_assert_no_error(e);
+    sv_wl_source *wl = sv_wl_open(wp, NULL, &e);
+    g_assert_no_error(e);
+    struct sv_run_cfg rc = {
+        .cluster = cl,
+        .workload = wl,
+        .latency = SV_RUN_LATENCY_ROOFLINE,
+        .kv_transfer = kv,
+        .enable_prefix_caching = -1,
+        .enable_chunked_prefill = -1,
+        .reserve_full_isl = -1,
+    };
+    struct sv_run_result res;
+    CU_ASSERT_TRUE(sv_planner_run(&rc, &res, &e));
+    g_assert_no_error(e);
+    sv_wl_source_free(wl);
+    sv_planner_cluster_free(cl);
+    return res;
+}
+
+static JsonObject *summary_object(JsonParser *p, const char *dir)
+{
+    g_autofree char *path = g_build_filename(dir, "summary.json", NULL);
+    GError *e = NULL;
+    CU_ASSERT_TRUE_FATAL(json_parser_load_from_file(p, path, &e));
+    g_assert_no_error(e);
+    return json_node_get_object(json_parser_get_root(p));
+}
+
+static void test_config_keys_and_summary(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    const char *const inst[2][4] = {{MODEL, "H100", "1", "prefill"},
+                                    {MODEL, "H100", "1", "decode"}};
+    g_autofree char *cj = cluster_json(inst, 2);
+    g_autofree char *cj_pl =
+        with_top_keys(cj, "\"kv_transfer\": \"per_layer\", \"slo_ttft_ms\": 250");
+    g_autofree char *cj_bad = with_top_keys(cj, "\"kv_transfer\": \"bogus\"");
+    g_autofree char *cp = write_file(dir, "whole.json", cj);
+    g_autofree char *cp_pl = write_file(dir, "per_layer.json", cj_pl);
+    g_autofree char *cp_bad = write_file(dir, "bad.json", cj_bad);
+    GString *w = g_string_new(NULL);
+    int64_t in_sum = 0;
+    for (int k = 0; k < 10; k++) {
+        in_sum += 300 + 50 * k;
+        g_string_append_printf(
+            w, "{\"input_toks\": %d, \"output_toks\": 8, \"arrival_time_ns\": %d}\n", 300 + 50 * k,
+            k * 3000000);
+    }
+    g_autofree char *wp = write_file(dir, "w.jsonl", w->str);
+    g_string_free(w, TRUE);
+
+    GError *e = NULL;
+    struct sv_cluster_cfg *cl = sv_planner_cluster_load(cp_pl, &e);
+    g_assert_no_error(e);
+    CU_ASSERT_STRING_EQUAL(cl->kv_transfer, "per_layer");
+    CU_ASSERT_DOUBLE_EQUAL(cl->slo_ttft_ms, 250.0, 0);
+    sv_planner_cluster_free(cl);
+    CU_ASSERT_PTR_NULL(sv_planner_cluster_load(cp_bad, &e));
+    CU_ASSERT_PTR_NOT_NULL(e && strstr(e->message, "bad.json.kv_transfer: must be \"whole\""));
+    g_clear_error(&e);
+
+    /* The config's per_layer changes the run; the run's "whole" wins over it and gives exactly
+     * the run of the config without the key. */
+    struct sv_run_result whole = run_kv(cp, wp, NULL);
+    struct sv_run_result pl = run_kv(cp_pl, wp, NULL);
+    struct sv_run_result pl_over = run_kv(cp_pl, wp, "whole");
+    SV_ASSERT_EQ_I64(whole.kv_handoffs, 10);
+    SV_ASSERT_EQ_I64(pl.kv_bytes, whole.kv_bytes);
+    CU_ASSERT(pl.kv_transfer_ns != whole.kv_transfer_ns);
+    SV_ASSERT_EQ_I64(pl_over.kv_transfer_ns, whole.kv_transfer_ns);
+    SV_ASSERT_EQ_I64(pl_over.makespan_ns, whole.makespan_ns);
+
+    /* servesim run: summary.json's "disaggregation" carries the run's figures. */
+    g_autofree char *out = g_build_filename(dir, "out", NULL);
+    const char *argv[] = {SV_SERVESIM_BIN, "run",      "--cluster",    cp,  "--workload", wp,
+                          "--latency",     "roofline", "--output-dir", out, "--quiet",    NULL};
+    char *so = NULL, *se = NULL;
+    int status = -1;
+    CU_ASSERT_TRUE_FATAL(sv_test_spawn(argv, &so, &se, &status));
+    SV_ASSERT_EQ_I64(status, 0);
+    g_free(so);
+    g_free(se);
+    g_autoptr(JsonParser) jp = json_parser_new();
+    JsonObject *sum = summary_object(jp, out);
+    CU_ASSERT_TRUE_FATAL(json_object_has_member(sum, "disaggregation"));
+    JsonObject *d = json_object_get_object_member(sum, "disaggregation");
+    SV_ASSERT_EQ_I64(json_object_get_int_member(d, "handoffs"), 10);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(d, "kv_bytes"), in_sum * KV_TOK_LAYER * LAYERS);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(d, "kv_waits"), 0);
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(d, "kv_transfer_ms_total"),
+                           (double)whole.kv_transfer_ns / 1e6, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(d, "kv_transfer_ms_mean"),
+                           (double)whole.kv_transfer_ns / 1e6 / 10, 1e-9);
+    CU_ASSERT(json_object_get_int_member(d, "kv_blocks") > 0);
+
+    /* Without prefill/decode instances there is no such object. */
+    const char *const solo[1][4] = {{MODEL, "H100", "1", NULL}};
+    g_autofree char *cs = cluster_json(solo, 1);
+    g_autofree char *csp = write_file(dir, "solo.json", cs);
+    argv[3] = csp;
+    CU_ASSERT_TRUE_FATAL(sv_test_spawn(argv, &so, &se, &status));
+    SV_ASSERT_EQ_I64(status, 0);
+    g_free(so);
+    g_free(se);
+    g_autoptr(JsonParser) jp2 = json_parser_new();
+    CU_ASSERT_FALSE(json_object_has_member(summary_object(jp2, out), "disaggregation"));
+    sv_test_rmtree(dir);
+}
+
 /* LLMServingSim's RTX 4090 case: vLLM measured 2,588 KV blocks of 16 tokens on that card
  * (issue 4); the 300 ShareGPT requests at 10/s overflow them, so requests are preempted. */
 static void test_rtx4090_case(void)
@@ -804,6 +1057,7 @@ int main(void)
         {"pd_decode_full_waits", test_pd_decode_full_waits},
         {"pd_prefill_backpressure", test_pd_prefill_backpressure},
         {"pd_shared_link_maxmin", test_pd_shared_link},
+        {"pd_shares_link_with_tp_allreduce", test_pd_shares_link_with_tp},
         {"pd_per_layer", test_pd_per_layer},
         {"pd_per_layer_overlaps_prefill", test_pd_per_layer_overlap},
         {NULL, NULL},
@@ -816,6 +1070,7 @@ int main(void)
     static const sv_test_case runs[] = {
         {"model_aware_routing", test_model_aware_routing},
         {"run_pd_heterogeneous", test_run_pd_heterogeneous},
+        {"config_keys_and_summary", test_config_keys_and_summary},
         {"rtx4090_case_kv_blocks", test_rtx4090_case},
         {NULL, NULL},
     };

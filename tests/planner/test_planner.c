@@ -44,9 +44,24 @@ static void test_every_reference_config(void)
         g_autofree char *p = g_build_filename(dir, name, NULL);
         GError *e = NULL;
         struct sv_cluster_cfg *c = sv_planner_cluster_load(p, &e);
-        if (!c)
-            fprintf(stderr, "%s: %s\n", name, e->message);
-        CU_ASSERT_PTR_NOT_NULL(c);
+        if (strcmp(name, "single_node_cxl_instance.json") == 0) {
+            /* Weights on CXL devices: refused until the memory-tier work (planner/config.c). */
+            CU_ASSERT_PTR_NULL(c);
+            CU_ASSERT(e && strstr(e->message, "placement.default.weights: weights in \"cxl:0\"") &&
+                      strstr(e->message, "is not yet supported"));
+        } else {
+            if (!c)
+                fprintf(stderr, "%s: %s\n", name, e->message);
+            CU_ASSERT_PTR_NOT_NULL(c);
+        }
+        /* The power model is read and named as ignored, nothing else of that config. */
+        if (c && strcmp(name, "single_node_power_instance.json") == 0) {
+            CU_ASSERT(c->unsupported && c->unsupported[0] && !c->unsupported[1] &&
+                      strstr(c->unsupported[0], "nodes[0].power: the power model is not yet "
+                                                "supported (ignored)"));
+        }
+        if (c && strcmp(name, "single_node_single_instance.json") == 0)
+            CU_ASSERT_PTR_NULL(c->unsupported);
         g_clear_error(&e);
         sv_planner_cluster_free(c);
         n++;
