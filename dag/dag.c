@@ -32,8 +32,10 @@ static inline uint64_t id_hash(uint64_t x)
 
 uint32_t sv_dag__lookup(const sv_dag *dag, uint64_t id)
 {
-    if (dag->map_cap == 0)
-        return SV_DAG_NONE;
+    if (dag->map_cap == 0) /* dense ids (see sv_dag.dense_base) */
+        return id >= dag->dense_base && id - dag->dense_base < dag->n_nodes
+                   ? (uint32_t)(id - dag->dense_base)
+                   : SV_DAG_NONE;
     size_t mask = dag->map_cap - 1;
     for (size_t i = id_hash(id) & mask;; i = (i + 1) & mask) {
         if (dag->map_vals[i] == SV_DAG_NONE)
@@ -162,27 +164,44 @@ sv_dag_node *sv_dag_node_add(sv_dag *dag, const struct sv_dag_node_cfg *cfg, GEr
      * ETs do; each node is cleared below as it is taken instead. */
     if ((idx & (SV_DAG_PAGE_SIZE - 1)) == 0)
         g_ptr_array_add(dag->pages, g_new(sv_dag_node, SV_DAG_PAGE_SIZE));
-    dag->n_nodes++;
-    map_reserve(dag, dag->n_nodes);
-    map_put(dag, cfg->id, idx);
+    if (dag->map_cap == 0 && (idx == 0 || cfg->id == dag->dense_base + idx)) {
+        /* still dense: no map (a hash insertion per node showed in serving profiles) */
+        if (idx == 0)
+            dag->dense_base = cfg->id;
+        dag->n_nodes++;
+    } else {
+        if (dag->map_cap == 0) {
+            /* leaving the dense form: map the nodes so far */
+            map_reserve(dag, dag->n_nodes + 1);
+            for (uint32_t i = 0; i < idx; i++)
+                map_put(dag, dag->dense_base + i, i);
+        }
+        dag->n_nodes++;
+        map_reserve(dag, dag->n_nodes);
+        map_put(dag, cfg->id, idx);
+    }
     if (cfg->id >= dag->next_id)
         dag->next_id = cfg->id + 1;
 
+    /* Every field is written once (a memset first cost as much again, the page being cold). */
     sv_dag_node *n = sv_dag__node(dag, idx);
-    memset(n, 0, sizeof *n);
-    n->id = cfg->id;
-    n->name = g_string_chunk_insert_const(dag->strings, cfg->name ? cfg->name : "");
-    n->kind = cfg->kind;
-    n->device = cfg->device;
-    n->duration_ns = cfg->duration_ns;
-    n->p = cfg->p;
+    *n = (sv_dag_node){
+        .id = cfg->id,
+        /* an unnamed node costs no string-chunk lookup (msg/ names nodes only for ET output) */
+        .name =
+            cfg->name && cfg->name[0] ? g_string_chunk_insert_const(dag->strings, cfg->name) : "",
+        .kind = cfg->kind,
+        .device = cfg->device,
+        .duration_ns = cfg->duration_ns,
+        .p = cfg->p,
+        .user = cfg->user,
+        .index = idx,
+    };
     n->p.pg_name = NULL;
     if ((cfg->p.has & SV_DAG_HAS_PG_NAME) && cfg->p.pg_name)
         n->p.pg_name = g_string_chunk_insert_const(dag->strings, cfg->p.pg_name);
     else
         n->p.has &= ~(uint32_t)SV_DAG_HAS_PG_NAME;
-    n->user = cfg->user;
-    n->index = idx;
 
     struct sv_dag_nrt r = {
         .out_head = SV_DAG_NONE,

@@ -46,7 +46,11 @@ struct sv_dag {
     size_t n_nodes;
     uint64_t next_id;
     GStringChunk *strings; /* names, pg names, ET extras */
-    /* id -> index: open addressing, linear probing; val SV_DAG_NONE = empty. */
+    /* id -> index. While every node was added with the id after the previous one's (the
+     * iteration DAGs of msg/, ids from sv_dag_next_id) the map is not built (map_cap == 0) and
+     * index = id - dense_base; the first other id builds it: open addressing, linear probing,
+     * val SV_DAG_NONE = empty. */
+    uint64_t dense_base;
     uint64_t *map_keys;
     uint32_t *map_vals;
     size_t map_cap;

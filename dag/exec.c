@@ -278,8 +278,13 @@ void sv_dag__exec_refresh(sv_dag_exec *ex, uint32_t idx)
         r->state = SV_DAG_NODE_READY;
         if (!r->in_ready) {
             r->in_ready = 1;
+            /* With dense ids (no id map, dag_internal.h) index order is id order: an append
+             * after a smaller index keeps the array sorted, and a sort is rarely needed. */
+            guint len = ex->ready->len;
+            if (ex->dag->map_cap != 0 ||
+                (len > 0 && g_array_index(ex->ready, uint32_t, len - 1) > idx))
+                ex->ready_unsorted = TRUE;
             g_array_append_val(ex->ready, idx);
-            ex->ready_unsorted = TRUE;
         }
         if (ex->in_pass)
             ex->again = TRUE;
@@ -299,6 +304,12 @@ static int cmp_by_id(gconstpointer a, gconstpointer b, gpointer data)
     const sv_dag *dag = data;
     uint64_t x = sv_dag__node(dag, *(const uint32_t *)a)->id;
     uint64_t y = sv_dag__node(dag, *(const uint32_t *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_index(gconstpointer a, gconstpointer b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return x < y ? -1 : x > y;
 }
 
@@ -334,7 +345,10 @@ static void issue_pass(sv_dag_exec *ex)
     do {
         ex->again = FALSE;
         if (ex->ready_unsorted) {
-            g_array_sort_with_data(ex->ready, cmp_by_id, dag);
+            if (dag->map_cap == 0) /* dense ids: id order is index order */
+                g_array_sort(ex->ready, cmp_index);
+            else
+                g_array_sort_with_data(ex->ready, cmp_by_id, dag);
             ex->ready_unsorted = FALSE;
         }
         guint n = ex->ready->len; /* the snapshot: later additions wait for the next pass */

@@ -257,7 +257,15 @@ struct p2p_key {
 
 struct p2p_chan {
     struct p2p_key key;
-    int sends; /* chunk ids handed out so far */
+    /* Stream caches (coll_stream.send_chan / recv_chan) pointing here. A channel with no
+     * unfinished entry (count == 0, which implies sends == recvs: every chunk id matched) and no
+     * reference is freed (chan_release): its next use would start from chunk id 0 on a fresh
+     * record, the same pairing as continuing the old counters (the k-th send still meets the
+     * k-th recv of the same key). Without this every collective's stream-id tag left its
+     * channels behind (~20 KB per TP2 serving iteration). */
+    int refs;
+    guint list_pos; /* index in sys->chan_list */
+    int sends;      /* chunk ids handed out so far */
     int recvs;
     /* Entries are created in chunk-id order (entry k by the first of send k / recv k, and send
      * k-1, recv k-1 come before them), so the ones created so far are ids 0 .. base+count-1; ids
@@ -328,7 +336,7 @@ struct sv_coll_sys {
     sv_coll_plan *custom[SV_COLL_TYPE_COUNT];
     coll_npu *npu;
     GHashTable *chans;    /* p2p_key -> p2p_chan (owned by chan_list) */
-    GPtrArray *chan_list; /* every p2p_chan, in creation order */
+    GPtrArray *chan_list; /* every live p2p_chan (unordered: removal swaps in the last) */
     struct p2p_entry *entry_free;
     struct ev_batch *batch_free;
     struct live_class live_cls[LIVE_CLASSES];
@@ -477,6 +485,40 @@ static void register_event(coll_npu *npu, sys_cb fn, void *obj, uint64_t arg, sv
 
 /* ---- send / recv with the frontend's tracker ------------------------------------------------ */
 
+static void chan_free(gpointer p);
+
+/* Frees `c` once nothing is pending on it and no stream caches it. */
+static void chan_maybe_free(sv_coll_sys *sys, struct p2p_chan *c)
+{
+    if (c->count != 0 || c->refs != 0)
+        return;
+    SV_ASSERT(c->sends == c->recvs);
+    g_hash_table_remove(sys->chans, &c->key);
+    guint pos = c->list_pos;
+    SV_ASSERT(g_ptr_array_index(sys->chan_list, pos) == c);
+    g_ptr_array_steal_index_fast(sys->chan_list, pos);
+    if (pos < sys->chan_list->len) {
+        struct p2p_chan *moved = g_ptr_array_index(sys->chan_list, pos);
+        moved->list_pos = pos;
+    }
+    chan_free(c);
+}
+
+/* Drops a stream's cached channel reference. */
+static void chan_release(sv_coll_sys *sys, struct p2p_chan **cache)
+{
+    struct p2p_chan *c = *cache;
+    if (c == NULL)
+        return;
+    *cache = NULL;
+    SV_ASSERT(c->refs > 0);
+    c->refs--;
+    chan_maybe_free(sys, c);
+}
+
+/* The channel of (tag, src, dst, size), created when absent. With a cache the stream keeps a
+ * reference to it (dropped when the cache moves on or the stream ends); without one the caller
+ * must post an entry on it before returning to the engine, or it leaks until the next use. */
 static struct p2p_chan *chan_get(sv_coll_sys *sys, int tag, int src, int dst, uint64_t size,
                                  struct p2p_chan **cache)
 {
@@ -489,11 +531,16 @@ static struct p2p_chan *chan_get(sv_coll_sys *sys, int tag, int src, int dst, ui
         c->key = k;
         c->cap = (int)G_N_ELEMENTS(c->inline_slot);
         c->slot = c->inline_slot;
+        c->list_pos = sys->chan_list->len;
         g_ptr_array_add(sys->chan_list, c);
         g_hash_table_insert(sys->chans, &c->key, c);
     }
-    if (cache != NULL)
+    if (cache != NULL) {
+        /* take the new reference first: the old channel may be freed by the release */
+        c->refs++;
+        chan_release(sys, cache);
         *cache = c;
+    }
     return c;
 }
 
@@ -560,6 +607,7 @@ static void entry_remove(sv_coll_sys *sys, struct p2p_entry *e)
     }
     e->next_free = sys->entry_free;
     sys->entry_free = e;
+    chan_maybe_free(sys, c);
 }
 
 static void on_arrival(sv_engine *eng, void *ctx, uint64_t arg)
@@ -797,6 +845,8 @@ static void custom_clear(coll_stream *s)
 
 static void stream_free(sv_coll_sys *sys, coll_stream *s)
 {
+    chan_release(sys, &s->send_chan);
+    chan_release(sys, &s->recv_chan);
     custom_clear(s);
     g_array_free(s->phases, TRUE);
     live_free(sys, s, sizeof *s);
@@ -1993,6 +2043,11 @@ GArray *sv_coll_p2p_pending(const sv_coll_sys *sys)
         g_array_append_val(out, p);
     }
     return out;
+}
+
+guint sv_coll_sys_live_channels(const sv_coll_sys *sys)
+{
+    return sys->chan_list->len;
 }
 
 uint64_t sv_coll_active(const sv_coll_sys *sys)

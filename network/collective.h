@@ -184,6 +184,10 @@ struct sv_coll_p2p_pending {
 GArray *sv_coll_p2p_pending(const sv_coll_sys *sys);
 /* Collectives issued and not yet done, summed over NPUs. */
 uint64_t sv_coll_active(const sv_coll_sys *sys);
+/* Point-to-point matching channels, one per (tag, src, dst, size), now held: a channel is freed
+ * once every send on it met its recv and no running stream uses it, so this stays bounded by
+ * what is in flight (memory in long runs; tests/network/test_collective.c). */
+guint sv_coll_sys_live_channels(const sv_coll_sys *sys);
 
 G_END_DECLS
 

@@ -326,6 +326,61 @@ static void test_back_to_back(void)
     sv_coll_sys_cfg_clear(&cfg);
 }
 
+/* Memory of long runs: 2,000 all-reduces of 1 MiB issued back to back on Ring_4npus (each NPU
+ * starts the next from the previous one's DataSet notification), every one on a new stream id
+ * and so on new (tag, src, dst, size) matching channels. The channels of a finished collective
+ * must go: the live count stays under a small constant (one collective here holds at most 4
+ * NPUs x 4 chunk streams x 2 (send, recv) = 32; before the fix it grew by that per collective),
+ * and is 0 at the end. Timing is the single printed result (43000 ns, README) times 2,000, as in
+ * test_back_to_back. */
+#define LEAK_CHAIN 2000
+
+struct leak_run {
+    struct run r;
+    guint max_live;
+};
+
+static void on_leak_chain_done(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    struct leak_run *lr = ctx;
+    guint live = sv_coll_sys_live_channels(lr->r.sys);
+    if (live > lr->max_live)
+        lr->max_live = live;
+    int npu = (int)arg;
+    lr->r.finish[npu] = sv_engine_now(eng);
+    if (++lr->r.chain_pos[npu] < LEAK_CHAIN) {
+        CU_ASSERT_TRUE(sv_coll_start(lr->r.sys, npu, SV_COLL_ALL_REDUCE, MIB, NULL, 0, 0, 0,
+                                     on_leak_chain_done, lr, (uint64_t)npu, NULL));
+    } else {
+        lr->r.done_count[npu]++;
+    }
+}
+
+static void test_channels_bounded(void)
+{
+    struct sv_coll_sys_cfg cfg;
+    load_cfg(RING4CHUNKS, &cfg);
+    struct sv_net_topo_cfg t4 = topo1(SV_NET_TOPO_RING, 4, 50, 500);
+    struct leak_run lr;
+    run_open(&lr.r, &t4, SV_NET_MODEL_ANALYTICAL, &cfg, NULL);
+    lr.max_live = 0;
+    CU_ASSERT_EQUAL(sv_coll_sys_live_channels(lr.r.sys), 0);
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_TRUE(sv_coll_start(lr.r.sys, i, SV_COLL_ALL_REDUCE, MIB, NULL, 0, 0, 0,
+                                     on_leak_chain_done, &lr, (uint64_t)i, NULL));
+    sv_engine_run(lr.r.eng, SV_TIME_MAX);
+    for (int i = 0; i < 4; i++) {
+        CU_ASSERT_EQUAL(lr.r.done_count[i], 1);
+        SV_ASSERT_EQ_I64(lr.r.finish[i], (int64_t)LEAK_CHAIN * 43000);
+    }
+    CU_ASSERT_TRUE(lr.max_live > 0);
+    CU_ASSERT_TRUE(lr.max_live <= 64);
+    CU_ASSERT_EQUAL(sv_coll_sys_live_channels(lr.r.sys), 0);
+    CU_ASSERT_EQUAL(sv_coll_active(lr.r.sys), 0);
+    run_close(&lr.r);
+    sv_coll_sys_cfg_clear(&cfg);
+}
+
 /* NPUs that start late: each NPU's part ends when its own DataSet completes. NPU 3 starts
  * 5000 ns late on a 4-NPU ring, k = 1 (aligned: 6 steps, (3 (5382 + 489 + 10) + 3 (5382 + 10) +
  * 10) = 33829). By hand: in the ring each send after the first is triggered by the previous
@@ -500,6 +555,7 @@ static void test_p2p(void)
         GArray *pend = sv_coll_p2p_pending(p.r.sys);
         CU_ASSERT_EQUAL(pend->len, 0);
         g_array_free(pend, TRUE);
+        CU_ASSERT_EQUAL(sv_coll_sys_live_channels(p.r.sys), 0); /* matched: channel freed */
         run_close(&p.r);
     }
     /* an unmatched recv (wrong tag) is reported */
@@ -516,6 +572,7 @@ static void test_p2p(void)
     CU_ASSERT_TRUE(a->is_send && a->arrived && a->tag == 1);
     CU_ASSERT_TRUE(!b->is_send && b->tag == 2 && b->src == 0 && b->dst == 1);
     g_array_free(pend, TRUE);
+    CU_ASSERT_EQUAL(sv_coll_sys_live_channels(p.r.sys), 2); /* tags 1 and 2, both unmatched */
     run_close(&p.r);
     sv_coll_sys_cfg_clear(&cfg);
 }
@@ -602,6 +659,7 @@ int main(void)
         {"ring_microbenchmarks", test_ring_microbenchmarks},
         {"rt_template_and_variants", test_rt_template_and_variants},
         {"back_to_back", test_back_to_back},
+        {"channels_bounded", test_channels_bounded},
         {"late_start", test_late_start},
         {"comm_groups", test_comm_groups},
         {"switch_2d", test_switch_2d},
