@@ -101,8 +101,8 @@ sv_kv_manager *sv_kv_manager_new(uint32_t num_blocks, uint32_t block_size_tokens
  * NULL + error when the policy refuses its parameter. */
 sv_kv_manager *sv_kv_manager_new_with_eviction(uint32_t num_blocks, uint32_t block_size_tokens,
                                                gboolean enable_prefix_caching,
-                                               const struct sv_kv_evict_ops *ops,
-                                               const char *param, GError **error);
+                                               const struct sv_kv_evict_ops *ops, const char *param,
+                                               GError **error);
 /* Accepts NULL. Every sequence must have been freed (sv_kv_seq_free) before. */
 void sv_kv_manager_free(sv_kv_manager *mgr);
 

@@ -169,8 +169,8 @@ int64_t sv_msg_view_waiting_computed(sv_msg_view *v)
     v->head_hit = 0;
     v->head_computed = r->num_computed;
     if (r->num_computed == 0) {
-        v->head_hit = (int64_t)sv_kv_manager_get_computed_blocks(m->cfg.kv, r->seq,
-                                                                 (uint64_t)r->num_reached);
+        v->head_hit =
+            (int64_t)sv_kv_manager_get_computed_blocks(m->cfg.kv, r->seq, (uint64_t)r->num_reached);
         r->prefix_hit = v->head_hit;
         v->head_computed = v->head_hit;
     }
@@ -318,8 +318,7 @@ static void schedule_dynamic(void *state, sv_msg_view *v)
 static const struct sv_sched_ops builtin_ops[] = {
     [SV_MSG_SCHED_VLLM] = {.api_version = SV_REGISTRY_API_VERSION, .schedule = schedule_vllm},
     [SV_MSG_SCHED_STATIC] = {.api_version = SV_REGISTRY_API_VERSION, .schedule = schedule_static},
-    [SV_MSG_SCHED_DYNAMIC] = {.api_version = SV_REGISTRY_API_VERSION,
-                              .schedule = schedule_dynamic},
+    [SV_MSG_SCHED_DYNAMIC] = {.api_version = SV_REGISTRY_API_VERSION, .schedule = schedule_dynamic},
 };
 
 const struct sv_sched_ops *sv_msg_sched_builtin(sv_msg_sched_kind kind)
