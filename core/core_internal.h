@@ -37,6 +37,10 @@ struct sv_engine {
     uint32_t *map_vals;
     uint32_t map_cap;
     uint32_t map_len;
+    /* The bucket of the last insertion and its map key (0 = none): consecutive insertions often
+     * share a (time, priority), and this skips the map probe. */
+    uint64_t last_key;
+    uint32_t last_bucket;
     /* Event records. */
     struct event_slot *slots;
     uint32_t slots_len;

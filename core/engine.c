@@ -311,6 +311,8 @@ static void drop_top_bucket(sv_engine *eng)
     struct heap_entry top = eng->heap[0];
     uint32_t b = (uint32_t)top.key;
     map_del(eng, map_key(top.time, (uint32_t)(top.key >> 32)));
+    if (eng->last_bucket == b)
+        eng->last_key = 0;
     eng->buckets[b].head = eng->bucket_free;
     eng->bucket_free = b;
     eng->root_hole = TRUE;
@@ -387,11 +389,18 @@ static void enqueue_tag(sv_engine *eng, sv_time at, uint64_t tag, uint32_t s)
     eng->slots[s].time = at;
 
     uint64_t k = map_key(at, prio);
-    uint32_t b = map_get(eng, k);
-    if (b == NONE) {
-        b = bucket_alloc(eng);
-        map_put(eng, k, b);
-        heap_push(eng, (struct heap_entry){.time = at, .key = ((uint64_t)prio << 32) | b});
+    uint32_t b;
+    if (k == eng->last_key) {
+        b = eng->last_bucket;
+    } else {
+        b = map_get(eng, k);
+        if (b == NONE) {
+            b = bucket_alloc(eng);
+            map_put(eng, k, b);
+            heap_push(eng, (struct heap_entry){.time = at, .key = ((uint64_t)prio << 32) | b});
+        }
+        eng->last_key = k;
+        eng->last_bucket = b;
     }
     uint32_t n = node_alloc(eng);
     eng->nodes[n] =
@@ -446,6 +455,8 @@ static void compact(sv_engine *eng)
         }
         if (prev == NONE) {
             map_del(eng, map_key(e.time, (uint32_t)(e.key >> 32)));
+            if (eng->last_bucket == (uint32_t)e.key)
+                eng->last_key = 0;
             bk->head = eng->bucket_free;
             eng->bucket_free = (uint32_t)e.key;
             continue;
@@ -625,10 +636,9 @@ sv_time sv_engine_event_time(const sv_engine *eng, sv_event_id id)
     return s == NONE ? -1 : eng->slots[s].time;
 }
 
-gboolean sv_engine_step(sv_engine *eng)
+/* Run the front event; the top bucket must be settled (settle_top returned TRUE). */
+static inline void step_settled(sv_engine *eng)
 {
-    if (!settle_top(eng))
-        return FALSE;
     struct heap_entry top = eng->heap[0];
     struct bucket *bk = &eng->buckets[(uint32_t)top.key];
     uint32_t n = bk->head;
@@ -663,6 +673,13 @@ gboolean sv_engine_step(sv_engine *eng)
     }
     eng->events_run++;
     fn(eng, ctx, arg);
+}
+
+gboolean sv_engine_step(sv_engine *eng)
+{
+    if (!settle_top(eng))
+        return FALSE;
+    step_settled(eng);
     return TRUE;
 }
 
@@ -671,7 +688,7 @@ uint64_t sv_engine_run(sv_engine *eng, sv_time until)
     uint64_t before = eng->events_run;
     eng->stopped = FALSE;
     while (!eng->stopped && settle_top(eng) && eng->heap[0].time <= until)
-        sv_engine_step(eng);
+        step_settled(eng);
     fill_hole(eng);
     return eng->events_run - before;
 }

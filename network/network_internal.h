@@ -86,11 +86,14 @@ int sv_net_geom_route(const struct sv_net_geom *g, int src, int dst, int *links_
 
 /* ---- the transport object ---------------------------------------------------------------- */
 
-/* fifo model: a message in flight (ASTRA-sim Chunk), pooled by index. */
+/* fifo model: a message in flight (ASTRA-sim Chunk); analytical/ideal: a pending delivery.
+ * Carved from slabs, so a record never moves: the engine event of a message carries the record
+ * itself as context, which the engine prefetches before the event runs (sv_engine_step). */
 struct sv_net_chunk {
-    int cur_dev; /* device the chunk is at (or the tail of the link it is crossing) */
-    int dst;     /* destination NPU */
-    int next;    /* next chunk in a link queue or in the free list, -1 = none */
+    sv_net *net;
+    struct sv_net_chunk *next; /* next chunk in a link queue or in the free list */
+    int cur_dev;               /* device the chunk is at (or the tail of the link it is crossing) */
+    int dst;                   /* destination NPU */
     uint64_t bytes;
     sv_net_done_fn done;
     void *ctx;
@@ -104,9 +107,9 @@ enum sv_net_fifo_state {
 };
 
 struct sv_net_fifo_link {
-    int state; /* enum sv_net_fifo_state */
-    int head;  /* pending chunk queue (FIFO), -1 = empty */
-    int tail;
+    int state;                 /* enum sv_net_fifo_state */
+    struct sv_net_chunk *head; /* pending chunk queue (FIFO), NULL = empty */
+    struct sv_net_chunk *tail;
     sv_event_mark free_at;
 };
 
@@ -120,24 +123,24 @@ struct sv_net {
 
     /* fifo */
     struct sv_net_fifo_link *fifo_links; /* nlinks */
-    GArray *chunks;                      /* struct sv_net_chunk pool */
-    int chunk_free;                      /* free list head, -1 = empty */
+    GPtrArray *chunk_slabs;              /* of SV_NET_CHUNK_SLAB records each */
+    struct sv_net_chunk *chunk_free;     /* free list */
+    struct sv_net_chunk *chunk_slab;     /* current slab */
+    guint chunk_slab_used;               /* records taken from it */
 
     /* flow */
     sv_net_flow_model *flow;
 };
 
-/* Message record pool (fifo chunks; analytical/ideal pending deliveries). Indices stay valid
- * while the pool grows; pointers do not. */
-int sv_net_chunk_alloc(sv_net *net, int cur_dev, int dst, uint64_t bytes, sv_net_done_fn done,
-                       void *ctx, uint64_t arg);
-static inline struct sv_net_chunk *sv_net_chunk_at(sv_net *net, int idx)
-{
-    return &g_array_index(net->chunks, struct sv_net_chunk, idx);
-}
-/* Release record `idx`, count the delivery and run its callback (in that order, so the
+#define SV_NET_CHUNK_SLAB 1024
+
+/* Message record pool (fifo chunks; analytical/ideal pending deliveries): slabs with a free
+ * list, so records stay put and no message calls malloc. */
+struct sv_net_chunk *sv_net_chunk_alloc(sv_net *net, int cur_dev, int dst, uint64_t bytes,
+                                        sv_net_done_fn done, void *ctx, uint64_t arg);
+/* Release record `c`, count the delivery and run its callback (in that order, so the
  * callback may send again). */
-void sv_net_chunk_deliver(sv_net *net, int idx);
+void sv_net_chunk_deliver(struct sv_net_chunk *c);
 /* Count a delivery and run a callback (flow model, which keeps its own records). */
 void sv_net_deliver(sv_net *net, uint64_t bytes, sv_net_done_fn done, void *ctx, uint64_t arg);
 /* Schedule the arrival of `bytes` at absolute time `at` (>= now): a pooled record and one engine

@@ -44,8 +44,8 @@ sv_net *sv_net_new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_mod
     sv_net *net = g_new0(sv_net, 1);
     net->eng = eng;
     net->model = model;
-    net->chunks = g_array_new(FALSE, FALSE, sizeof(struct sv_net_chunk));
-    net->chunk_free = -1;
+    net->chunk_slabs = g_ptr_array_new_with_free_func(g_free);
+    net->chunk_slab_used = SV_NET_CHUNK_SLAB;
     if (!sv_net_geom_init(&net->geom, cfg, error)) {
         sv_net_free(net);
         return NULL;
@@ -64,8 +64,8 @@ void sv_net_free(sv_net *net)
     sv_net_fifo_clear(net);
     sv_net_flow_model_free(net->flow);
     sv_net_geom_clear(&net->geom);
-    if (net->chunks != NULL)
-        g_array_free(net->chunks, TRUE);
+    if (net->chunk_slabs != NULL)
+        g_ptr_array_free(net->chunk_slabs, TRUE);
     g_free(net);
 }
 
@@ -96,25 +96,29 @@ void sv_net_get_stats(const sv_net *net, struct sv_net_stats *out)
 
 /* ---- message record pool ------------------------------------------------------------------ */
 
-int sv_net_chunk_alloc(sv_net *net, int cur_dev, int dst, uint64_t bytes, sv_net_done_fn done,
-                       void *ctx, uint64_t arg)
+struct sv_net_chunk *sv_net_chunk_alloc(sv_net *net, int cur_dev, int dst, uint64_t bytes,
+                                        sv_net_done_fn done, void *ctx, uint64_t arg)
 {
-    int idx = net->chunk_free;
-    if (idx >= 0) {
-        net->chunk_free = sv_net_chunk_at(net, idx)->next;
+    struct sv_net_chunk *c = net->chunk_free;
+    if (c != NULL) {
+        net->chunk_free = c->next;
     } else {
-        idx = (int)net->chunks->len;
-        g_array_set_size(net->chunks, net->chunks->len + 1);
+        if (net->chunk_slab_used == SV_NET_CHUNK_SLAB) {
+            net->chunk_slab = g_new(struct sv_net_chunk, SV_NET_CHUNK_SLAB);
+            g_ptr_array_add(net->chunk_slabs, net->chunk_slab);
+            net->chunk_slab_used = 0;
+        }
+        c = &net->chunk_slab[net->chunk_slab_used++];
     }
-    struct sv_net_chunk *c = sv_net_chunk_at(net, idx);
+    c->net = net;
     c->cur_dev = cur_dev;
     c->dst = dst;
-    c->next = -1;
+    c->next = NULL;
     c->bytes = bytes;
     c->done = done;
     c->ctx = ctx;
     c->arg = arg;
-    return idx;
+    return c;
 }
 
 void sv_net_deliver(sv_net *net, uint64_t bytes, sv_net_done_fn done, void *ctx, uint64_t arg)
@@ -124,24 +128,27 @@ void sv_net_deliver(sv_net *net, uint64_t bytes, sv_net_done_fn done, void *ctx,
         done(net->eng, ctx, arg);
 }
 
-void sv_net_chunk_deliver(sv_net *net, int idx)
+void sv_net_chunk_deliver(struct sv_net_chunk *c)
 {
-    struct sv_net_chunk c = *sv_net_chunk_at(net, idx);
-    sv_net_chunk_at(net, idx)->next = net->chunk_free;
-    net->chunk_free = idx;
-    sv_net_deliver(net, c.bytes, c.done, c.ctx, c.arg);
+    sv_net *net = c->net;
+    struct sv_net_chunk copy = *c;
+    c->next = net->chunk_free;
+    net->chunk_free = c;
+    sv_net_deliver(net, copy.bytes, copy.done, copy.ctx, copy.arg);
 }
 
 static void on_delivery(sv_engine *eng, void *ctx, uint64_t arg)
 {
-    sv_net_chunk_deliver(ctx, (int)arg);
+    (void)eng;
+    (void)arg;
+    sv_net_chunk_deliver(ctx);
 }
 
 void sv_net_schedule_delivery(sv_net *net, sv_time at, int dst, uint64_t bytes, sv_net_done_fn done,
                               void *ctx, uint64_t arg)
 {
-    int idx = sv_net_chunk_alloc(net, dst, dst, bytes, done, ctx, arg);
-    sv_engine_schedule(net->eng, at, SV_PRIO_DEFAULT, on_delivery, net, (uint64_t)idx);
+    struct sv_net_chunk *c = sv_net_chunk_alloc(net, dst, dst, bytes, done, ctx, arg);
+    sv_engine_schedule(net->eng, at, SV_PRIO_DEFAULT, on_delivery, c, 0);
 }
 
 /* ---- analytical and ideal ----------------------------------------------------------------- */

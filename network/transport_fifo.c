@@ -17,15 +17,15 @@
  * would have run yet (sv_engine_mark_passed), so every order and time is as with the event. */
 #include "network/network_internal.h"
 
-static void link_transmit(sv_net *net, int link, int chunk);
+static void link_transmit(sv_net *net, int link, struct sv_net_chunk *c);
 
 void sv_net_fifo_init(sv_net *net)
 {
     net->fifo_links = g_new0(struct sv_net_fifo_link, net->geom.nlinks);
     for (int l = 0; l < net->geom.nlinks; l++) {
         net->fifo_links[l].state = SV_FIFO_FREE;
-        net->fifo_links[l].head = -1;
-        net->fifo_links[l].tail = -1;
+        net->fifo_links[l].head = NULL;
+        net->fifo_links[l].tail = NULL;
     }
 }
 
@@ -37,13 +37,13 @@ void sv_net_fifo_clear(sv_net *net)
 static void on_link_free(sv_engine *eng, void *ctx, uint64_t arg);
 
 /* ASTRA-sim Link::send: enqueue when busy, transmit at once otherwise. */
-static void link_send(sv_net *net, int link, int chunk)
+static void link_send(sv_net *net, int link, struct sv_net_chunk *c)
 {
     struct sv_net_fifo_link *fl = &net->fifo_links[link];
     if (fl->state == SV_FIFO_BUSY_MARK && sv_engine_mark_passed(net->eng, &fl->free_at))
         fl->state = SV_FIFO_FREE; /* its link-free event would have run, with nothing queued */
     if (fl->state == SV_FIFO_FREE) {
-        link_transmit(net, link, chunk);
+        link_transmit(net, link, c);
         return;
     }
     if (fl->state == SV_FIFO_BUSY_MARK) {
@@ -51,25 +51,26 @@ static void link_send(sv_net *net, int link, int chunk)
         sv_engine_schedule_at_mark(net->eng, &fl->free_at, on_link_free, net, (uint64_t)link);
         fl->state = SV_FIFO_BUSY_EVENT;
     }
-    sv_net_chunk_at(net, chunk)->next = -1;
-    if (fl->tail >= 0)
-        sv_net_chunk_at(net, fl->tail)->next = chunk;
+    c->next = NULL;
+    if (fl->tail != NULL)
+        fl->tail->next = c;
     else
-        fl->head = chunk;
-    fl->tail = chunk;
+        fl->head = c;
+    fl->tail = c;
 }
 
 /* Chunk::chunk_arrived_next_device: at the destination run the callback, else forward. */
 static void on_chunk_arrived(sv_engine *eng, void *ctx, uint64_t arg)
 {
-    sv_net *net = ctx;
-    int chunk = (int)arg;
-    struct sv_net_chunk *c = sv_net_chunk_at(net, chunk);
+    (void)eng;
+    (void)arg;
+    struct sv_net_chunk *c = ctx; /* the record itself: the engine prefetched it */
     if (c->cur_dev == c->dst) {
-        sv_net_chunk_deliver(net, chunk);
+        sv_net_chunk_deliver(c);
         return;
     }
-    link_send(net, sv_net_geom_next_link(&net->geom, c->cur_dev, c->dst), chunk);
+    sv_net *net = c->net;
+    link_send(net, sv_net_geom_next_link(&net->geom, c->cur_dev, c->dst), c);
 }
 
 /* Link::link_become_free: free, then serve the oldest pending chunk. */
@@ -78,33 +79,32 @@ static void on_link_free(sv_engine *eng, void *ctx, uint64_t arg)
     sv_net *net = ctx;
     struct sv_net_fifo_link *fl = &net->fifo_links[arg];
     fl->state = SV_FIFO_FREE;
-    int chunk = fl->head;
-    if (chunk < 0)
+    struct sv_net_chunk *c = fl->head;
+    if (c == NULL)
         return;
-    fl->head = sv_net_chunk_at(net, chunk)->next;
-    if (fl->head < 0)
-        fl->tail = -1;
-    link_transmit(net, (int)arg, chunk);
+    fl->head = c->next;
+    if (fl->head == NULL)
+        fl->tail = NULL;
+    link_transmit(net, (int)arg, c);
 }
 
 /* Link::schedule_chunk_transmission. */
-static void link_transmit(sv_net *net, int link, int chunk)
+static void link_transmit(sv_net *net, int link, struct sv_net_chunk *c)
 {
     struct sv_net_fifo_link *fl = &net->fifo_links[link];
     const struct sv_net_link *L = &net->geom.links[link];
     SV_ASSERT(fl->state == SV_FIFO_FREE);
-    struct sv_net_chunk *c = sv_net_chunk_at(net, chunk);
     double serialization = (double)c->bytes / L->bw_bpns;
     sv_time comm = sv_time_from_ns(L->lat_ns + serialization);
     sv_time ser = sv_time_from_ns(serialization);
     c->cur_dev = L->dst_dev; /* the device it will be at when the arrival event fires */
-    c->next = -1;
+    c->next = NULL;
     net->stats.link_bytes += c->bytes;
     net->stats.link_transfers++;
-    sv_engine_schedule_in(net->eng, comm, SV_PRIO_DEFAULT, on_chunk_arrived, net, (uint64_t)chunk);
+    sv_engine_schedule_in(net->eng, comm, SV_PRIO_DEFAULT, on_chunk_arrived, c, 0);
     sv_time free_at = sv_engine_now(net->eng) + ser;
     /* with chunks still queued the link-free event has work: schedule it for real */
-    if (fl->head < 0 && sv_engine_mark(net->eng, free_at, SV_PRIO_DEFAULT, &fl->free_at)) {
+    if (fl->head == NULL && sv_engine_mark(net->eng, free_at, SV_PRIO_DEFAULT, &fl->free_at)) {
         fl->state = SV_FIFO_BUSY_MARK;
     } else {
         sv_engine_schedule(net->eng, free_at, SV_PRIO_DEFAULT, on_link_free, net, (uint64_t)link);
@@ -115,6 +115,6 @@ static void link_transmit(sv_net *net, int link, int chunk)
 void sv_net_fifo_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
                       uint64_t arg)
 {
-    int chunk = sv_net_chunk_alloc(net, src, dst, bytes, done, ctx, arg);
-    link_send(net, sv_net_geom_next_link(&net->geom, src, dst), chunk);
+    struct sv_net_chunk *c = sv_net_chunk_alloc(net, src, dst, bytes, done, ctx, arg);
+    link_send(net, sv_net_geom_next_link(&net->geom, src, dst), c);
 }
