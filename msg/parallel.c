@@ -93,8 +93,39 @@ static void hist_destroy(void *p)
     g_free(st);
 }
 
+/* "hist:W0,W1,..." or "hist:@FILE": a file of per-expert loads (an expert-load histogram exported
+ * from a routing trace) separated by commas, spaces or newlines; '#' starts a comment line. */
 static void *hist_create(const char *param, sv_rng *rng, GError **error)
 {
+    g_autofree char *text = NULL;
+    if (param && param[0] == '@') {
+        GError *local = NULL;
+        if (!g_file_get_contents(param + 1, &text, NULL, &local)) {
+            g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
+                        "expert routing hist: cannot read %s: %s", param + 1, local->message);
+            g_error_free(local);
+            return NULL;
+        }
+        g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+        for (int i = 0; lines[i]; i++) {
+            if (g_str_has_prefix(g_strstrip(lines[i]), "#"))
+                lines[i][0] = '\0';
+        }
+        g_free(text);
+        text = g_strjoinv(",", lines);
+        g_strdelimit(text, " \t\r", ',');
+        /* collapse empty fields left by blank lines and repeated separators */
+        char *dst = text;
+        for (char *src = text; *src; src++) {
+            if (*src == ',' && (dst == text || dst[-1] == ','))
+                continue;
+            *dst++ = *src;
+        }
+        if (dst > text && dst[-1] == ',')
+            dst--;
+        *dst = '\0';
+        param = text;
+    }
     g_auto(GStrv) parts = g_strsplit(param ? param : "", ",", -1);
     GArray *w = g_array_new(FALSE, FALSE, sizeof(double));
     double sum = 0;

@@ -5,6 +5,7 @@
 #include "planner/planner.h"
 #include "tests/test_util.h"
 
+#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
@@ -470,6 +471,27 @@ static void test_ep_routing(void)
     SV_ASSERT_EQ_I64(counts[1], 10);
     ops->destroy(st);
     CU_ASSERT_PTR_NULL(sv_msg_expert_route_hist()->create("x", rng, &e));
+    g_clear_error(&e);
+
+    /* hist:@FILE: the same 3:1 loads read from a histogram file (comment, blank line, spaces) */
+    char *dir = sv_test_tmpdir();
+    char *hist_path = g_build_filename(dir, "experts.txt", NULL);
+    CU_ASSERT_TRUE_FATAL(g_file_set_contents(hist_path, "# expert loads\n3\n\n 1 \n", -1, NULL));
+    char *param = g_strdup_printf("@%s", hist_path);
+    st = ops->create(param, rng, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+    rq = (struct sv_expert_route_req){.layer = 0, .tokens = 40000, .n_experts = 2, .top_k = 1};
+    ops->route(st, &rq, counts);
+    CU_ASSERT(fabs((double)counts[0] - 30000) < 5 * sqrt(40000 * 0.75 * 0.25));
+    ops->destroy(st);
+    g_free(param);
+    CU_ASSERT_PTR_NULL(ops->create("@/nonexistent/experts.txt", rng, &e));
+    CU_ASSERT(e != NULL && strstr(e->message, "/nonexistent/experts.txt") != NULL);
+    g_clear_error(&e);
+    g_unlink(hist_path);
+    g_free(hist_path);
+    sv_test_rmtree(dir);
+    g_free(dir);
     sv_rng_free(rng);
 
     /* expert_owner (LLMServingSim): 128 experts over 2 ranks: 0..63, 64..127 */
