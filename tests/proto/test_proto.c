@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include "proto/proto.h"
+#include "tests/proto/bytes_util.h"
 #include "tests/test_util.h"
 
 #define INTEROP SV_SHARED "/interop"
@@ -47,37 +48,6 @@ static GPtrArray *all_et_files(void)
     return files;
 }
 
-/* Whole decompressed content through zlib's gz* API (reads plain files transparently): an
- * independent path from the reader's own inflate loop. */
-static GByteArray *read_decompressed(const char *path)
-{
-    gzFile gz = gzopen(path, "rb");
-    if (!gz)
-        return NULL;
-    GByteArray *b = g_byte_array_new();
-    uint8_t buf[65536];
-    int n;
-    while ((n = gzread(gz, buf, sizeof(buf))) > 0)
-        g_byte_array_append(b, buf, (guint)n);
-    int errnum;
-    gzerror(gz, &errnum);
-    gzclose(gz);
-    if (n < 0 || errnum != Z_OK) {
-        g_byte_array_unref(b);
-        return NULL;
-    }
-    return b;
-}
-
-static GByteArray *read_file_bytes(const char *path)
-{
-    char *data;
-    gsize len;
-    if (!g_file_get_contents(path, &data, &len, NULL))
-        return NULL;
-    return g_byte_array_new_take((guint8 *)data, len);
-}
-
 /* Protobuf varint, written here independently of the module's encoder. */
 static void append_varint(GByteArray *b, uint64_t v)
 {
@@ -88,11 +58,6 @@ static void append_varint(GByteArray *b, uint64_t v)
             c |= 0x80;
         g_byte_array_append(b, &c, 1);
     } while (v);
-}
-
-static gboolean bytes_equal(const GByteArray *a, const GByteArray *b)
-{
-    return a && b && a->len == b->len && memcmp(a->data, b->data, a->len) == 0;
 }
 
 static char *write_tmp(const char *dir, const char *name, const void *data, size_t len)
@@ -124,7 +89,7 @@ static void test_reencode_all(void)
     uint64_t total_nodes = 0;
     for (guint f = 0; f < files->len; f++) {
         const char *path = files->pdata[f];
-        g_autoptr(GByteArray) input = read_decompressed(path);
+        g_autoptr(GByteArray) input = sv_test_read_decompressed(path);
         CU_ASSERT_PTR_NOT_NULL_FATAL(input);
         GError *err = NULL;
         sv_et_reader *r = sv_et_reader_open(path, &err);
@@ -159,9 +124,9 @@ static void test_reencode_all(void)
         CU_ASSERT_PTR_NULL(err);
         CU_ASSERT(frames_ok);
         CU_ASSERT(sv_et_reader_bytes(r) == input->len);
-        if (!bytes_equal(stream, input))
+        if (!sv_test_bytes_equal(stream, input))
             fprintf(stderr, "\nre-encode differs: %s\n", path);
-        CU_ASSERT(bytes_equal(stream, input));
+        CU_ASSERT(sv_test_bytes_equal(stream, input));
         sv_et_reader_close(r);
 
         /* Same through the decoding reader and the writer, keeping gzip by name. */
@@ -181,8 +146,8 @@ static void test_reencode_all(void)
         sv_et_reader_close(r);
         CU_ASSERT(sv_et_writer_close(w, &err));
         CU_ASSERT_PTR_NULL(err);
-        g_autoptr(GByteArray) written = read_decompressed(out);
-        CU_ASSERT(bytes_equal(written, input));
+        g_autoptr(GByteArray) written = sv_test_read_decompressed(out);
+        CU_ASSERT(sv_test_bytes_equal(written, input));
         g_remove(out);
     }
     /* Real trace alone has 3664 nodes. */
@@ -250,11 +215,11 @@ static void test_json_vectors(void)
         CU_ASSERT_PTR_NULL(err);
         g_autoptr(JsonNode) reparsed = parse_json_file(out);
         CU_ASSERT(reparsed && json_node_equal(expected, reparsed));
-        g_autoptr(GByteArray) a = read_file_bytes(out);
-        g_autoptr(GByteArray) b = read_file_bytes(jpath);
-        if (!bytes_equal(a, b))
+        g_autoptr(GByteArray) a = sv_test_read_file_bytes(out);
+        g_autoptr(GByteArray) b = sv_test_read_file_bytes(jpath);
+        if (!sv_test_bytes_equal(a, b))
             fprintf(stderr, "\njson text differs: %s\n", path);
-        CU_ASSERT(bytes_equal(a, b));
+        CU_ASSERT(sv_test_bytes_equal(a, b));
         g_remove(out);
         compared++;
     }
@@ -448,7 +413,7 @@ static void test_bad_gzip(void)
 {
     /* compute_chain.0.et has 3 nodes; its gzip, cut short or with a corrupted body/CRC. */
     g_autoptr(GByteArray) plain =
-        read_file_bytes(INTEROP "/chakra/vectors/compute_chain/compute_chain.0.et");
+        sv_test_read_file_bytes(INTEROP "/chakra/vectors/compute_chain/compute_chain.0.et");
     CU_ASSERT_PTR_NOT_NULL_FATAL(plain);
     g_autoptr(GByteArray) gz = gzip_bytes(plain->data, plain->len);
     g_autofree char *tmp = sv_test_tmpdir();
@@ -549,7 +514,7 @@ static void write_all_reduce(sv_et_writer *w)
 static void test_writer_bytes_and_gzip(void)
 {
     const char *ref = INTEROP "/astra-sim/microbenchmarks/all_reduce/8npus_1MB/all_reduce.0.et";
-    g_autoptr(GByteArray) expected = read_file_bytes(ref);
+    g_autoptr(GByteArray) expected = sv_test_read_file_bytes(ref);
     CU_ASSERT_PTR_NOT_NULL_FATAL(expected);
     CU_ASSERT_EQUAL(expected->len, 81);
     g_autofree char *tmp = sv_test_tmpdir();
@@ -559,19 +524,19 @@ static void test_writer_bytes_and_gzip(void)
     sv_et_writer *w = sv_et_writer_open(plain, &err);
     write_all_reduce(w);
     CU_ASSERT(sv_et_writer_close(w, &err));
-    g_autoptr(GByteArray) got = read_file_bytes(plain);
-    CU_ASSERT(bytes_equal(got, expected));
+    g_autoptr(GByteArray) got = sv_test_read_file_bytes(plain);
+    CU_ASSERT(sv_test_bytes_equal(got, expected));
 
     w = sv_et_writer_open(gzp, &err);
     write_all_reduce(w);
     CU_ASSERT(sv_et_writer_close(w, &err));
-    g_autoptr(GByteArray) gz = read_file_bytes(gzp);
+    g_autoptr(GByteArray) gz = sv_test_read_file_bytes(gzp);
     /* RFC 1952 header: magic 1f 8b, CM 8, then MTIME (bytes 4..7) = 0 for determinism. */
     CU_ASSERT_FATAL(gz && gz->len > 18);
     CU_ASSERT(gz->data[0] == 0x1f && gz->data[1] == 0x8b && gz->data[2] == 8);
     CU_ASSERT(gz->data[4] == 0 && gz->data[5] == 0 && gz->data[6] == 0 && gz->data[7] == 0);
-    g_autoptr(GByteArray) unz = read_decompressed(gzp);
-    CU_ASSERT(bytes_equal(unz, expected));
+    g_autoptr(GByteArray) unz = sv_test_read_decompressed(gzp);
+    CU_ASSERT(sv_test_bytes_equal(unz, expected));
 
     /* Read back through the reader: attribute helpers with ASTRA-sim's conversions. */
     g_autoptr(sv_et_reader) r = sv_et_reader_open(gzp, &err);
@@ -748,7 +713,7 @@ static void test_real_trace(void)
     sv_et_summary_free(s);
 
     /* The decompressed stream is the one the summary hashed. */
-    g_autoptr(GByteArray) raw = read_decompressed(REAL_TRACE);
+    g_autoptr(GByteArray) raw = sv_test_read_decompressed(REAL_TRACE);
     CU_ASSERT_PTR_NOT_NULL_FATAL(raw);
     g_autofree char *sha = g_compute_checksum_for_data(G_CHECKSUM_SHA256, raw->data, raw->len);
     CU_ASSERT_STRING_EQUAL(sha, json_object_get_string_member(exp, "raw_sha256"));

@@ -2,49 +2,15 @@
  * real trace's summary.json (computed independently with Chakra's Python protobuf). */
 #include <glib/gstdio.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "proto/proto.h"
+#include "tests/proto/bytes_util.h"
 #include "tests/test_util.h"
 
 #define CHAKRA SV_SHARED "/interop/chakra"
 #define REAL_TRACE CHAKRA "/real_trace/pytorch_resnet_like.0.et.gz"
 #define REAL_SUMMARY CHAKRA "/real_trace/pytorch_resnet_like.0.summary.json"
 #define COMPUTE_CHAIN CHAKRA "/vectors/compute_chain/compute_chain.0.et"
-
-static GByteArray *read_decompressed(const char *path)
-{
-    gzFile gz = gzopen(path, "rb");
-    if (!gz)
-        return NULL;
-    GByteArray *b = g_byte_array_new();
-    uint8_t buf[65536];
-    int n;
-    while ((n = gzread(gz, buf, sizeof(buf))) > 0)
-        g_byte_array_append(b, buf, (guint)n);
-    int errnum;
-    gzerror(gz, &errnum);
-    gzclose(gz);
-    if (n < 0 || errnum != Z_OK) {
-        g_byte_array_unref(b);
-        return NULL;
-    }
-    return b;
-}
-
-static GByteArray *read_file_bytes(const char *path)
-{
-    char *data;
-    gsize len;
-    if (!g_file_get_contents(path, &data, &len, NULL))
-        return NULL;
-    return g_byte_array_new_take((guint8 *)data, len);
-}
-
-static gboolean bytes_equal(const GByteArray *a, const GByteArray *b)
-{
-    return a && b && a->len == b->len && memcmp(a->data, b->data, a->len) == 0;
-}
 
 static int count_lines(const char *s)
 {
@@ -70,36 +36,36 @@ static void test_convert_reencode(void)
     g_autofree char *out_et = g_build_filename(tmp, "cc.et", NULL);
     g_autofree char *out_gz = g_build_filename(tmp, "cc.et.gz", NULL);
     g_autofree char *out_js = g_build_filename(tmp, "cc.json", NULL);
-    g_autoptr(GByteArray) input = read_file_bytes(COMPUTE_CHAIN);
+    g_autoptr(GByteArray) input = sv_test_read_file_bytes(COMPUTE_CHAIN);
     CU_ASSERT_PTR_NOT_NULL_FATAL(input);
 
     g_autofree char *o1 = NULL, *e1 = NULL;
     CU_ASSERT_EQUAL(run(&o1, &e1, "convert", COMPUTE_CHAIN, out_et, NULL), 0);
     CU_ASSERT_STRING_EQUAL(e1, ""); /* no dangling deps in compute_chain */
-    g_autoptr(GByteArray) et = read_file_bytes(out_et);
-    CU_ASSERT(bytes_equal(et, input));
+    g_autoptr(GByteArray) et = sv_test_read_file_bytes(out_et);
+    CU_ASSERT(sv_test_bytes_equal(et, input));
 
     g_autofree char *o2 = NULL, *e2 = NULL;
     CU_ASSERT_EQUAL(run(&o2, &e2, "convert", COMPUTE_CHAIN, out_gz, NULL), 0);
-    g_autoptr(GByteArray) gz = read_file_bytes(out_gz);
+    g_autoptr(GByteArray) gz = sv_test_read_file_bytes(out_gz);
     CU_ASSERT(gz && gz->len > 2 && gz->data[0] == 0x1f && gz->data[1] == 0x8b);
-    g_autoptr(GByteArray) unz = read_decompressed(out_gz);
-    CU_ASSERT(bytes_equal(unz, input));
+    g_autoptr(GByteArray) unz = sv_test_read_decompressed(out_gz);
+    CU_ASSERT(sv_test_bytes_equal(unz, input));
 
     /* gzip input (the vectors' gzip of the same file) back to plain bytes. */
     g_autofree char *o3 = NULL, *e3 = NULL;
     CU_ASSERT_EQUAL(
         run(&o3, &e3, "convert", CHAKRA "/vectors/gzip/compute_chain_gz.0.et", out_et, NULL), 0);
-    g_autoptr(GByteArray) et2 = read_file_bytes(out_et);
-    CU_ASSERT(bytes_equal(et2, input));
+    g_autoptr(GByteArray) et2 = sv_test_read_file_bytes(out_et);
+    CU_ASSERT(sv_test_bytes_equal(et2, input));
 
     /* JSON: exactly the Python-decoded expectation. */
     g_autofree char *o4 = NULL, *e4 = NULL;
     CU_ASSERT_EQUAL(run(&o4, &e4, "convert", COMPUTE_CHAIN, out_js, NULL), 0);
-    g_autoptr(GByteArray) js = read_file_bytes(out_js);
+    g_autoptr(GByteArray) js = sv_test_read_file_bytes(out_js);
     g_autoptr(GByteArray) expected_js =
-        read_file_bytes(CHAKRA "/vectors/compute_chain/compute_chain.0.json");
-    CU_ASSERT(bytes_equal(js, expected_js));
+        sv_test_read_file_bytes(CHAKRA "/vectors/compute_chain/compute_chain.0.json");
+    CU_ASSERT(sv_test_bytes_equal(js, expected_js));
 
     /* all_fields: its node references 8 ids absent from the file (4 data, 4 ctrl: only id
      * 2^64-1 exists); converted anyway with one warning line. */
@@ -109,9 +75,9 @@ static void test_convert_reencode(void)
     CU_ASSERT_EQUAL(count_lines(e5), 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(e5, "8 dependencies on node ids absent from the file"));
     CU_ASSERT_PTR_NOT_NULL(strstr(e5, "(4 data_deps, 4 ctrl_deps)"));
-    g_autoptr(GByteArray) afin = read_file_bytes(af);
-    g_autoptr(GByteArray) afout = read_file_bytes(out_et);
-    CU_ASSERT(bytes_equal(afin, afout));
+    g_autoptr(GByteArray) afin = sv_test_read_file_bytes(af);
+    g_autoptr(GByteArray) afout = sv_test_read_file_bytes(out_et);
+    CU_ASSERT(sv_test_bytes_equal(afin, afout));
     sv_test_rmtree(tmp);
 }
 
@@ -124,9 +90,9 @@ static void test_convert_real_trace(void)
     /* 1,277 dangling ctrl_deps (summary.json), reported once. */
     CU_ASSERT_EQUAL(count_lines(e), 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(e, "(0 data_deps, 1277 ctrl_deps)"));
-    g_autoptr(GByteArray) in = read_decompressed(REAL_TRACE);
-    g_autoptr(GByteArray) got = read_file_bytes(out);
-    CU_ASSERT(bytes_equal(in, got));
+    g_autoptr(GByteArray) in = sv_test_read_decompressed(REAL_TRACE);
+    g_autoptr(GByteArray) got = sv_test_read_file_bytes(out);
+    CU_ASSERT(sv_test_bytes_equal(in, got));
     sv_test_rmtree(tmp);
 }
 
