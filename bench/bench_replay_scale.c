@@ -30,6 +30,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
+#include "bench/child.h"
 #include "core/core.h"
 #include "proto/proto.h"
 
@@ -90,13 +91,6 @@ static gboolean write_network(const char *path, const char *topo, int n, GError 
     return g_file_set_contents(path, text, -1, error);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Parse the child's stdout: sys[0]'s T and whether every sys[i] line has the same T. */
 static void parse_output(const char *out, int n, struct result *res)
 {
@@ -126,43 +120,22 @@ static struct result run_one(const char *servesim, const char *dir, const char *
     struct result res = {0};
     g_autofree char *prefix = g_strdup_printf("%s/ar", dir);
     g_autofree char *out_path = g_strdup_printf("%s/stdout.txt", dir);
-    double t0 = now_s();
-    pid_t pid = fork();
-    if (pid < 0) {
-        perror("fork");
+    const char *argv[] = {servesim,    "replay", "--workload",      prefix, "--system", SYSTEM_CFG,
+                          "--network", net_path, "--network-model", model,  NULL};
+    struct sv_bench_child c;
+    sv_bench_run_child(argv, out_path, timeout_s, 0, &c);
+    if (!c.started)
         return res;
-    }
-    if (pid == 0) {
-        int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd < 0)
-            _exit(126);
-        dup2(fd, STDOUT_FILENO);
-        close(fd);
-        alarm((unsigned)timeout_s); /* SIGALRM ends a run that takes too long */
-        execl(servesim, servesim, "replay", "--workload", prefix, "--system", SYSTEM_CFG,
-              "--network", net_path, "--network-model", model, (char *)NULL);
-        _exit(127);
-    }
-    int status = 0;
-    struct rusage ru;
-    memset(&ru, 0, sizeof(ru));
-    while (wait4(pid, &status, 0, &ru) < 0) {
-        if (errno != EINTR) {
-            perror("wait4");
-            return res;
-        }
-    }
-    res.wall_s = now_s() - t0;
-    res.rss_mb = (double)ru.ru_maxrss / 1024.0; /* ru_maxrss is in KiB on Linux */
-    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+    res.wall_s = c.wall_s;
+    res.rss_mb = c.rss_mb;
+    if (c.timed_out) {
         res.timed_out = TRUE;
         return res;
     }
     g_autofree char *out = NULL;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-        !g_file_get_contents(out_path, &out, NULL, NULL)) {
+    if (c.exit_status != 0 || !g_file_get_contents(out_path, &out, NULL, NULL)) {
         fprintf(stderr, "bench: %s replay (%s, %d NPUs) failed, status %d\n", servesim, model, n,
-                status);
+                c.exit_status);
         return res;
     }
     parse_output(out, n, &res);

@@ -50,6 +50,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
+#include "bench/child.h"
 #include "workloads/workloads.h"
 
 #define N_INSTANCES 8
@@ -187,13 +188,6 @@ static gboolean write_workload(const char *path, long n, double qps, GError **er
     return TRUE;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static double read_makespan(const char *out_dir)
 {
     g_autofree char *path = g_build_filename(out_dir, "summary.json", NULL);
@@ -214,46 +208,19 @@ static struct result run_one(const char *servesim, const char *dir, const char *
     struct result res = {0};
     g_autofree char *out_dir = g_build_filename(dir, "out", NULL);
     g_autofree char *log_path = g_build_filename(dir, "stdout.txt", NULL);
-    double t0 = now_s();
-    pid_t pid = fork();
-    if (pid < 0) {
-        perror("fork");
+    const char *argv[] = {servesim,    "run",      "--cluster",    cluster, "--workload", workload,
+                          "--latency", "roofline", "--output-dir", out_dir, NULL};
+    struct sv_bench_child c;
+    sv_bench_run_child(argv, log_path, timeout_s, max_mem_gb, &c);
+    if (!c.started)
         return res;
-    }
-    if (pid == 0) {
-        int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd < 0)
-            _exit(126);
-        dup2(fd, STDOUT_FILENO);
-        close(fd);
-        alarm((unsigned)timeout_s); /* SIGALRM ends a run that takes too long */
-        if (max_mem_gb > 0) {
-            struct rlimit rl;
-            rl.rlim_cur = rl.rlim_max = (rlim_t)(max_mem_gb * 1073741824.0);
-            setrlimit(RLIMIT_AS, &rl);
-        }
-        execl(servesim, servesim, "run", "--cluster", cluster, "--workload", workload, "--latency",
-              "roofline", "--output-dir", out_dir, (char *)NULL);
-        _exit(127);
-    }
-    int status = 0;
-    struct rusage ru;
-    memset(&ru, 0, sizeof(ru));
-    while (wait4(pid, &status, 0, &ru) < 0) {
-        if (errno != EINTR) {
-            perror("wait4");
-            return res;
-        }
-    }
-    res.wall_s = now_s() - t0;
-    res.rss_mb = (double)ru.ru_maxrss / 1024.0; /* Linux: KiB */
-    res.cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
-                (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
-    res.timed_out = WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM;
-    res.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    res.wall_s = c.wall_s;
+    res.rss_mb = c.rss_mb;
+    res.cpu_s = c.cpu_s;
+    res.timed_out = c.timed_out;
+    res.ok = !c.timed_out && c.exit_status == 0;
     if (!res.ok && !res.timed_out)
-        fprintf(stderr, "servesim exited with status %d (see %s)\n",
-                WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status), log_path);
+        fprintf(stderr, "servesim exited with status %d (see %s)\n", c.exit_status, log_path);
     res.makespan_s = res.ok ? read_makespan(out_dir) : NAN;
     return res;
 }
