@@ -4,7 +4,11 @@
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
+
+/* Names of the tests SV_REQUIRE_SHARED skipped (owned strings), for the summary. */
+static GPtrArray *skipped_tests;
 
 static void ensure_registry(void)
 {
@@ -26,18 +30,62 @@ void sv_test_add_suite(const char *suite, const sv_test_case *cases)
         CU_add_test(s, c->name, c->fn);
 }
 
+gboolean sv_test_shared(const char *rel, const char *why)
+{
+    g_autofree char *path = g_build_filename(SV_SHARED, rel, NULL);
+    if (g_file_test(path, G_FILE_TEST_EXISTS))
+        return TRUE;
+    CU_pTest t = CU_get_current_test();
+    const char *name = t != NULL && t->pName != NULL ? t->pName : "?";
+    if (g_file_test(SV_SHARED, G_FILE_TEST_IS_DIR)) {
+        /* The reference data is there but this file is not: it moved, and the test must say so. */
+        g_autofree char *msg = g_strdup_printf("%s present but %s missing", SV_SHARED, path);
+        CU_assertImplementation(CU_FALSE, __LINE__, msg, __FILE__, "", CU_FALSE);
+        return FALSE;
+    }
+    printf("\nSKIP: %s: %s not found (%s)\n", name, path, why);
+    if (skipped_tests == NULL)
+        skipped_tests = g_ptr_array_new_with_free_func(g_free);
+    /* One test may check several files; count it once. */
+    gboolean seen = FALSE;
+    for (guint i = 0; i < skipped_tests->len; i++)
+        if (strcmp(g_ptr_array_index(skipped_tests, i), name) == 0)
+            seen = TRUE;
+    if (!seen)
+        g_ptr_array_add(skipped_tests, g_strdup(name));
+    return FALSE;
+}
+
+void sv_test_require_shared(const char *rel, const char *why)
+{
+    g_autofree char *path = g_build_filename(SV_SHARED, rel, NULL);
+    if (g_file_test(SV_SHARED, G_FILE_TEST_IS_DIR) || g_file_test(path, G_FILE_TEST_EXISTS))
+        return; /* present (or moved: the tests then fail and say which file) */
+    printf("SKIP: %s not found (%s)\n", path, why);
+    exit(SV_TEST_SKIP_CODE);
+}
+
 int sv_test_run(void)
 {
     ensure_registry();
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    unsigned run = CU_get_number_of_tests_run();
     unsigned failed_tests = CU_get_number_of_tests_failed();
     CU_cleanup_registry();
     if (CU_get_error() != CUE_SUCCESS)
         return 2;
-    (void)failed;
-    return failed_tests == 0 ? 0 : 1;
+    unsigned skipped = skipped_tests != NULL ? skipped_tests->len : 0;
+    if (skipped > 0) {
+        printf("\nSKIPPED %u of %u tests (%s not found):\n", skipped, run, SV_SHARED);
+        for (guint i = 0; i < skipped; i++)
+            printf("  %s\n", (const char *)g_ptr_array_index(skipped_tests, i));
+        g_ptr_array_free(skipped_tests, TRUE);
+        skipped_tests = NULL;
+    }
+    if (failed_tests != 0)
+        return 1;
+    return run > 0 && skipped == run ? SV_TEST_SKIP_CODE : 0;
 }
 
 gboolean sv_test_spawn(const char *const *argv, char **out, char **err, int *status)
@@ -88,4 +136,25 @@ void sv_test_rmtree(const char *path)
         g_dir_close(d);
     }
     g_rmdir(path);
+}
+
+char *sv_test_write_cluster(const char *dir, const char *model, const char *hardware,
+                            double mem_gib)
+{
+    char *path = g_build_filename(dir, "cluster.json", NULL);
+    char num[G_ASCII_DTOSTR_BUF_SIZE];
+    g_autofree char *text = g_strdup_printf(
+        "{\"num_nodes\": 1, \"link_bw\": 16, \"link_latency\": 20000, \"nodes\": [{\n"
+        "  \"num_instances\": 1,\n"
+        "  \"cpu_mem\": {\"mem_size\": 512, \"mem_bw\": 256, \"mem_latency\": 0},\n"
+        "  \"instances\": [{\"model_name\": \"%s\", \"hardware\": \"%s\",\n"
+        "    \"npu_mem\": {\"mem_size\": %s, \"mem_bw\": 3350, \"mem_latency\": 0, "
+        "\"mem_util\": 0.9},\n"
+        "    \"num_npus\": 1, \"tp_size\": 1, \"pd_type\": null}]}]}\n",
+        model, hardware, g_ascii_dtostr(num, sizeof num, mem_gib));
+    if (!g_file_set_contents(path, text, -1, NULL)) {
+        fprintf(stderr, "cannot write %s\n", path);
+        exit(2);
+    }
+    return path;
 }

@@ -8,6 +8,28 @@
 /* Reference data, relative to the repository root (tests run there). */
 #define SV_SHARED "../shared"
 
+/* ctest's SKIP_RETURN_CODE: a program whose every test needed absent reference data exits with it.
+ */
+#define SV_TEST_SKIP_CODE 77
+
+/* Reference data a test needs: TRUE when SV_SHARED/<rel> exists. When ../shared is absent it prints
+ * "SKIP: <test>: ../shared/<rel> not found (<why>)", counts the running test as skipped and returns
+ * FALSE; when ../shared is there but <rel> is not, that is a failure of the running test (the
+ * reference data moved), not a skip. */
+gboolean sv_test_shared(const char *rel, const char *why);
+
+/* First statement of a test that needs SV_SHARED/<rel>: returns from the test when it is skipped.
+ */
+#define SV_REQUIRE_SHARED(rel, why)                                                                \
+    do {                                                                                           \
+        if (!sv_test_shared((rel), (why)))                                                         \
+            return;                                                                                \
+    } while (0)
+
+/* For a program every test of which needs SV_SHARED/<rel> (call it first in main): when ../shared
+ * is absent prints "SKIP: ../shared/<rel> not found (<why>)" and exits SV_TEST_SKIP_CODE. */
+void sv_test_require_shared(const char *rel, const char *why);
+
 typedef struct {
     const char *name;
     CU_TestFunc fn;
@@ -17,7 +39,8 @@ typedef struct {
 void sv_test_add_suite(const char *suite, const sv_test_case *cases);
 
 /* Run every registered suite with CUnit's basic runner; returns 0 only when all tests pass
- * (CUnit's runner alone does not set the exit status). */
+ * (CUnit's runner alone does not set the exit status), SV_TEST_SKIP_CODE when every test that ran
+ * was skipped by SV_REQUIRE_SHARED. Skipped tests are listed again at the end. */
 int sv_test_run(void);
 
 /* Run a command line (argv, NULL-terminated); capture stdout/stderr (caller frees) and the exit
@@ -27,6 +50,12 @@ gboolean sv_test_spawn(const char *const *argv, char **out, char **err, int *sta
 /* A fresh temporary directory (removed recursively by sv_test_rmtree). */
 char *sv_test_tmpdir(void);
 void sv_test_rmtree(const char *path);
+
+/* A one-instance LLMServingSim cluster config written as <dir>/cluster.json (caller frees the
+ * path): `model` on one `hardware` NPU of `mem_gib` GiB at mem_util 0.9, tp 1, no PD split. Tests
+ * run it with --latency roofline so that nothing from ../shared is needed. */
+char *sv_test_write_cluster(const char *dir, const char *model, const char *hardware,
+                            double mem_gib);
 
 #define SV_ASSERT_EQ_I64(a, b) CU_ASSERT_EQUAL((long long)(a), (long long)(b))
 
