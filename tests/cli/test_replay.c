@@ -118,6 +118,7 @@ static void micro(const char *coll, int n, long long expected)
 
 static void test_micro_all_reduce(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim", "ASTRA-sim's microbenchmarks and configs");
     micro("all_reduce", 4, 43000);
     micro("all_reduce", 8, 64440);
     micro("all_reduce", 16, 99640);
@@ -125,6 +126,7 @@ static void test_micro_all_reduce(void)
 
 static void test_micro_all_gather(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim", "ASTRA-sim's microbenchmarks and configs");
     micro("all_gather", 4, 64744);
     micro("all_gather", 8, 151016);
     micro("all_gather", 16, 323560);
@@ -132,6 +134,7 @@ static void test_micro_all_gather(void)
 
 static void test_micro_reduce_scatter(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim", "ASTRA-sim's microbenchmarks and configs");
     micro("reduce_scatter", 4, 22240);
     micro("reduce_scatter", 8, 33080);
     micro("reduce_scatter", 16, 50740);
@@ -139,6 +142,7 @@ static void test_micro_reduce_scatter(void)
 
 static void test_micro_all_to_all(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim", "ASTRA-sim's microbenchmarks and configs");
     micro("all_to_all", 4, 41560);
     micro("all_to_all", 8, 125480);
     micro("all_to_all", 16, 391240);
@@ -148,6 +152,7 @@ static void test_micro_all_to_all(void)
  * with ASTRA-sim's own option names. */
 static void test_rt_template(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim", "ASTRA-sim's microbenchmarks and configs");
     for (size_t m = 0; m < G_N_ELEMENTS(models); m++) {
         struct run *r = REPLAY(
             "--workload-configuration=" ASTRA "/rt_template/inputs/workload/chakra_trace",
@@ -164,6 +169,7 @@ static void test_rt_template(void)
  * unaware 32220 (two chunks now share ring links)". Ring_4chunks.json with that one key changed. */
 static void test_active_chunks_2(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim", "ASTRA-sim's microbenchmarks and configs");
     g_autofree char *dir = sv_test_tmpdir();
     g_autofree char *sys = g_build_filename(dir, "ac2.json", NULL);
     g_autofree char *text = NULL;
@@ -187,6 +193,7 @@ static void test_active_chunks_2(void)
 
 static void test_compute_chain(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors and ASTRA-sim configs");
     for (size_t m = 0; m < G_N_ELEMENTS(models); m++) {
         struct run *r =
             REPLAY("--workload", CHAKRA "/vectors/compute_chain/compute_chain", "--system",
@@ -198,6 +205,7 @@ static void test_compute_chain(void)
 
 static void test_collectives(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors and ASTRA-sim configs");
     for (size_t m = 0; m < G_N_ELEMENTS(models); m++) {
         struct run *r =
             REPLAY("--workload", CHAKRA "/vectors/collectives/collectives", "--system", SYS_RING4C,
@@ -210,6 +218,7 @@ static void test_collectives(void)
 /* sys[0] 21031 / 20031, sys[1] 23031 / 21031, printed in that (finish-time) order. */
 static void test_p2p(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors and ASTRA-sim configs");
     for (size_t m = 0; m < G_N_ELEMENTS(models); m++) {
         struct run *r = REPLAY("--workload", CHAKRA "/vectors/p2p/p2p", "--system", SYS_RING4C,
                                "--network", NET_FC2, "--network-model", models[m]);
@@ -229,6 +238,7 @@ static void test_p2p(void)
 
 static void test_remote_mem(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors and ASTRA-sim configs");
     for (size_t m = 0; m < G_N_ELEMENTS(models); m++) {
         struct run *r =
             REPLAY("--workload", CHAKRA "/vectors/remote_mem/remote_mem", "--system", SYS_RING4C,
@@ -257,6 +267,7 @@ static void generator(const char *name, const char *mem, long long t, long long 
 
 static void test_generator(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors and ASTRA-sim configs");
     generator("one_comp_node", NULL, 5000, 0);
     generator("two_comp_nodes_dependent", NULL, 10000, 0);
     generator("two_comp_nodes_independent", NULL, 10000, 0);
@@ -269,6 +280,7 @@ static void test_generator(void)
 
 static void test_fail_no_memory_expansion(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors and ASTRA-sim configs");
     struct run *r = REPLAY("--workload", CHAKRA "/vectors/remote_mem/remote_mem", "--system",
                            SYS_RING4C, "--network", NET_FC2, "--memory", MEM_NONE);
     expect_error(r, "no_memory_expansion",
@@ -283,6 +295,7 @@ static void test_fail_no_memory_expansion(void)
 
 static void test_fail_barrier(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors and ASTRA-sim configs");
     struct run *r = REPLAY("--workload", CHAKRA "/chakra_generator/BARRIER", "--system", SYS_RING4C,
                            "--network", NET_FC2);
     expect_error(r, "BARRIER", "unsupported collective comm type");
@@ -292,6 +305,7 @@ static void test_fail_barrier(void)
 
 static void test_fail_send_without_dst(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors and ASTRA-sim configs");
     struct run *r = REPLAY("--workload", CHAKRA "/chakra_generator/one_comm_send_node", "--system",
                            SYS_RING4C, "--network", NET_FC2);
     expect_error(r, "one_comm_send_node", "attribute comm_dst not found in node 28");
@@ -300,6 +314,7 @@ static void test_fail_send_without_dst(void)
 
 static void test_fail_missing_file(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors and ASTRA-sim configs");
     struct run *r = REPLAY("--workload", CHAKRA "/vectors/no_such/trace", "--system", SYS_RING4C,
                            "--network", NET_FC2);
     expect_error(r, "missing prefix", "no_such/trace.0.et");
@@ -313,6 +328,7 @@ static void test_fail_missing_file(void)
 
 static void test_fail_bad_options(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors and ASTRA-sim configs");
     struct run *r = REPLAY("--workload", CHAKRA "/vectors/compute_chain/compute_chain", "--system",
                            SYS_RING4C, "--network", NET_FC2, "--network-model", "telepathy");
     CU_ASSERT_NOT_EQUAL(r->status, 0);
@@ -333,6 +349,7 @@ static void test_fail_bad_options(void)
  * exist nowhere. */
 static void test_fail_groups_and_custom(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors and ASTRA-sim configs");
     struct run *r = REPLAY("--workload", CHAKRA "/vectors/comm_groups/comm_groups", "--system",
                            SYS_RING4C, "--network", ASTRA "/configs/Ring_4npus.yml");
     expect_error(r, "undefined group", "communicator group 1");
@@ -395,6 +412,29 @@ static ChakraProtoMsg__Node *p2p(uint64_t id, gboolean send, int src, int dst, i
     return n;
 }
 
+/* The system and network configs of the tests that write their own ET: the same values as
+ * ASTRA-sim's configs/Ring_4chunks.json and configs/FullyConnected_2npus.yml (2 NPUs, one 50 GB/s,
+ * 500 ns link), written into `dir` so that these tests do not need ../shared. */
+static void own_configs(const char *dir, char **sys, char **net)
+{
+    *sys = g_build_filename(dir, "system.json", NULL);
+    *net = g_build_filename(dir, "network.yml", NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(
+        *sys,
+        "{\"scheduling-policy\": \"LIFO\", \"endpoint-delay\": 10,\n"
+        " \"active-chunks-per-dimension\": 1, \"preferred-dataset-splits\": 4,\n"
+        " \"all-reduce-implementation\": [\"ring\"], \"all-gather-implementation\": [\"ring\"],\n"
+        " \"reduce-scatter-implementation\": [\"ring\"], \"all-to-all-implementation\": "
+        "[\"ring\"],\n"
+        " \"collective-optimization\": \"localBWAware\", \"local-mem-bw\": 1600,\n"
+        " \"boost-mode\": 0, \"roofline-enabled\": 0, \"peak-perf\": 900}\n",
+        -1, NULL));
+    CU_ASSERT_FATAL(g_file_set_contents(*net,
+                                        "topology: [ FullyConnected ]\nnpus_count: [ 2 ]\n"
+                                        "bandwidth: [ 50.0 ]  # GB/s\nlatency: [ 500.0 ]  # ns\n",
+                                        -1, NULL));
+}
+
 /* NPU 1 waits for a message from NPU 0 with tag 7; NPU 0 sends tag 8. NPU 1 can never finish:
  * the run must end (not hang) with the unmatched operations named. */
 static void test_fail_unmatched_recv(void)
@@ -407,8 +447,10 @@ static void test_fail_unmatched_recv(void)
     sv_et_node_add_data_dep(n1[1], 0);
     write_et(dir, "stuck", 1, n1, 2);
     g_autofree char *prefix = g_strdup_printf("%s/stuck", dir);
+    g_autofree char *sys = NULL, *net = NULL;
+    own_configs(dir, &sys, &net);
     for (size_t m = 0; m < G_N_ELEMENTS(models); m++) {
-        struct run *r = REPLAY("--workload", prefix, "--system", SYS_RING4C, "--network", NET_FC2,
+        struct run *r = REPLAY("--workload", prefix, "--system", sys, "--network", net,
                                "--network-model", models[m]);
         expect_error(r, "unmatched recv", "cannot finish");
         CU_ASSERT_PTR_NOT_NULL(strstr(r->err, "unmatched recv"));
@@ -440,7 +482,9 @@ static void test_fail_cycle(void)
     sv_et_node_add_data_dep(n1[1], 0);
     write_et(dir, "cyc", 1, n1, 2);
     g_autofree char *prefix = g_strdup_printf("%s/cyc", dir);
-    struct run *r = REPLAY("--workload", prefix, "--system", SYS_RING4C, "--network", NET_FC2);
+    g_autofree char *sys = NULL, *net = NULL;
+    own_configs(dir, &sys, &net);
+    struct run *r = REPLAY("--workload", prefix, "--system", sys, "--network", net);
     expect_error(r, "cycle", "cannot finish");
     CU_ASSERT_PTR_NOT_NULL(strstr(r->err, "cycle"));
     CU_ASSERT_EQUAL(r->n, 1);
@@ -468,11 +512,12 @@ static void test_ignore_ctrl_deps(void)
         write_et(dir, "ctrl", npu, nodes, 2);
     }
     g_autofree char *prefix = g_strdup_printf("%s/ctrl", dir);
-    struct run *r = REPLAY("--workload", prefix, "--system", SYS_RING4C, "--network", NET_FC2);
+    g_autofree char *sys = NULL, *net = NULL;
+    own_configs(dir, &sys, &net);
+    struct run *r = REPLAY("--workload", prefix, "--system", sys, "--network", net);
     expect_all(r, "ctrl deps honoured", 2, 15000, 10000);
     run_free(r);
-    r = REPLAY("--workload", prefix, "--system", SYS_RING4C, "--network", NET_FC2,
-               "--ignore-ctrl-deps");
+    r = REPLAY("--workload", prefix, "--system", sys, "--network", net, "--ignore-ctrl-deps");
     expect_all(r, "ctrl deps ignored", 2, 10000, 5000);
     run_free(r);
     sv_test_rmtree(dir);
@@ -498,6 +543,7 @@ static void expect_symmetric(const struct run *r, const char *what, int npus)
 
 static void test_symmetric_runs(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim", "ASTRA-sim's microbenchmarks and configs");
     for (size_t m = 0; m < G_N_ELEMENTS(models); m++) {
         g_autofree char *w1 = g_strdup_printf("dp_overlap Switch_4npus %s", models[m]);
         struct run *r =
@@ -551,6 +597,7 @@ static void test_symmetric_runs(void)
  * workload, so exposed communication = T. */
 static void test_custom_collective(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim", "ASTRA-sim's microbenchmarks and configs");
     for (size_t m = 0; m < G_N_ELEMENTS(models); m++) {
         g_autofree char *what = g_strdup_printf("custom all_reduce 8 %s", models[m]);
         struct run *r =
@@ -566,6 +613,7 @@ static void test_custom_collective(void)
  * ideal: latency only) with a symmetric result. */
 static void test_other_models(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim", "ASTRA-sim's microbenchmarks and configs");
     const char *other[] = {"flow", "ideal"};
     for (size_t m = 0; m < G_N_ELEMENTS(other); m++) {
         g_autofree char *what = g_strdup_printf("all_reduce 8 Ring %s", other[m]);

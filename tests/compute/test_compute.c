@@ -186,10 +186,13 @@ static void test_errors(void)
     CU_ASSERT(!sv_compute_hw_lookup("B300", &hw, &err));
     CU_ASSERT(err && strstr(err->message, "B300"));
     g_clear_error(&err);
-    CU_ASSERT(sv_compute_profile_find(SV_SHARED "/reference/llmservingsim/profiles", "H100",
-                                      "meta-llama/Llama-3.1-8B", NULL, &err) == NULL);
+    /* A profiles root without the hardware's folder names the hardware. */
+    g_autofree char *root = sv_test_tmpdir();
+    put_file(root, "RTXPRO6000/meta-llama/Llama-3.1-8B/bf16/meta.yaml", meta_on);
+    CU_ASSERT(sv_compute_profile_find(root, "H100", "meta-llama/Llama-3.1-8B", NULL, &err) == NULL);
     CU_ASSERT(err && strstr(err->message, "H100"));
     g_clear_error(&err);
+    sv_test_rmtree(root);
     sv_test_rmtree(dir);
 }
 
@@ -206,6 +209,8 @@ static double csv_ns(const char *path, const char *prefix)
 
 static void test_real_bundle(void)
 {
+    SV_REQUIRE_SHARED("reference/llmservingsim/profiles/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16",
+                      "LLMServingSim's measured RTXPRO6000 bundle");
     g_autoptr(sv_latency) lat = load(REAL_BUNDLE, "meta-llama/Llama-3.1-8B", 1);
     CU_ASSERT_FATAL(lat != NULL);
     double a16 = csv_ns(REAL_BUNDLE "/tp1/attention.csv", "0,0,1,16");
@@ -262,12 +267,6 @@ static void test_catalog(void)
     CU_ASSERT(fabs(sv_compute_model_params(&m) - 46.70e9) < 0.1e9); /* 46.7e9 published */
     CU_ASSERT_FATAL(sv_compute_model_lookup("Qwen3-30B-A3B", NULL, &m, &err));
     CU_ASSERT(fabs(sv_compute_model_params(&m) - 30.5e9) < 0.2e9); /* 30.5e9 published */
-    /* --model-dir reads <org>/<name>.json */
-    CU_ASSERT_FATAL(sv_compute_model_lookup(
-        "Qwen3-32B", SV_SHARED "/reference/llmservingsim/configs/model", &m2, &err));
-    CU_ASSERT_STRING_EQUAL(m2.name, "Qwen/Qwen3-32B");
-    SV_ASSERT_EQ_I64(m2.num_kv_heads, 8);
-    SV_ASSERT_EQ_I64(m2.intermediate_size, 25600);
     struct sv_hw_cfg hw;
     CU_ASSERT_FATAL(sv_compute_hw_lookup("rtxpro6000", &hw, &err));
     CU_ASSERT_STRING_EQUAL(hw.name, "RTX-PRO-6000");
@@ -286,9 +285,23 @@ static void test_catalog(void)
     CU_ASSERT_DOUBLE_EQUAL(hw.mem_bw_gbps, 2000, 1e-9);
 }
 
+/* --model-dir reads <org>/<name>.json (LLMServingSim's own model configs). */
+static void test_catalog_model_dir(void)
+{
+    SV_REQUIRE_SHARED("reference/llmservingsim/configs/model", "LLMServingSim's model configs");
+    struct sv_model_cfg m2;
+    GError *err = NULL;
+    CU_ASSERT_FATAL(sv_compute_model_lookup(
+        "Qwen3-32B", SV_SHARED "/reference/llmservingsim/configs/model", &m2, &err));
+    CU_ASSERT_STRING_EQUAL(m2.name, "Qwen/Qwen3-32B");
+    SV_ASSERT_EQ_I64(m2.num_kv_heads, 8);
+    SV_ASSERT_EQ_I64(m2.intermediate_size, 25600);
+}
+
 /* Our built-in sequences equal the yaml files' `sequence:` blocks. */
 static void test_layer_seq_yaml(void)
 {
+    SV_REQUIRE_SHARED("reference/llmservingsim/models", "LLMServingSim's model layer yamls");
     for (int a = 0; a < SV_ARCH_COUNT; a++) {
         g_autofree char *path = g_strdup_printf(SV_SHARED "/reference/llmservingsim/models/%s.yaml",
                                                 sv_compute_arch_name(a));
@@ -360,11 +373,17 @@ static void test_roofline(void)
 int main(void)
 {
     static const sv_test_case cases[] = {
-        {"interp_1d", test_interp_1d},   {"interp_attention", test_interp_attention},
-        {"interp_moe", test_interp_moe}, {"skew", test_skew},
-        {"errors", test_errors},         {"real_bundle", test_real_bundle},
-        {"catalog", test_catalog},       {"layer_seq_yaml", test_layer_seq_yaml},
-        {"roofline", test_roofline},     {NULL, NULL},
+        {"interp_1d", test_interp_1d},
+        {"interp_attention", test_interp_attention},
+        {"interp_moe", test_interp_moe},
+        {"skew", test_skew},
+        {"errors", test_errors},
+        {"real_bundle", test_real_bundle},
+        {"catalog", test_catalog},
+        {"catalog_model_dir", test_catalog_model_dir},
+        {"layer_seq_yaml", test_layer_seq_yaml},
+        {"roofline", test_roofline},
+        {NULL, NULL},
     };
     sv_test_add_suite("compute", cases);
     return sv_test_run();

@@ -529,6 +529,7 @@ static int roundtrip_dir(const char *dir, const char *tmp, const struct sv_dag_e
 
 static void test_et_roundtrip_bytes(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra/ASTRA-sim ET vectors");
     g_autofree char *tmp = sv_test_tmpdir();
     int bad = 0;
     struct sv_dag_et_opts keep = {.ignore_dangling_ctrl = TRUE, .ignore_dangling_data = TRUE};
@@ -566,6 +567,7 @@ static void json_counts(const char *path, size_t *nodes, size_t *data, size_t *c
 
 static void test_et_counts(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra/vectors", "the Chakra ET vectors and their JSON");
     static const char *const files[] = {
         "vectors/compute_chain/compute_chain.0",
         "vectors/dp_overlap/dp_overlap.0",
@@ -596,6 +598,7 @@ static void test_et_counts(void)
 
 static void test_et_semantics(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra/vectors", "the Chakra ET vectors");
     GError *err = NULL;
     g_autoptr(sv_dag) dag =
         sv_dag_load_et(SV_SHARED "/interop/chakra/vectors/compute_chain/compute_chain.0.et",
@@ -660,6 +663,7 @@ static void test_et_semantics(void)
 
 static void test_et_dangling(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra/vectors/all_fields", "the Chakra all_fields vector");
     GError *err = NULL;
     const char *af = SV_SHARED "/interop/chakra/vectors/all_fields/all_fields.0.et";
     CU_ASSERT_PTR_NULL(sv_dag_load_et(af, NULL, &err));

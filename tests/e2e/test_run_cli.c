@@ -8,9 +8,6 @@
 #include <math.h>
 #include <string.h>
 
-#define CLUSTER SV_SHARED "/reference/llmservingsim/validation/RTXPRO6000/Llama-3.1-8B/config.json"
-#define PROFILES SV_SHARED "/reference/llmservingsim/profiles"
-
 /* Run servesim with `argv` (after "servesim run") in `cwd` (NULL: the repo root). */
 static int run_in(const char *cwd, const char *const *args, char **out, char **err)
 {
@@ -317,14 +314,16 @@ static void test_skip_bad_lines(void)
     g_autofree char *dir = g_build_filename(tmp, "out", NULL);
     char *out = NULL, *err = NULL;
     /* Without the flag: an error naming the line. */
-    const char *a1[] = {"--cluster", CLUSTER,   "--workload",   wl,  "--profiles",
-                        PROFILES,    "--quiet", "--output-dir", dir, NULL};
+    /* A cluster config of its own and roofline latency: nothing from ../shared. */
+    g_autofree char *cl = sv_test_write_cluster(tmp, "meta-llama/Llama-3.1-8B", "H100-SXM", 80);
+    const char *a1[] = {"--cluster", cl,        "--workload",   wl,  "--latency",
+                        "roofline",  "--quiet", "--output-dir", dir, NULL};
     CU_ASSERT_NOT_EQUAL(run_in(NULL, a1, &out, &err), 0);
     CU_ASSERT(strstr(err, ":2") != NULL || strstr(err, "line 2") != NULL);
     g_free(out);
     g_free(err);
-    const char *a2[] = {"--cluster", CLUSTER,   "--workload",   wl,  "--profiles",
-                        PROFILES,    "--quiet", "--output-dir", dir, "--skip-bad-lines",
+    const char *a2[] = {"--cluster", cl,        "--workload",   wl,  "--latency",
+                        "roofline",  "--quiet", "--output-dir", dir, "--skip-bad-lines",
                         NULL};
     int rc = run_in(NULL, a2, &out, &err);
     if (rc != 0)

@@ -150,6 +150,8 @@ static void check(const char *what, double sim, double meas, double tol)
 
 static void test_public_case(void)
 {
+    SV_REQUIRE_SHARED("reference/llmservingsim/validation/RTXPRO6000/Llama-3.1-8B",
+                      "the measured RTXPRO6000 Llama-3.1-8B case");
     g_autofree char *dir = run_case("a");
     g_autofree char *out = g_build_filename(dir, "a", NULL);
     metrics meas, sim;
@@ -218,6 +220,8 @@ static void test_public_case(void)
  * 33 ms apart (3% of a tick) and count the same tokens. */
 static void test_timeseries_origin(void)
 {
+    SV_REQUIRE_SHARED("reference/llmservingsim/validation/RTXPRO6000/Llama-3.1-8B",
+                      "the measured RTXPRO6000 Llama-3.1-8B case");
     g_autofree char *text = NULL;
     CU_ASSERT_FATAL(g_file_get_contents(CASE "/vllm/requests.jsonl", &text, NULL, NULL));
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
@@ -261,6 +265,8 @@ static void test_timeseries_origin(void)
 
 static void test_determinism(void)
 {
+    SV_REQUIRE_SHARED("reference/llmservingsim/validation/RTXPRO6000/Llama-3.1-8B",
+                      "the measured RTXPRO6000 Llama-3.1-8B case");
     g_autofree char *d1 = run_case("x");
     g_autofree char *d2 = run_case("x");
     const char *files[] = {"requests.csv", "timeseries.csv", "summary.json"};
@@ -286,9 +292,10 @@ static void test_bad_input_no_output(void)
                                         "{\"input_toks\": 10, \"output_toks\": 5, "
                                         "\"arrival_time_ns\": 0}\n{\"input_toks\": oops}\n",
                                         -1, NULL));
-    const char *argv[] = {SV_SERVESIM_BIN, "run", "--cluster",    CASE "/config.json",
-                          "--workload",    bad,   "--output-dir", out,
-                          "--quiet",       NULL};
+    /* A cluster config of its own and roofline latency: nothing from ../shared. */
+    g_autofree char *cl = sv_test_write_cluster(dir, "meta-llama/Llama-3.1-8B", "H100-SXM", 80);
+    const char *argv[] = {SV_SERVESIM_BIN, "run",      "--cluster",    cl,  "--workload", bad,
+                          "--latency",     "roofline", "--output-dir", out, "--quiet",    NULL};
     char *so = NULL, *se = NULL;
     int status = 0;
     CU_ASSERT_FATAL(sv_test_spawn(argv, &so, &se, &status));

@@ -40,6 +40,7 @@ static struct sv_memtier_remote_cfg make_cfg(sv_memtier_remote_type type, sv_tim
  * 1000 + 20971 = 21971 (closed form in shared/interop/astra-sim/README.md). */
 static void test_per_npu_shared_config(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim/configs", "ASTRA-sim's memory configs");
     struct sv_memtier_remote_cfg cfg;
     GError *error = NULL;
     CU_ASSERT_TRUE_FATAL(sv_memtier_remote_cfg_load_json(
@@ -74,6 +75,7 @@ static void test_per_npu_shared_config(void)
 /* NO_MEMORY_EXPANSION: any access fails with ASTRA-sim's message. */
 static void test_no_expansion(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim/configs", "ASTRA-sim's memory configs");
     struct sv_memtier_remote_cfg cfg;
     GError *error = NULL;
     CU_ASSERT_TRUE_FATAL(sv_memtier_remote_cfg_load_json(

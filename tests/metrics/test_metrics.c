@@ -385,6 +385,8 @@ static void check_metric_vs_summary(const char *txt, const char *name,
 
 static void test_validate_measured_against_itself(void)
 {
+    SV_REQUIRE_SHARED("reference/llmservingsim/validation/RTXPRO6000/Llama-3.1-8B",
+                      "the measured RTXPRO6000 Llama-3.1-8B case");
     g_autofree char *dir = sv_test_tmpdir();
     g_autofree char *csv = g_build_filename(dir, "requests.csv", NULL);
     CU_ASSERT_FATAL(convert_measured(CASE_DIR "/vllm/requests.jsonl", csv));
@@ -448,6 +450,8 @@ static void test_validate_measured_against_itself(void)
 #ifdef SV_TEST_CLI
 static void test_validate_cli(void)
 {
+    SV_REQUIRE_SHARED("reference/llmservingsim/validation/RTXPRO6000/Llama-3.1-8B",
+                      "the measured RTXPRO6000 Llama-3.1-8B case");
     g_autofree char *dir = sv_test_tmpdir();
     g_autofree char *csv = g_build_filename(dir, "requests.csv", NULL);
     CU_ASSERT_FATAL(convert_measured(CASE_DIR "/vllm/requests.jsonl", csv));

@@ -7,8 +7,17 @@
 #include <math.h>
 #include <string.h>
 
-#define CFG_DIR SV_SHARED "/interop/astra-sim/configs"
-#define RING4CHUNKS CFG_DIR "/Ring_4chunks.json"
+/* ASTRA-sim's configs/Ring_4chunks.json, written by main into a temp dir so that the tests built
+ * on it do not need ../shared. */
+static char *ring4chunks;
+#define RING4CHUNKS ring4chunks
+static const char ring4chunks_json[] =
+    "{\"scheduling-policy\": \"LIFO\", \"endpoint-delay\": 10,\n"
+    " \"active-chunks-per-dimension\": 1, \"preferred-dataset-splits\": 4,\n"
+    " \"all-reduce-implementation\": [\"ring\"], \"all-gather-implementation\": [\"ring\"],\n"
+    " \"reduce-scatter-implementation\": [\"ring\"], \"all-to-all-implementation\": [\"ring\"],\n"
+    " \"collective-optimization\": \"localBWAware\", \"local-mem-bw\": 1600,\n"
+    " \"boost-mode\": 0, \"roofline-enabled\": 0, \"peak-perf\": 900}\n";
 #define MIB (UINT64_C(1) << 20)
 
 /* ---- harness ------------------------------------------------------------------------------ */
@@ -165,10 +174,12 @@ static void test_cfg_load(void)
     CU_ASSERT_EQUAL(cfg.impl[SV_COLL_ALL_REDUCE][0].kind, SV_COLL_IMPL_RING);
     sv_coll_sys_cfg_clear(&cfg);
 
-    load_cfg(SV_SHARED "/interop/astra-sim/custom_collectives/custom_collective.json", &cfg);
-    CU_ASSERT_EQUAL(cfg.scheduling_policy, SV_COLL_SCHED_FIFO);
-    CU_ASSERT_PTR_NOT_NULL(cfg.custom_prefix[SV_COLL_ALL_REDUCE]);
-    sv_coll_sys_cfg_clear(&cfg);
+    if (sv_test_shared("interop/astra-sim/custom_collectives", "ASTRA-sim's custom collective")) {
+        load_cfg(SV_SHARED "/interop/astra-sim/custom_collectives/custom_collective.json", &cfg);
+        CU_ASSERT_EQUAL(cfg.scheduling_policy, SV_COLL_SCHED_FIFO);
+        CU_ASSERT_PTR_NOT_NULL(cfg.custom_prefix[SV_COLL_ALL_REDUCE]);
+        sv_coll_sys_cfg_clear(&cfg);
+    }
 
     struct sv_coll_impl im;
     CU_ASSERT_TRUE(sv_coll_impl_parse("direct8", &im, NULL));
@@ -268,11 +279,13 @@ static void test_rt_template_and_variants(void)
     struct sv_coll_sys_cfg cfg;
     struct sv_net_topo_cfg t8 = topo1(SV_NET_TOPO_RING, 8, 50, 500);
     /* ASTRA-sim's regression test rt_template: local-mem-bw 50 -> 117780 (refs/stdout.txt) */
-    load_cfg(SV_SHARED "/interop/astra-sim/rt_template/inputs/system_cfg.json", &cfg);
-    SV_ASSERT_EQ_I64(cf_all_reduce(8, MIB, 4, 50, 500, 50, 10), 117780);
-    SV_ASSERT_EQ_I64(run_collective(&t8, SV_NET_MODEL_ANALYTICAL, &cfg, SV_COLL_ALL_REDUCE, MIB),
-                     117780);
-    sv_coll_sys_cfg_clear(&cfg);
+    if (sv_test_shared("interop/astra-sim/rt_template", "ASTRA-sim's regression test inputs")) {
+        load_cfg(SV_SHARED "/interop/astra-sim/rt_template/inputs/system_cfg.json", &cfg);
+        SV_ASSERT_EQ_I64(cf_all_reduce(8, MIB, 4, 50, 500, 50, 10), 117780);
+        SV_ASSERT_EQ_I64(
+            run_collective(&t8, SV_NET_MODEL_ANALYTICAL, &cfg, SV_COLL_ALL_REDUCE, MIB), 117780);
+        sv_coll_sys_cfg_clear(&cfg);
+    }
 
     /* endpoint-delay 100: 69840 */
     load_cfg(RING4CHUNKS, &cfg);
@@ -585,6 +598,7 @@ static void test_p2p(void)
  * is when the (single-stream, splits 1) DataSet notifies. */
 static void test_custom_plan(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim/custom_collectives", "ASTRA-sim's custom collective");
     struct sv_coll_sys_cfg cfg;
     load_cfg(SV_SHARED "/interop/astra-sim/custom_collectives/custom_collective.json", &cfg);
     struct sv_net_topo_cfg t = topo1(SV_NET_TOPO_FULLY_CONNECTED, 2, 50, 500);
@@ -668,6 +682,13 @@ int main(void)
         {"errors", test_errors},
         {NULL, NULL},
     };
+    g_autofree char *tmp = sv_test_tmpdir();
+    ring4chunks = g_build_filename(tmp, "Ring_4chunks.json", NULL);
+    if (!g_file_set_contents(ring4chunks, ring4chunks_json, -1, NULL))
+        return 2;
     sv_test_add_suite("collective", cases);
-    return sv_test_run();
+    int rc = sv_test_run();
+    sv_test_rmtree(tmp);
+    g_free(ring4chunks);
+    return rc;
 }

@@ -156,6 +156,7 @@ static void test_flow_joins_mid_transfer(void)
 /* A flow alone on its path takes trunc(sum L + bytes / B): the analytical time. */
 static void test_single_flow_is_analytical(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim/configs", "ASTRA-sim's network configs");
     static const struct {
         const char *file;
         int src, dst;
@@ -193,6 +194,7 @@ static void test_single_flow_is_analytical(void)
  * serializes them: 40062 and 59593). */
 static void test_switch_downlink_share(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim/configs", "ASTRA-sim's network configs");
     sv_engine *eng = sv_engine_new(1);
     struct sv_net_topo_cfg cfg;
     CU_ASSERT_FATAL(sv_net_topo_load_yaml(CFG_DIR "Switch_4npus.yml", &cfg, NULL));

@@ -79,6 +79,7 @@ static char *write_file(const char *dir, const char *name, const char *text)
 
 static void test_yaml_shared_configs(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim/configs", "ASTRA-sim's network configs");
     struct sv_net_topo_cfg cfg;
     GError *err = NULL;
 
@@ -234,6 +235,7 @@ static void test_cfg_validation(void)
 
 static void test_routes(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim/configs", "ASTRA-sim's network configs");
     struct sv_net_topo_cfg cfg;
     CU_ASSERT_FATAL(sv_net_topo_load_yaml(CFG_DIR "Ring_8npus.yml", &cfg, NULL));
     struct sv_net_geom g;
@@ -292,6 +294,7 @@ static void test_routes(void)
 
 static void test_analytical(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim/configs", "ASTRA-sim's network configs");
     const sv_net_model A = SV_NET_MODEL_ANALYTICAL;
     /* p2p: 500 + 19531.25 (the ASTRA-sim reference, CHAKRA_ET.md / README: 20031) */
     SV_ASSERT_EQ_I64(one_message(CFG_DIR "FullyConnected_2npus.yml", A, 0, 1, MIB), 20031);
@@ -317,6 +320,7 @@ static void test_analytical(void)
 /* Analytical has no link state: two messages on the same link do not delay each other. */
 static void test_analytical_no_contention(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim/configs", "ASTRA-sim's network configs");
     sv_engine *eng = sv_engine_new(1);
     sv_net *net = net_from_yaml(eng, CFG_DIR "Ring_4npus.yml", SV_NET_MODEL_ANALYTICAL);
     struct recorder r;
@@ -339,6 +343,7 @@ static void test_analytical_no_contention(void)
 
 static void test_fifo_single(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim/configs", "ASTRA-sim's network configs");
     const sv_net_model F = SV_NET_MODEL_FIFO;
     /* One hop: trunc(500 + 19531.25), the ASTRA-sim p2p reference. */
     SV_ASSERT_EQ_I64(one_message(CFG_DIR "FullyConnected_2npus.yml", F, 0, 1, MIB), 20031);
@@ -353,6 +358,7 @@ static void test_fifo_single(void)
 
 static void test_fifo_serialize(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim/configs", "ASTRA-sim's network configs");
     sv_engine *eng = sv_engine_new(1);
     sv_net *net = net_from_yaml(eng, CFG_DIR "Ring_4npus.yml", SV_NET_MODEL_FIFO);
     struct recorder r;
@@ -376,6 +382,7 @@ static void test_fifo_serialize(void)
  * 1's waits until the downlink frees at 20031 + 19531 = 39562, arriving at 39562 + 20031. */
 static void test_fifo_switch_contention(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim/configs", "ASTRA-sim's network configs");
     sv_engine *eng = sv_engine_new(1);
     sv_net *net = net_from_yaml(eng, CFG_DIR "Switch_4npus.yml", SV_NET_MODEL_FIFO);
     struct recorder r;
@@ -398,6 +405,7 @@ static void test_fifo_switch_contention(void)
  * 20031 each (it reaches NPU 1 at 39562, exactly when link 1->2 frees). */
 static void test_fifo_ring_directions(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim/configs", "ASTRA-sim's network configs");
     sv_engine *eng = sv_engine_new(1);
     sv_net *net = net_from_yaml(eng, CFG_DIR "Ring_8npus.yml", SV_NET_MODEL_FIFO);
     struct recorder r;
@@ -430,6 +438,7 @@ static void do_later_send(sv_engine *eng, void *ctx, uint64_t arg)
 /* A message sent while the link is busy waits for it; one sent after it frees does not. */
 static void test_fifo_queue_then_idle(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim/configs", "ASTRA-sim's network configs");
     sv_engine *eng = sv_engine_new(1);
     sv_net *net = net_from_yaml(eng, CFG_DIR "Ring_4npus.yml", SV_NET_MODEL_FIFO);
     struct recorder r;
@@ -451,6 +460,7 @@ static void test_fifo_queue_then_idle(void)
 
 static void test_ideal(void)
 {
+    SV_REQUIRE_SHARED("interop/astra-sim/configs", "ASTRA-sim's network configs");
     const sv_net_model I = SV_NET_MODEL_IDEAL;
     SV_ASSERT_EQ_I64(one_message(CFG_DIR "Ring_8npus.yml", I, 0, 3, MIB), 1500);
     SV_ASSERT_EQ_I64(one_message(CFG_DIR "Ring_8npus.yml", I, 0, 7, MIB), 500);

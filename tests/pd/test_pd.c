@@ -1014,6 +1014,8 @@ static void test_config_keys_and_summary(void)
  * (issue 4); the 300 ShareGPT requests at 10/s overflow them, so requests are preempted. */
 static void test_rtx4090_case(void)
 {
+    SV_REQUIRE_SHARED("reference/llmservingsim/cases/RTX4090/Llama-3.1-8B",
+                      "the RTX4090 Llama-3.1-8B reference case");
     const char *cfg = SV_SHARED "/reference/llmservingsim/cases/RTX4090/Llama-3.1-8B/config.json";
     const char *wl = SV_SHARED "/reference/llmservingsim/workloads/"
                                "sharegpt-llama-3.1-8b-300-sps10.jsonl";

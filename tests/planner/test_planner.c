@@ -18,6 +18,8 @@ static struct sv_cluster_cfg *parse(const char *json, GError **e)
 
 static void test_case_config(void)
 {
+    SV_REQUIRE_SHARED("reference/llmservingsim/validation/RTXPRO6000/Llama-3.1-8B",
+                      "the RTXPRO6000 validation case config");
     GError *e = NULL;
     struct sv_cluster_cfg *c = sv_planner_cluster_load(CASE_CFG, &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
@@ -35,6 +37,7 @@ static void test_case_config(void)
 
 static void test_every_reference_config(void)
 {
+    SV_REQUIRE_SHARED("reference/llmservingsim/configs/cluster", "LLMServingSim's cluster configs");
     const char *dir = SV_SHARED "/reference/llmservingsim/configs/cluster";
     GDir *d = g_dir_open(dir, 0, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);

@@ -92,6 +92,8 @@ static void run_two_instances(const sv_registry *reg, const char *router, routed
 
 static void test_router_plugin(void)
 {
+    SV_REQUIRE_SHARED("reference/llmservingsim/validation/RTXPRO6000/Llama-3.1-8B",
+                      "the RTXPRO6000 validation case config");
     sv_registry *reg = registry_with_plugins();
     routed a, b;
     run_two_instances(reg, "least_load", &a);

@@ -82,6 +82,7 @@ static int count_dir_entries(const char *dir)
 
 static void test_reencode_all(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors");
     g_autoptr(GPtrArray) files = all_et_files();
     /* 120 ASTRA-sim example ETs plus chakra/ vectors, generator output and the real trace. */
     CU_ASSERT(files->len >= 150);
@@ -188,6 +189,7 @@ static JsonNode *parse_json_file(const char *path)
 
 static void test_json_vectors(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors");
     g_autoptr(GPtrArray) files = all_et_files();
     g_autofree char *tmp = sv_test_tmpdir();
     int compared = 0;
@@ -411,6 +413,7 @@ static GByteArray *gzip_bytes(const uint8_t *data, size_t len)
 
 static void test_bad_gzip(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors");
     /* compute_chain.0.et has 3 nodes; its gzip, cut short or with a corrupted body/CRC. */
     g_autoptr(GByteArray) plain =
         sv_test_read_file_bytes(INTEROP "/chakra/vectors/compute_chain/compute_chain.0.et");
@@ -513,6 +516,7 @@ static void write_all_reduce(sv_et_writer *w)
 
 static void test_writer_bytes_and_gzip(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors");
     const char *ref = INTEROP "/astra-sim/microbenchmarks/all_reduce/8npus_1MB/all_reduce.0.et";
     g_autoptr(GByteArray) expected = sv_test_read_file_bytes(ref);
     CU_ASSERT_PTR_NOT_NULL_FATAL(expected);
@@ -563,6 +567,7 @@ static void test_writer_bytes_and_gzip(void)
 
 static void test_attr_semantics(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors");
     g_autoptr(ChakraProtoMsg__Node) n =
         sv_et_node_new(7, "x", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE);
     sv_et_node_add_attr(n, sv_et_attr_new_int32("comm_src", -3));
@@ -680,6 +685,7 @@ static int64_t jint(JsonObject *o, const char *k)
 
 static void test_real_trace(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors");
     g_autoptr(JsonNode) sj = parse_json_file(REAL_SUMMARY);
     CU_ASSERT_PTR_NOT_NULL_FATAL(sj);
     JsonObject *exp = json_node_get_object(sj);

@@ -32,6 +32,7 @@ static int run(char **out, char **err, const char *a1, const char *a2, const cha
 
 static void test_convert_reencode(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors");
     g_autofree char *tmp = sv_test_tmpdir();
     g_autofree char *out_et = g_build_filename(tmp, "cc.et", NULL);
     g_autofree char *out_gz = g_build_filename(tmp, "cc.et.gz", NULL);
@@ -83,6 +84,7 @@ static void test_convert_reencode(void)
 
 static void test_convert_real_trace(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors");
     g_autofree char *tmp = sv_test_tmpdir();
     g_autofree char *out = g_build_filename(tmp, "rt.et", NULL);
     g_autofree char *o = NULL, *e = NULL;
@@ -136,6 +138,7 @@ static void test_convert_errors(void)
 
 static void test_inspect(void)
 {
+    SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors");
     g_autoptr(JsonParser) p = json_parser_new();
     CU_ASSERT_FATAL(json_parser_load_from_file(p, REAL_SUMMARY, NULL));
     JsonObject *exp = json_node_get_object(json_parser_get_root(p));

@@ -75,6 +75,7 @@ static sv_wl_source *open_ok(const char *path, const struct sv_wl_open_opts *o)
 
 static void test_llmservingsim_example(void)
 {
+    SV_REQUIRE_SHARED("reference/llmservingsim/workloads", "LLMServingSim's workload traces");
     sv_wl_source *src = open_ok(WL "example_trace.jsonl", NULL);
     CU_ASSERT_EQUAL(sv_wl_source_format(src), SV_WL_FORMAT_LLMSERVINGSIM);
     sv_wl_item it = SV_WL_ITEM_INIT;
@@ -115,6 +116,7 @@ static void test_llmservingsim_example(void)
 
 static void test_llmservingsim_sharegpt(void)
 {
+    SV_REQUIRE_SHARED("reference/llmservingsim/workloads", "LLMServingSim's workload traces");
     sv_wl_source *src = open_ok(WL "sharegpt-llama-3.1-8b-300-sps10.jsonl", NULL);
     sv_wl_item it = SV_WL_ITEM_INIT;
     CU_ASSERT_EQUAL_FATAL(sv_wl_next(src, &it, NULL), 1);
@@ -150,6 +152,7 @@ static void test_llmservingsim_sharegpt(void)
 
 static void test_llmservingsim_mixed(void)
 {
+    SV_REQUIRE_SHARED("reference/llmservingsim/workloads", "LLMServingSim's workload traces");
     sv_wl_source *src = open_ok(WL "workload_me2_01_mixed.jsonl", NULL);
     summary s = drain(src);
     CU_ASSERT_EQUAL(s.rc, 0);
@@ -168,6 +171,7 @@ static void test_llmservingsim_mixed(void)
 
 static void test_mooncake(void)
 {
+    SV_REQUIRE_SHARED("traces", "the public Mooncake/Azure traces");
     sv_wl_source *src = open_ok(TR "mooncake_fast25/conversation_trace.jsonl", NULL);
     CU_ASSERT_EQUAL(sv_wl_source_format(src), SV_WL_FORMAT_MOONCAKE);
     sv_wl_item it = SV_WL_ITEM_INIT;
@@ -211,6 +215,7 @@ static void test_mooncake(void)
 
 static void test_azure(void)
 {
+    SV_REQUIRE_SHARED("traces", "the public Mooncake/Azure traces");
     sv_wl_source *src = open_ok(TR "azure_llm_2023/AzureLLMInferenceTrace_code.csv", NULL);
     CU_ASSERT_EQUAL(sv_wl_source_format(src), SV_WL_FORMAT_AZURE);
     sv_wl_item it = SV_WL_ITEM_INIT;
@@ -612,54 +617,65 @@ static void test_gen_lengths(void)
     gen_collect(&cfg, NULL, in, out, N);
     CU_ASSERT_DOUBLE_EQUAL(mean_i64(in, N), 512, 3);
 
-    /* ShareGPT empirical, joint: means 2340.03 / 438.71 (python3 statistics.mean over the
-     * file); standard errors 2088.8/sqrt(5e4) = 9.3 and 265.6/sqrt(5e4) = 1.2 */
-    struct sv_wl_len il = {0}, ol = {0};
-    sv_wl_len_sharegpt(&il, &ol);
-    CU_ASSERT_EQUAL(il.kind, SV_WL_LEN_EMPIRICAL);
-    cfg.input_len = il;
-    cfg.output_len = ol;
-    gen_collect(&cfg, NULL, in, out, N);
-    CU_ASSERT_DOUBLE_EQUAL(mean_i64(in, N), 2340.03, 40);
-    CU_ASSERT_DOUBLE_EQUAL(mean_i64(out, N), 438.71, 5);
-    /* joint: every (input, output) pair is a row of the file (read here independently) */
-    g_autofree char *text = NULL;
-    CU_ASSERT_FATAL(g_file_get_contents(SV_WL_SHAREGPT_LENGTHS, &text, NULL, NULL));
-    g_autoptr(GHashTable) rows = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-    for (guint i = 1; lines[i]; i++) {
-        g_auto(GStrv) f = g_strsplit(lines[i], ",", 3);
-        if (g_strv_length(f) >= 2)
-            g_hash_table_add(rows, g_strdup_printf("%s,%s", f[0], f[1]));
+    /* Without the ShareGPT length file "sharegpt" falls back to normal distributions. */
+    if (!g_file_test(SV_SHARED, G_FILE_TEST_IS_DIR)) {
+        struct sv_wl_len il = {0}, ol = {0};
+        sv_wl_len_sharegpt(&il, &ol);
+        CU_ASSERT_EQUAL(il.kind, SV_WL_LEN_NORMAL);
+        CU_ASSERT_EQUAL(ol.kind, SV_WL_LEN_NORMAL);
+        CU_ASSERT(il.mean > 0 && il.sd > 0 && ol.mean > 0 && ol.sd > 0);
     }
-    SV_ASSERT_EQ_I64(g_hash_table_size(rows) > 1000, 1);
-    int missing = 0;
-    for (int i = 0; i < N; i++) {
-        char key[64];
-        g_snprintf(key, sizeof key, "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, in[i], out[i]);
-        missing += !g_hash_table_contains(rows, key);
+    if (sv_test_shared("traces/length_distributions", "the ShareGPT length file")) {
+        /* ShareGPT empirical, joint: means 2340.03 / 438.71 (python3 statistics.mean over the
+         * file); standard errors 2088.8/sqrt(5e4) = 9.3 and 265.6/sqrt(5e4) = 1.2 */
+        struct sv_wl_len il = {0}, ol = {0};
+        sv_wl_len_sharegpt(&il, &ol);
+        CU_ASSERT_EQUAL(il.kind, SV_WL_LEN_EMPIRICAL);
+        cfg.input_len = il;
+        cfg.output_len = ol;
+        gen_collect(&cfg, NULL, in, out, N);
+        CU_ASSERT_DOUBLE_EQUAL(mean_i64(in, N), 2340.03, 40);
+        CU_ASSERT_DOUBLE_EQUAL(mean_i64(out, N), 438.71, 5);
+        /* joint: every (input, output) pair is a row of the file (read here independently) */
+        g_autofree char *text = NULL;
+        CU_ASSERT_FATAL(g_file_get_contents(SV_WL_SHAREGPT_LENGTHS, &text, NULL, NULL));
+        g_autoptr(GHashTable) rows = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+        for (guint i = 1; lines[i]; i++) {
+            g_auto(GStrv) f = g_strsplit(lines[i], ",", 3);
+            if (g_strv_length(f) >= 2)
+                g_hash_table_add(rows, g_strdup_printf("%s,%s", f[0], f[1]));
+        }
+        SV_ASSERT_EQ_I64(g_hash_table_size(rows) > 1000, 1);
+        int missing = 0;
+        for (int i = 0; i < N; i++) {
+            char key[64];
+            g_snprintf(key, sizeof key, "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, in[i], out[i]);
+            missing += !g_hash_table_contains(rows, key);
+        }
+        SV_ASSERT_EQ_I64(missing, 0);
+        sv_wl_len_clear(&il);
+        sv_wl_len_clear(&ol);
+
+        /* a named column: num_total_tokens mean = 2340.03 + 438.71 */
+        g_autoptr(GError) err = NULL;
+        CU_ASSERT_FATAL(sv_wl_len_parse("empirical:" SV_WL_SHAREGPT_LENGTHS ":num_total_tokens",
+                                        TRUE, &il, &err));
+        CU_ASSERT_STRING_EQUAL(il.column, "num_total_tokens");
+        cfg.input_len = il;
+        cfg.output_len = (struct sv_wl_len){.kind = SV_WL_LEN_FIXED, .value = 1};
+        gen_collect(&cfg, NULL, in, out, N);
+        CU_ASSERT_DOUBLE_EQUAL(mean_i64(in, N), 2778.74, 45);
+        sv_wl_len_clear(&il);
+
+        /* a missing column is an error naming it */
+        CU_ASSERT_FATAL(
+            sv_wl_len_parse("empirical:" SV_WL_SHAREGPT_LENGTHS ":nope", TRUE, &il, NULL));
+        cfg.input_len = il;
+        CU_ASSERT_PTR_NULL(sv_wl_generator_new(&cfg, &err));
+        CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "no column 'nope'"));
+        sv_wl_len_clear(&il);
     }
-    SV_ASSERT_EQ_I64(missing, 0);
-    sv_wl_len_clear(&il);
-    sv_wl_len_clear(&ol);
-
-    /* a named column: num_total_tokens mean = 2340.03 + 438.71 */
-    g_autoptr(GError) err = NULL;
-    CU_ASSERT_FATAL(
-        sv_wl_len_parse("empirical:" SV_WL_SHAREGPT_LENGTHS ":num_total_tokens", TRUE, &il, &err));
-    CU_ASSERT_STRING_EQUAL(il.column, "num_total_tokens");
-    cfg.input_len = il;
-    cfg.output_len = (struct sv_wl_len){.kind = SV_WL_LEN_FIXED, .value = 1};
-    gen_collect(&cfg, NULL, in, out, N);
-    CU_ASSERT_DOUBLE_EQUAL(mean_i64(in, N), 2778.74, 45);
-    sv_wl_len_clear(&il);
-
-    /* a missing column is an error naming it */
-    CU_ASSERT_FATAL(sv_wl_len_parse("empirical:" SV_WL_SHAREGPT_LENGTHS ":nope", TRUE, &il, NULL));
-    cfg.input_len = il;
-    CU_ASSERT_PTR_NULL(sv_wl_generator_new(&cfg, &err));
-    CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "no column 'nope'"));
-    sv_wl_len_clear(&il);
     g_free(in);
     g_free(out);
 }
@@ -751,7 +767,10 @@ static void test_spec_parse(void)
     CU_ASSERT_STRING_EQUAL(l.path, "x.csv");
     CU_ASSERT_STRING_EQUAL(l.column, "num_decode_tokens");
     CU_ASSERT(sv_wl_len_parse("sharegpt", FALSE, &l, NULL));
-    CU_ASSERT_EQUAL(l.kind, SV_WL_LEN_EMPIRICAL);
+    /* empirical from the ShareGPT length file, normal with its moments where it is absent */
+    CU_ASSERT_EQUAL(l.kind, g_file_test(SV_WL_SHAREGPT_LENGTHS, G_FILE_TEST_IS_REGULAR)
+                                ? SV_WL_LEN_EMPIRICAL
+                                : SV_WL_LEN_NORMAL);
     g_autoptr(GError) err = NULL;
     CU_ASSERT_FALSE(sv_wl_len_parse("uniform:10:5", TRUE, &l, &err));
     CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "length 'uniform:10:5'"));
