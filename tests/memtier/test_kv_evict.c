@@ -77,53 +77,59 @@ static sv_kv_seq *seq_ids(sv_kv_manager *m, const uint32_t *ids, size_t n)
     return s;
 }
 
-/* 8 blocks of 2 tokens. Each cycle admits the 3-token prompt [1 2 3] and frees it: 2 blocks, the
- * first (tokens 1, 2) full and indexed, the second partial.
- *   cycle 1: no hit; pops 0, 1; free appends 1 then 0 -> 2 3 4 5 6 7 1 | 0
- *   cycle k >= 2: hits block 0 (out of the middle of the queue: the tail slot), pops the head h,
- *   free appends h then 0 -> the list before 0 rotates left by one, 0 stays last.
- * So after cycle k the order is [2 3 4 5 6 7 1] rotated left by k - 1, then 0, and cycle k's
- * second block is element (k - 2) mod 7 of [2 3 4 5 6 7 1]. The ring holds 16 slots; every cycle
- * from 2 on leaves one hole and adds two slots while the head moves one, so the ring fills and is
- * compacted (first in cycle 2: head 3, tail 11 before the last append), and again and again over
- * 40 cycles. Finally a 16-token prompt of other tokens takes all 8 blocks in queue order: the
- * victims are the rotated list then block 0, whose entry is the only one evicted. */
+/* 8 blocks of 2 tokens. Each cycle admits the 7-token prompt [1 .. 7] and frees it: 4 blocks,
+ * the first three full and indexed, the fourth partial (never indexed).
+ *   cycle 1: no hit; pops 0 1 2 3; free appends 3 2 1 0 -> 4 5 6 7 3 | 2 1 0
+ *   cycle k >= 2: hits blocks 0 1 2 (6 tokens: the last token always runs), taking them out of
+ *   the queue's tail; pops the head h for the fourth block; free appends h 2 1 0 -> the list
+ *   before 2 1 0 rotates left by one.
+ * So after cycle k the order is [4 5 6 7 3] rotated left by k - 1, then 2 1 0, and cycle k's
+ * fourth block is element (k - 2) mod 5 of [4 5 6 7 3]. The ring holds 16 slots: each cycle from
+ * 2 on leaves three holes and four new slots while the head moves one, so the ring fills and is
+ * compacted (first in cycle 4, then every third cycle: 13 times in 40 cycles). Finally a 16-token
+ * prompt of other tokens takes all 8 blocks in queue order, evicting the three cached blocks
+ * last. */
 static void run_compaction(gboolean via_callbacks)
 {
-    static const uint32_t rot[7] = {2, 3, 4, 5, 6, 7, 1};
+    static const uint32_t rot[5] = {4, 5, 6, 7, 3};
     sv_kv_manager *m = new_manager(via_callbacks, 8, 2);
-    const uint32_t prompt[3] = {1, 2, 3};
+    const uint32_t prompt[7] = {1, 2, 3, 4, 5, 6, 7};
     uint64_t h0 = 0;
     for (int k = 1; k <= 40; k++) {
-        sv_kv_seq *s = seq_ids(m, prompt, 3);
-        uint64_t hit = sv_kv_manager_get_computed_blocks(m, s, 3);
-        SV_ASSERT_EQ_I64(hit, k == 1 ? 0 : 2);
-        CU_ASSERT_TRUE_FATAL(sv_kv_manager_allocate_slots(m, s, 0, 3 - hit, hit, 3));
-        SV_ASSERT_EQ_I64(sv_kv_seq_num_blocks(s), 2);
+        sv_kv_seq *s = seq_ids(m, prompt, 7);
+        uint64_t hit = sv_kv_manager_get_computed_blocks(m, s, 7);
+        SV_ASSERT_EQ_I64(hit, k == 1 ? 0 : 6);
+        CU_ASSERT_TRUE_FATAL(sv_kv_manager_allocate_slots(m, s, 0, 7 - hit, hit, 7));
+        SV_ASSERT_EQ_I64(sv_kv_seq_num_blocks(s), 4);
         const uint32_t *ids = sv_kv_seq_block_ids(s);
         SV_ASSERT_EQ_I64(ids[0], 0);
-        SV_ASSERT_EQ_I64(ids[1], k == 1 ? 1 : rot[(k - 2) % 7]);
+        SV_ASSERT_EQ_I64(ids[1], 1);
+        SV_ASSERT_EQ_I64(ids[2], 2);
+        SV_ASSERT_EQ_I64(ids[3], k == 1 ? 3 : rot[(k - 2) % 5]);
         if (k == 1)
             h0 = sv_kv_seq_block_hash(s, 0);
         sv_kv_manager_free_seq(m, s);
         sv_kv_seq_free(s);
         uint32_t want[8];
-        for (int i = 0; i < 7; i++)
-            want[i] = rot[(i + k - 1) % 7];
+        for (int i = 0; i < 5; i++)
+            want[i] = rot[(i + k - 1) % 5];
+        want[5] = 2;
+        want[6] = 1;
         want[7] = 0;
         check_order(m, want, 8);
     }
     uint32_t id = 99;
     CU_ASSERT_TRUE(sv_kv_manager_lookup(m, h0, &id));
     SV_ASSERT_EQ_I64(id, 0);
-    /* 40 cycles: the list is rotated left by 39 = 4 (mod 7): 6 7 1 2 3 4 5, then 0 */
+    SV_ASSERT_EQ_I64(sv_kv_manager_num_cached_free_blocks(m), 3);
+    /* 40 cycles: the list is rotated left by 39 = 4 (mod 5): 3 4 5 6 7, then 2 1 0 */
     uint32_t big_ids[16];
     for (uint32_t i = 0; i < 16; i++)
         big_ids[i] = 1000 + i;
     sv_kv_seq *big = seq_ids(m, big_ids, 16);
     SV_ASSERT_EQ_I64(sv_kv_manager_get_computed_blocks(m, big, 16), 0);
     CU_ASSERT_TRUE_FATAL(sv_kv_manager_allocate_slots(m, big, 0, 16, 0, 16));
-    const uint32_t victims[8] = {6, 7, 1, 2, 3, 4, 5, 0};
+    const uint32_t victims[8] = {3, 4, 5, 6, 7, 2, 1, 0};
     SV_ASSERT_EQ_I64(sv_kv_seq_num_blocks(big), 8);
     for (int i = 0; i < 8; i++)
         SV_ASSERT_EQ_I64(sv_kv_seq_block_ids(big)[i], victims[i]);
@@ -131,10 +137,10 @@ static void run_compaction(gboolean via_callbacks)
     CU_ASSERT_FALSE(sv_kv_manager_lookup(m, h0, NULL));
     struct sv_kv_stats st;
     sv_kv_manager_get_stats(m, &st);
-    SV_ASSERT_EQ_I64(st.evictions, 1);
+    SV_ASSERT_EQ_I64(st.evictions, 3);
     /* freed in reverse: the big sequence's tail block is the next victim */
     sv_kv_manager_free_seq(m, big);
-    check_order(m, (const uint32_t[]){0, 5, 4, 3, 2, 1, 7, 6}, 8);
+    check_order(m, (const uint32_t[]){0, 1, 2, 7, 6, 5, 4, 3}, 8);
     sv_kv_seq_free(big);
     sv_kv_manager_free(m);
 }
