@@ -2,7 +2,7 @@
  * workload semantics (astra-sim/workload/Workload.cc at HEAD 518bd51, CHAKRA_ET.md 1.5).
  *
  * One DAG and one executor per NPU, all on one engine, sharing one network (sv_net), one system
- * layer (sv_coll_sys: collectives and send/recv matching) and one remote memory
+ * layer (sv_sys: collectives and send/recv matching) and one remote memory
  * (sv_memtier_remote). The executor applies ASTRA-sim's HardwareResource rule and issues ready
  * nodes in ascending id; the handlers below are Workload::issue_* for each node type.
  *
@@ -24,6 +24,7 @@
 #include "memory-tier/memtier.h"
 #include "network/network.h"
 #include "proto/proto.h"
+#include "system/system.h"
 
 struct replay;
 
@@ -41,9 +42,9 @@ struct replay_npu {
 struct replay {
     sv_engine *eng;
     sv_net *net;
-    sv_coll_sys *coll;
+    sv_sys *coll;
     sv_memtier_remote *mem;
-    struct sv_coll_sys_cfg sys_cfg;
+    struct sv_sys_cfg sys_cfg;
     struct sv_net_topo_cfg topo;
     sv_net_model model;
     int npus;
@@ -147,7 +148,7 @@ static void handle_skip(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
 static void handle_comp(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
 {
     struct replay_npu *n = ctx;
-    const struct sv_coll_sys_cfg *sc = &n->r->sys_cfg;
+    const struct sv_sys_cfg *sc = &n->r->sys_cfg;
     gboolean cpu = (node->p.has & SV_DAG_HAS_IS_CPU_OP) && node->p.is_cpu_op;
     if (!sc->roofline_enabled || cpu) {
         issue_replay(n, node);
@@ -244,9 +245,9 @@ static void handle_coll(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
     }
     int priority = (node->p.has & SV_DAG_HAS_COMM_PRIORITY) ? node->p.comm_priority : 0;
     GError *error = NULL;
-    if (!sv_coll_start(n->r->coll, n->id, (sv_coll_type)type, node->p.comm_size_bytes, involved,
-                       ndims, group, priority, node_finished, n, (uint64_t)(uintptr_t)node,
-                       &error)) {
+    if (!sv_sys_coll_start(n->r->coll, n->id, (sv_sys_coll_type)type, node->p.comm_size_bytes,
+                           involved, ndims, group, priority, node_finished, n,
+                           (uint64_t)(uintptr_t)node, &error)) {
         fail_at(n, node, error);
     }
 }
@@ -282,9 +283,8 @@ static void handle_send(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
         !check_peer(n, node, "comm_dst", node->p.comm_dst))
         return;
     GError *error = NULL;
-    if (!sv_coll_send(n->r->coll, n->id, node->p.comm_dst, node->p.comm_tag,
-                      node->p.comm_size_bytes, node_finished, n, (uint64_t)(uintptr_t)node,
-                      &error)) {
+    if (!sv_sys_send(n->r->coll, n->id, node->p.comm_dst, node->p.comm_tag, node->p.comm_size_bytes,
+                     node_finished, n, (uint64_t)(uintptr_t)node, &error)) {
         fail_at(n, node, error);
     }
 }
@@ -306,9 +306,8 @@ static void handle_recv(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
         !check_peer(n, node, "comm_src", node->p.comm_src))
         return;
     GError *error = NULL;
-    if (!sv_coll_recv(n->r->coll, n->id, node->p.comm_src, node->p.comm_tag,
-                      node->p.comm_size_bytes, node_finished, n, (uint64_t)(uintptr_t)node,
-                      &error)) {
+    if (!sv_sys_recv(n->r->coll, n->id, node->p.comm_src, node->p.comm_tag, node->p.comm_size_bytes,
+                     node_finished, n, (uint64_t)(uintptr_t)node, &error)) {
         fail_at(n, node, error);
     }
 }
@@ -358,18 +357,18 @@ static void describe_issued(sv_dag_exec *ex, const sv_dag_node *node, GString *o
 
 /* "<coll>-implementation-custom": one ET per rank, <prefix>.<rank>.et, whose SEND / RECV / COMP
  * nodes become the rank's plan (ASTRA-sim CustomAlgorithm). */
-static gboolean load_custom_plan(struct replay *r, sv_coll_type type, const char *prefix,
+static gboolean load_custom_plan(struct replay *r, sv_sys_coll_type type, const char *prefix,
                                  GError **error)
 {
-    sv_coll_plan *plan = sv_coll_plan_new(r->npus);
+    sv_sys_plan *plan = sv_sys_plan_new(r->npus);
     g_autoptr(GArray) parents = g_array_new(FALSE, FALSE, sizeof(sv_dag_link));
     g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     for (int rank = 0; rank < r->npus; rank++) {
         g_autofree char *path = g_strdup_printf("%s.%d.et", prefix, rank);
         if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
             g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_IO,
-                        "custom %s implementation file does not exist: %s", sv_coll_type_name(type),
-                        path);
+                        "custom %s implementation file does not exist: %s",
+                        sv_sys_coll_type_name(type), path);
             goto fail;
         }
         g_autoptr(sv_dag) dag = sv_dag_load_et(path, NULL, error);
@@ -377,18 +376,18 @@ static gboolean load_custom_plan(struct replay *r, sv_coll_type type, const char
             goto fail;
         for (size_t i = 0; i < sv_dag_node_count(dag); i++) {
             const sv_dag_node *node = sv_dag_node_at(dag, i);
-            struct sv_coll_plan_op op = {.id = node->id};
+            struct sv_sys_plan_op op = {.id = node->id};
             switch (node->kind) {
             case SV_DAG_KIND_COMM_SEND:
-                op.kind = SV_COLL_OP_SEND;
+                op.kind = SV_SYS_OP_SEND;
                 op.peer = node->p.comm_dst;
                 break;
             case SV_DAG_KIND_COMM_RECV:
-                op.kind = SV_COLL_OP_RECV;
+                op.kind = SV_SYS_OP_RECV;
                 op.peer = node->p.comm_src;
                 break;
             case SV_DAG_KIND_COMP:
-                op.kind = SV_COLL_OP_COMP;
+                op.kind = SV_SYS_OP_COMP;
                 op.duration_ns = node->duration_ns;
                 break;
             default:
@@ -398,16 +397,16 @@ static gboolean load_custom_plan(struct replay *r, sv_coll_type type, const char
                             sv_dag_kind_name(node->kind), path, node->id);
                 goto fail;
             }
-            if (op.kind != SV_COLL_OP_COMP) {
+            if (op.kind != SV_SYS_OP_COMP) {
                 uint32_t want =
                     SV_DAG_HAS_COMM_SIZE |
-                    (op.kind == SV_COLL_OP_SEND ? SV_DAG_HAS_COMM_DST : SV_DAG_HAS_COMM_SRC);
+                    (op.kind == SV_SYS_OP_SEND ? SV_DAG_HAS_COMM_DST : SV_DAG_HAS_COMM_SRC);
                 if ((node->p.has & want) != want) {
                     g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_INVALID,
                                 "custom collective %s node lacks %s: %s: node %" G_GUINT64_FORMAT,
-                                op.kind == SV_COLL_OP_SEND ? "send" : "recv",
+                                op.kind == SV_SYS_OP_SEND ? "send" : "recv",
                                 !(node->p.has & SV_DAG_HAS_COMM_SIZE) ? "comm_size"
-                                : op.kind == SV_COLL_OP_SEND          ? "comm_dst"
+                                : op.kind == SV_SYS_OP_SEND           ? "comm_dst"
                                                                       : "comm_src",
                                 path, node->id);
                     goto fail;
@@ -422,15 +421,15 @@ static gboolean load_custom_plan(struct replay *r, sv_coll_type type, const char
                 g_array_append_val(deps, g_array_index(parents, sv_dag_link, k).node->id);
             op.ndeps = (int)deps->len;
             op.deps = (const uint64_t *)(void *)deps->data;
-            if (!sv_coll_plan_add_op(plan, rank, &op, error)) {
+            if (!sv_sys_plan_add_op(plan, rank, &op, error)) {
                 g_prefix_error(error, "%s: node %" G_GUINT64_FORMAT ": ", path, node->id);
                 goto fail;
             }
         }
     }
-    return sv_coll_sys_set_custom_plan(r->coll, type, plan, error);
+    return sv_sys_set_custom_plan(r->coll, type, plan, error);
 fail:
-    sv_coll_plan_free(plan);
+    sv_sys_plan_free(plan);
     return FALSE;
 }
 
@@ -453,11 +452,11 @@ static void replay_clear(struct replay *r)
         sv_dag_free(r->npu[i].dag);
     }
     g_free(r->npu);
-    sv_coll_sys_free(r->coll);
+    sv_sys_free(r->coll);
     sv_memtier_remote_free(r->mem);
     sv_net_free(r->net);
     sv_engine_free(r->eng);
-    sv_coll_sys_cfg_clear(&r->sys_cfg);
+    sv_sys_cfg_clear(&r->sys_cfg);
     if (r->error != NULL)
         g_error_free(r->error);
 }
@@ -468,8 +467,8 @@ static gboolean replay_setup(struct replay *r, const struct replay_opts *o, GErr
         !sv_net_topo_load_yaml(o->network, &r->topo, error))
         return FALSE;
     r->npus = sv_net_topo_npus(&r->topo);
-    sv_coll_sys_cfg_init(&r->sys_cfg);
-    if (!sv_coll_sys_cfg_load_json(o->system, &r->sys_cfg, error))
+    sv_sys_cfg_init(&r->sys_cfg);
+    if (!sv_sys_cfg_load_json(o->system, &r->sys_cfg, error))
         return FALSE;
 
     /* ASTRA-sim opens <prefix>.<id>.et for every NPU of the network before running. */
@@ -496,20 +495,20 @@ static gboolean replay_setup(struct replay *r, const struct replay_opts *o, GErr
     struct sv_memtier_remote_cfg mem_cfg = {.type = SV_MEMTIER_REMOTE_NONE};
     if (o->memory != NULL && !sv_memtier_remote_cfg_load_json(o->memory, &mem_cfg, error))
         return FALSE;
-    sv_coll_groups *groups = NULL;
-    if (o->groups != NULL && (groups = sv_coll_groups_load_json(o->groups, error)) == NULL)
+    sv_sys_groups *groups = NULL;
+    if (o->groups != NULL && (groups = sv_sys_groups_load_json(o->groups, error)) == NULL)
         return FALSE;
 
     r->eng = sv_engine_new(0);
     if ((r->net = sv_net_new(r->eng, &r->topo, r->model, error)) != NULL &&
         (r->mem = sv_memtier_remote_new(r->eng, &mem_cfg, r->npus, error)) != NULL)
-        r->coll = sv_coll_sys_new(r->net, &r->sys_cfg, groups, error); /* copies the groups */
-    sv_coll_groups_free(groups);
+        r->coll = sv_sys_new(r->net, &r->sys_cfg, groups, error); /* copies the groups */
+    sv_sys_groups_free(groups);
     if (r->coll == NULL)
         return FALSE;
-    for (int t = 0; t < SV_COLL_TYPE_COUNT; t++) {
+    for (int t = 0; t < SV_SYS_TYPE_COUNT; t++) {
         if (r->sys_cfg.custom_prefix[t] != NULL &&
-            !load_custom_plan(r, (sv_coll_type)t, r->sys_cfg.custom_prefix[t], error))
+            !load_custom_plan(r, (sv_sys_coll_type)t, r->sys_cfg.custom_prefix[t], error))
             return FALSE;
     }
 
@@ -579,9 +578,9 @@ static char *diagnose(struct replay *r)
     }
     if (stuck > 8)
         g_string_append_printf(s, "\n  ... and %d more NPUs", stuck - 8);
-    g_autoptr(GArray) p2p = sv_coll_p2p_pending(r->coll);
+    g_autoptr(GArray) p2p = sv_sys_p2p_pending(r->coll);
     for (guint k = 0; p2p != NULL && k < p2p->len && k < 16; k++) {
-        const struct sv_coll_p2p_pending *p = &g_array_index(p2p, struct sv_coll_p2p_pending, k);
+        const struct sv_sys_p2p_pending *p = &g_array_index(p2p, struct sv_sys_p2p_pending, k);
         if (p->is_send)
             g_string_append_printf(s,
                                    "\n  unmatched send: NPU %d -> NPU %d tag %d, %" G_GUINT64_FORMAT

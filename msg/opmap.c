@@ -365,8 +365,9 @@ static void par_coll_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
     op->ex = ex;
     op->node = n;
     GError *err = NULL;
-    if (!sv_coll_start(m->cfg.coll, n->device, (sv_coll_type)n->p.comm_type, n->p.comm_size_bytes,
-                       NULL, 0, n->p.comm_tag, 0, par_op_done, op, 0, &err)) {
+    if (!sv_sys_coll_start(m->cfg.coll, n->device, (sv_sys_coll_type)n->p.comm_type,
+                           n->p.comm_size_bytes, NULL, 0, n->p.comm_tag, 0, par_op_done, op, 0,
+                           &err)) {
         g_free(op);
         par_fail(m, err);
     }
@@ -380,8 +381,8 @@ static void par_send_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
     op->ex = ex;
     op->node = n;
     GError *err = NULL;
-    if (!sv_coll_send(m->cfg.coll, n->device, n->p.comm_dst, n->p.comm_tag, n->p.comm_size_bytes,
-                      par_op_done, op, 0, &err)) {
+    if (!sv_sys_send(m->cfg.coll, n->device, n->p.comm_dst, n->p.comm_tag, n->p.comm_size_bytes,
+                     par_op_done, op, 0, &err)) {
         g_free(op);
         par_fail(m, err);
     }
@@ -394,8 +395,8 @@ static void par_recv_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
     op->ex = ex;
     op->node = n;
     GError *err = NULL;
-    if (!sv_coll_recv(m->cfg.coll, n->device, n->p.comm_src, n->p.comm_tag, n->p.comm_size_bytes,
-                      par_op_done, op, 0, &err)) {
+    if (!sv_sys_recv(m->cfg.coll, n->device, n->p.comm_src, n->p.comm_tag, n->p.comm_size_bytes,
+                     par_op_done, op, 0, &err)) {
         g_free(op);
         par_fail(m, err);
     }
@@ -503,7 +504,7 @@ static sv_dag_node *par_add(sv_msg *m, const char *name, sv_dag_kind kind, int32
     return add_node(m, name, kind, dev, dur, parent);
 }
 
-static sv_dag_node *par_coll(sv_msg *m, const char *name, int32_t dev, sv_coll_type type,
+static sv_dag_node *par_coll(sv_msg *m, const char *name, int32_t dev, sv_sys_coll_type type,
                              uint64_t bytes, int32_t group, sv_dag_node *parent)
 {
     sv_dag_node *n = par_add(m, name, SV_DAG_KIND_COMM_COLL, dev, 0, parent);
@@ -544,20 +545,20 @@ static sv_dag_node *par_ops(sv_msg *m, const struct sv_iter_op *ops, int n_ops, 
             gboolean a2a = m->cfg.moe_comm == SV_MSG_MOE_ALLTOALL;
             int32_t epg = m->cfg.ep_group + stage * P->ep_k + r % P->ep_k;
             prev = par_coll(m, op_name(m, name, sizeof name, layer, op, ".dispatch"), dev,
-                            a2a ? SV_COLL_ALL_TO_ALL : SV_COLL_ALL_GATHER, ep_bytes, epg, prev);
+                            a2a ? SV_SYS_ALL_TO_ALL : SV_SYS_ALL_GATHER, ep_bytes, epg, prev);
             if (moe_ns > 0)
                 prev = par_add(m, op_name(m, name, sizeof name, layer, op, ""), SV_DAG_KIND_COMP,
                                dev, moe_ns, prev);
             prev = par_coll(m, op_name(m, name, sizeof name, layer, op, ".combine"), dev,
-                            a2a ? SV_COLL_ALL_TO_ALL : SV_COLL_REDUCE_SCATTER, ep_bytes, epg, prev);
+                            a2a ? SV_SYS_ALL_TO_ALL : SV_SYS_REDUCE_SCATTER, ep_bytes, epg, prev);
             continue;
         }
         prev = par_add(m, op_name(m, name, sizeof name, layer, op, ""), SV_DAG_KIND_COMP, dev,
                        ops[i].ns, prev);
         if (ops[i].allreduce_bytes > 0 && P->tp > 1) {
             prev = par_coll(m, op_name(m, name, sizeof name, layer, op, ".allreduce"), dev,
-                            SV_COLL_ALL_REDUCE, ops[i].allreduce_bytes,
-                            m->cfg.tp_group_base + stage, prev);
+                            SV_SYS_ALL_REDUCE, ops[i].allreduce_bytes, m->cfg.tp_group_base + stage,
+                            prev);
         }
     }
     return prev;

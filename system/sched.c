@@ -8,7 +8,7 @@
  * Same-tick ordering follows Sys::try_register_event / call_events: one engine event per
  * (NPU, tick), whose callbacks run in registration order, including those registered with
  * delay 0 while the batch runs. See docs/collectives.md. */
-#include "network/coll_internal.h"
+#include "system/system_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -27,7 +27,7 @@ typedef struct coll_dataset coll_dataset;
 
 /* ---- per-NPU event batches (Sys::event_queue) --------------------------------------------- */
 
-typedef void (*sys_cb)(sv_coll_sys *sys, void *obj, uint64_t arg);
+typedef void (*sys_cb)(sv_sys *sys, void *obj, uint64_t arg);
 
 struct sys_ev {
     sys_cb fn;
@@ -63,7 +63,7 @@ struct ev_batch {
 enum algo_kind { ALGO_RING, ALGO_DIRECT, ALGO_HD, ALGO_DBT, ALGO_CUSTOM };
 
 struct ldim {
-    sv_coll_impl_kind kind;
+    sv_sys_impl_kind kind;
     int size;
     int stride;        /* NPU id distance between ring neighbours (GeneralComplexTopology offset) */
     int direct_window; /* direct[N]: N, -1 = none */
@@ -85,7 +85,7 @@ struct qlevel { /* QueueLevelHandler */
 
 struct coll_phase {
     enum algo_kind algo;
-    sv_coll_type comm_type;
+    sv_sys_coll_type comm_type;
     /* ring */
     int nodes;
     int sender;
@@ -107,7 +107,7 @@ struct coll_phase {
     /* custom */
     int pos;            /* rank in the communicator */
     const int *members; /* rank -> NPU (NULL: identity) */
-    const sv_coll_plan *plan;
+    const sv_sys_plan *plan;
 };
 
 struct ring_state {
@@ -173,7 +173,7 @@ struct dbt_state {
 enum op_state { OP_WAIT, OP_FREE, OP_ONGOING, OP_DONE };
 
 struct custom_state {
-    const struct sv_coll_plan_rank *pr;
+    const struct sv_sys__plan_rank *pr;
     int nops;
     int *pending_deps;
     guint8 *state;
@@ -186,7 +186,7 @@ struct coll_dataset {
     int total_streams;
     int finished_streams;
     gboolean active;
-    sv_coll_done_fn done;
+    sv_sys_done_fn done;
     void *ctx;
     uint64_t arg;
     coll_npu *npu;
@@ -216,7 +216,7 @@ struct coll_stream {
 };
 
 struct coll_npu {
-    sv_coll_sys *sys;
+    sv_sys *sys;
     int id;
     /* open event batches, unordered (ev_batch.pos is the index): in the record itself while
      * few, so that a lookup costs no extra cache miss */
@@ -236,7 +236,7 @@ struct coll_npu {
     int *group_streams; /* per group index: CommunicatorGroup::num_streams */
     /* DoubleBinaryTreeTopology::counter of each collective type's logical topology and
      * dimension: even -> the RootMax tree, odd -> RootMin (alternates per phase built). */
-    int dbt_counter[SV_COLL_TYPE_COUNT][SV_NET_MAX_DIMS];
+    int dbt_counter[SV_SYS_TYPE_COUNT][SV_NET_MAX_DIMS];
     uint64_t active_collectives;
 };
 
@@ -279,7 +279,7 @@ struct p2p_chan {
 };
 
 struct p2p_entry {
-    sv_coll_sys *sys;
+    sv_sys *sys;
     struct p2p_chan *chan;
     int seq; /* chunk id */
     gboolean has_send, has_recv, finished;
@@ -308,7 +308,7 @@ struct op_ref {
 };
 
 /* Records referenced by pending events (streams, datasets, op refs) are carved from
- * per-size slabs and recycled through per-size free lists; sv_coll_sys_free releases the slabs,
+ * per-size slabs and recycled through per-size free lists; sv_sys_free releases the slabs,
  * and with them the records still in flight. No malloc/free, no hash-table update and no
  * neighbour to unlink (a cache miss each) per message. */
 #define LIVE_CLASSES 8
@@ -322,18 +322,18 @@ struct live_class {
     GPtrArray *slabs;
 };
 
-struct sv_coll_sys {
+struct sv_sys {
     sv_net *net;
     sv_engine *eng;
-    struct sv_coll_sys_cfg cfg;
-    sv_coll_groups *groups;
+    struct sv_sys_cfg cfg;
+    sv_sys_groups *groups;
     int npus;
     int net_ndims;
     int physical_dims[SV_NET_MAX_DIMS];
     int64_t comm_delay;     /* endpoint-delay x injection-scale */
     int concurrent_streams; /* SchedulerUnit queue_threshold */
-    struct ltopo topo[SV_COLL_TYPE_COUNT];
-    sv_coll_plan *custom[SV_COLL_TYPE_COUNT];
+    struct ltopo topo[SV_SYS_TYPE_COUNT];
+    sv_sys_plan *custom[SV_SYS_TYPE_COUNT];
     coll_npu *npu;
     GHashTable *chans;    /* p2p_key -> p2p_chan (owned by chan_list) */
     GPtrArray *chan_list; /* every live p2p_chan (unordered: removal swaps in the last) */
@@ -359,7 +359,7 @@ static gboolean p2p_key_equal(gconstpointer a, gconstpointer b)
     return x->tag == y->tag && x->src == y->src && x->dst == y->dst && x->size == y->size;
 }
 
-static void *live_new(sv_coll_sys *sys, size_t size)
+static void *live_new(sv_sys *sys, size_t size)
 {
     size = (size + 15) & ~(size_t)15;
     int c = 0;
@@ -388,7 +388,7 @@ static void *live_new(sv_coll_sys *sys, size_t size)
     return p;
 }
 
-static void live_free(sv_coll_sys *sys, void *p, size_t size)
+static void live_free(sv_sys *sys, void *p, size_t size)
 {
     size = (size + 15) & ~(size_t)15;
     int c = 0;
@@ -436,7 +436,7 @@ static void batch_free(struct ev_batch *b)
 
 static void register_event(coll_npu *npu, sys_cb fn, void *obj, uint64_t arg, sv_time delta)
 {
-    sv_coll_sys *sys = npu->sys;
+    sv_sys *sys = npu->sys;
     sv_time tick = sv_engine_now(sys->eng) + delta;
     /* An NPU has few open ticks (its pending delays); the newest is the likeliest match. */
     struct ev_batch *b = NULL;
@@ -488,7 +488,7 @@ static void register_event(coll_npu *npu, sys_cb fn, void *obj, uint64_t arg, sv
 static void chan_free(gpointer p);
 
 /* Frees `c` once nothing is pending on it and no stream caches it. */
-static void chan_maybe_free(sv_coll_sys *sys, struct p2p_chan *c)
+static void chan_maybe_free(sv_sys *sys, struct p2p_chan *c)
 {
     if (c->count != 0 || c->refs != 0)
         return;
@@ -505,7 +505,7 @@ static void chan_maybe_free(sv_coll_sys *sys, struct p2p_chan *c)
 }
 
 /* Drops a stream's cached channel reference. */
-static void chan_release(sv_coll_sys *sys, struct p2p_chan **cache)
+static void chan_release(sv_sys *sys, struct p2p_chan **cache)
 {
     struct p2p_chan *c = *cache;
     if (c == NULL)
@@ -519,7 +519,7 @@ static void chan_release(sv_coll_sys *sys, struct p2p_chan **cache)
 /* The channel of (tag, src, dst, size), created when absent. With a cache the stream keeps a
  * reference to it (dropped when the cache moves on or the stream ends); without one the caller
  * must post an entry on it before returning to the engine, or it leaks until the next use. */
-static struct p2p_chan *chan_get(sv_coll_sys *sys, int tag, int src, int dst, uint64_t size,
+static struct p2p_chan *chan_get(sv_sys *sys, int tag, int src, int dst, uint64_t size,
                                  struct p2p_chan **cache)
 {
     struct p2p_key k = {tag, src, dst, size};
@@ -564,7 +564,7 @@ static struct p2p_entry *entry_find(const struct p2p_chan *c, int seq)
     return c->slot[(c->head + idx) & (c->cap - 1)];
 }
 
-static struct p2p_entry *entry_create(sv_coll_sys *sys, struct p2p_chan *c, int seq)
+static struct p2p_entry *entry_create(sv_sys *sys, struct p2p_chan *c, int seq)
 {
     SV_ASSERT(seq == c->base + c->count);
     if (c->count == c->cap) {
@@ -595,7 +595,7 @@ static struct p2p_entry *entry_create(sv_coll_sys *sys, struct p2p_chan *c, int 
     return e;
 }
 
-static void entry_remove(sv_coll_sys *sys, struct p2p_entry *e)
+static void entry_remove(sv_sys *sys, struct p2p_entry *e)
 {
     struct p2p_chan *c = e->chan;
     int mask = c->cap - 1;
@@ -630,7 +630,7 @@ static void on_arrival(sv_engine *eng, void *ctx, uint64_t arg)
     }
 }
 
-static void net_send(sv_coll_sys *sys, int src, int dst, int tag, uint64_t bytes, sv_event_fn fn,
+static void net_send(sv_sys *sys, int src, int dst, int tag, uint64_t bytes, sv_event_fn fn,
                      void *ctx, uint64_t arg, struct p2p_chan **cache)
 {
     struct p2p_chan *c = chan_get(sys, tag, src, dst, bytes, cache);
@@ -645,7 +645,7 @@ static void net_send(sv_coll_sys *sys, int src, int dst, int tag, uint64_t bytes
     sv_net_send(sys->net, src, dst, bytes, on_arrival, e, 0);
 }
 
-static void net_recv(sv_coll_sys *sys, int self, int src, int tag, uint64_t bytes, sv_event_fn fn,
+static void net_recv(sv_sys *sys, int self, int src, int tag, uint64_t bytes, sv_event_fn fn,
                      void *ctx, uint64_t arg, struct p2p_chan **cache)
 {
     struct p2p_chan *c = chan_get(sys, tag, src, self, bytes, cache);
@@ -668,7 +668,7 @@ static void net_recv(sv_coll_sys *sys, int self, int src, int tag, uint64_t byte
 
 /* ---- memory cost of a reduction (Sys::mem_read / mem_write) ------------------------------- */
 
-static sv_time mem_access(const sv_coll_sys *sys, uint64_t bytes)
+static sv_time mem_access(const sv_sys *sys, uint64_t bytes)
 {
     /* local-mem-bw is GB/s = bytes/ns; the cycles are truncated per access (README closed
      * form: 3 * floor(m / M)). Without a bandwidth ASTRA-sim charges its fixed 10 cycles. */
@@ -815,7 +815,7 @@ static void dataset_stream_finished(coll_dataset *ds)
     ds->finished_streams++;
     if (ds->finished_streams == ds->total_streams) {
         coll_npu *npu = ds->npu;
-        sv_coll_done_fn done = ds->done;
+        sv_sys_done_fn done = ds->done;
         void *ctx = ds->ctx;
         uint64_t arg = ds->arg;
         dataset_free(npu, ds);
@@ -843,7 +843,7 @@ static void custom_clear(coll_stream *s)
     c->free_ops = NULL;
 }
 
-static void stream_free(sv_coll_sys *sys, coll_stream *s)
+static void stream_free(sv_sys *sys, coll_stream *s)
 {
     chan_release(sys, &s->send_chan);
     chan_release(sys, &s->recv_chan);
@@ -889,7 +889,7 @@ static void proceed_to_next_vnet(coll_npu *npu, coll_stream *s)
 
 /* ---- Ring (astraccl/native_collectives/collective_algorithm/Ring.cc) ---------------------- */
 
-static void bundle_call(sv_coll_sys *sys, void *obj, uint64_t arg);
+static void bundle_call(sv_sys *sys, void *obj, uint64_t arg);
 
 static void ring_release_packets(coll_stream *s)
 {
@@ -931,8 +931,8 @@ static void ring_insert_packet(coll_stream *s)
     }
     SV_ASSERT(r->non_zero_latency > 0); /* "should not inject nothing!" */
     r->packets++;
-    r->processed = s->cur.comm_type == SV_COLL_REDUCE_SCATTER ||
-                   (s->cur.comm_type == SV_COLL_ALL_REDUCE && r->toggle);
+    r->processed = s->cur.comm_type == SV_SYS_REDUCE_SCATTER ||
+                   (s->cur.comm_type == SV_SYS_ALL_REDUCE && r->toggle);
     r->npu_to_ma = FALSE;
     ring_process_max_count(s);
     r->non_zero_latency--;
@@ -964,7 +964,7 @@ static void ring_ready(coll_stream *s)
     struct ring_state *r = &s->ring;
     if (r->packets == 0 || r->stream_count == 0 || r->free_packets == 0)
         return;
-    sv_coll_sys *sys = s->owner->sys;
+    sv_sys *sys = s->owner->sys;
     int self = s->owner->id;
     /* Collective sends carry Sys::handleEvent with no data: nothing runs at arrival. */
     net_send(sys, self, s->cur.receiver, s->stream_id, r->msg_size, NULL, NULL, 0, &s->send_chan);
@@ -983,15 +983,15 @@ static void ring_run_init(coll_stream *s)
     memset(r, 0, sizeof *r);
     r->parallel_reduce = 1; /* InjectionPolicy::Normal */
     switch (ph->comm_type) {
-    case SV_COLL_ALL_REDUCE:
+    case SV_SYS_ALL_REDUCE:
         r->stream_count = 2 * (n - 1);
         r->msg_size = ph->initial_size / (uint64_t)n;
         break;
-    case SV_COLL_ALL_TO_ALL:
+    case SV_SYS_ALL_TO_ALL:
         r->stream_count = ((n - 1) * n) / 2;
         r->msg_size = ph->initial_size / (uint64_t)n;
         break;
-    case SV_COLL_ALL_GATHER:
+    case SV_SYS_ALL_GATHER:
         r->stream_count = n - 1;
         r->msg_size = ph->initial_size;
         break;
@@ -1001,7 +1001,7 @@ static void ring_run_init(coll_stream *s)
         break;
     }
     r->max_count =
-        (ph->comm_type == SV_COLL_ALL_TO_ALL || ph->comm_type == SV_COLL_ALL_GATHER) ? 0 : n - 1;
+        (ph->comm_type == SV_SYS_ALL_TO_ALL || ph->comm_type == SV_SYS_ALL_GATHER) ? 0 : n - 1;
     r->remained_per_message = 1;
     r->remained_per_max_count = 1;
     for (int i = 0; i < r->parallel_reduce; i++)
@@ -1042,7 +1042,7 @@ static void stream_call_general(coll_stream *s)
 }
 
 /* PacketBundle::call */
-static void bundle_call(sv_coll_sys *sys, void *obj, uint64_t arg)
+static void bundle_call(sv_sys *sys, void *obj, uint64_t arg)
 {
     coll_stream *s = obj;
     if (arg & 1u) { /* needs processing */
@@ -1095,7 +1095,7 @@ static gboolean rot_ready(coll_stream *s, gboolean use_pkt_size)
         return FALSE;
     struct algo_pkt p = g_array_index(r->pkts, struct algo_pkt, r->pkt_head);
     uint64_t size = use_pkt_size ? p.size : r->msg_size;
-    sv_coll_sys *sys = s->owner->sys;
+    sv_sys *sys = s->owner->sys;
     net_send(sys, s->owner->id, p.dst, s->stream_id, size, NULL, NULL, 0, &s->send_chan);
     net_recv(sys, s->owner->id, p.src, s->stream_id, size, rot_packet_received, s, 0,
              &s->recv_chan);
@@ -1135,8 +1135,8 @@ static void direct_insert_packet(coll_stream *s)
         processed = FALSE;
         r->zero_latency--;
     } else {
-        processed = ph->comm_type == SV_COLL_REDUCE_SCATTER ||
-                    (ph->comm_type == SV_COLL_ALL_REDUCE && r->toggle);
+        processed = ph->comm_type == SV_SYS_REDUCE_SCATTER ||
+                    (ph->comm_type == SV_SYS_ALL_REDUCE && r->toggle);
         r->non_zero_latency--;
     }
     /* AllToAll::process_max_count: every packet is released at once, then the peers rotate to
@@ -1162,11 +1162,11 @@ static void direct_run_init(coll_stream *s)
     r->parallel_reduce = ph->window < 0 ? n - 1 : MIN(ph->window, n - 1);
     r->middle_point = n - 1;
     switch (ph->comm_type) { /* Ring ctor stream_count / msg_size; AllToAll's for all-to-all */
-    case SV_COLL_ALL_REDUCE:
+    case SV_SYS_ALL_REDUCE:
         r->stream_count = 2 * (n - 1);
         r->msg_size = ph->initial_size / (uint64_t)n;
         break;
-    case SV_COLL_ALL_GATHER:
+    case SV_SYS_ALL_GATHER:
         r->stream_count = n - 1;
         r->msg_size = ph->initial_size;
         break;
@@ -1186,7 +1186,7 @@ static void direct_run_general(coll_stream *s)
 {
     struct rot_state *r = &s->rot;
     r->free_packets++;
-    if (s->cur.comm_type == SV_COLL_ALL_REDUCE && r->stream_count <= r->middle_point) {
+    if (s->cur.comm_type == SV_SYS_ALL_REDUCE && r->stream_count <= r->middle_point) {
         /* second half of an all-reduce: wait until every first-half message has arrived, then
          * send as many as there are free slots */
         if (r->total_received < r->middle_point)
@@ -1237,8 +1237,8 @@ static void hd_insert_packet(coll_stream *s)
         r->zero_latency--;
     } else {
         SV_ASSERT(r->non_zero_latency > 0); /* "should not inject nothing!" */
-        processed = ph->comm_type == SV_COLL_REDUCE_SCATTER ||
-                    (ph->comm_type == SV_COLL_ALL_REDUCE && r->toggle);
+        processed = ph->comm_type == SV_SYS_REDUCE_SCATTER ||
+                    (ph->comm_type == SV_SYS_ALL_REDUCE && r->toggle);
         r->non_zero_latency--;
     }
     /* process_max_count: release, then move to the next distance (x2 halving, x0.5 doubling;
@@ -1247,7 +1247,7 @@ static void hd_insert_packet(coll_stream *s)
     bundle_release(s, processed, r->msg_size);
     r->rank_offset = (int)(r->rank_offset * r->offset_multiplier);
     r->msg_size = (uint64_t)((double)r->msg_size / r->offset_multiplier);
-    if (r->rank_offset == ph->nodes && ph->comm_type == SV_COLL_ALL_REDUCE) {
+    if (r->rank_offset == ph->nodes && ph->comm_type == SV_SYS_ALL_REDUCE) {
         r->offset_multiplier = 0.5;
         r->rank_offset = (int)(r->rank_offset * r->offset_multiplier);
         r->msg_size = (uint64_t)((double)r->msg_size / r->offset_multiplier);
@@ -1265,19 +1265,19 @@ static void hd_run_init(coll_stream *s)
     memset(r, 0, sizeof *r);
     r->parallel_reduce = 1;
     switch (ph->comm_type) {
-    case SV_COLL_ALL_REDUCE:
+    case SV_SYS_ALL_REDUCE:
         r->stream_count = 2 * lg;
         r->msg_size = ph->initial_size / 2;
         r->rank_offset = 1;
         r->offset_multiplier = 2;
         break;
-    case SV_COLL_ALL_GATHER:
+    case SV_SYS_ALL_GATHER:
         r->stream_count = lg;
         r->msg_size = ph->initial_size;
         r->rank_offset = n / 2;
         r->offset_multiplier = 0.5;
         break;
-    default: /* reduce-scatter (all-to-all is refused by sv_coll_sys_new, as upstream exits) */
+    default: /* reduce-scatter (all-to-all is refused by sv_sys_new, as upstream exits) */
         r->stream_count = lg;
         r->msg_size = ph->initial_size / 2;
         r->rank_offset = 1;
@@ -1408,7 +1408,7 @@ static void dbt_run(coll_stream *s, enum dbt_event ev)
 
 /* BinaryTree: a dummy root over a complete tree of floor(log2 n) levels, ids given in order
  * (in-order walk); RootMax puts the root last, RootMin first. Fills parent / left / right by
- * ring index (n must be a power of two: checked by sv_coll_sys_new). */
+ * ring index (n must be a power of two: checked by sv_sys_new). */
 static int dbt_build_sub(int levels, int *next, int *par, int *lc, int *rc)
 {
     int l = -1, r = -1;
@@ -1474,9 +1474,9 @@ static void custom_finish(coll_stream *s, int op)
         if (--c->pending_deps[k] == 0 && c->state[k] == OP_WAIT) {
             c->state[k] = OP_FREE;
             /* keep the free list sorted by node id */
-            uint64_t id = g_array_index(c->pr->ops, struct sv_coll_plan_node, k).id;
+            uint64_t id = g_array_index(c->pr->ops, struct sv_sys__plan_node, k).id;
             guint pos = 0;
-            while (pos < c->free_ops->len && g_array_index(c->pr->ops, struct sv_coll_plan_node,
+            while (pos < c->free_ops->len && g_array_index(c->pr->ops, struct sv_sys__plan_node,
                                                            g_array_index(c->free_ops, int, pos))
                                                      .id < id)
                 pos++;
@@ -1499,7 +1499,7 @@ static void custom_net_done(sv_engine *eng, void *ctx, uint64_t arg)
     custom_finish(s, op);
 }
 
-static void custom_comp_done(sv_coll_sys *sys, void *obj, uint64_t arg)
+static void custom_comp_done(sv_sys *sys, void *obj, uint64_t arg)
 {
     (void)sys;
     custom_finish(obj, (int)arg);
@@ -1509,15 +1509,15 @@ static void custom_issue_free(coll_stream *s)
 {
     struct custom_state *c = &s->custom;
     coll_npu *npu = s->owner;
-    sv_coll_sys *sys = npu->sys;
+    sv_sys *sys = npu->sys;
     g_autoptr(GArray) batch = g_array_copy(c->free_ops);
     g_array_set_size(c->free_ops, 0);
     for (guint i = 0; i < batch->len; i++) {
         int k = g_array_index(batch, int, i);
-        const struct sv_coll_plan_node *n = &g_array_index(c->pr->ops, struct sv_coll_plan_node, k);
+        const struct sv_sys__plan_node *n = &g_array_index(c->pr->ops, struct sv_sys__plan_node, k);
         c->state[k] = OP_ONGOING;
         c->ongoing++;
-        if (n->kind == SV_COLL_OP_COMP) {
+        if (n->kind == SV_SYS_OP_COMP) {
             /* COMP: runtime in ns, 0 -> 1 cycle */
             register_event(npu, custom_comp_done, s, (uint64_t)k,
                            n->duration_ns > 0 ? n->duration_ns : 1);
@@ -1527,17 +1527,17 @@ static void custom_issue_free(coll_stream *s)
         ref->stream = s;
         ref->op = k;
         int peer = custom_real_rank(&s->cur, n->peer);
-        if (n->kind == SV_COLL_OP_SEND)
+        if (n->kind == SV_SYS_OP_SEND)
             net_send(sys, npu->id, peer, n->tag, n->bytes, custom_net_done, ref, 0, NULL);
         else
             net_recv(sys, npu->id, peer, n->tag, n->bytes, custom_net_done, ref, 0, NULL);
     }
 }
 
-static int custom_find(const struct sv_coll_plan_rank *pr, uint64_t id)
+static int custom_find(const struct sv_sys__plan_rank *pr, uint64_t id)
 {
     for (guint i = 0; i < pr->ops->len; i++)
-        if (g_array_index(pr->ops, struct sv_coll_plan_node, i).id == id)
+        if (g_array_index(pr->ops, struct sv_sys__plan_node, i).id == id)
             return (int)i;
     return -1;
 }
@@ -1556,11 +1556,11 @@ static void custom_run_init(coll_stream *s)
     for (int i = 0; i < c->nops; i++)
         c->children[i] = g_array_new(FALSE, FALSE, sizeof(int));
     for (int i = 0; i < c->nops; i++) {
-        const struct sv_coll_plan_node *n = &g_array_index(c->pr->ops, struct sv_coll_plan_node, i);
+        const struct sv_sys__plan_node *n = &g_array_index(c->pr->ops, struct sv_sys__plan_node, i);
         for (int d = 0; d < n->ndeps; d++) {
             int p = custom_find(c->pr, n->deps[d]);
             if (p < 0)
-                continue; /* checked by sv_coll_sys_set_custom_plan */
+                continue; /* checked by sv_sys_set_custom_plan */
             g_array_append_val(c->children[p], i);
             c->pending_deps[i]++;
         }
@@ -1568,9 +1568,9 @@ static void custom_run_init(coll_stream *s)
     for (int i = 0; i < c->nops; i++) {
         if (c->pending_deps[i] == 0) {
             c->state[i] = OP_FREE;
-            uint64_t id = g_array_index(c->pr->ops, struct sv_coll_plan_node, i).id;
+            uint64_t id = g_array_index(c->pr->ops, struct sv_sys__plan_node, i).id;
             guint pos = 0;
-            while (pos < c->free_ops->len && g_array_index(c->pr->ops, struct sv_coll_plan_node,
+            while (pos < c->free_ops->len && g_array_index(c->pr->ops, struct sv_sys__plan_node,
                                                            g_array_index(c->free_ops, int, pos))
                                                      .id < id)
                 pos++;
@@ -1650,8 +1650,8 @@ struct coll_target {
     gboolean involved[SV_NET_MAX_DIMS];
 };
 
-static struct coll_phase make_phase(sv_coll_sys *sys, coll_npu *npu, const struct coll_target *tg,
-                                    sv_coll_type type, int dim, uint64_t size, int queue,
+static struct coll_phase make_phase(sv_sys *sys, coll_npu *npu, const struct coll_target *tg,
+                                    sv_sys_coll_type type, int dim, uint64_t size, int queue,
                                     gboolean anticlockwise)
 {
     struct coll_phase ph;
@@ -1676,15 +1676,15 @@ static struct coll_phase make_phase(sv_coll_sys *sys, coll_npu *npu, const struc
         ph.window = d->direct_window;
         ph.step = anticlockwise ? -1 : 1;
         switch (d->kind) {
-        case SV_COLL_IMPL_DIRECT:
-        case SV_COLL_IMPL_ONE_DIRECT:
+        case SV_SYS_IMPL_DIRECT:
+        case SV_SYS_IMPL_ONE_DIRECT:
             ph.algo = ALGO_DIRECT;
             break;
-        case SV_COLL_IMPL_HALVING_DOUBLING:
-        case SV_COLL_IMPL_ONE_HALVING_DOUBLING:
+        case SV_SYS_IMPL_HALVING_DOUBLING:
+        case SV_SYS_IMPL_ONE_HALVING_DOUBLING:
             ph.algo = ALGO_HD;
             break;
-        case SV_COLL_IMPL_DOUBLE_BINARY_TREE: {
+        case SV_SYS_IMPL_DOUBLE_BINARY_TREE: {
             /* DoubleBinaryTreeTopology::get_topology alternates RootMax / RootMin per phase
              * built from this collective type's logical topology (one counter per NPU). */
             int t = (int)(tg->topo - sys->topo);
@@ -1708,10 +1708,10 @@ static struct coll_phase make_phase(sv_coll_sys *sys, coll_npu *npu, const struc
         return ph;
     }
     switch (type) {
-    case SV_COLL_ALL_GATHER:
+    case SV_SYS_ALL_GATHER:
         ph.final_size = size * n;
         break;
-    case SV_COLL_REDUCE_SCATTER:
+    case SV_SYS_REDUCE_SCATTER:
         ph.final_size = size / n;
         break;
     default:
@@ -1745,10 +1745,10 @@ static void stream_submit(coll_npu *npu, coll_dataset *ds, int stream_id, int pr
     maybe_schedule(npu);
 }
 
-static int group_index(const sv_coll_sys *sys, int group_id)
+static int group_index(const sv_sys *sys, int group_id)
 {
     for (guint i = 0; i < sys->groups->groups->len; i++)
-        if (g_array_index(sys->groups->groups, struct sv_coll_group, i).id == group_id)
+        if (g_array_index(sys->groups->groups, struct sv_sys__group, i).id == group_id)
             return (int)i;
     return -1;
 }
@@ -1758,7 +1758,7 @@ static void inactive_done(sv_engine *eng, void *ctx, uint64_t arg)
     coll_dataset *ds = ctx;
     (void)arg;
     coll_npu *npu = ds->npu;
-    sv_coll_done_fn done = ds->done;
+    sv_sys_done_fn done = ds->done;
     void *dctx = ds->ctx;
     uint64_t darg = ds->arg;
     dataset_free(npu, ds);
@@ -1766,15 +1766,15 @@ static void inactive_done(sv_engine *eng, void *ctx, uint64_t arg)
         done(eng, dctx, darg);
 }
 
-gboolean sv_coll_start(sv_coll_sys *sys, int npu_id, sv_coll_type type, uint64_t bytes,
-                       const gboolean *involved_dims, int ndims, int group_id, int priority,
-                       sv_coll_done_fn done, void *ctx, uint64_t arg, GError **error)
+gboolean sv_sys_coll_start(sv_sys *sys, int npu_id, sv_sys_coll_type type, uint64_t bytes,
+                           const gboolean *involved_dims, int ndims, int group_id, int priority,
+                           sv_sys_done_fn done, void *ctx, uint64_t arg, GError **error)
 {
-    if (type != SV_COLL_ALL_REDUCE && type != SV_COLL_ALL_GATHER &&
-        type != SV_COLL_REDUCE_SCATTER && type != SV_COLL_ALL_TO_ALL) {
+    if (type != SV_SYS_ALL_REDUCE && type != SV_SYS_ALL_GATHER && type != SV_SYS_REDUCE_SCATTER &&
+        type != SV_SYS_ALL_TO_ALL) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_UNSUPPORTED,
                     "unsupported collective comm type %d (%s) on NPU %d", (int)type,
-                    sv_coll_type_name(type), npu_id);
+                    sv_sys_coll_type_name(type), npu_id);
         return FALSE;
     }
     if (npu_id < 0 || npu_id >= sys->npus) {
@@ -1784,14 +1784,14 @@ gboolean sv_coll_start(sv_coll_sys *sys, int npu_id, sv_coll_type type, uint64_t
     }
     if (bytes == 0) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
-                    "%s on NPU %d: collective data size must be > 0", sv_coll_type_name(type),
+                    "%s on NPU %d: collective data size must be > 0", sv_sys_coll_type_name(type),
                     npu_id);
         return FALSE;
     }
     coll_npu *npu = &sys->npu[npu_id];
     struct coll_target tg;
     memset(&tg, 0, sizeof tg);
-    const struct sv_coll_group *grp = NULL;
+    const struct sv_sys__group *grp = NULL;
     int gidx = -1;
     int pos_in_comm = npu_id;
     if (group_id != 0) {
@@ -1799,10 +1799,10 @@ gboolean sv_coll_start(sv_coll_sys *sys, int npu_id, sv_coll_type type, uint64_t
         if (gidx < 0) {
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                         "%s on NPU %d: communicator group %d is not defined",
-                        sv_coll_type_name(type), npu_id, group_id);
+                        sv_sys_coll_type_name(type), npu_id, group_id);
             return FALSE;
         }
-        grp = &g_array_index(sys->groups->groups, struct sv_coll_group, gidx);
+        grp = &g_array_index(sys->groups->groups, struct sv_sys__group, gidx);
         pos_in_comm = -1;
         for (int i = 0; i < grp->n; i++)
             if (grp->members[i] == npu_id)
@@ -1810,15 +1810,15 @@ gboolean sv_coll_start(sv_coll_sys *sys, int npu_id, sv_coll_type type, uint64_t
         if (pos_in_comm < 0) {
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                         "%s on NPU %d: the NPU is not a member of communicator group %d",
-                        sv_coll_type_name(type), npu_id, group_id);
+                        sv_sys_coll_type_name(type), npu_id, group_id);
             return FALSE;
         }
     }
-    const sv_coll_plan *plan = sys->custom[type];
+    const sv_sys_plan *plan = sys->custom[type];
     if (plan == NULL && sys->cfg.custom_prefix[type] != NULL) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                     "%s: %s-implementation-custom is configured but no plan was loaded",
-                    sv_coll_type_name(type), sv_coll_type_name(type));
+                    sv_sys_coll_type_name(type), sv_sys_coll_type_name(type));
         return FALSE;
     }
     if (plan != NULL) {
@@ -1826,7 +1826,7 @@ gboolean sv_coll_start(sv_coll_sys *sys, int npu_id, sv_coll_type type, uint64_t
         if (plan->ranks != ranks) {
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                         "%s: custom plan has %d ranks, the communicator has %d",
-                        sv_coll_type_name(type), plan->ranks, ranks);
+                        sv_sys_coll_type_name(type), plan->ranks, ranks);
             return FALSE;
         }
     } else if (grp != NULL && grp->n != sys->npus) {
@@ -1839,7 +1839,7 @@ gboolean sv_coll_start(sv_coll_sys *sys, int npu_id, sv_coll_type type, uint64_t
         if (sys->topo[type].ndims == 0) {
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                         "no collective implementation found for %s (set %s-implementation)",
-                        sv_coll_type_name(type), sv_coll_type_name(type));
+                        sv_sys_coll_type_name(type), sv_sys_coll_type_name(type));
             return FALSE;
         }
         tg.topo = &sys->topo[type];
@@ -1852,7 +1852,7 @@ gboolean sv_coll_start(sv_coll_sys *sys, int npu_id, sv_coll_type type, uint64_t
     uint64_t size = bytes;
     uint64_t k = (uint64_t)sys->cfg.preferred_dataset_splits;
     uint64_t chunk = size / k;
-    if (type != SV_COLL_ALL_GATHER && (uint64_t)sys->npus > chunk) {
+    if (type != SV_SYS_ALL_GATHER && (uint64_t)sys->npus > chunk) {
         chunk = (uint64_t)sys->npus;
         size = k * chunk;
     }
@@ -1867,9 +1867,9 @@ gboolean sv_coll_start(sv_coll_sys *sys, int npu_id, sv_coll_type type, uint64_t
     npu->active_collectives++;
     /* Sys::get_priority */
     int pri = priority;
-    if (sys->cfg.scheduling_policy == SV_COLL_SCHED_LIFO)
+    if (sys->cfg.scheduling_policy == SV_SYS_SCHED_LIFO)
         pri = npu->priority_counter++;
-    else if (sys->cfg.scheduling_policy == SV_COLL_SCHED_FIFO)
+    else if (sys->cfg.scheduling_policy == SV_SYS_SCHED_FIFO)
         pri = npu->priority_counter--;
 
     if (plan != NULL) {
@@ -1900,13 +1900,12 @@ gboolean sv_coll_start(sv_coll_sys *sys, int npu_id, sv_coll_type type, uint64_t
         count++;
         int mapper[SV_NET_MAX_DIMS];
         for (int d = 0; d < nd; d++)
-            mapper[d] = type == SV_COLL_ALL_GATHER ? nd - 1 - d : d;
+            mapper[d] = type == SV_SYS_ALL_GATHER ? nd - 1 - d : d;
         size = chunk > size ? 0 : size - chunk;
         uint64_t remain = chunk;
         GArray *phases = g_array_new(FALSE, TRUE, sizeof(struct coll_phase));
         gboolean anti = FALSE;
-        if (type != SV_COLL_ALL_REDUCE ||
-            sys->cfg.collective_optimization == SV_COLL_OPT_BASELINE) {
+        if (type != SV_SYS_ALL_REDUCE || sys->cfg.collective_optimization == SV_SYS_OPT_BASELINE) {
             for (int d = 0; d < nd; d++) {
                 int m = mapper[d];
                 if (tg_nodes(&tg, m) == 1 || !tg.involved[m])
@@ -1930,7 +1929,7 @@ gboolean sv_coll_start(sv_coll_sys *sys, int npu_id, sv_coll_type type, uint64_t
                     continue;
                 int q = qlevel_pick(&npu->level[m], Q_FIRST, &anti);
                 struct coll_phase ph =
-                    make_phase(sys, npu, &tg, SV_COLL_REDUCE_SCATTER, m, remain, q, anti);
+                    make_phase(sys, npu, &tg, SV_SYS_REDUCE_SCATTER, m, remain, q, anti);
                 g_array_append_val(phases, ph);
                 remain = ph.final_size;
             }
@@ -1940,7 +1939,7 @@ gboolean sv_coll_start(sv_coll_sys *sys, int npu_id, sv_coll_type type, uint64_t
                 int m = mapper[d];
                 int q = qlevel_pick(&npu->level[m], Q_FIRST, &anti);
                 struct coll_phase ph =
-                    make_phase(sys, npu, &tg, SV_COLL_ALL_REDUCE, m, remain, q, anti);
+                    make_phase(sys, npu, &tg, SV_SYS_ALL_REDUCE, m, remain, q, anti);
                 g_array_append_val(phases, ph);
                 remain = ph.final_size;
             }
@@ -1951,7 +1950,7 @@ gboolean sv_coll_start(sv_coll_sys *sys, int npu_id, sv_coll_type type, uint64_t
                     continue;
                 int q = qlevel_pick(&npu->level[m], Q_LAST, &anti);
                 struct coll_phase ph =
-                    make_phase(sys, npu, &tg, SV_COLL_ALL_GATHER, m, remain, q, anti);
+                    make_phase(sys, npu, &tg, SV_SYS_ALL_GATHER, m, remain, q, anti);
                 g_array_append_val(phases, ph);
                 remain = ph.final_size;
             }
@@ -1979,8 +1978,8 @@ gboolean sv_coll_start(sv_coll_sys *sys, int npu_id, sv_coll_type type, uint64_t
 
 /* ---- point-to-point ------------------------------------------------------------------------- */
 
-gboolean sv_coll_send(sv_coll_sys *sys, int src, int dst, int tag, uint64_t bytes,
-                      sv_coll_done_fn done, void *ctx, uint64_t arg, GError **error)
+gboolean sv_sys_send(sv_sys *sys, int src, int dst, int tag, uint64_t bytes, sv_sys_done_fn done,
+                     void *ctx, uint64_t arg, GError **error)
 {
     if (src < 0 || src >= sys->npus || dst < 0 || dst >= sys->npus || src == dst || tag < 0 ||
         bytes == 0) {
@@ -1994,8 +1993,8 @@ gboolean sv_coll_send(sv_coll_sys *sys, int src, int dst, int tag, uint64_t byte
     return TRUE;
 }
 
-gboolean sv_coll_recv(sv_coll_sys *sys, int self, int src, int tag, uint64_t bytes,
-                      sv_coll_done_fn done, void *ctx, uint64_t arg, GError **error)
+gboolean sv_sys_recv(sv_sys *sys, int self, int src, int tag, uint64_t bytes, sv_sys_done_fn done,
+                     void *ctx, uint64_t arg, GError **error)
 {
     if (src < 0 || src >= sys->npus || self < 0 || self >= sys->npus || src == self || tag < 0 ||
         bytes == 0) {
@@ -2016,9 +2015,9 @@ static gint pending_cmp(gconstpointer a, gconstpointer b)
     return x->order < y->order ? -1 : x->order > y->order ? 1 : 0;
 }
 
-GArray *sv_coll_p2p_pending(const sv_coll_sys *sys)
+GArray *sv_sys_p2p_pending(const sv_sys *sys)
 {
-    GArray *out = g_array_new(FALSE, TRUE, sizeof(struct sv_coll_p2p_pending));
+    GArray *out = g_array_new(FALSE, TRUE, sizeof(struct sv_sys_p2p_pending));
     g_autoptr(GPtrArray) all = g_ptr_array_new();
     for (guint i = 0; i < sys->chan_list->len; i++) {
         const struct p2p_chan *c = g_ptr_array_index(sys->chan_list, i);
@@ -2031,7 +2030,7 @@ GArray *sv_coll_p2p_pending(const sv_coll_sys *sys)
     g_ptr_array_sort(all, pending_cmp); /* report in posting order */
     for (guint i = 0; i < all->len; i++) {
         const struct p2p_entry *e = g_ptr_array_index(all, i);
-        struct sv_coll_p2p_pending p = {
+        struct sv_sys_p2p_pending p = {
             .is_send = e->has_send,
             .arrived = e->finished,
             .src = e->chan->key.src,
@@ -2045,12 +2044,12 @@ GArray *sv_coll_p2p_pending(const sv_coll_sys *sys)
     return out;
 }
 
-guint sv_coll_sys_live_channels(const sv_coll_sys *sys)
+guint sv_sys_live_channels(const sv_sys *sys)
 {
     return sys->chan_list->len;
 }
 
-uint64_t sv_coll_active(const sv_coll_sys *sys)
+uint64_t sv_sys_coll_active(const sv_sys *sys)
 {
     uint64_t n = 0;
     for (int i = 0; i < sys->npus; i++)
@@ -2061,7 +2060,7 @@ uint64_t sv_coll_active(const sv_coll_sys *sys)
 /* ---- construction -----------------------------------------------------------------------------
  */
 
-static gboolean build_topo(sv_coll_sys *sys, sv_coll_type t, GError **error)
+static gboolean build_topo(sv_sys *sys, sv_sys_coll_type t, GError **error)
 {
     struct ltopo *lt = &sys->topo[t];
     memset(lt, 0, sizeof *lt);
@@ -2069,32 +2068,33 @@ static gboolean build_topo(sv_coll_sys *sys, sv_coll_type t, GError **error)
     if (n > sys->net_ndims) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                     "%s-implementation lists %d dimensions, the network has %d",
-                    sv_coll_type_name(t), n, sys->net_ndims);
+                    sv_sys_coll_type_name(t), n, sys->net_ndims);
         return FALSE;
     }
     /* GeneralComplexTopology: one logical dimension per listed implementation; a "one*"
      * implementation is a single ring over all NPUs and ends the list. */
     int offset = 1;
     for (int d = 0; d < n; d++) {
-        const struct sv_coll_impl *im = &sys->cfg.impl[t][d];
+        const struct sv_sys_impl *im = &sys->cfg.impl[t][d];
         int size = sys->physical_dims[d];
-        gboolean one = im->kind == SV_COLL_IMPL_ONE_RING || im->kind == SV_COLL_IMPL_ONE_DIRECT ||
-                       im->kind == SV_COLL_IMPL_ONE_HALVING_DOUBLING;
+        gboolean one = im->kind == SV_SYS_IMPL_ONE_RING || im->kind == SV_SYS_IMPL_ONE_DIRECT ||
+                       im->kind == SV_SYS_IMPL_ONE_HALVING_DOUBLING;
         if (one)
             size = sys->npus;
-        gboolean hd = im->kind == SV_COLL_IMPL_HALVING_DOUBLING ||
-                      im->kind == SV_COLL_IMPL_ONE_HALVING_DOUBLING;
-        gboolean dbt = im->kind == SV_COLL_IMPL_DOUBLE_BINARY_TREE;
+        gboolean hd = im->kind == SV_SYS_IMPL_HALVING_DOUBLING ||
+                      im->kind == SV_SYS_IMPL_ONE_HALVING_DOUBLING;
+        gboolean dbt = im->kind == SV_SYS_IMPL_DOUBLE_BINARY_TREE;
         if ((hd || dbt) && (size & (size - 1)) != 0) {
             /* HalvingDoubling pairs index i with i +- 2^j (no partner otherwise: messages
              * never match); BinaryTree places only 2^floor(log2 n) nodes (the others crash). */
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_UNSUPPORTED,
                         "%s-implementation[%d]: %s needs a power-of-two number of NPUs in the "
                         "dimension, got %d",
-                        sv_coll_type_name(t), d, hd ? "halvingDoubling" : "doubleBinaryTree", size);
+                        sv_sys_coll_type_name(t), d, hd ? "halvingDoubling" : "doubleBinaryTree",
+                        size);
             return FALSE;
         }
-        if (hd && t == SV_COLL_ALL_TO_ALL) {
+        if (hd && t == SV_SYS_ALL_TO_ALL) {
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_UNSUPPORTED,
                         "all-to-all-implementation[%d]: halvingDoubling has no all-to-all "
                         "(ASTRA-sim exits: unknown communication type)",
@@ -2108,7 +2108,7 @@ static gboolean build_topo(sv_coll_sys *sys, sv_coll_type t, GError **error)
                         "%s-implementation[%d]: doubleBinaryTree as the last listed dimension "
                         "needs an entry for every network dimension (%d listed, %d in the "
                         "network)",
-                        sv_coll_type_name(t), d, n, sys->net_ndims);
+                        sv_sys_coll_type_name(t), d, n, sys->net_ndims);
             return FALSE;
         }
         lt->dim[lt->ndims++] = (struct ldim){.kind = im->kind,
@@ -2122,8 +2122,8 @@ static gboolean build_topo(sv_coll_sys *sys, sv_coll_type t, GError **error)
     return TRUE;
 }
 
-sv_coll_sys *sv_coll_sys_new(sv_net *net, const struct sv_coll_sys_cfg *cfg,
-                             const sv_coll_groups *groups, GError **error)
+sv_sys *sv_sys_new(sv_net *net, const struct sv_sys_cfg *cfg, const sv_sys_groups *groups,
+                   GError **error)
 {
     if (cfg->preferred_dataset_splits < 1) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
@@ -2140,13 +2140,13 @@ sv_coll_sys *sv_coll_sys_new(sv_net *net, const struct sv_coll_sys_cfg *cfg,
                     "system config: model-shared-bus 1 (LogGP bus) is not supported");
         return NULL;
     }
-    sv_coll_sys *sys = g_new0(sv_coll_sys, 1);
+    sv_sys *sys = g_new0(sv_sys, 1);
     sys->net = net;
     sys->eng = sv_net_engine(net);
     sys->cfg = *cfg;
-    for (int t = 0; t < SV_COLL_TYPE_COUNT; t++)
+    for (int t = 0; t < SV_SYS_TYPE_COUNT; t++)
         sys->cfg.custom_prefix[t] = g_strdup(cfg->custom_prefix[t]);
-    sys->groups = sv_coll_groups_new();
+    sys->groups = sv_sys_groups_new();
     sys->chans = g_hash_table_new(p2p_key_hash, p2p_key_equal);
     sys->chan_list = g_ptr_array_new_with_free_func(chan_free);
     const struct sv_net_topo_cfg *tc = sv_net_topo(net);
@@ -2161,7 +2161,7 @@ sv_coll_sys *sv_coll_sys_new(sv_net *net, const struct sv_coll_sys_cfg *cfg,
         (int)ceil((double)cfg->active_chunks_per_dimension / (double)cfg->queues_per_dim);
     if (groups != NULL) {
         for (guint i = 0; i < groups->groups->len; i++) {
-            const struct sv_coll_group *g = &g_array_index(groups->groups, struct sv_coll_group, i);
+            const struct sv_sys__group *g = &g_array_index(groups->groups, struct sv_sys__group, i);
             for (int m = 0; m < g->n; m++) {
                 if (g->members[m] >= sys->npus) {
                     g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
@@ -2170,12 +2170,12 @@ sv_coll_sys *sv_coll_sys_new(sv_net *net, const struct sv_coll_sys_cfg *cfg,
                     goto fail;
                 }
             }
-            if (!sv_coll_groups_add(sys->groups, g->id, g->members, g->n, error))
+            if (!sv_sys_groups_add(sys->groups, g->id, g->members, g->n, error))
                 goto fail;
         }
     }
-    static const sv_coll_type types[] = {SV_COLL_ALL_REDUCE, SV_COLL_ALL_GATHER,
-                                         SV_COLL_REDUCE_SCATTER, SV_COLL_ALL_TO_ALL};
+    static const sv_sys_coll_type types[] = {SV_SYS_ALL_REDUCE, SV_SYS_ALL_GATHER,
+                                             SV_SYS_REDUCE_SCATTER, SV_SYS_ALL_TO_ALL};
     for (size_t i = 0; i < G_N_ELEMENTS(types); i++)
         if (!build_topo(sys, types[i], error))
             goto fail;
@@ -2201,47 +2201,47 @@ sv_coll_sys *sv_coll_sys_new(sv_net *net, const struct sv_coll_sys_cfg *cfg,
         n->group_streams = g_new0(int, ng > 0 ? ng : 1);
         for (int g = 0; g < ng; g++) /* CommunicatorGroup::set_id: num_streams = id x 1e6 */
             n->group_streams[g] =
-                g_array_index(sys->groups->groups, struct sv_coll_group, g).id * 1000000;
+                g_array_index(sys->groups->groups, struct sv_sys__group, g).id * 1000000;
     }
     return sys;
 fail:
-    sv_coll_sys_free(sys);
+    sv_sys_free(sys);
     return NULL;
 }
 
-gboolean sv_coll_sys_set_custom_plan(sv_coll_sys *sys, sv_coll_type type, sv_coll_plan *plan,
-                                     GError **error)
+gboolean sv_sys_set_custom_plan(sv_sys *sys, sv_sys_coll_type type, sv_sys_plan *plan,
+                                GError **error)
 {
-    if (type != SV_COLL_ALL_REDUCE && type != SV_COLL_ALL_GATHER &&
-        type != SV_COLL_REDUCE_SCATTER && type != SV_COLL_ALL_TO_ALL) {
+    if (type != SV_SYS_ALL_REDUCE && type != SV_SYS_ALL_GATHER && type != SV_SYS_REDUCE_SCATTER &&
+        type != SV_SYS_ALL_TO_ALL) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_UNSUPPORTED,
                     "custom plan for unsupported collective comm type %d", (int)type);
-        sv_coll_plan_free(plan);
+        sv_sys_plan_free(plan);
         return FALSE;
     }
     for (int r = 0; r < plan->ranks; r++) {
-        const struct sv_coll_plan_rank *pr = &plan->rank[r];
+        const struct sv_sys__plan_rank *pr = &plan->rank[r];
         for (guint i = 0; i < pr->ops->len; i++) {
-            const struct sv_coll_plan_node *n =
-                &g_array_index(pr->ops, struct sv_coll_plan_node, i);
+            const struct sv_sys__plan_node *n =
+                &g_array_index(pr->ops, struct sv_sys__plan_node, i);
             for (int d = 0; d < n->ndeps; d++) {
                 if (custom_find(pr, n->deps[d]) < 0) {
                     g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                                 "custom %s plan: rank %d node %" G_GUINT64_FORMAT
                                 " depends on unknown node %" G_GUINT64_FORMAT,
-                                sv_coll_type_name(type), r, n->id, n->deps[d]);
-                    sv_coll_plan_free(plan);
+                                sv_sys_coll_type_name(type), r, n->id, n->deps[d]);
+                    sv_sys_plan_free(plan);
                     return FALSE;
                 }
             }
         }
     }
-    sv_coll_plan_free(sys->custom[type]);
+    sv_sys_plan_free(sys->custom[type]);
     sys->custom[type] = plan;
     return TRUE;
 }
 
-void sv_coll_sys_free(sv_coll_sys *sys)
+void sv_sys_free(sv_sys *sys)
 {
     if (sys == NULL)
         return;
@@ -2273,10 +2273,10 @@ void sv_coll_sys_free(sv_coll_sys *sys)
         }
         g_free(sys->npu);
     }
-    for (int t = 0; t < SV_COLL_TYPE_COUNT; t++)
-        sv_coll_plan_free(sys->custom[t]);
-    sv_coll_sys_cfg_clear(&sys->cfg);
-    sv_coll_groups_free(sys->groups);
+    for (int t = 0; t < SV_SYS_TYPE_COUNT; t++)
+        sv_sys_plan_free(sys->custom[t]);
+    sv_sys_cfg_clear(&sys->cfg);
+    sv_sys_groups_free(sys->groups);
     while (sys->batch_free != NULL) {
         struct ev_batch *b = sys->batch_free;
         sys->batch_free = b->next_free;
