@@ -4,12 +4,12 @@
  * One DAG and one executor per NPU, all on one engine, sharing one network (sv_net), one system
  * layer (sv_sys: collectives and send/recv matching) and one remote memory
  * (sv_memtier_remote). The executor applies ASTRA-sim's HardwareResource rule and issues ready
- * nodes in ascending id; the handlers below are Workload::issue_* for each node type.
+ * nodes in ascending id; the handlers below are Workload::issue_* for compute nodes, the system
+ * layer's (sv_sys_exec_*) those of comm and memory nodes.
  *
  * Output: per NPU, `sys[<i>] finished, <T> cycles, exposed communication <E> cycles.` with
  * E = T - (sum of replayed/roofline GPU compute time), as Workload::report prints it; then a
  * short summary. docs/replay.md describes usage, semantics and errors. */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +30,9 @@ struct replay;
 
 /* One simulated NPU: ASTRA-sim's Sys + Workload. */
 struct replay_npu {
+    /* First, so that the NPU is the handler context of both its compute handlers and the system
+     * layer's comm / memory handlers. */
+    struct sv_sys_exec sx;
     struct replay *r;
     int id;
     sv_dag *dag;
@@ -64,14 +67,6 @@ static void fail(struct replay_npu *n, GError *error)
     sv_engine_stop(r->eng);
 }
 
-/* An error from a lower layer, with the NPU and node appended (what first, then where). */
-static void fail_at(struct replay_npu *n, const sv_dag_node *node, GError *error)
-{
-    fail(n, g_error_new(error->domain, error->code, "%s: NPU %d: node %" G_GUINT64_FORMAT " (%s)",
-                        error->message, n->id, node->id, node->name));
-    g_error_free(error);
-}
-
 G_GNUC_PRINTF(3, 4)
 static void failf(struct replay_npu *n, const sv_dag_node *node, const char *fmt, ...)
 {
@@ -94,6 +89,11 @@ static gboolean need(struct replay_npu *n, const sv_dag_node *node, uint32_t bit
                         "attribute %s not found in node %" G_GUINT64_FORMAT ": NPU %d (%s)", attr,
                         node->id, n->id, node->name));
     return FALSE;
+}
+
+static void fail_cb(void *ctx, GError *error)
+{
+    fail(ctx, error);
 }
 
 /* ---- completion --------------------------------------------------------------------------- */
@@ -176,181 +176,6 @@ static void handle_comp(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
     sv_time runtime = sv_time_from_ns(num_ops / perf * 1e9);
     n->gpu_ns += runtime;
     finish_in(n, node, runtime);
-}
-
-static gboolean comm_not_on_cpu(struct replay_npu *n, const sv_dag_node *node)
-{
-    if ((node->p.has & SV_DAG_HAS_IS_CPU_OP) && node->p.is_cpu_op) {
-        failf(n, node, "comm node should not be on cpu (is_cpu_op is true)");
-        return FALSE;
-    }
-    return TRUE;
-}
-
-/* pg_name "" or "0" is the default group (all NPUs), else a decimal id (Workload::
- * extract_comm_group). */
-static gboolean parse_group(struct replay_npu *n, const sv_dag_node *node, int *group)
-{
-    *group = 0;
-    if (!(node->p.has & SV_DAG_HAS_PG_NAME) || node->p.pg_name == NULL ||
-        node->p.pg_name[0] == '\0')
-        return TRUE;
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(node->p.pg_name, &end, 10);
-    if (errno != 0 || end == node->p.pg_name || *end != '\0' || v < 0 || v > G_MAXINT) {
-        failf(n, node, "pg_name '%s' is not a communicator group id", node->p.pg_name);
-        return FALSE;
-    }
-    *group = (int)v;
-    return TRUE;
-}
-
-static void handle_coll(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
-{
-    struct replay_npu *n = ctx;
-    if (!comm_not_on_cpu(n, node) || !need(n, node, SV_DAG_HAS_COMM_TYPE, "comm_type"))
-        return;
-    int type = node->p.comm_type;
-    switch (type) {
-    case SV_DAG_COLL_ALL_REDUCE:
-    case SV_DAG_COLL_ALL_GATHER:
-    case SV_DAG_COLL_REDUCE_SCATTER:
-    case SV_DAG_COLL_ALL_TO_ALL:
-        break;
-    case SV_DAG_COLL_BROADCAST:
-        /* Not simulated upstream: replayed with its duration and, unlike a compute node, not
-         * counted as GPU time ("BROADCAST 1/1", shared/interop/astra-sim/README.md). */
-        finish_in(n, node, node->duration_ns != 0 ? node->duration_ns : 1);
-        return;
-    default: {
-        const char *name = sv_et_comm_type_name(type);
-        failf(n, node, "unsupported collective comm type %s (%d)", name ? name : "unknown", type);
-        return;
-    }
-    }
-    if (!need(n, node, SV_DAG_HAS_COMM_SIZE, "comm_size"))
-        return;
-    int group = 0;
-    if (!parse_group(n, node, &group))
-        return;
-    gboolean dims[SV_DAG_MAX_DIMS];
-    const gboolean *involved = NULL;
-    int ndims = 0;
-    if (node->p.has & SV_DAG_HAS_INVOLVED_DIMS) {
-        ndims = (int)node->p.n_involved_dims;
-        for (int d = 0; d < ndims; d++)
-            dims[d] = (node->p.involved_dims >> d) & 1u;
-        involved = dims;
-    }
-    int priority = (node->p.has & SV_DAG_HAS_COMM_PRIORITY) ? node->p.comm_priority : 0;
-    GError *error = NULL;
-    if (!sv_sys_coll_start(n->r->coll, n->id, (sv_sys_coll_type)type, node->p.comm_size_bytes,
-                           involved, ndims, group, priority, node_finished, n,
-                           (uint64_t)(uintptr_t)node, &error)) {
-        fail_at(n, node, error);
-    }
-}
-
-static gboolean check_peer(struct replay_npu *n, const sv_dag_node *node, const char *attr,
-                           int peer)
-{
-    if (peer < 0 || peer >= n->r->npus) {
-        failf(n, node, "%s %d is not an NPU of the network (0..%d)", attr, peer, n->r->npus - 1);
-        return FALSE;
-    }
-    if (peer == n->id) {
-        failf(n, node, "%s %d is the node's own NPU", attr, peer);
-        return FALSE;
-    }
-    return TRUE;
-}
-
-/* Workload::issue_send_comm: comm_src defaults to (and must be) the own rank; comm_dst,
- * comm_size and comm_tag are required, checked in that order. */
-static void handle_send(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
-{
-    struct replay_npu *n = ctx;
-    if (!comm_not_on_cpu(n, node))
-        return;
-    if ((node->p.has & SV_DAG_HAS_COMM_SRC) && node->p.comm_src != n->id) {
-        failf(n, node, "send node should be issued by the sender (comm_src %d)", node->p.comm_src);
-        return;
-    }
-    if (!need(n, node, SV_DAG_HAS_COMM_DST, "comm_dst") ||
-        !need(n, node, SV_DAG_HAS_COMM_SIZE, "comm_size") ||
-        !need(n, node, SV_DAG_HAS_COMM_TAG, "comm_tag") ||
-        !check_peer(n, node, "comm_dst", node->p.comm_dst))
-        return;
-    GError *error = NULL;
-    if (!sv_sys_send(n->r->coll, n->id, node->p.comm_dst, node->p.comm_tag, node->p.comm_size_bytes,
-                     node_finished, n, (uint64_t)(uintptr_t)node, &error)) {
-        fail_at(n, node, error);
-    }
-}
-
-/* Workload::issue_recv_comm: comm_src, comm_size, comm_tag required; comm_dst defaults to (and
- * must be) the own rank. */
-static void handle_recv(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
-{
-    struct replay_npu *n = ctx;
-    if (!comm_not_on_cpu(n, node) || !need(n, node, SV_DAG_HAS_COMM_SRC, "comm_src"))
-        return;
-    if ((node->p.has & SV_DAG_HAS_COMM_DST) && node->p.comm_dst != n->id) {
-        failf(n, node, "recv node should be issued by the receiver (comm_dst %d)",
-              node->p.comm_dst);
-        return;
-    }
-    if (!need(n, node, SV_DAG_HAS_COMM_SIZE, "comm_size") ||
-        !need(n, node, SV_DAG_HAS_COMM_TAG, "comm_tag") ||
-        !check_peer(n, node, "comm_src", node->p.comm_src))
-        return;
-    GError *error = NULL;
-    if (!sv_sys_recv(n->r->coll, n->id, node->p.comm_src, node->p.comm_tag, node->p.comm_size_bytes,
-                     node_finished, n, (uint64_t)(uintptr_t)node, &error)) {
-        fail_at(n, node, error);
-    }
-}
-
-/* Workload::issue_remote_mem: the remote memory model serves tensor_size bytes. */
-static void handle_mem(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
-{
-    struct replay_npu *n = ctx;
-    if (!need(n, node, SV_DAG_HAS_TENSOR_SIZE, "tensor_size"))
-        return;
-    GError *error = NULL;
-    if (!sv_memtier_remote_access(n->r->mem, n->id, node->p.tensor_size_bytes,
-                                  node->kind == SV_DAG_KIND_MEM_STORE, node_finished, n,
-                                  (uint64_t)(uintptr_t)node, &error)) {
-        fail_at(n, node, error);
-    }
-}
-
-/* For the stall diagnosis: what an issued node is waiting for. */
-static void describe_issued(sv_dag_exec *ex, const sv_dag_node *node, GString *out, void *ctx)
-{
-    const struct sv_dag_params *p = &node->p;
-    switch (node->kind) {
-    case SV_DAG_KIND_COMM_RECV:
-        g_string_append_printf(
-            out, "recv from NPU %d tag %d (%" G_GUINT64_FORMAT " bytes) waits for a matching send",
-            p->comm_src, p->comm_tag, p->comm_size_bytes);
-        break;
-    case SV_DAG_KIND_COMM_SEND:
-        g_string_append_printf(
-            out, "send to NPU %d tag %d (%" G_GUINT64_FORMAT " bytes) waits for delivery",
-            p->comm_dst, p->comm_tag, p->comm_size_bytes);
-        break;
-    case SV_DAG_KIND_COMM_COLL:
-        g_string_append_printf(
-            out,
-            "collective %s (%" G_GUINT64_FORMAT " bytes) waits for the other members of its group",
-            sv_et_comm_type_name(p->comm_type) ? sv_et_comm_type_name(p->comm_type) : "?",
-            p->comm_size_bytes);
-        break;
-    default:
-        break;
-    }
 }
 
 /* ---- custom collectives ------------------------------------------------------------------- */
@@ -519,7 +344,7 @@ static gboolean replay_setup(struct replay *r, const struct replay_opts *o, GErr
             .ignore_ctrl_deps = o->ignore_ctrl_deps,
             .handler_ctx = n,
             .on_all_done = on_all_done,
-            .describe_issued = describe_issued,
+            .describe_issued = sv_sys_exec_describe,
             .cb_ctx = n,
         };
         if (r->sys_cfg.replay_only) {
@@ -528,11 +353,11 @@ static gboolean replay_setup(struct replay *r, const struct replay_opts *o, GErr
         } else {
             cfg.handlers[SV_DAG_KIND_COMP] = handle_comp;
             cfg.handlers[SV_DAG_KIND_PIM] = handle_comp;
-            cfg.handlers[SV_DAG_KIND_COMM_COLL] = handle_coll;
-            cfg.handlers[SV_DAG_KIND_COMM_SEND] = handle_send;
-            cfg.handlers[SV_DAG_KIND_COMM_RECV] = handle_recv;
-            cfg.handlers[SV_DAG_KIND_MEM_LOAD] = handle_mem;
-            cfg.handlers[SV_DAG_KIND_MEM_STORE] = handle_mem;
+            cfg.handlers[SV_DAG_KIND_COMM_COLL] = sv_sys_exec_coll;
+            cfg.handlers[SV_DAG_KIND_COMM_SEND] = sv_sys_exec_send;
+            cfg.handlers[SV_DAG_KIND_COMM_RECV] = sv_sys_exec_recv;
+            cfg.handlers[SV_DAG_KIND_MEM_LOAD] = sv_sys_exec_mem;
+            cfg.handlers[SV_DAG_KIND_MEM_STORE] = sv_sys_exec_mem;
             /* METADATA / INVALID: Workload::skip_invalid, finished at once. */
             cfg.handlers[SV_DAG_KIND_METADATA] = handle_skip;
             cfg.handlers[SV_DAG_KIND_INVALID] = handle_skip;
@@ -540,6 +365,15 @@ static gboolean replay_setup(struct replay *r, const struct replay_opts *o, GErr
         }
         if ((n->ex = sv_dag_exec_new(n->dag, r->eng, &cfg, error)) == NULL)
             return FALSE;
+        n->sx = (struct sv_sys_exec){
+            .sys = r->coll,
+            .net = r->net,
+            .mem = r->mem,
+            .npu = i,
+            .fail = fail_cb,
+            .fail_ctx = n,
+            .ex = n->ex,
+        };
     }
     return TRUE;
 }

@@ -11,6 +11,7 @@
 #ifndef SV_SYSTEM_H
 #define SV_SYSTEM_H
 
+#include "memory-tier/memtier.h"
 #include "network/network.h"
 
 G_BEGIN_DECLS
@@ -189,6 +190,54 @@ uint64_t sv_sys_coll_active(const sv_sys *sys);
  * once every send on it met its recv and no running stream uses it, so this stays bounded by
  * what is in flight (memory in long runs; tests/system/test_collective.c). */
 guint sv_sys_live_channels(const sv_sys *sys);
+
+/* ---- DAG executor handlers ----------------------------------------------------------------
+ *
+ * What a DAG comm or memory node does, written once for replay, serving (msg) and PD: each is a
+ * sv_dag_handler_fn whose ctx is a struct sv_sys_exec. A caller whose executor has other handlers
+ * (compute, logical) puts the struct first in its handler context, or calls these from its own
+ * handler. The node completes (sv_dag_exec_node_done) when the operation does, with no other
+ * delay, so timing is the system layer's alone.
+ *
+ * Attributes are checked as ASTRA-sim's Workload::issue_comm / issue_remote_mem check them, with
+ * its words ("attribute comm_size not found in node 7"); an error goes to `fail` with the NPU
+ * and node appended, and the node never completes. */
+/* dag/dag.h's types, declared here so that headers above (msg.h, which plugins include) need not
+ * pull in the DAG and its generated protobuf header; system/exec.c includes dag/dag.h. */
+typedef struct sv_dag_exec sv_dag_exec;
+struct sv_dag_node;
+
+struct sv_sys_exec {
+    sv_sys *sys;             /* collectives and matched send/recv (coll, send, recv) */
+    sv_net *net;             /* one-sided transfers (sv_sys_exec_transfer) */
+    sv_memtier_remote *mem;  /* remote memory nodes (sv_sys_exec_mem) */
+    int npu;                 /* the NPU issuing every node; -1 = each node's device */
+    /* Serving DAGs name a collective's communicator group by comm_tag; Chakra ETs by pg_name
+     * ("" or "0" = all NPUs, else a decimal group id). */
+    gboolean group_in_comm_tag;
+    /* Takes the error. NULL: the error is logged as critical and dropped. */
+    void (*fail)(void *fail_ctx, GError *error);
+    void *fail_ctx;
+    sv_dag_exec *ex; /* set by the handlers: the executor that issued the nodes */
+};
+
+/* COMM_COLL: the node's collective (comm_type, comm_size, involved_dims, comm_priority; group as
+ * above) from its NPU. BROADCAST is not simulated (as upstream): it finishes after its duration
+ * (0 -> 1 ns). Other types than all-reduce, all-gather, reduce-scatter and all-to-all fail. */
+void sv_sys_exec_coll(sv_dag_exec *ex, struct sv_dag_node *node, void *ctx);
+/* COMM_SEND / COMM_RECV: a send to comm_dst / recv from comm_src, matched by (comm_tag, src,
+ * dst, comm_size) through sv_sys_send / sv_sys_recv. comm_src of a send and comm_dst of a recv
+ * default to, and must be, the own NPU. */
+void sv_sys_exec_send(sv_dag_exec *ex, struct sv_dag_node *node, void *ctx);
+void sv_sys_exec_recv(sv_dag_exec *ex, struct sv_dag_node *node, void *ctx);
+/* COMM_SEND with no recv: comm_size bytes from comm_src to comm_dst straight on the network,
+ * done when they have arrived (the KV hand-off between PD instances). */
+void sv_sys_exec_transfer(sv_dag_exec *ex, struct sv_dag_node *node, void *ctx);
+/* MEM_LOAD / MEM_STORE: tensor_size bytes through the remote memory model. */
+void sv_sys_exec_mem(sv_dag_exec *ex, struct sv_dag_node *node, void *ctx);
+/* For sv_dag_exec_cfg.describe_issued: what an issued comm node waits for. */
+void sv_sys_exec_describe(sv_dag_exec *ex, const struct sv_dag_node *node, GString *out,
+                          void *ctx);
 
 G_END_DECLS
 
