@@ -15,6 +15,7 @@
 #include "core/core.h"
 #include "memory-tier/kvcache.h"
 #include "network/network.h"
+#include "system/system.h"
 
 #include <glib.h>
 #include <stdint.h>
@@ -221,7 +222,7 @@ struct sv_msg_cfg {
      * coll NULL: no network (TP all-reduce by the closed form above). With coll set and more
      * than one device, EP or DP, every collective and stage transfer is a network operation of
      * this system layer (borrowed, must outlive the msg). */
-    sv_coll_sys *coll;
+    sv_sys *coll;
     int32_t pp_size;       /* pipeline stages (0 = 1); num_devices = tp x pp, tp fastest */
     int32_t tp_group_base; /* communicator group of stage s's TP ranks: tp_group_base + s */
     /* Expert parallelism (MoE models, ep_size > 1): EP rank of this instance's TP rank r is

@@ -214,6 +214,7 @@ typedef struct {
 } par_batch;
 
 struct msg_par {
+    struct sv_sys_exec sx; /* comm nodes: the system layer's handlers */
     int32_t tp, pp;
     GQueue batches;      /* par_batch*, launch order */
     gboolean commit_due; /* a commit event is scheduled for the head batch */
@@ -235,6 +236,8 @@ static gboolean par_wanted(const struct sv_msg_cfg *c)
     int32_t pp = c->pp_size > 1 ? c->pp_size : 1;
     return c->coll != NULL && (c->num_devices > 1 || pp > 1 || c->dp != NULL || c->ep_size > 1);
 }
+
+static void par_fail(void *ctx, GError *err);
 
 gboolean sv_msg__par_init(sv_msg *m, GError **error)
 {
@@ -273,6 +276,13 @@ gboolean sv_msg__par_init(sv_msg *m, GError **error)
     m->par = P;
     P->pp = pp;
     P->tp = c->num_devices / pp;
+    P->sx = (struct sv_sys_exec){
+        .sys = c->coll,
+        .npu = -1, /* each node runs on its own device */
+        .group_in_comm_tag = TRUE,
+        .fail = par_fail,
+        .fail_ctx = m,
+    };
     g_queue_init(&P->batches);
     P->last = g_new0(sv_dag_node *, (size_t)P->tp);
     P->tail = g_new0(sv_dag_node *, (size_t)(P->tp * P->pp));
@@ -339,66 +349,29 @@ void sv_msg__par_set_comm_tokens(sv_msg *m, int64_t tokens)
         m->par->comm_tokens = tokens;
 }
 
-/* Completion of a network operation started by a handler: the node is done. */
-typedef struct {
-    sv_dag_exec *ex;
-    sv_dag_node *node;
-} par_op;
-
-static void par_op_done(sv_engine *eng, void *ctx, uint64_t arg)
+static void par_fail(void *ctx, GError *err)
 {
-    par_op *op = ctx;
-    sv_dag_exec_node_done(op->ex, op->node);
-    g_free(op);
+    sv_msg__fail(ctx, err);
 }
 
-static void par_fail(sv_msg *m, GError *err)
-{
-    sv_msg__fail(m, err);
-}
-
-/* COMM_COLL: the node's collective on communicator group p.comm_tag. */
+/* COMM_COLL on communicator group p.comm_tag, COMM_SEND / COMM_RECV of hidden states between
+ * pipeline stages: the system layer's handlers, on the MSG's context. */
 static void par_coll_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
 {
     sv_msg *m = ctx;
-    par_op *op = g_new(par_op, 1);
-    op->ex = ex;
-    op->node = n;
-    GError *err = NULL;
-    if (!sv_coll_start(m->cfg.coll, n->device, (sv_coll_type)n->p.comm_type, n->p.comm_size_bytes,
-                       NULL, 0, n->p.comm_tag, 0, par_op_done, op, 0, &err)) {
-        g_free(op);
-        par_fail(m, err);
-    }
+    sv_sys_exec_coll(ex, n, &m->par->sx);
 }
 
-/* COMM_SEND / COMM_RECV: hidden states between pipeline stages. */
 static void par_send_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
 {
     sv_msg *m = ctx;
-    par_op *op = g_new(par_op, 1);
-    op->ex = ex;
-    op->node = n;
-    GError *err = NULL;
-    if (!sv_coll_send(m->cfg.coll, n->device, n->p.comm_dst, n->p.comm_tag, n->p.comm_size_bytes,
-                      par_op_done, op, 0, &err)) {
-        g_free(op);
-        par_fail(m, err);
-    }
+    sv_sys_exec_send(ex, n, &m->par->sx);
 }
 
 static void par_recv_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
 {
     sv_msg *m = ctx;
-    par_op *op = g_new(par_op, 1);
-    op->ex = ex;
-    op->node = n;
-    GError *err = NULL;
-    if (!sv_coll_recv(m->cfg.coll, n->device, n->p.comm_src, n->p.comm_tag, n->p.comm_size_bytes,
-                      par_op_done, op, 0, &err)) {
-        g_free(op);
-        par_fail(m, err);
-    }
+    sv_sys_exec_recv(ex, n, &m->par->sx);
 }
 
 static void par_maybe_commit(sv_msg *m)
@@ -503,7 +476,7 @@ static sv_dag_node *par_add(sv_msg *m, const char *name, sv_dag_kind kind, int32
     return add_node(m, name, kind, dev, dur, parent);
 }
 
-static sv_dag_node *par_coll(sv_msg *m, const char *name, int32_t dev, sv_coll_type type,
+static sv_dag_node *par_coll(sv_msg *m, const char *name, int32_t dev, sv_sys_coll_type type,
                              uint64_t bytes, int32_t group, sv_dag_node *parent)
 {
     sv_dag_node *n = par_add(m, name, SV_DAG_KIND_COMM_COLL, dev, 0, parent);
@@ -544,20 +517,20 @@ static sv_dag_node *par_ops(sv_msg *m, const struct sv_iter_op *ops, int n_ops, 
             gboolean a2a = m->cfg.moe_comm == SV_MSG_MOE_ALLTOALL;
             int32_t epg = m->cfg.ep_group + stage * P->ep_k + r % P->ep_k;
             prev = par_coll(m, op_name(m, name, sizeof name, layer, op, ".dispatch"), dev,
-                            a2a ? SV_COLL_ALL_TO_ALL : SV_COLL_ALL_GATHER, ep_bytes, epg, prev);
+                            a2a ? SV_SYS_ALL_TO_ALL : SV_SYS_ALL_GATHER, ep_bytes, epg, prev);
             if (moe_ns > 0)
                 prev = par_add(m, op_name(m, name, sizeof name, layer, op, ""), SV_DAG_KIND_COMP,
                                dev, moe_ns, prev);
             prev = par_coll(m, op_name(m, name, sizeof name, layer, op, ".combine"), dev,
-                            a2a ? SV_COLL_ALL_TO_ALL : SV_COLL_REDUCE_SCATTER, ep_bytes, epg, prev);
+                            a2a ? SV_SYS_ALL_TO_ALL : SV_SYS_REDUCE_SCATTER, ep_bytes, epg, prev);
             continue;
         }
         prev = par_add(m, op_name(m, name, sizeof name, layer, op, ""), SV_DAG_KIND_COMP, dev,
                        ops[i].ns, prev);
         if (ops[i].allreduce_bytes > 0 && P->tp > 1) {
             prev = par_coll(m, op_name(m, name, sizeof name, layer, op, ".allreduce"), dev,
-                            SV_COLL_ALL_REDUCE, ops[i].allreduce_bytes,
-                            m->cfg.tp_group_base + stage, prev);
+                            SV_SYS_ALL_REDUCE, ops[i].allreduce_bytes, m->cfg.tp_group_base + stage,
+                            prev);
         }
     }
     return prev;

@@ -1,5 +1,5 @@
-/* servesim network: topologies, message transport under three timing models, and (in
- * network/collective.h) ASTRA-sim's system layer of collectives built on that transport.
+/* servesim network: topologies and message transport under four timing models. ASTRA-sim's
+ * system layer of collectives, built on this transport, is the system/ module (system/system.h).
  *
  * Knows bytes, links and rates; nothing about LLMs or DAG nodes. */
 #ifndef SV_NETWORK_H
@@ -82,7 +82,5 @@ struct sv_net_stats {
 void sv_net_get_stats(const sv_net *net, struct sv_net_stats *out);
 
 G_END_DECLS
-
-#include "network/collective.h"
 
 #endif

@@ -12,7 +12,7 @@
 
 struct sv_cluster_net {
     sv_net *net;
-    sv_coll_sys *coll;
+    sv_sys *coll;
     int32_t n_inst;
     int32_t *first_device;
     int32_t *tp_group_base; /* 0 = none */
@@ -112,20 +112,20 @@ void sv_planner_cluster_net_free(sv_cluster_net *cn)
 {
     if (!cn)
         return;
-    sv_coll_sys_free(cn->coll);
+    sv_sys_free(cn->coll);
     sv_net_free(cn->net);
     cn_free_arrays(cn);
     g_free(cn);
 }
 
-static gboolean add_group(sv_coll_groups *g, int32_t *next, int first, int n, int32_t *id,
+static gboolean add_group(sv_sys_groups *g, int32_t *next, int first, int n, int32_t *id,
                           GError **error)
 {
     g_autofree int *members = g_new(int, (size_t)n);
     for (int k = 0; k < n; k++)
         members[k] = first + k;
     *id = (*next)++;
-    return sv_coll_groups_add(g, *id, members, n, error);
+    return sv_sys_groups_add(g, *id, members, n, error);
 }
 
 sv_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_cluster_cfg *c,
@@ -183,7 +183,7 @@ sv_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_clust
     cn->net = sv_net_new(eng, &topo, model, error);
     if (!cn->net)
         goto fail;
-    sv_coll_groups *groups = sv_coll_groups_new();
+    sv_sys_groups *groups = sv_sys_groups_new();
     int32_t next = 1;
     for (int32_t i = 0; i < ni; i++) {
         const struct sv_instance_cfg *ic = &c->instances[i];
@@ -192,7 +192,7 @@ sv_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_clust
                 int32_t id;
                 if (!add_group(groups, &next, cn->first_device[i] + s * ic->tp_size, ic->tp_size,
                                &id, error)) {
-                    sv_coll_groups_free(groups);
+                    sv_sys_groups_free(groups);
                     goto fail;
                 }
                 if (s == 0)
@@ -218,7 +218,7 @@ sv_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_clust
                         "instance %d: ep_size %d must be the dp_group size %d times a divisor of "
                         "tp_size %d",
                         i, ic->ep_size, dsz, ic->tp_size);
-            sv_coll_groups_free(groups);
+            sv_sys_groups_free(groups);
             goto fail;
         }
         int32_t epm = ic->ep_size / dsz;
@@ -235,8 +235,8 @@ sv_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_clust
                         for (int32_t r = g; r < ic->tp_size; r += k)
                             members[n++] = cn->first_device[j] + s * ic->tp_size + r;
                     }
-                    if (!sv_coll_groups_add(groups, next++, members, n, error)) {
-                        sv_coll_groups_free(groups);
+                    if (!sv_sys_groups_add(groups, next++, members, n, error)) {
+                        sv_sys_groups_free(groups);
                         goto fail;
                     }
                 }
@@ -247,22 +247,22 @@ sv_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_clust
         }
         cn->ep_rank_base[i] = (d < 0 ? 0 : cn->dp_rank[i]) * epm;
     }
-    struct sv_coll_sys_cfg sc;
-    sv_coll_sys_cfg_init(&sc);
+    struct sv_sys_cfg sc;
+    sv_sys_cfg_init(&sc);
     /* One chunk per collective and a ring per dimension: LLMServingSim's system.json rewrites
      * every implementation list to ["ring"] x dims (_sync_system_collective_dims). */
     sc.preferred_dataset_splits = 1;
     int nd = topo.ndims > 0 ? topo.ndims : 1;
-    static const sv_coll_type types[] = {SV_COLL_ALL_REDUCE, SV_COLL_ALL_GATHER,
-                                         SV_COLL_REDUCE_SCATTER, SV_COLL_ALL_TO_ALL};
+    static const sv_sys_coll_type types[] = {SV_SYS_ALL_REDUCE, SV_SYS_ALL_GATHER,
+                                             SV_SYS_REDUCE_SCATTER, SV_SYS_ALL_TO_ALL};
     for (size_t t = 0; t < G_N_ELEMENTS(types); t++) {
         sc.n_impl[types[t]] = nd;
         for (int d = 0; d < nd; d++)
-            sc.impl[types[t]][d] = (struct sv_coll_impl){SV_COLL_IMPL_RING, -1};
+            sc.impl[types[t]][d] = (struct sv_sys_impl){SV_SYS_IMPL_RING, -1};
     }
-    cn->coll = sv_coll_sys_new(cn->net, &sc, groups, error);
-    sv_coll_sys_cfg_clear(&sc);
-    sv_coll_groups_free(groups);
+    cn->coll = sv_sys_new(cn->net, &sc, groups, error);
+    sv_sys_cfg_clear(&sc);
+    sv_sys_groups_free(groups);
     if (!cn->coll)
         goto fail;
     return cn;
@@ -276,7 +276,7 @@ sv_net *sv_planner_cluster_net_net(const sv_cluster_net *cn)
     return cn->net;
 }
 
-sv_coll_sys *sv_planner_cluster_net_coll(const sv_cluster_net *cn)
+sv_sys *sv_planner_cluster_net_coll(const sv_cluster_net *cn)
 {
     return cn->coll;
 }

@@ -67,6 +67,7 @@ struct pd_req {
     gboolean prefill_finished; /* the prefill side committed the prompt */
     sv_dag *dag;
     sv_dag_exec *ex;
+    struct sv_sys_exec sx; /* the KV transfer node's handler context */
     sv_dag_node *bp, *admit, *pf_done;
     sv_time bp_ns, reserved_ns;
     gboolean waited;
@@ -386,17 +387,11 @@ static void logical_handler(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
     sv_dag_exec_node_done(ex, node); /* fan-out, join */
 }
 
-static void arrived(sv_engine *eng, void *ctx, uint64_t arg)
-{
-    pd_req *r = ctx;
-    sv_dag_exec_node_done(r->ex, (sv_dag_node *)(uintptr_t)arg);
-}
-
+/* The KV hand-off: a one-sided transfer from the prefill to the decode device. */
 static void send_handler(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
 {
     pd_req *r = ctx;
-    sv_net_send(r->pd->net, node->p.comm_src, node->p.comm_dst, node->p.comm_size_bytes, arrived, r,
-                (uint64_t)(uintptr_t)node);
+    sv_sys_exec_transfer(ex, node, &r->sx);
 }
 
 static void start_event(sv_engine *eng, void *ctx, uint64_t arg)
@@ -441,6 +436,7 @@ static pd_req *req_new(sv_pd *pd, int32_t instance, sv_msg_handoff *h, gboolean 
     ec.handlers[SV_DAG_KIND_COMM_SEND] = send_handler;
     r->ex = sv_dag_exec_new(r->dag, pd->eng, &ec, NULL);
     SV_ASSERT(r->ex);
+    r->sx = (struct sv_sys_exec){.net = pd->net, .npu = -1, .ex = r->ex};
     g_hash_table_add(pd->live, r);
     /* Called inside the prefill instance's step or commit: start from a fresh event. */
     sv_engine_schedule_in(pd->eng, 0, PD_PRIO, start_event, pd, (uint64_t)(uintptr_t)r);

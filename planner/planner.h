@@ -11,6 +11,7 @@
 #include "core/core.h"
 #include "msg/msg.h"
 #include "network/network.h"
+#include "system/system.h"
 #include "workloads/workloads.h"
 
 #include <glib.h>
@@ -387,9 +388,9 @@ gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *resu
  *
  * One sv_net for the whole cluster: NPU id = node x devices_per_node + device in the node
  * (dim 0 = devices of a node, dim 1 = nodes; ASTRA-sim's dim-0-fastest numbering), instances'
- * devices contiguous in config order within their node. An sv_coll_sys runs over it with one
+ * devices contiguous in config order within their node. An sv_sys runs over it with one
  * communicator group per TP group (per pipeline stage) and per EP group. Other traffic (KV
- * transfers) can use sv_net_send / sv_coll_send on the same network and contends with it. */
+ * transfers) can use sv_net_send / sv_sys_send on the same network and contends with it. */
 typedef struct sv_cluster_net sv_cluster_net;
 
 /* The topology the cluster builds (dims with one NPU are left out). *npus_per_node gets the
@@ -403,7 +404,7 @@ sv_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_clust
                                            sv_net_model model, GError **error);
 void sv_planner_cluster_net_free(sv_cluster_net *cn); /* accepts NULL; after the engine ran */
 sv_net *sv_planner_cluster_net_net(const sv_cluster_net *cn);
-sv_coll_sys *sv_planner_cluster_net_coll(const sv_cluster_net *cn);
+sv_sys *sv_planner_cluster_net_coll(const sv_cluster_net *cn);
 /* NPU id of instance i's rank 0 (its devices are first .. first + num_npus - 1, tp fastest,
  * then pipeline stage). */
 int32_t sv_planner_cluster_net_first_device(const sv_cluster_net *cn, int32_t instance);

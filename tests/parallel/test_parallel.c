@@ -151,7 +151,7 @@ static void run_ar(sv_net_model model, gboolean background, ar_rec *rec)
     sv_engine *eng = sv_engine_new(1);
     sv_cluster_net *cn = sv_planner_cluster_net_new(eng, c, model, &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(cn);
-    sv_coll_sys *sys = sv_planner_cluster_net_coll(cn);
+    sv_sys *sys = sv_planner_cluster_net_coll(cn);
     int g = sv_planner_cluster_net_tp_group(cn, 0, 0);
     CU_ASSERT(g > 0);
     if (background) {
@@ -159,8 +159,8 @@ static void run_ar(sv_net_model model, gboolean background, ar_rec *rec)
         sv_net_send(sv_planner_cluster_net_net(cn), 1, 0, 1ull << 30, big_done, NULL, 0);
     }
     for (int r = 0; r < 2; r++)
-        CU_ASSERT_FATAL(sv_coll_start(sys, r, SV_COLL_ALL_REDUCE, 1u << 20, NULL, 0, g, 0, ar_done,
-                                      rec, (uint64_t)r, &e));
+        CU_ASSERT_FATAL(sv_sys_coll_start(sys, r, SV_SYS_ALL_REDUCE, 1u << 20, NULL, 0, g, 0,
+                                          ar_done, rec, (uint64_t)r, &e));
     sv_engine_run(eng, SV_TIME_MAX);
     sv_planner_cluster_net_free(cn);
     sv_engine_free(eng);

@@ -474,7 +474,7 @@ static void test_pd_shared_link(void)
  * One node, its devices on a switch (NVSwitch-like; 50 GB/s per link per direction, 500 ns per
  * link, flow model), built from a cluster config by planner/cluster_net.c exactly as a run builds
  * it. The decode instance is TP2 (NPUs of its TP group from the cluster network) and is running
- * its tensor-parallel all-reduce (the ring on its TP communicator group, sv_coll_start as
+ * its tensor-parallel all-reduce (the ring on its TP communicator group, sv_sys_coll_start as
  * msg/opmap.c issues it) while a prompt's KV arrives. The all-reduce starts at t = 0 and is large
  * (2^36 bytes: each ring step moves 2^35 bytes per direction, 0.69 s at full rate), so it is
  * still in its first step for the whole KV transfer; the transfer starts at the prefill's end.
@@ -536,9 +536,9 @@ static sv_time pd_tp_transfer(int prefill_tp, gboolean tp_traffic, sv_time *ar_d
         int32_t grp = sv_planner_cluster_net_tp_group(cn, 1, 0);
         CU_ASSERT(grp > 0);
         for (int r = 0; r < 2; r++) {
-            CU_ASSERT_FATAL(sv_coll_start(sv_planner_cluster_net_coll(cn), first[1] + r,
-                                          SV_COLL_ALL_REDUCE, TP_AR_BYTES, NULL, 0, grp, 0,
-                                          tp_ar_done, &ar_finished, 0, &e));
+            CU_ASSERT_FATAL(sv_sys_coll_start(sv_planner_cluster_net_coll(cn), first[1] + r,
+                                              SV_SYS_ALL_REDUCE, TP_AR_BYTES, NULL, 0, grp, 0,
+                                              tp_ar_done, &ar_finished, 0, &e));
             g_assert_no_error(e);
         }
     }

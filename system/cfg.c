@@ -1,31 +1,31 @@
 /* Configuration of the collectives system layer: ASTRA-sim's system JSON (Sys::initialize_sys and
  * astraccl/CollectiveImplLookup.cc at astra-sim HEAD 518bd51, CHAKRA_ET.md 3.3), communicator
  * group files (CHAKRA_ET.md 3.5) and custom collective plans. */
-#include "network/coll_internal.h"
+#include "system/system_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const type_names[SV_COLL_TYPE_COUNT] = {
+static const char *const type_names[SV_SYS_TYPE_COUNT] = {
     "all-reduce", "reduce",         "all-gather",           "gather",  "scatter", "broadcast",
     "all-to-all", "reduce-scatter", "reduce-scatter-block", "barrier",
 };
 
-const char *sv_coll_type_name(sv_coll_type type)
+const char *sv_sys_coll_type_name(sv_sys_coll_type type)
 {
-    if ((int)type < 0 || type >= SV_COLL_TYPE_COUNT)
+    if ((int)type < 0 || type >= SV_SYS_TYPE_COUNT)
         return "unknown";
     return type_names[type];
 }
 
-void sv_coll_sys_cfg_init(struct sv_coll_sys_cfg *cfg)
+void sv_sys_cfg_init(struct sv_sys_cfg *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     /* Sys::Sys defaults: LIFO is the value SchedulingPolicy gets from the shipped configs;
      * upstream leaves it uninitialised when the key is absent, we pick LIFO (all shipped
      * system JSONs say LIFO except custom_collective.json, which says FIFO). */
-    cfg->scheduling_policy = SV_COLL_SCHED_LIFO;
-    cfg->collective_optimization = SV_COLL_OPT_BASELINE;
+    cfg->scheduling_policy = SV_SYS_SCHED_LIFO;
+    cfg->collective_optimization = SV_SYS_OPT_BASELINE;
     cfg->endpoint_delay_ns = 10;          /* Sys::Sys: communication_delay = 10 */
     cfg->active_chunks_per_dimension = 1; /* Sys::Sys */
     cfg->preferred_dataset_splits = 0;    /* must come from the file */
@@ -35,33 +35,33 @@ void sv_coll_sys_cfg_init(struct sv_coll_sys_cfg *cfg)
     cfg->injection_scale = 1.0;           /* main: --injection-scale 1 */
 }
 
-void sv_coll_sys_cfg_clear(struct sv_coll_sys_cfg *cfg)
+void sv_sys_cfg_clear(struct sv_sys_cfg *cfg)
 {
     if (cfg == NULL)
         return;
-    for (int t = 0; t < SV_COLL_TYPE_COUNT; t++)
+    for (int t = 0; t < SV_SYS_TYPE_COUNT; t++)
         g_clear_pointer(&cfg->custom_prefix[t], g_free);
 }
 
-gboolean sv_coll_impl_parse(const char *name, struct sv_coll_impl *out, GError **error)
+gboolean sv_sys_impl_parse(const char *name, struct sv_sys_impl *out, GError **error)
 {
     /* CollectiveImplLookup::generate_collective_impl_from_input: exact names, and "direct" /
      * "oneDirect" optionally followed by a window (stoi of up to 5 characters). */
     out->direct_window = -1;
     if (strcmp(name, "ring") == 0) {
-        out->kind = SV_COLL_IMPL_RING;
+        out->kind = SV_SYS_IMPL_RING;
     } else if (strcmp(name, "oneRing") == 0) {
-        out->kind = SV_COLL_IMPL_ONE_RING;
+        out->kind = SV_SYS_IMPL_ONE_RING;
     } else if (strcmp(name, "doubleBinaryTree") == 0) {
-        out->kind = SV_COLL_IMPL_DOUBLE_BINARY_TREE;
+        out->kind = SV_SYS_IMPL_DOUBLE_BINARY_TREE;
     } else if (strcmp(name, "halvingDoubling") == 0) {
-        out->kind = SV_COLL_IMPL_HALVING_DOUBLING;
+        out->kind = SV_SYS_IMPL_HALVING_DOUBLING;
     } else if (strcmp(name, "oneHalvingDoubling") == 0) {
-        out->kind = SV_COLL_IMPL_ONE_HALVING_DOUBLING;
+        out->kind = SV_SYS_IMPL_ONE_HALVING_DOUBLING;
     } else if (g_str_has_prefix(name, "direct") || g_str_has_prefix(name, "oneDirect")) {
         gboolean one = g_str_has_prefix(name, "oneDirect");
         const char *rest = name + (one ? 9 : 6);
-        out->kind = one ? SV_COLL_IMPL_ONE_DIRECT : SV_COLL_IMPL_DIRECT;
+        out->kind = one ? SV_SYS_IMPL_ONE_DIRECT : SV_SYS_IMPL_DIRECT;
         if (*rest != '\0') {
             char *end = NULL;
             long w = strtol(rest, &end, 10);
@@ -136,8 +136,8 @@ static gboolean get_string_list(JsonObject *obj, const char *key, const char *pa
 }
 
 /* The collective types that have "<name>-implementation" keys. */
-static const sv_coll_type impl_types[] = {SV_COLL_ALL_REDUCE, SV_COLL_REDUCE_SCATTER,
-                                          SV_COLL_ALL_GATHER, SV_COLL_ALL_TO_ALL};
+static const sv_sys_coll_type impl_types[] = {SV_SYS_ALL_REDUCE, SV_SYS_REDUCE_SCATTER,
+                                              SV_SYS_ALL_GATHER, SV_SYS_ALL_TO_ALL};
 
 static gboolean custom_exists(const char *prefix)
 {
@@ -174,9 +174,9 @@ static char *resolve_custom(const char *json_path, const char *prefix)
     return g_strdup(prefix);
 }
 
-gboolean sv_coll_sys_cfg_load_json(const char *path, struct sv_coll_sys_cfg *cfg, GError **error)
+gboolean sv_sys_cfg_load_json(const char *path, struct sv_sys_cfg *cfg, GError **error)
 {
-    sv_coll_sys_cfg_init(cfg);
+    sv_sys_cfg_init(cfg);
     g_autoptr(JsonNode) root = sv_cfg_load_json(path, error);
     if (root == NULL)
         return FALSE;
@@ -191,11 +191,11 @@ gboolean sv_coll_sys_cfg_load_json(const char *path, struct sv_coll_sys_cfg *cfg
     if (!sv_cfg_get_string(o, "scheduling-policy", path, FALSE, "LIFO", &s, error))
         goto fail;
     if (strcmp(s, "LIFO") == 0) {
-        cfg->scheduling_policy = SV_COLL_SCHED_LIFO;
+        cfg->scheduling_policy = SV_SYS_SCHED_LIFO;
     } else if (strcmp(s, "FIFO") == 0) {
-        cfg->scheduling_policy = SV_COLL_SCHED_FIFO;
+        cfg->scheduling_policy = SV_SYS_SCHED_FIFO;
     } else if (strcmp(s, "EXPLICIT") == 0) {
-        cfg->scheduling_policy = SV_COLL_SCHED_EXPLICIT;
+        cfg->scheduling_policy = SV_SYS_SCHED_EXPLICIT;
     } else {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                     "%s: scheduling-policy '%s' is not LIFO, FIFO or EXPLICIT", path, s);
@@ -204,9 +204,9 @@ gboolean sv_coll_sys_cfg_load_json(const char *path, struct sv_coll_sys_cfg *cfg
     if (!sv_cfg_get_string(o, "collective-optimization", path, FALSE, "baseline", &s, error))
         goto fail;
     if (strcmp(s, "baseline") == 0) {
-        cfg->collective_optimization = SV_COLL_OPT_BASELINE;
+        cfg->collective_optimization = SV_SYS_OPT_BASELINE;
     } else if (strcmp(s, "localBWAware") == 0) {
-        cfg->collective_optimization = SV_COLL_OPT_LOCAL_BW_AWARE;
+        cfg->collective_optimization = SV_SYS_OPT_LOCAL_BW_AWARE;
     } else {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                     "%s: collective-optimization '%s' is not baseline or localBWAware", path, s);
@@ -262,7 +262,7 @@ gboolean sv_coll_sys_cfg_load_json(const char *path, struct sv_coll_sys_cfg *cfg
         goto fail;
 
     for (size_t i = 0; i < G_N_ELEMENTS(impl_types); i++) {
-        sv_coll_type t = impl_types[i];
+        sv_sys_coll_type t = impl_types[i];
         g_autofree char *key = g_strdup_printf("%s-implementation", type_names[t]);
         JsonArray *a = NULL;
         if (!get_string_list(o, key, path, &a, error))
@@ -277,8 +277,7 @@ gboolean sv_coll_sys_cfg_load_json(const char *path, struct sv_coll_sys_cfg *cfg
             }
             for (guint k = 0; k < n; k++) {
                 GError *e = NULL;
-                if (!sv_coll_impl_parse(json_array_get_string_element(a, k), &cfg->impl[t][k],
-                                        &e)) {
+                if (!sv_sys_impl_parse(json_array_get_string_element(a, k), &cfg->impl[t][k], &e)) {
                     g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "%s: %s[%u]: %s", path,
                                 key, k, e->message);
                     g_error_free(e);
@@ -307,30 +306,30 @@ gboolean sv_coll_sys_cfg_load_json(const char *path, struct sv_coll_sys_cfg *cfg
     }
     return TRUE;
 fail:
-    sv_coll_sys_cfg_clear(cfg);
+    sv_sys_cfg_clear(cfg);
     return FALSE;
 }
 
 /* ---- communicator groups ---------------------------------------------------------------- */
 
-sv_coll_groups *sv_coll_groups_new(void)
+sv_sys_groups *sv_sys_groups_new(void)
 {
-    sv_coll_groups *g = g_new0(sv_coll_groups, 1);
-    g->groups = g_array_new(FALSE, TRUE, sizeof(struct sv_coll_group));
+    sv_sys_groups *g = g_new0(sv_sys_groups, 1);
+    g->groups = g_array_new(FALSE, TRUE, sizeof(struct sv_sys__group));
     return g;
 }
 
-void sv_coll_groups_free(sv_coll_groups *groups)
+void sv_sys_groups_free(sv_sys_groups *groups)
 {
     if (groups == NULL)
         return;
     for (guint i = 0; i < groups->groups->len; i++)
-        g_free(g_array_index(groups->groups, struct sv_coll_group, i).members);
+        g_free(g_array_index(groups->groups, struct sv_sys__group, i).members);
     g_array_free(groups->groups, TRUE);
     g_free(groups);
 }
 
-gboolean sv_coll_groups_add(sv_coll_groups *groups, int id, const int *npus, int n, GError **error)
+gboolean sv_sys_groups_add(sv_sys_groups *groups, int id, const int *npus, int n, GError **error)
 {
     if (id <= 0) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
@@ -343,7 +342,7 @@ gboolean sv_coll_groups_add(sv_coll_groups *groups, int id, const int *npus, int
     }
     guint pos = 0;
     for (; pos < groups->groups->len; pos++) {
-        int gid = g_array_index(groups->groups, struct sv_coll_group, pos).id;
+        int gid = g_array_index(groups->groups, struct sv_sys__group, pos).id;
         if (gid == id) {
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                         "communicator group %d defined twice", id);
@@ -366,12 +365,12 @@ gboolean sv_coll_groups_add(sv_coll_groups *groups, int id, const int *npus, int
             }
         }
     }
-    struct sv_coll_group grp = {.id = id, .n = n, .members = g_memdup2(npus, sizeof(int) * n)};
+    struct sv_sys__group grp = {.id = id, .n = n, .members = g_memdup2(npus, sizeof(int) * n)};
     g_array_insert_val(groups->groups, pos, grp);
     return TRUE;
 }
 
-sv_coll_groups *sv_coll_groups_load_json(const char *path, GError **error)
+sv_sys_groups *sv_sys_groups_load_json(const char *path, GError **error)
 {
     g_autoptr(JsonNode) root = sv_cfg_load_json(path, error);
     if (root == NULL)
@@ -382,7 +381,7 @@ sv_coll_groups *sv_coll_groups_load_json(const char *path, GError **error)
         return NULL;
     }
     JsonObject *o = json_node_get_object(root);
-    sv_coll_groups *g = sv_coll_groups_new();
+    sv_sys_groups *g = sv_sys_groups_new();
     /* Member order of the JSON object (json-glib keeps it); groups are kept sorted by id. */
     g_autoptr(GList) keys = json_object_get_members(o);
     for (GList *k = keys; k != NULL; k = k->next) {
@@ -414,7 +413,7 @@ sv_coll_groups *sv_coll_groups_load_json(const char *path, GError **error)
             m[i] = (int)json_node_get_int(e);
         }
         GError *e = NULL;
-        if (!sv_coll_groups_add(g, (int)id, m, (int)len, &e)) {
+        if (!sv_sys_groups_add(g, (int)id, m, (int)len, &e)) {
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "%s: %s", path, e->message);
             g_error_free(e);
             goto fail;
@@ -422,20 +421,20 @@ sv_coll_groups *sv_coll_groups_load_json(const char *path, GError **error)
     }
     return g;
 fail:
-    sv_coll_groups_free(g);
+    sv_sys_groups_free(g);
     return NULL;
 }
 
-int sv_coll_groups_count(const sv_coll_groups *groups)
+int sv_sys_groups_count(const sv_sys_groups *groups)
 {
     return groups == NULL ? 0 : (int)groups->groups->len;
 }
 
-const int *sv_coll_groups_members(const sv_coll_groups *groups, int id, int *n)
+const int *sv_sys_groups_members(const sv_sys_groups *groups, int id, int *n)
 {
     if (groups != NULL) {
         for (guint i = 0; i < groups->groups->len; i++) {
-            const struct sv_coll_group *g = &g_array_index(groups->groups, struct sv_coll_group, i);
+            const struct sv_sys__group *g = &g_array_index(groups->groups, struct sv_sys__group, i);
             if (g->id == id) {
                 if (n != NULL)
                     *n = g->n;
@@ -450,38 +449,38 @@ const int *sv_coll_groups_members(const sv_coll_groups *groups, int id, int *n)
 
 /* ---- custom collective plans -------------------------------------------------------------- */
 
-sv_coll_plan *sv_coll_plan_new(int ranks)
+sv_sys_plan *sv_sys_plan_new(int ranks)
 {
     SV_ASSERT(ranks > 0);
-    sv_coll_plan *p = g_new0(sv_coll_plan, 1);
+    sv_sys_plan *p = g_new0(sv_sys_plan, 1);
     p->ranks = ranks;
-    p->rank = g_new0(struct sv_coll_plan_rank, ranks);
+    p->rank = g_new0(struct sv_sys__plan_rank, ranks);
     for (int r = 0; r < ranks; r++)
-        p->rank[r].ops = g_array_new(FALSE, TRUE, sizeof(struct sv_coll_plan_node));
+        p->rank[r].ops = g_array_new(FALSE, TRUE, sizeof(struct sv_sys__plan_node));
     return p;
 }
 
-void sv_coll_plan_free(sv_coll_plan *plan)
+void sv_sys_plan_free(sv_sys_plan *plan)
 {
     if (plan == NULL)
         return;
     for (int r = 0; r < plan->ranks; r++) {
         GArray *ops = plan->rank[r].ops;
         for (guint i = 0; i < ops->len; i++)
-            g_free(g_array_index(ops, struct sv_coll_plan_node, i).deps);
+            g_free(g_array_index(ops, struct sv_sys__plan_node, i).deps);
         g_array_free(ops, TRUE);
     }
     g_free(plan->rank);
     g_free(plan);
 }
 
-int sv_coll_plan_ranks(const sv_coll_plan *plan)
+int sv_sys_plan_ranks(const sv_sys_plan *plan)
 {
     return plan->ranks;
 }
 
-gboolean sv_coll_plan_add_op(sv_coll_plan *plan, int rank, const struct sv_coll_plan_op *op,
-                             GError **error)
+gboolean sv_sys_plan_add_op(sv_sys_plan *plan, int rank, const struct sv_sys_plan_op *op,
+                            GError **error)
 {
     if (rank < 0 || rank >= plan->ranks) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
@@ -490,7 +489,7 @@ gboolean sv_coll_plan_add_op(sv_coll_plan *plan, int rank, const struct sv_coll_
     }
     GArray *ops = plan->rank[rank].ops;
     for (guint i = 0; i < ops->len; i++) {
-        if (g_array_index(ops, struct sv_coll_plan_node, i).id == op->id) {
+        if (g_array_index(ops, struct sv_sys__plan_node, i).id == op->id) {
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                         "custom collective plan: rank %d: node id %" G_GUINT64_FORMAT
                         " defined twice",
@@ -498,7 +497,7 @@ gboolean sv_coll_plan_add_op(sv_coll_plan *plan, int rank, const struct sv_coll_
             return FALSE;
         }
     }
-    if (op->kind != SV_COLL_OP_COMP) {
+    if (op->kind != SV_SYS_OP_COMP) {
         if (op->peer < 0 || op->peer >= plan->ranks || op->peer == rank) {
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                         "custom collective plan: rank %d node %" G_GUINT64_FORMAT
@@ -525,7 +524,7 @@ gboolean sv_coll_plan_add_op(sv_coll_plan *plan, int rank, const struct sv_coll_
                     op->id);
         return FALSE;
     }
-    struct sv_coll_plan_node n = {
+    struct sv_sys__plan_node n = {
         .id = op->id,
         .kind = op->kind,
         .peer = op->peer,

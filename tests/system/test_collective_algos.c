@@ -6,7 +6,7 @@
  *   a(x) = floor(L + x/B)      one hop (fifo: per hop, store-and-forward)
  *   s(x) = floor(x/B)          serialisation on one link (fifo queueing)
  *   h(k, x) = floor(kL + x/B)  analytical k-hop transfer. */
-#include "network/network.h"
+#include "system/system.h"
 #include "tests/test_util.h"
 
 #include <math.h>
@@ -64,27 +64,27 @@ static struct sv_net_topo_cfg topo1(sv_net_topo_kind kind, int n)
     return t;
 }
 
-static void cfg_set(struct sv_coll_sys_cfg *cfg, int ndims, const sv_coll_impl_kind *kinds,
-                    int window, int splits)
+static void cfg_set(struct sv_sys_cfg *cfg, int ndims, const sv_sys_impl_kind *kinds, int window,
+                    int splits)
 {
-    sv_coll_sys_cfg_init(cfg);
+    sv_sys_cfg_init(cfg);
     cfg->preferred_dataset_splits = splits;
     cfg->local_mem_bw = MEMBW;
     cfg->endpoint_delay_ns = D;
-    for (int t = 0; t < SV_COLL_TYPE_COUNT; t++) {
+    for (int t = 0; t < SV_SYS_TYPE_COUNT; t++) {
         cfg->n_impl[t] = ndims;
         for (int d = 0; d < ndims; d++) {
             cfg->impl[t][d].kind = kinds[d];
             cfg->impl[t][d].direct_window = window;
-            if (t == SV_COLL_ALL_TO_ALL && kinds[d] == SV_COLL_IMPL_HALVING_DOUBLING)
-                cfg->impl[t][d].kind = SV_COLL_IMPL_RING; /* HD has no all-to-all */
+            if (t == SV_SYS_ALL_TO_ALL && kinds[d] == SV_SYS_IMPL_HALVING_DOUBLING)
+                cfg->impl[t][d].kind = SV_SYS_IMPL_RING; /* HD has no all-to-all */
         }
     }
 }
 
 /* Every NPU issues `type` of `bytes` at t = 0; fills r; returns TRUE if all finished once. */
 static gboolean run_all(const struct sv_net_topo_cfg *topo, sv_net_model model,
-                        const struct sv_coll_sys_cfg *cfg, sv_coll_type type, uint64_t bytes,
+                        const struct sv_sys_cfg *cfg, sv_sys_coll_type type, uint64_t bytes,
                         struct run *r)
 {
     memset(r, 0, sizeof *r);
@@ -92,19 +92,19 @@ static gboolean run_all(const struct sv_net_topo_cfg *topo, sv_net_model model,
     sv_engine *eng = sv_engine_new(1);
     sv_net *net = sv_net_new(eng, topo, model, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(net);
-    sv_coll_sys *sys = sv_coll_sys_new(net, cfg, NULL, &err);
+    sv_sys *sys = sv_sys_new(net, cfg, NULL, &err);
     if (sys == NULL)
-        fprintf(stderr, "sv_coll_sys_new: %s\n", err->message);
+        fprintf(stderr, "sv_sys_new: %s\n", err->message);
     CU_ASSERT_PTR_NOT_NULL_FATAL(sys);
     int n = sv_net_npus(net);
     for (int i = 0; i < n; i++)
         CU_ASSERT_TRUE(
-            sv_coll_start(sys, i, type, bytes, NULL, 0, 0, 0, on_done, r, (uint64_t)i, &err));
+            sv_sys_coll_start(sys, i, type, bytes, NULL, 0, 0, 0, on_done, r, (uint64_t)i, &err));
     sv_engine_run(eng, SV_TIME_MAX);
-    gboolean ok = sv_coll_active(sys) == 0;
+    gboolean ok = sv_sys_coll_active(sys) == 0;
     for (int i = 0; i < n; i++)
         ok = ok && r->done_count[i] == 1;
-    sv_coll_sys_free(sys);
+    sv_sys_free(sys);
     sv_net_free(net);
     sv_engine_free(eng);
     return ok;
@@ -112,7 +112,7 @@ static gboolean run_all(const struct sv_net_topo_cfg *topo, sv_net_model model,
 
 /* Common finish time, -1 if NPUs disagree or one never finishes. */
 static sv_time run_same(const struct sv_net_topo_cfg *topo, sv_net_model model,
-                        const struct sv_coll_sys_cfg *cfg, sv_coll_type type, uint64_t bytes)
+                        const struct sv_sys_cfg *cfg, sv_sys_coll_type type, uint64_t bytes)
 {
     struct run r;
     if (!run_all(topo, model, cfg, type, bytes, &r))
@@ -148,8 +148,8 @@ static int64_t direct_T(sv_net_topo_kind kind, sv_net_model model, uint64_t m)
 
 static void test_direct_1d(void)
 {
-    const sv_coll_impl_kind k[] = {SV_COLL_IMPL_DIRECT};
-    struct sv_coll_sys_cfg cfg;
+    const sv_sys_impl_kind k[] = {SV_SYS_IMPL_DIRECT};
+    struct sv_sys_cfg cfg;
     cfg_set(&cfg, 1, k, -1, 1);
     const sv_net_topo_kind kinds[] = {SV_NET_TOPO_FULLY_CONNECTED, SV_NET_TOPO_SWITCH,
                                       SV_NET_TOPO_RING};
@@ -159,21 +159,21 @@ static void test_direct_1d(void)
         struct sv_net_topo_cfg t = topo1(kinds[i], 4);
         for (size_t j = 0; j < G_N_ELEMENTS(models); j++) {
             int64_t T = direct_T(kinds[i], models[j], m);
-            SV_ASSERT_EQ_I64(run_same(&t, models[j], &cfg, SV_COLL_ALL_TO_ALL, S), 2 * D + T);
-            SV_ASSERT_EQ_I64(run_same(&t, models[j], &cfg, SV_COLL_REDUCE_SCATTER, S),
+            SV_ASSERT_EQ_I64(run_same(&t, models[j], &cfg, SV_SYS_ALL_TO_ALL, S), 2 * D + T);
+            SV_ASSERT_EQ_I64(run_same(&t, models[j], &cfg, SV_SYS_REDUCE_SCATTER, S),
                              2 * D + T + R_(m));
-            SV_ASSERT_EQ_I64(run_same(&t, models[j], &cfg, SV_COLL_ALL_REDUCE, S),
+            SV_ASSERT_EQ_I64(run_same(&t, models[j], &cfg, SV_SYS_ALL_REDUCE, S),
                              3 * D + 2 * T + R_(m));
             /* all-gather sends the whole chunk to everyone */
-            SV_ASSERT_EQ_I64(run_same(&t, models[j], &cfg, SV_COLL_ALL_GATHER, S),
+            SV_ASSERT_EQ_I64(run_same(&t, models[j], &cfg, SV_SYS_ALL_GATHER, S),
                              2 * D + direct_T(kinds[i], models[j], S));
         }
     }
     /* The printed example values (analytical FullyConnected, 1 MiB, n = 4): a(262144) = 5382,
      * R = 489: AR = 30 + 10764 + 489. */
     struct sv_net_topo_cfg fc = topo1(SV_NET_TOPO_FULLY_CONNECTED, 4);
-    SV_ASSERT_EQ_I64(run_same(&fc, SV_NET_MODEL_ANALYTICAL, &cfg, SV_COLL_ALL_REDUCE, MIB), 11283);
-    sv_coll_sys_cfg_clear(&cfg);
+    SV_ASSERT_EQ_I64(run_same(&fc, SV_NET_MODEL_ANALYTICAL, &cfg, SV_SYS_ALL_REDUCE, MIB), 11283);
+    sv_sys_cfg_clear(&cfg);
 }
 
 /* direct2 on 8 NPUs, all-to-all: windows of 2 messages, 7 messages -> rounds of 2, 2, 2, 1.
@@ -182,16 +182,16 @@ static void test_direct_1d(void)
  * arrival. Total = D + 4 (a(m) + D). */
 static void test_direct_window(void)
 {
-    const sv_coll_impl_kind k[] = {SV_COLL_IMPL_DIRECT};
-    struct sv_coll_sys_cfg cfg;
+    const sv_sys_impl_kind k[] = {SV_SYS_IMPL_DIRECT};
+    struct sv_sys_cfg cfg;
     cfg_set(&cfg, 1, k, 2, 1);
     struct sv_net_topo_cfg t = topo1(SV_NET_TOPO_FULLY_CONNECTED, 8);
     uint64_t m = MIB / 8;
-    SV_ASSERT_EQ_I64(run_same(&t, SV_NET_MODEL_ANALYTICAL, &cfg, SV_COLL_ALL_TO_ALL, MIB),
+    SV_ASSERT_EQ_I64(run_same(&t, SV_NET_MODEL_ANALYTICAL, &cfg, SV_SYS_ALL_TO_ALL, MIB),
                      D + 4 * (a_(m) + D));
-    SV_ASSERT_EQ_I64(run_same(&t, SV_NET_MODEL_FIFO, &cfg, SV_COLL_ALL_TO_ALL, MIB),
+    SV_ASSERT_EQ_I64(run_same(&t, SV_NET_MODEL_FIFO, &cfg, SV_SYS_ALL_TO_ALL, MIB),
                      D + 4 * (a_(m) + D));
-    sv_coll_sys_cfg_clear(&cfg);
+    sv_sys_cfg_clear(&cfg);
 }
 
 /* ---- halvingDoubling ---------------------------------------------------------------------------
@@ -215,8 +215,8 @@ static int64_t hd_T(sv_net_topo_kind kind, sv_net_model model, int d, uint64_t x
 
 static void test_hd_1d(void)
 {
-    const sv_coll_impl_kind k[] = {SV_COLL_IMPL_HALVING_DOUBLING};
-    struct sv_coll_sys_cfg cfg;
+    const sv_sys_impl_kind k[] = {SV_SYS_IMPL_HALVING_DOUBLING};
+    struct sv_sys_cfg cfg;
     cfg_set(&cfg, 1, k, -1, 1);
     const sv_net_topo_kind kinds[] = {SV_NET_TOPO_FULLY_CONNECTED, SV_NET_TOPO_SWITCH,
                                       SV_NET_TOPO_RING};
@@ -227,21 +227,21 @@ static void test_hd_1d(void)
         for (size_t j = 0; j < G_N_ELEMENTS(models); j++) {
             sv_net_topo_kind kd = kinds[i];
             sv_net_model md = models[j];
-            SV_ASSERT_EQ_I64(run_same(&t, md, &cfg, SV_COLL_ALL_REDUCE, S),
+            SV_ASSERT_EQ_I64(run_same(&t, md, &cfg, SV_SYS_ALL_REDUCE, S),
                              5 * D + R_(S / 4) + 2 * hd_T(kd, md, 1, S / 2) +
                                  2 * hd_T(kd, md, 2, S / 4));
-            SV_ASSERT_EQ_I64(run_same(&t, md, &cfg, SV_COLL_REDUCE_SCATTER, S),
+            SV_ASSERT_EQ_I64(run_same(&t, md, &cfg, SV_SYS_REDUCE_SCATTER, S),
                              3 * D + R_(S / 4) + hd_T(kd, md, 1, S / 2) + hd_T(kd, md, 2, S / 4));
-            SV_ASSERT_EQ_I64(run_same(&t, md, &cfg, SV_COLL_ALL_GATHER, S),
+            SV_ASSERT_EQ_I64(run_same(&t, md, &cfg, SV_SYS_ALL_GATHER, S),
                              3 * D + hd_T(kd, md, 2, S) + hd_T(kd, md, 1, 2 * S));
         }
     }
     /* n = 2: no packet is ever reduced (log2 n - 1 = 0 non-zero-latency packets):
      * AR = 3D + 2 a(S/2). */
     struct sv_net_topo_cfg t2 = topo1(SV_NET_TOPO_FULLY_CONNECTED, 2);
-    SV_ASSERT_EQ_I64(run_same(&t2, SV_NET_MODEL_ANALYTICAL, &cfg, SV_COLL_ALL_REDUCE, MIB),
+    SV_ASSERT_EQ_I64(run_same(&t2, SV_NET_MODEL_ANALYTICAL, &cfg, SV_SYS_ALL_REDUCE, MIB),
                      3 * D + 2 * a_(MIB / 2));
-    sv_coll_sys_cfg_clear(&cfg);
+    sv_sys_cfg_clear(&cfg);
 }
 
 /* ---- doubleBinaryTree ------------------------------------------------------------------------
@@ -256,8 +256,8 @@ static void test_hd_1d(void)
  *   3: 3D+4a+s+2R; 1: 4D+6a+s+3R; 0: 5D+8a+s+3R; 2: 5D+8a+2s+3R. */
 static void test_dbt_1d(void)
 {
-    const sv_coll_impl_kind k[] = {SV_COLL_IMPL_DOUBLE_BINARY_TREE};
-    struct sv_coll_sys_cfg cfg;
+    const sv_sys_impl_kind k[] = {SV_SYS_IMPL_DOUBLE_BINARY_TREE};
+    struct sv_sys_cfg cfg;
     cfg_set(&cfg, 1, k, -1, 1);
     uint64_t S = MIB;
     int64_t R = R_(S), a = a_(S), s = s_(S);
@@ -267,7 +267,7 @@ static void test_dbt_1d(void)
         struct sv_net_topo_cfg t = topo1(fcs[i], 4);
         const sv_net_model models[] = {SV_NET_MODEL_ANALYTICAL, SV_NET_MODEL_FIFO};
         for (size_t j = 0; j < G_N_ELEMENTS(models); j++) {
-            CU_ASSERT_TRUE(run_all(&t, models[j], &cfg, SV_COLL_ALL_REDUCE, S, &r));
+            CU_ASSERT_TRUE(run_all(&t, models[j], &cfg, SV_SYS_ALL_REDUCE, S, &r));
             SV_ASSERT_EQ_I64(r.finish[3], 3 * D + 2 * a + 2 * R);
             SV_ASSERT_EQ_I64(r.finish[1], 4 * D + 3 * a + 3 * R);
             SV_ASSERT_EQ_I64(r.finish[0], 5 * D + 4 * a + 3 * R);
@@ -275,11 +275,11 @@ static void test_dbt_1d(void)
         }
     }
     struct sv_net_topo_cfg sw = topo1(SV_NET_TOPO_SWITCH, 4);
-    CU_ASSERT_TRUE(run_all(&sw, SV_NET_MODEL_ANALYTICAL, &cfg, SV_COLL_ALL_REDUCE, S, &r));
+    CU_ASSERT_TRUE(run_all(&sw, SV_NET_MODEL_ANALYTICAL, &cfg, SV_SYS_ALL_REDUCE, S, &r));
     int64_t T2 = h_(2, S);
     SV_ASSERT_EQ_I64(r.finish[3], 3 * D + 2 * T2 + 2 * R);
     SV_ASSERT_EQ_I64(r.finish[0], 5 * D + 4 * T2 + 3 * R);
-    CU_ASSERT_TRUE(run_all(&sw, SV_NET_MODEL_FIFO, &cfg, SV_COLL_ALL_REDUCE, S, &r));
+    CU_ASSERT_TRUE(run_all(&sw, SV_NET_MODEL_FIFO, &cfg, SV_SYS_ALL_REDUCE, S, &r));
     SV_ASSERT_EQ_I64(r.finish[3], 3 * D + 4 * a + s + 2 * R);
     SV_ASSERT_EQ_I64(r.finish[1], 4 * D + 6 * a + s + 3 * R);
     SV_ASSERT_EQ_I64(r.finish[0], 5 * D + 8 * a + s + 3 * R);
@@ -287,11 +287,11 @@ static void test_dbt_1d(void)
     /* Ring analytical: 0->1, 2->1 one hop, 1<->3 two hops (T2 = h(2,S)):
      *   3: D + a + D + R + T2 + D + R = 3D + a + T2 + 2R; 1: + T2 + D + R; leaves: + a + D. */
     struct sv_net_topo_cfg rg = topo1(SV_NET_TOPO_RING, 4);
-    CU_ASSERT_TRUE(run_all(&rg, SV_NET_MODEL_ANALYTICAL, &cfg, SV_COLL_ALL_REDUCE, S, &r));
+    CU_ASSERT_TRUE(run_all(&rg, SV_NET_MODEL_ANALYTICAL, &cfg, SV_SYS_ALL_REDUCE, S, &r));
     SV_ASSERT_EQ_I64(r.finish[3], 3 * D + a + T2 + 2 * R);
     SV_ASSERT_EQ_I64(r.finish[1], 4 * D + a + 2 * T2 + 3 * R);
     SV_ASSERT_EQ_I64(r.finish[0], 5 * D + 2 * a + 2 * T2 + 3 * R);
-    sv_coll_sys_cfg_clear(&cfg);
+    sv_sys_cfg_clear(&cfg);
 }
 
 /* Two chunks: the second uses the RootMin tree (root 0, intermediate 2, leaves 1, 3), and each
@@ -301,19 +301,19 @@ static void test_dbt_1d(void)
  * F0+3D+3R+2a (done); leaves 1, 3 finish at F0+4D+3R+3a. */
 static void test_dbt_alternating_trees(void)
 {
-    const sv_coll_impl_kind k[] = {SV_COLL_IMPL_DOUBLE_BINARY_TREE};
-    struct sv_coll_sys_cfg cfg;
+    const sv_sys_impl_kind k[] = {SV_SYS_IMPL_DOUBLE_BINARY_TREE};
+    struct sv_sys_cfg cfg;
     cfg_set(&cfg, 1, k, -1, 2);
     struct sv_net_topo_cfg t = topo1(SV_NET_TOPO_FULLY_CONNECTED, 4);
     int64_t a = a_(MIB / 2), R = R_(MIB / 2);
     int64_t F0 = 5 * D + 4 * a + 3 * R;
     struct run r;
-    CU_ASSERT_TRUE(run_all(&t, SV_NET_MODEL_ANALYTICAL, &cfg, SV_COLL_ALL_REDUCE, MIB, &r));
+    CU_ASSERT_TRUE(run_all(&t, SV_NET_MODEL_ANALYTICAL, &cfg, SV_SYS_ALL_REDUCE, MIB, &r));
     SV_ASSERT_EQ_I64(r.finish[0], F0 + 2 * D + 2 * R + a);
     SV_ASSERT_EQ_I64(r.finish[2], F0 + 3 * D + 3 * R + 2 * a);
     SV_ASSERT_EQ_I64(r.finish[1], F0 + 4 * D + 3 * R + 3 * a);
     SV_ASSERT_EQ_I64(r.finish[3], F0 + 4 * D + 3 * R + 3 * a);
-    sv_coll_sys_cfg_clear(&cfg);
+    sv_sys_cfg_clear(&cfg);
 }
 
 /* ---- 2-D mixes ---------------------------------------------------------------------------------
@@ -335,28 +335,28 @@ static void test_2d_mixed(void)
     t.latency_ns[0] = LAT;
     t.latency_ns[1] = 1000;
     uint64_t S = MIB;
-    const sv_coll_impl_kind rd[] = {SV_COLL_IMPL_RING, SV_COLL_IMPL_DIRECT};
-    struct sv_coll_sys_cfg cfg;
+    const sv_sys_impl_kind rd[] = {SV_SYS_IMPL_RING, SV_SYS_IMPL_DIRECT};
+    struct sv_sys_cfg cfg;
     cfg_set(&cfg, 2, rd, -1, 1);
-    cfg.collective_optimization = SV_COLL_OPT_BASELINE;
+    cfg.collective_optimization = SV_SYS_OPT_BASELINE;
     int64_t ring = 3 * (a_(S / 4) + R_(S / 4) + D) + 3 * (a_(S / 4) + D) + D;
     int64_t direct =
         3 * D + R_(S / 2) + 2 * (int64_t)floor(1000 + (double)(S / 2) / (25 * 1073741824.0 / 1e9));
-    SV_ASSERT_EQ_I64(run_same(&t, SV_NET_MODEL_ANALYTICAL, &cfg, SV_COLL_ALL_REDUCE, S),
+    SV_ASSERT_EQ_I64(run_same(&t, SV_NET_MODEL_ANALYTICAL, &cfg, SV_SYS_ALL_REDUCE, S),
                      ring + direct);
     /* Other mixes and localBWAware, several chunks: every NPU must finish at the same time. */
-    const sv_coll_impl_kind mixes[][2] = {
-        {SV_COLL_IMPL_DIRECT, SV_COLL_IMPL_RING},
-        {SV_COLL_IMPL_HALVING_DOUBLING, SV_COLL_IMPL_DIRECT},
-        {SV_COLL_IMPL_RING, SV_COLL_IMPL_HALVING_DOUBLING},
+    const sv_sys_impl_kind mixes[][2] = {
+        {SV_SYS_IMPL_DIRECT, SV_SYS_IMPL_RING},
+        {SV_SYS_IMPL_HALVING_DOUBLING, SV_SYS_IMPL_DIRECT},
+        {SV_SYS_IMPL_RING, SV_SYS_IMPL_HALVING_DOUBLING},
     };
     const sv_net_model models[] = {SV_NET_MODEL_ANALYTICAL, SV_NET_MODEL_FIFO};
-    const sv_coll_type types[] = {SV_COLL_ALL_REDUCE, SV_COLL_ALL_GATHER, SV_COLL_REDUCE_SCATTER};
+    const sv_sys_coll_type types[] = {SV_SYS_ALL_REDUCE, SV_SYS_ALL_GATHER, SV_SYS_REDUCE_SCATTER};
     for (size_t i = 0; i < G_N_ELEMENTS(mixes); i++) {
         for (int opt = 0; opt < 2; opt++) {
-            sv_coll_sys_cfg_clear(&cfg);
+            sv_sys_cfg_clear(&cfg);
             cfg_set(&cfg, 2, mixes[i], -1, 4);
-            cfg.collective_optimization = opt ? SV_COLL_OPT_LOCAL_BW_AWARE : SV_COLL_OPT_BASELINE;
+            cfg.collective_optimization = opt ? SV_SYS_OPT_LOCAL_BW_AWARE : SV_SYS_OPT_BASELINE;
             for (size_t j = 0; j < G_N_ELEMENTS(models); j++)
                 for (size_t y = 0; y < G_N_ELEMENTS(types); y++)
                     CU_ASSERT_TRUE(run_same(&t, models[j], &cfg, types[y], S) > 0);
@@ -364,11 +364,11 @@ static void test_2d_mixed(void)
     }
     /* oneDirect: a single ring of all 8 NPUs; all-to-all on FullyConnected x FullyConnected
      * finishes everywhere at once. */
-    const sv_coll_impl_kind od[] = {SV_COLL_IMPL_ONE_DIRECT};
-    sv_coll_sys_cfg_clear(&cfg);
+    const sv_sys_impl_kind od[] = {SV_SYS_IMPL_ONE_DIRECT};
+    sv_sys_cfg_clear(&cfg);
     cfg_set(&cfg, 1, od, -1, 1);
-    CU_ASSERT_TRUE(run_same(&t, SV_NET_MODEL_ANALYTICAL, &cfg, SV_COLL_ALL_TO_ALL, S) > 0);
-    sv_coll_sys_cfg_clear(&cfg);
+    CU_ASSERT_TRUE(run_same(&t, SV_NET_MODEL_ANALYTICAL, &cfg, SV_SYS_ALL_TO_ALL, S) > 0);
+    sv_sys_cfg_clear(&cfg);
 }
 
 /* Combinations ASTRA-sim cannot run are refused with a GError. */
@@ -376,32 +376,32 @@ static void test_refused(void)
 {
     GError *err = NULL;
     sv_engine *eng = sv_engine_new(1);
-    struct sv_coll_sys_cfg cfg;
+    struct sv_sys_cfg cfg;
     /* halvingDoubling / doubleBinaryTree over 3 NPUs */
     struct sv_net_topo_cfg t3 = topo1(SV_NET_TOPO_RING, 3);
     sv_net *net = sv_net_new(eng, &t3, SV_NET_MODEL_ANALYTICAL, &err);
-    const sv_coll_impl_kind hd[] = {SV_COLL_IMPL_HALVING_DOUBLING};
+    const sv_sys_impl_kind hd[] = {SV_SYS_IMPL_HALVING_DOUBLING};
     cfg_set(&cfg, 1, hd, -1, 1);
-    CU_ASSERT_PTR_NULL(sv_coll_sys_new(net, &cfg, NULL, &err));
+    CU_ASSERT_PTR_NULL(sv_sys_new(net, &cfg, NULL, &err));
     CU_ASSERT_TRUE(err != NULL && strstr(err->message, "power-of-two") != NULL);
     g_clear_error(&err);
-    sv_coll_sys_cfg_clear(&cfg);
-    const sv_coll_impl_kind dbt[] = {SV_COLL_IMPL_DOUBLE_BINARY_TREE};
+    sv_sys_cfg_clear(&cfg);
+    const sv_sys_impl_kind dbt[] = {SV_SYS_IMPL_DOUBLE_BINARY_TREE};
     cfg_set(&cfg, 1, dbt, -1, 1);
-    CU_ASSERT_PTR_NULL(sv_coll_sys_new(net, &cfg, NULL, &err));
+    CU_ASSERT_PTR_NULL(sv_sys_new(net, &cfg, NULL, &err));
     CU_ASSERT_TRUE(err != NULL && strstr(err->message, "power-of-two") != NULL);
     g_clear_error(&err);
-    sv_coll_sys_cfg_clear(&cfg);
+    sv_sys_cfg_clear(&cfg);
     sv_net_free(net);
     /* halvingDoubling all-to-all */
     struct sv_net_topo_cfg t4 = topo1(SV_NET_TOPO_RING, 4);
     net = sv_net_new(eng, &t4, SV_NET_MODEL_ANALYTICAL, &err);
     cfg_set(&cfg, 1, hd, -1, 1);
-    cfg.impl[SV_COLL_ALL_TO_ALL][0].kind = SV_COLL_IMPL_HALVING_DOUBLING;
-    CU_ASSERT_PTR_NULL(sv_coll_sys_new(net, &cfg, NULL, &err));
+    cfg.impl[SV_SYS_ALL_TO_ALL][0].kind = SV_SYS_IMPL_HALVING_DOUBLING;
+    CU_ASSERT_PTR_NULL(sv_sys_new(net, &cfg, NULL, &err));
     CU_ASSERT_TRUE(err != NULL && strstr(err->message, "all-to-all") != NULL);
     g_clear_error(&err);
-    sv_coll_sys_cfg_clear(&cfg);
+    sv_sys_cfg_clear(&cfg);
     sv_net_free(net);
     /* doubleBinaryTree as the only entry of a 2-D network */
     struct sv_net_topo_cfg t22 = topo1(SV_NET_TOPO_RING, 4);
@@ -413,10 +413,10 @@ static void test_refused(void)
     net = sv_net_new(eng, &t22, SV_NET_MODEL_ANALYTICAL, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(net);
     cfg_set(&cfg, 1, dbt, -1, 1);
-    CU_ASSERT_PTR_NULL(sv_coll_sys_new(net, &cfg, NULL, &err));
+    CU_ASSERT_PTR_NULL(sv_sys_new(net, &cfg, NULL, &err));
     CU_ASSERT_TRUE(err != NULL && strstr(err->message, "last listed") != NULL);
     g_clear_error(&err);
-    sv_coll_sys_cfg_clear(&cfg);
+    sv_sys_cfg_clear(&cfg);
     sv_net_free(net);
     sv_engine_free(eng);
 }
