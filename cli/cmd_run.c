@@ -1,5 +1,5 @@
 /* servesim run: simulate LLM serving of a workload on a cluster (docs/serving.md). Outputs are
- * written by planner/metrics.c (docs/outputs.md), fed by the run loop's observer. */
+ * written by metrics/metrics.c (docs/outputs.md), fed by the run loop's observer. */
 #include "cli/cli.h"
 #include "planner/planner.h"
 #include "planner/plugin.h"
@@ -457,7 +457,7 @@ int sv_cli_run(int argc, char **argv)
     if (!m)
         goto fail;
     struct sv_run_observer obs;
-    sv_metrics_observer_init(m, &obs);
+    sv_planner_metrics_observer_init(m, &obs);
     cfg.observer = &obs;
 
     /* The progress callback also records the final counts (the run loop calls it once at the

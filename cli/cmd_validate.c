@@ -2,7 +2,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
-#include "planner/metrics.h"
+#include "metrics/metrics.h"
 
 static const char validate_usage[] =
     "usage: servesim validate --measured DIR --simulated DIR [--json OUT]\n"
@@ -46,7 +46,7 @@ int sv_cli_validate(int argc, char **argv)
                 validate_usage);
         return 2;
     }
-    struct sv_validation v;
+    struct sv_metrics_validation v;
     g_autoptr(GError) err = NULL;
     if (!sv_metrics_validate(measured, simulated, &v, &err)) {
         fprintf(stderr, "servesim validate: %s\n", err->message);

@@ -1,5 +1,4 @@
 /* The run loop's observer (planner.h) feeding the output writer. */
-#include "planner/metrics.h"
 #include "planner/planner.h"
 
 static void on_request(void *ctx, const struct sv_req_record *rec)
@@ -36,7 +35,7 @@ static void on_token_gap(void *ctx, uint64_t request_id, sv_time t_ns, sv_time g
     sv_metrics_itl(ctx, gap_ns);
 }
 
-void sv_metrics_observer_init(sv_metrics *m, struct sv_run_observer *obs)
+void sv_planner_metrics_observer_init(sv_metrics *m, struct sv_run_observer *obs)
 {
     obs->on_request = on_request;
     obs->on_iteration = on_iteration;

@@ -9,6 +9,7 @@
 
 #include "compute/compute.h"
 #include "core/core.h"
+#include "metrics/metrics.h"
 #include "msg/msg.h"
 #include "network/network.h"
 #include "workloads/workloads.h"
@@ -299,6 +300,12 @@ struct sv_run_observer {
     void *ctx;
 };
 
+/* Fill `obs` so that a run feeds the output writer `m` (planner/metrics_observer.c): on_request
+ * -> sv_metrics_request_add (the first error is kept and returned by sv_metrics_finish),
+ * on_iteration -> sv_metrics_tokens + sv_metrics_sample at the iteration's end, on_token_gap ->
+ * sv_metrics_itl. */
+void sv_planner_metrics_observer_init(sv_metrics *m, struct sv_run_observer *obs);
+
 /* ---- run ------------------------------------------------------------------------------------ */
 
 typedef enum {
@@ -418,7 +425,5 @@ int32_t sv_planner_cluster_net_num_dp(const sv_cluster_net *cn);
 int32_t sv_planner_cluster_net_dp_size(const sv_cluster_net *cn, int32_t dp_index);
 
 G_END_DECLS
-
-#include "planner/metrics.h"
 
 #endif

@@ -11,7 +11,7 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
-#include "planner/metrics.h"
+#include "metrics/metrics_internal.h"
 
 #define NS_PER_MS 1e6
 #define NS_PER_S 1e9
@@ -150,9 +150,9 @@ sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
         m->dir = g_strdup(cfg->output_dir);
         if (g_mkdir_with_parents(m->dir, 0755) != 0)
             return io_error(error, "create the output directory", m->dir, errno), NULL;
-        if (!out_open(&m->req, m->dir, "requests.csv", error) ||
-            !out_open(&m->ts, m->dir, "timeseries.csv", error) ||
-            !out_open(&m->sum, m->dir, "summary.json", error))
+        if (!out_open(&m->req, m->dir, SV_METRICS__REQUESTS_CSV, error) ||
+            !out_open(&m->ts, m->dir, SV_METRICS__TIMESERIES_CSV, error) ||
+            !out_open(&m->sum, m->dir, SV_METRICS__SUMMARY_JSON, error))
             return NULL;
         fputs(REQ_HEADER, m->req.fp);
         fputs(TS_HEADER, m->ts.fp);
