@@ -10,7 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define DEFAULT_PROFILES "../shared/reference/llmservingsim/profiles"
+/* Profile bundles come only from --profiles or this variable: never from a path relative to the
+ * working directory, so that a run's results do not depend on where it is started. */
+#define PROFILES_ENV "SERVESIM_PROFILES"
 #define DEFAULT_OUTPUT_DIR "servesim-out"
 /* The built-in default study (issue 3: one H100, Llama-3.1-8B, roofline, 1,000 ShareGPT-like
  * requests at 10 req/s). */
@@ -51,10 +53,11 @@ static const char usage[] =
     "  --arrival SPEC            poisson | gamma:CV | fixed | trace:PATH (gaps resampled\n"
     "                            from a trace, scaled to --qps; default poisson)\n"
     "latency:\n"
-    "  --profiles DIR            LLMServingSim profile bundles\n"
-    "                            (default " DEFAULT_PROFILES " when present)\n"
+    "  --profiles DIR            LLMServingSim profile bundles (default $" PROFILES_ENV ",\n"
+    "                            else none: every instance uses the roofline)\n"
     "  --latency profile|roofline  (default: profile when a bundle matches, else roofline;\n"
-    "                            the built-in default run uses roofline)\n"
+    "                            the built-in default run uses roofline; stderr and\n"
+    "                            summary.json say which each instance used)\n"
     "  --model-dir DIR           extra model configs (<org>/<name>.json; default none)\n"
     "scheduling (flags win over the cluster config's per-instance values):\n"
     "  --scheduler NAME          vllm | static | dynamic (default vllm), or a plugin's\n"
@@ -290,6 +293,28 @@ static void apply_overrides(struct sv_cluster_cfg *cluster, const run_opts *o)
     }
 }
 
+/* One line per instance on stderr, --quiet or not: a run on the roofline must never pass for one
+ * on measured profiles (docs/serving.md). */
+static void report_latency_sources(const struct sv_run_cfg *cfg, gboolean builtin,
+                                   char *const *sources)
+{
+    for (int32_t i = 0; sources && i < cfg->cluster->n_instances && sources[i]; i++) {
+        const struct sv_instance_cfg *ic = &cfg->cluster->instances[i];
+        const char *src = sources[i];
+        g_autofree char *why = NULL;
+        if (g_str_has_prefix(src, "profile:"))
+            why = g_strdup("");
+        else if (cfg->latency == SV_RUN_LATENCY_ROOFLINE)
+            why = g_strdup(builtin ? " (the built-in default run)" : " (--latency roofline)");
+        else if (!cfg->profiles_root)
+            why = g_strdup(" (no profiles: neither --profiles DIR nor " PROFILES_ENV ")");
+        else
+            why = g_strdup_printf(" (no profile bundle under %s)", cfg->profiles_root);
+        fprintf(stderr, "servesim run: instance %d (%s on %s): latency %s%s\n", i,
+                ic->model_name, ic->hardware, src, why);
+    }
+}
+
 /* A bad --arrival / --input-len / --output-len sets *usage (exit status 2). */
 static sv_wl_source *quick_workload(const run_opts *o, gboolean builtin, gboolean *usage_error,
                                     GError **error)
@@ -417,9 +442,10 @@ int sv_cli_run(int argc, char **argv)
     cfg.force_max_num_batched_tokens = o.max_num_batched_tokens;
     cfg.emit_et_dir = o.emit_et;
     cfg.model_dir = o.model_dir;
-    cfg.profiles_root =
-        o.profiles ? o.profiles
-                   : (g_file_test(DEFAULT_PROFILES, G_FILE_TEST_IS_DIR) ? DEFAULT_PROFILES : NULL);
+    const char *env_profiles = g_getenv(PROFILES_ENV);
+    cfg.profiles_root = o.profiles                    ? o.profiles
+                        : env_profiles && *env_profiles ? env_profiles
+                                                        : NULL;
     if (quick || builtin) {
         if (builtin && !o.latency)
             cfg.latency = SV_RUN_LATENCY_ROOFLINE;
@@ -471,6 +497,8 @@ int sv_cli_run(int argc, char **argv)
     struct sv_run_result res;
     gboolean ok = sv_planner_run(&cfg, &res, &err);
     progress_clear(&pc);
+    report_latency_sources(&cfg, builtin && !o.latency,
+                           sv_metrics_get_summary(m)->latency_sources);
     if (res.bad_lines)
         fprintf(stderr, "servesim run: skipped %" G_GUINT64_FORMAT " bad workload line%s\n",
                 res.bad_lines, res.bad_lines == 1 ? "" : "s");
@@ -505,7 +533,7 @@ int sv_cli_run(int argc, char **argv)
         goto fail;
     const struct sv_metrics_summary *sum = sv_metrics_get_summary(m);
     if (!o.quiet) {
-        printf("latency: %s; %" G_GUINT64_FORMAT " iterations\n", res.latency_source,
+        printf("latency: %s; %" G_GUINT64_FORMAT " iterations\n", sum->latency_sources[0],
                res.iterations);
         sv_metrics_print_summary(m, stdout);
     }

@@ -145,12 +145,20 @@ struct sv_metrics_summary {
         double kv_wait_ms;     /* total wait for decode memory */
         double kv_transfer_ms; /* total reservation -> KV arrived */
     } pd;
+    /* Per instance (n_instances entries), what computed its operator latency ("roofline",
+     * "profile:<bundle>"); NULL where sv_metrics_set_latency_source was not called. */
+    char **latency_sources;
 };
 const struct sv_metrics_summary *sv_metrics_get_summary(const sv_metrics *m);
 /* Prefill/decode disaggregation figures (planner.h's struct sv_run_result kv_*), reported in
  * summary.json's "disaggregation" object and in the human summary. Call before finish, only
  * when the cluster has prefill/decode instances (docs/outputs.md). */
 void sv_metrics_set_pd(sv_metrics *m, const struct sv_metrics_pd *pd);
+
+/* Which latency model `instance` used (copied), reported in summary.json's "latency_source"
+ * array (docs/outputs.md), one entry per instance once any is set: outputs computed from
+ * measured profiles and from the roofline must not be mistaken for one another. */
+void sv_metrics_set_latency_source(sv_metrics *m, int instance, const char *source);
 
 /* A short human summary of a finished run (what `servesim run` prints). */
 void sv_metrics_print_summary(const sv_metrics *m, FILE *out);

@@ -35,10 +35,16 @@ static void on_token_gap(void *ctx, uint64_t request_id, sv_time t_ns, sv_time g
     sv_metrics_itl(ctx, gap_ns);
 }
 
+static void on_instance(void *ctx, int32_t instance, const char *latency_source)
+{
+    sv_metrics_set_latency_source(ctx, instance, latency_source);
+}
+
 void sv_planner_metrics_observer_init(sv_metrics *m, struct sv_run_observer *obs)
 {
     obs->on_request = on_request;
     obs->on_iteration = on_iteration;
     obs->on_token_gap = on_token_gap;
+    obs->on_instance = on_instance;
     obs->ctx = m;
 }

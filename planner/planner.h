@@ -297,6 +297,11 @@ struct sv_run_observer {
     void (*on_iteration)(void *ctx, const struct sv_iter_sample *s);
     /* Each output token after the first: its time and the gap since the previous token (ITL). */
     void (*on_token_gap)(void *ctx, uint64_t request_id, sv_time t_ns, sv_time gap_ns);
+    /* Once per instance as it is set up (config order, before any request): what computes its
+     * operator latency: "roofline", or "profile:" and the bundle relative to profiles_root
+     * ("profile:RTXPRO6000/meta-llama/Llama-3.1-8B/bf16"), so that outputs never depend on
+     * where the bundles are installed. */
+    void (*on_instance)(void *ctx, int32_t instance, const char *latency_source);
     void *ctx;
 };
 
@@ -317,7 +322,10 @@ typedef enum {
 struct sv_run_cfg {
     const struct sv_cluster_cfg *cluster;
     sv_wl_source *workload;    /* pulled lazily */
-    const char *profiles_root; /* LLMServingSim profiles/ folder; NULL = none */
+    /* LLMServingSim profiles/ folder; NULL = none: every instance uses the roofline. The caller
+     * names it (the CLI: --profiles or SERVESIM_PROFILES); the run never guesses one from the
+     * working directory, so results do not depend on where it is started. */
+    const char *profiles_root;
     const char *model_dir;     /* extra model configs (NULL) */
     sv_run_latency latency;
     sv_router_kind router;
@@ -373,8 +381,6 @@ struct sv_run_result {
     uint64_t preemptions;
     uint64_t iterations;
     uint64_t bad_lines;
-    sv_run_latency latency_used; /* of instance 0 */
-    char latency_source[512];    /* profile folder or "roofline" (instance 0) */
     /* Cluster network (0 without one): messages and bytes sent, incl. collective steps. */
     uint64_t net_messages;
     uint64_t net_bytes;

@@ -449,9 +449,11 @@ static gboolean pick_bool(int inst, int run_default)
     return run_default != 0; /* -1 (unset) means on: vLLM's defaults for all three */
 }
 
+/* The latency model of one instance: the profile bundle when profiles are given and one
+ * matches (unless roofline is asked for), else the roofline. *source says which (struct
+ * sv_run_observer.on_instance), so that outputs and stderr can say it. */
 static sv_latency *make_latency(const struct sv_run_cfg *cfg, const struct sv_instance_cfg *ic,
-                                const struct sv_model_cfg *m, struct sv_run_result *res,
-                                GError **error)
+                                const struct sv_model_cfg *m, char **source, GError **error)
 {
     GError *e = NULL;
     if (cfg->latency != SV_RUN_LATENCY_ROOFLINE && cfg->profiles_root) {
@@ -459,19 +461,30 @@ static sv_latency *make_latency(const struct sv_run_cfg *cfg, const struct sv_in
             sv_compute_profile_find(cfg->profiles_root, ic->hardware, ic->model_name, NULL, &e);
         if (dir) {
             sv_latency *lat = sv_compute_latency_new_profile(dir, m, ic->tp_size, error);
-            if (lat && ic->index == 0) {
-                res->latency_used = SV_RUN_LATENCY_PROFILE;
-                g_strlcpy(res->latency_source, dir, sizeof res->latency_source);
+            if (!lat) {
+                g_prefix_error(error, "instance %d (%s on %s): ", ic->index, ic->model_name,
+                               ic->hardware);
+                return NULL;
             }
+            /* The bundle relative to the root: summary.json must not depend on where the
+             * bundles are installed. */
+            size_t n = strlen(cfg->profiles_root);
+            const char *rel = dir;
+            if (strncmp(dir, cfg->profiles_root, n) == 0 && dir[n] == '/')
+                rel = dir + n + 1;
+            *source = g_strconcat("profile:", rel, NULL);
             return lat;
         }
     }
     if (cfg->latency == SV_RUN_LATENCY_PROFILE) {
         if (e)
-            g_propagate_prefixed_error(error, e, "instance %d: no profile bundle: ", ic->index);
+            g_propagate_prefixed_error(error, e, "instance %d (%s on %s): --latency profile: ",
+                                       ic->index, ic->model_name, ic->hardware);
         else
             g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
-                        "instance %d: --latency profile needs --profiles DIR", ic->index);
+                        "instance %d (%s on %s): --latency profile: no profiles folder given "
+                        "(--profiles DIR or SERVESIM_PROFILES)",
+                        ic->index, ic->model_name, ic->hardware);
         return NULL;
     }
     g_clear_error(&e);
@@ -481,10 +494,8 @@ static sv_latency *make_latency(const struct sv_run_cfg *cfg, const struct sv_in
     if (ic->npu_mem_bw_gbps > 0)
         hw.mem_bw_gbps = ic->npu_mem_bw_gbps; /* the config's npu_mem.mem_bw wins */
     sv_latency *lat = sv_compute_latency_new_roofline(m, &hw, ic->tp_size, NULL, error);
-    if (lat && ic->index == 0) {
-        res->latency_used = SV_RUN_LATENCY_ROOFLINE;
-        g_strlcpy(res->latency_source, "roofline", sizeof res->latency_source);
-    }
+    if (lat)
+        *source = g_strdup("roofline");
     return lat;
 }
 
@@ -583,9 +594,12 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         g_prefix_error(error, "instance %d: ", i);
         return FALSE;
     }
-    st->lats[i] = make_latency(cfg, ic, &m, st->res, error);
+    g_autofree char *latency_source = NULL;
+    st->lats[i] = make_latency(cfg, ic, &m, &latency_source, error);
     if (!st->lats[i])
         return FALSE;
+    if (cfg->observer && cfg->observer->on_instance)
+        cfg->observer->on_instance(cfg->observer->ctx, i, latency_source);
     int64_t block_size = pick(ic->block_size, cfg->block_size, SV_MSG_DEFAULT_BLOCK_SIZE);
     /* KV capacity per rank (LLMServingSim memory_model.py, VALIDATION_NOTES item 5):
      * trunc(mem_size GiB x mem_util) - weights per rank, in blocks; every layer of this rank's
@@ -885,3 +899,4 @@ gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *res,
     sv_registry_free(st.own_registry);
     return ok;
 }
+
