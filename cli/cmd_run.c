@@ -517,7 +517,7 @@ int sv_cli_run(int argc, char **argv)
         goto out;
     }
     for (int32_t i = 0; i < cluster->n_instances; i++) {
-        if (cluster->instances[i].pd_type[0] == '\0')
+        if (cluster->instances[i].role == SV_MSG_ROLE_BOTH)
             continue;
         /* A cluster with prefill/decode instances reports its KV handoffs (docs/outputs.md). */
         struct sv_metrics_pd pd = {.handoffs = res.kv_handoffs,

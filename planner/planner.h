@@ -45,7 +45,7 @@ struct sv_instance_cfg {
     int32_t tp_size;
     int32_t pp_size;
     int32_t ep_size;
-    char pd_type[16];  /* "" (null), "prefill", "decode" */
+    sv_msg_role role;  /* pd_type: null = BOTH, "prefill", "decode" */
     char dp_group[64]; /* "" = none; instances sharing a name form a data-parallel group */
     char dtype[16];    /* "" = the model's */
     /* Runtime overrides; -1 / SV_CFG_UNSET = take the run default. */
@@ -110,20 +110,6 @@ struct sv_cluster_cfg *sv_planner_cluster_single(const char *model, const char *
 void sv_planner_cluster_free(struct sv_cluster_cfg *cfg);
 
 /* ---- routers -------------------------------------------------------------------------------- */
-
-typedef enum {
-    SV_ROUTER_LEAST_LOAD = 0, /* LLMServingSim LOAD: min(4 x waiting + running), lowest index */
-    SV_ROUTER_ROUND_ROBIN,
-    SV_ROUTER_RANDOM, /* uniform, stream "router/random" */
-} sv_router_kind;
-/* "least_load" (or "load"), "round_robin" (or "rr"), "random" (or "rand"). */
-gboolean sv_planner_router_parse(const char *name, sv_router_kind *out, GError **error);
-const char *sv_planner_router_name(sv_router_kind kind);
-
-/* Stateless part of the router, for tests: pick among n instances given their loads. `rr` is the
- * round-robin cursor (in/out), `rng` the random stream (RANDOM only). */
-int32_t sv_planner_route(sv_router_kind kind, int32_t n, const uint32_t *waiting,
-                         const uint32_t *running, uint64_t *rr, sv_rng *rng);
 
 /* Router policies as registry tables (kind SV_REGISTRY_ROUTER). The built-ins "least_load"
  * ("load"), "round_robin" ("rr") and "random" ("rand") are such tables; planner/plugin.h
@@ -328,10 +314,10 @@ struct sv_run_cfg {
     const char *profiles_root;
     const char *model_dir;     /* extra model configs (NULL) */
     sv_run_latency latency;
-    sv_router_kind router;
     sv_msg_sched_kind scheduler;
-    /* Policies by name, looked up in `registry` (NULL: the built-ins only). A name wins over the
-     * enum above; NULL names take the enum's (router, scheduler) or "lru" (kv_eviction). */
+    /* Policies by name, looked up in `registry` (NULL: the built-ins only). A scheduler name wins
+     * over the enum above; NULL names take "least_load" (router), the enum's (scheduler) or "lru"
+     * (kv_eviction). Routers exist only as registry tables (planner/router*.c). */
     const sv_registry *registry;
     const char *router_name;
     const char *scheduler_name;

@@ -12,63 +12,8 @@
 /* Arrivals run before executor and step events of the same instant (msg.c). */
 #define PRIO_ARRIVAL (-4)
 
-static const char *const router_names[] = {"least_load", "round_robin", "random"};
-
-gboolean sv_planner_router_parse(const char *name, sv_router_kind *out, GError **error)
-{
-    static const struct {
-        const char *name;
-        sv_router_kind kind;
-    } aliases[] = {
-        {"least_load", SV_ROUTER_LEAST_LOAD},   {"load", SV_ROUTER_LEAST_LOAD},
-        {"round_robin", SV_ROUTER_ROUND_ROBIN}, {"rr", SV_ROUTER_ROUND_ROBIN},
-        {"random", SV_ROUTER_RANDOM},           {"rand", SV_ROUTER_RANDOM},
-    };
-    for (size_t i = 0; i < G_N_ELEMENTS(aliases); i++) {
-        if (g_ascii_strcasecmp(name, aliases[i].name) == 0) {
-            *out = aliases[i].kind;
-            return TRUE;
-        }
-    }
-    g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
-                "unknown router '%s' (known: least_load, round_robin, random)", name);
-    return FALSE;
-}
-
-const char *sv_planner_router_name(sv_router_kind kind)
-{
-    return (unsigned)kind < G_N_ELEMENTS(router_names) ? router_names[kind] : "?";
-}
-
-int32_t sv_planner_route(sv_router_kind kind, int32_t n, const uint32_t *waiting,
-                         const uint32_t *running, uint64_t *rr, sv_rng *rng)
-{
-    SV_ASSERT(n > 0);
-    switch (kind) {
-    case SV_ROUTER_ROUND_ROBIN: {
-        int32_t i = (int32_t)(*rr % (uint64_t)n);
-        (*rr)++;
-        return i;
-    }
-    case SV_ROUTER_RANDOM:
-        return (int32_t)sv_rng_below(rng, (uint64_t)n);
-    case SV_ROUTER_LEAST_LOAD:
-    default: {
-        /* LLMServingSim's LOAD policy (vLLM's DP load balancer): score = 4 x waiting + running,
-         * the lowest score wins, ties to the lowest index. */
-        int32_t best = 0;
-        uint64_t best_score = UINT64_MAX;
-        for (int32_t i = 0; i < n; i++) {
-            uint64_t s = 4 * (uint64_t)waiting[i] + running[i];
-            if (s < best_score) {
-                best_score = s;
-                best = i;
-            }
-        }
-        return best;
-    }
-    }
-}
+/* The router when the run names none: LLMServingSim's default (LOAD). */
+#define DEFAULT_ROUTER "least_load"
 
 /* ---- run state ------------------------------------------------------------------------------ */
 
@@ -193,7 +138,7 @@ static sv_time run_slo_ttft_ns(const struct sv_run_cfg *cfg)
 
 static const char *router_label(const run_state *st)
 {
-    return st->cfg->router_name ? st->cfg->router_name : sv_planner_router_name(st->cfg->router);
+    return st->cfg->router_name ? st->cfg->router_name : DEFAULT_ROUTER;
 }
 
 static gboolean submit(run_state *st, const sv_wl_req *q, sv_time arrival, void *user,
@@ -203,7 +148,7 @@ static gboolean submit(run_state *st, const sv_wl_req *q, sv_time arrival, void 
      * receive requests from prefill instances, LLMServingSim's router.py) serving the model. */
     int32_t n_cand = 0;
     for (int32_t i = 0; i < st->n_inst; i++) {
-        if (st->cfg->cluster->instances[i].pd_type[0] == 'd' || !serves(st, i, model))
+        if (st->cfg->cluster->instances[i].role == SV_MSG_ROLE_DECODE || !serves(st, i, model))
             continue;
         st->cand[n_cand] = i;
         st->inst_scratch[n_cand++] = router_view(st, i);
@@ -375,7 +320,7 @@ static void on_iter_done(void *ctx, const struct sv_msg_iter_done *it)
         double t = (double)it->prompt_tokens / (double)dur;
         st->pf_tput[ii] = st->pf_tput[ii] > 0 ? 0.5 * (st->pf_tput[ii] + t) : t;
     }
-    if (st->pd && st->cfg->cluster->instances[ii].pd_type[0] == 'd')
+    if (st->pd && st->cfg->cluster->instances[ii].role == SV_MSG_ROLE_DECODE)
         sv_pd_decode_progress(st->pd, ii); /* blocks may have been freed */
     const struct sv_run_observer *obs = st->cfg->observer;
     if (obs && obs->on_iteration) {
@@ -519,8 +464,8 @@ static gboolean setup_pd(run_state *st, GError **error)
     const struct sv_cluster_cfg *cl = st->cfg->cluster;
     int n_prefill = 0, n_decode = 0;
     for (int32_t i = 0; i < st->n_inst; i++) {
-        n_prefill += cl->instances[i].pd_type[0] == 'p';
-        n_decode += cl->instances[i].pd_type[0] == 'd';
+        n_prefill += cl->instances[i].role == SV_MSG_ROLE_PREFILL;
+        n_decode += cl->instances[i].role == SV_MSG_ROLE_DECODE;
     }
     if (n_prefill == 0 && n_decode == 0)
         return TRUE;
@@ -549,9 +494,7 @@ static gboolean setup_pd(run_state *st, GError **error)
         const struct sv_instance_cfg *ic = &cl->instances[i];
         pi[i] = (struct sv_pd_instance){
             .msg = st->msgs[i],
-            .role = ic->pd_type[0] == 'p'   ? SV_MSG_ROLE_PREFILL
-                    : ic->pd_type[0] == 'd' ? SV_MSG_ROLE_DECODE
-                                            : SV_MSG_ROLE_BOTH,
+            .role = ic->role,
             .model = ic->model_name,
             .tp = ic->tp_size,
             .pp = ic->pp_size,
@@ -685,9 +628,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     if (run_kv_transfer(cfg) && sv_pd_kv_mode_parse(run_kv_transfer(cfg), &kv_mode, NULL) &&
         kv_mode == SV_PD_KV_PER_LAYER)
         hooks.on_prefill_launch = on_prefill_launch; /* setup_pd reports a bad name */
-    mc.role = ic->pd_type[0] == 'p'   ? SV_MSG_ROLE_PREFILL
-              : ic->pd_type[0] == 'd' ? SV_MSG_ROLE_DECODE
-                                      : SV_MSG_ROLE_BOTH;
+    mc.role = ic->role;
     st->models[i] = m;
     st->npus[i] = g_new(int32_t, (size_t)ic->tp_size * (size_t)ic->pp_size);
     for (int32_t r = 0; r < ic->tp_size * ic->pp_size; r++)
@@ -750,7 +691,7 @@ static gboolean resolve_policies(run_state *st, GError **error)
             return FALSE;
         reg = st->own_registry;
     }
-    const char *rname = cfg->router_name ? cfg->router_name : sv_planner_router_name(cfg->router);
+    const char *rname = cfg->router_name ? cfg->router_name : DEFAULT_ROUTER;
     const char *sname =
         cfg->scheduler_name ? cfg->scheduler_name : sv_msg_sched_name(cfg->scheduler);
     const char *ename = cfg->kv_eviction ? cfg->kv_eviction : "lru";
