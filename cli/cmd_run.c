@@ -279,20 +279,6 @@ static void progress_clear(progress_ctx *p)
 
 /* ---- run ------------------------------------------------------------------------------------- */
 
-/* Command-line scheduling flags win over the config's per-instance overrides. */
-static void apply_overrides(struct sv_cluster_cfg *cluster, const run_opts *o)
-{
-    for (int32_t i = 0; i < cluster->n_instances; i++) {
-        struct sv_instance_cfg *ic = &cluster->instances[i];
-        if (o->long_prefill >= 0)
-            ic->long_prefill_token_threshold = o->long_prefill;
-        if (o->block_size > 0)
-            ic->block_size = o->block_size;
-        if (o->no_prefix_caching)
-            ic->enable_prefix_caching = 0;
-    }
-}
-
 /* One line per instance on stderr, --quiet or not: a run on the roofline must never pass for one
  * on measured profiles (docs/serving.md). */
 static void report_latency_sources(const struct sv_run_cfg *cfg, gboolean builtin,
@@ -437,9 +423,15 @@ int sv_cli_run(int argc, char **argv)
     progress_ctx pc = {0};
     int status = 1; /* until the run succeeded */
     cfg.seed = (uint64_t)o.seed;
-    cfg.enable_prefix_caching = cfg.enable_chunked_prefill = cfg.reserve_full_isl = -1;
-    cfg.force_max_num_seqs = o.max_num_seqs;
-    cfg.force_max_num_batched_tokens = o.max_num_batched_tokens;
+    /* Scheduling flags; the planner resolves them against the config (planner.h). */
+    cfg.max_num_seqs = o.max_num_seqs;
+    cfg.max_num_batched_tokens = o.max_num_batched_tokens;
+    cfg.block_size = o.block_size;
+    cfg.long_prefill_token_threshold = o.long_prefill > 0 ? o.long_prefill
+                                       : o.long_prefill == 0 ? -1 /* explicit: no cap */
+                                                             : 0;
+    cfg.enable_prefix_caching = o.no_prefix_caching ? 0 : -1;
+    cfg.enable_chunked_prefill = cfg.reserve_full_isl = -1;
     cfg.emit_et_dir = o.emit_et;
     cfg.model_dir = o.model_dir;
     const char *env_profiles = g_getenv(PROFILES_ENV);
@@ -473,7 +465,6 @@ int sv_cli_run(int argc, char **argv)
         if (!src)
             goto fail;
     }
-    apply_overrides(cluster, &o);
     cfg.cluster = cluster;
     cfg.workload = src;
 
@@ -486,8 +477,6 @@ int sv_cli_run(int argc, char **argv)
     sv_planner_metrics_observer_init(m, &obs);
     cfg.observer = &obs;
 
-    /* The progress callback also records the final counts (the run loop calls it once at the
-     * end), which the diagnosis of a run that cannot finish needs. */
     pc.show = !o.quiet && isatty(fileno(stderr));
     pc.start_us = g_get_monotonic_time();
     cfg.progress = progress;
@@ -505,14 +494,14 @@ int sv_cli_run(int argc, char **argv)
     if (!ok) {
         /* A request rejected at arrival (it can never fit) arrived but was never queued. */
         uint64_t arrived =
-            pc.submitted + (g_error_matches(err, SV_MSG_ERROR, SV_MSG_ERROR_NOFIT) ? 1 : 0);
+            res.submitted + (g_error_matches(err, SV_MSG_ERROR, SV_MSG_ERROR_NOFIT) ? 1 : 0);
         fprintf(stderr, "servesim run: %s\n", err->message);
         fprintf(stderr,
                 "servesim run: the run cannot finish: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
                 " arrived requests finished, %" G_GUINT64_FORMAT
                 " unfinished, at simulated %.3f s; no outputs written\n",
                 res.requests, arrived, arrived - MIN(arrived, res.requests),
-                (double)pc.now_ns / 1e9);
+                (double)res.end_ns / 1e9);
         status = 1;
         goto out;
     }
@@ -529,7 +518,7 @@ int sv_cli_run(int argc, char **argv)
         sv_metrics_set_pd(m, &pd);
         break;
     }
-    if (!sv_metrics_finish(m, res.makespan_ns, pc.submitted, &err))
+    if (!sv_metrics_finish(m, res.makespan_ns, res.submitted, &err))
         goto fail;
     const struct sv_metrics_summary *sum = sv_metrics_get_summary(m);
     if (!o.quiet) {

@@ -337,26 +337,29 @@ struct sv_run_cfg {
     sv_msg_host_model host_model;
     uint64_t seed;
     const char *emit_et_dir; /* NULL = none */
-    /* Run defaults for the per-instance overrides (<= 0: vLLM's). */
+    /* Command-line values. Precedence, resolved once per instance by the run: these, then the
+     * cluster config's per-instance values, then the built-in defaults (vLLM's). The cluster
+     * config is never modified. Integers: > 0 = set, 0 = unset; long_prefill_token_threshold
+     * also -1 = no cap (overriding the config's). Booleans: -1 = unset, 0 or 1 = set. */
     int64_t max_num_seqs;
     int64_t max_num_batched_tokens;
     int64_t long_prefill_token_threshold;
     int64_t block_size;
-    int enable_prefix_caching;  /* -1 = default on */
-    int enable_chunked_prefill; /* -1 = default on */
-    int reserve_full_isl;       /* -1 = default on */
-    /* Forced overrides from the command line (win over the config when > 0). */
-    int64_t force_max_num_seqs;
-    int64_t force_max_num_batched_tokens;
+    int enable_prefix_caching;
+    int enable_chunked_prefill;
+    int reserve_full_isl;
     const struct sv_run_observer *observer;
-    /* Progress: called about every `progress_every` finished requests (0 = never). */
+    /* Progress, for a display only: called about every `progress_every` finished requests
+     * (0 = never). The final counts are in struct sv_run_result. */
     void (*progress)(void *ctx, sv_time now_ns, uint64_t done, uint64_t submitted);
     uint64_t progress_every;
     void *progress_ctx;
 };
 
 struct sv_run_result {
-    uint64_t requests; /* finished */
+    uint64_t requests;  /* finished */
+    uint64_t submitted; /* arrived and handed to an instance */
+    sv_time end_ns;     /* simulated time when the run stopped (finished or not) */
     uint64_t sessions;
     sv_time first_arrival_ns;
     sv_time makespan_ns;    /* last token of the last request (from time 0) */

@@ -380,18 +380,22 @@ static void on_token(void *ctx, uint64_t request_id, int32_t instance, sv_time t
 
 /* ---- setup ---------------------------------------------------------------------------------- */
 
-static int64_t pick(int64_t inst, int64_t run_default, int64_t builtin)
+/* Configuration precedence, the one place it is decided: the run's (command line) value, then
+ * the instance's from the cluster config, then the built-in default. */
+static int64_t pick(int64_t run, int64_t inst, int64_t builtin)
 {
-    if (inst >= 0)
-        return inst;
-    return run_default > 0 ? run_default : builtin;
+    if (run > 0)
+        return run;
+    return inst >= 0 ? inst : builtin;
 }
 
-static gboolean pick_bool(int inst, int run_default)
+static gboolean pick_bool(int run, int inst)
 {
+    if (run >= 0)
+        return run != 0;
     if (inst >= 0)
         return inst != 0;
-    return run_default != 0; /* -1 (unset) means on: vLLM's defaults for all three */
+    return TRUE; /* vLLM's default for all three */
 }
 
 /* The latency model of one instance: the profile bundle when profiles are given and one
@@ -543,7 +547,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         return FALSE;
     if (cfg->observer && cfg->observer->on_instance)
         cfg->observer->on_instance(cfg->observer->ctx, i, latency_source);
-    int64_t block_size = pick(ic->block_size, cfg->block_size, SV_MSG_DEFAULT_BLOCK_SIZE);
+    int64_t block_size = pick(cfg->block_size, ic->block_size, SV_MSG_DEFAULT_BLOCK_SIZE);
     /* KV capacity per rank (LLMServingSim memory_model.py, VALIDATION_NOTES item 5):
      * trunc(mem_size GiB x mem_util) - weights per rank, in blocks; every layer of this rank's
      * pipeline stage holds K and V per token. */
@@ -559,7 +563,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     }
     if (blocks > UINT32_MAX)
         blocks = UINT32_MAX;
-    gboolean caching = pick_bool(ic->enable_prefix_caching, cfg->enable_prefix_caching);
+    gboolean caching = pick_bool(cfg->enable_prefix_caching, ic->enable_prefix_caching);
     st->kvs[i] = sv_kv_manager_new_with_eviction((uint32_t)blocks, (uint32_t)block_size, caching,
                                                  st->evict, st->evict_param, error);
     if (!st->kvs[i]) {
@@ -572,19 +576,16 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         .host_model = cfg->host_model,
         .sched_ops = st->sched,
         .sched_param = st->sched_param,
-        .max_num_seqs = cfg->force_max_num_seqs > 0 ? cfg->force_max_num_seqs
-                                                    : pick(ic->max_num_seqs, cfg->max_num_seqs,
-                                                           SV_MSG_DEFAULT_MAX_NUM_SEQS),
-        .max_num_batched_tokens =
-            cfg->force_max_num_batched_tokens > 0
-                ? cfg->force_max_num_batched_tokens
-                : pick(ic->max_num_batched_tokens, cfg->max_num_batched_tokens,
-                       SV_MSG_DEFAULT_MAX_NUM_BATCHED_TOKENS),
+        .max_num_seqs = pick(cfg->max_num_seqs, ic->max_num_seqs, SV_MSG_DEFAULT_MAX_NUM_SEQS),
+        .max_num_batched_tokens = pick(cfg->max_num_batched_tokens, ic->max_num_batched_tokens,
+                                       SV_MSG_DEFAULT_MAX_NUM_BATCHED_TOKENS),
         .long_prefill_token_threshold =
-            pick(ic->long_prefill_token_threshold, cfg->long_prefill_token_threshold, 0),
+            cfg->long_prefill_token_threshold < 0
+                ? 0 /* no cap, whatever the config says */
+                : pick(cfg->long_prefill_token_threshold, ic->long_prefill_token_threshold, 0),
         .enable_chunked_prefill =
-            pick_bool(ic->enable_chunked_prefill, cfg->enable_chunked_prefill),
-        .reserve_full_isl = pick_bool(ic->reserve_full_isl, cfg->reserve_full_isl),
+            pick_bool(cfg->enable_chunked_prefill, ic->enable_chunked_prefill),
+        .reserve_full_isl = pick_bool(cfg->reserve_full_isl, ic->reserve_full_isl),
         .kv = st->kvs[i],
         .lat = st->lats[i],
         .first_device = first_device,
@@ -756,10 +757,7 @@ gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *res,
     if (ok) {
         pump(&st);
         sv_engine_run(st.eng, SV_TIME_MAX);
-        /* A last call with the final counts: a display clears itself, and a caller diagnosing
-         * a run that cannot finish learns how many requests had arrived. */
-        if (cfg->progress)
-            cfg->progress(cfg->progress_ctx, sv_engine_now(st.eng), st.finished, st.submitted);
+        res->end_ns = sv_engine_now(st.eng);
         for (int32_t i = 0; i < st.n_inst && !st.error; i++) {
             const GError *me = sv_msg_error(st.msgs[i]);
             if (me)
@@ -801,6 +799,7 @@ gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *res,
         res->kv_wait_ns = ps.kv_wait_ns;
         res->kv_transfer_ns = ps.transfer_ns;
     }
+    res->submitted = st.submitted;
     sv_pd_free(st.pd); /* before the msgs: their held handoffs go with them */
     for (int32_t i = 0; i < st.n_inst; i++) {
         g_free(st.npus[i]);
