@@ -401,9 +401,16 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_insta
     ic->ep_size = (int32_t)ep;
     if (!get_str(o, "dp_group", where, FALSE, ic->dp_group, sizeof ic->dp_group, error))
         return FALSE;
-    if (!get_str(o, "pd_type", where, FALSE, ic->pd_type, sizeof ic->pd_type, error))
+    char pd_type[16];
+    if (!get_str(o, "pd_type", where, FALSE, pd_type, sizeof pd_type, error))
         return FALSE;
-    if (ic->pd_type[0] && strcmp(ic->pd_type, "prefill") != 0 && strcmp(ic->pd_type, "decode") != 0)
+    if (!pd_type[0])
+        ic->role = SV_MSG_ROLE_BOTH;
+    else if (strcmp(pd_type, "prefill") == 0)
+        ic->role = SV_MSG_ROLE_PREFILL;
+    else if (strcmp(pd_type, "decode") == 0)
+        ic->role = SV_MSG_ROLE_DECODE;
+    else
         return bad(error, where, "pd_type", "must be \"prefill\", \"decode\" or null");
     if (!get_str(o, "dtype", where, FALSE, ic->dtype, sizeof ic->dtype, error))
         return FALSE;

@@ -13,7 +13,7 @@
 
 #include <json-glib/json-glib.h>
 
-#include "planner/metrics.h"
+#include "metrics/metrics_internal.h"
 
 #define SAME_CLOCK_S 100000.0 /* bench/core/validate.py _same_time_domain */
 
@@ -285,9 +285,9 @@ static int cmp_row(const void *a, const void *b)
 
 /* Per-tick error over the union of both files' ticks (a tick one side lacks counts as 0 there:
  * a simulation that ends early or late is an error, not a shorter comparison). */
-static void series_error(GArray *meas, GArray *sim, struct sv_validation *v)
+static void series_error(GArray *meas, GArray *sim, struct sv_metrics_validation *v)
 {
-    struct sv_validate_series *out[4] = {&v->prompt_throughput, &v->gen_throughput, &v->running,
+    struct sv_metrics_validate_series *out[4] = {&v->prompt_throughput, &v->gen_throughput, &v->running,
                                          &v->waiting};
     g_array_sort(meas, cmp_row);
     g_array_sort(sim, cmp_row);
@@ -330,14 +330,14 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void row_set(struct sv_validate_row *r, double m, double s)
+static void row_set(struct sv_metrics_validate_row *r, double m, double s)
 {
     r->measured = m;
     r->simulated = s;
     r->diff_pct = m != 0.0 ? (s - m) / m * 100.0 : 0.0;
 }
 
-static void metric_compare(GArray *meas, GArray *sim, struct sv_validate_metric *out)
+static void metric_compare(GArray *meas, GArray *sim, struct sv_metrics_validate_metric *out)
 {
     g_array_sort(meas, cmp_double);
     g_array_sort(sim, cmp_double);
@@ -363,7 +363,7 @@ static void metric_compare(GArray *meas, GArray *sim, struct sv_validate_metric 
 }
 
 gboolean sv_metrics_validate(const char *measured_dir, const char *simulated_dir,
-                             struct sv_validation *out, GError **error)
+                             struct sv_metrics_validation *out, GError **error)
 {
     memset(out, 0, sizeof(*out));
     struct lat_lists meas, sim;
@@ -372,9 +372,9 @@ gboolean sv_metrics_validate(const char *measured_dir, const char *simulated_dir
     GArray *ts_meas = g_array_new(FALSE, FALSE, sizeof(struct ts_row));
     GArray *ts_sim = g_array_new(FALSE, FALSE, sizeof(struct ts_row));
     g_autofree char *mreq = g_build_filename(measured_dir, "requests.jsonl", NULL);
-    g_autofree char *sreq = g_build_filename(simulated_dir, "requests.csv", NULL);
-    g_autofree char *mts = g_build_filename(measured_dir, "timeseries.csv", NULL);
-    g_autofree char *sts = g_build_filename(simulated_dir, "timeseries.csv", NULL);
+    g_autofree char *sreq = g_build_filename(simulated_dir, SV_METRICS__REQUESTS_CSV, NULL);
+    g_autofree char *mts = g_build_filename(measured_dir, SV_METRICS__TIMESERIES_CSV, NULL);
+    g_autofree char *sts = g_build_filename(simulated_dir, SV_METRICS__TIMESERIES_CSV, NULL);
     gboolean ok = read_measured_requests(mreq, &meas, error) &&
                   read_sim_requests(sreq, &sim, error) && read_timeseries(mts, ts_meas, error) &&
                   read_timeseries(sts, ts_sim, error);
@@ -401,10 +401,10 @@ gboolean sv_metrics_validate(const char *measured_dir, const char *simulated_dir
     return ok;
 }
 
-static void print_metric(FILE *out, const char *name, const struct sv_validate_metric *m)
+static void print_metric(FILE *out, const char *name, const struct sv_metrics_validate_metric *m)
 {
     const char *labels[] = {"Mean", "Median", "P90", "P95", "P99"};
-    const struct sv_validate_row *rows[] = {&m->mean, &m->median, &m->p90, &m->p95, &m->p99};
+    const struct sv_metrics_validate_row *rows[] = {&m->mean, &m->median, &m->p90, &m->p95, &m->p99};
     for (size_t i = 0; i < G_N_ELEMENTS(labels); i++) {
         g_autofree char *label = g_strdup_printf("%s %s", name, labels[i]);
         fprintf(out, "%-25s%12.1f%12.1f%+9.1f%%\n", label, rows[i]->measured, rows[i]->simulated,
@@ -412,7 +412,7 @@ static void print_metric(FILE *out, const char *name, const struct sv_validate_m
     }
 }
 
-void sv_metrics_validation_print(const struct sv_validation *v, FILE *out)
+void sv_metrics_validation_print(const struct sv_metrics_validation *v, FILE *out)
 {
     /* The layout of LLMServingSim's bench validate summary.txt, then the time-series errors. */
     fprintf(out, "%-25s%12s%12s%10s\n", "Metric", "vLLM", "Sim", "Diff%");
@@ -425,7 +425,7 @@ void sv_metrics_validation_print(const struct sv_validation *v, FILE *out)
     fprintf(out, "\n%-25s%12s%12s\n", "Time series (per tick)", "MAE", "MAPE%");
     fprintf(out, "-----------------------------------------------------------\n");
     const char *names[] = {"prompt_throughput", "gen_throughput", "running", "waiting"};
-    const struct sv_validate_series *s[] = {&v->prompt_throughput, &v->gen_throughput, &v->running,
+    const struct sv_metrics_validate_series *s[] = {&v->prompt_throughput, &v->gen_throughput, &v->running,
                                             &v->waiting};
     for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
         fprintf(out, "%-25s%12.1f%12.1f\n", names[i], s[i]->mae, s[i]->mape);
@@ -433,7 +433,7 @@ void sv_metrics_validation_print(const struct sv_validation *v, FILE *out)
             (guint64)v->gen_throughput.n_ticks);
 }
 
-static void json_metric(JsonBuilder *b, const char *name, const struct sv_validate_metric *m)
+static void json_metric(JsonBuilder *b, const char *name, const struct sv_metrics_validate_metric *m)
 {
     json_builder_set_member_name(b, name);
     json_builder_begin_object(b);
@@ -442,7 +442,7 @@ static void json_metric(JsonBuilder *b, const char *name, const struct sv_valida
     json_builder_set_member_name(b, "n_simulated");
     json_builder_add_int_value(b, (gint64)m->n_simulated);
     const char *labels[] = {"mean", "median", "p90", "p95", "p99"};
-    const struct sv_validate_row *rows[] = {&m->mean, &m->median, &m->p90, &m->p95, &m->p99};
+    const struct sv_metrics_validate_row *rows[] = {&m->mean, &m->median, &m->p90, &m->p95, &m->p99};
     for (size_t i = 0; i < G_N_ELEMENTS(labels); i++) {
         json_builder_set_member_name(b, labels[i]);
         json_builder_begin_object(b);
@@ -457,7 +457,7 @@ static void json_metric(JsonBuilder *b, const char *name, const struct sv_valida
     json_builder_end_object(b);
 }
 
-gboolean sv_metrics_validation_write_json(const struct sv_validation *v, const char *path,
+gboolean sv_metrics_validation_write_json(const struct sv_metrics_validation *v, const char *path,
                                           GError **error)
 {
     g_autoptr(JsonBuilder) b = json_builder_new();
@@ -468,7 +468,7 @@ gboolean sv_metrics_validation_write_json(const struct sv_validation *v, const c
     json_builder_set_member_name(b, "timeseries");
     json_builder_begin_object(b);
     const char *names[] = {"prompt_throughput", "gen_throughput", "running", "waiting"};
-    const struct sv_validate_series *s[] = {&v->prompt_throughput, &v->gen_throughput, &v->running,
+    const struct sv_metrics_validate_series *s[] = {&v->prompt_throughput, &v->gen_throughput, &v->running,
                                             &v->waiting};
     for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
         json_builder_set_member_name(b, names[i]);

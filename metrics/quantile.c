@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "planner/metrics.h"
+#include "metrics/metrics.h"
 
 /* Values at or below this are counted in the zero bucket (reported as 0). Inputs are ms or ns,
  * so 1e-9 of either unit is far below anything the simulator resolves. */
