@@ -6,7 +6,7 @@
 
 GQuark sv_compute_error_quark(void)
 {
-    return g_quark_from_static_string("sv-compute-error");
+    return g_quark_from_static_string("servesim-compute-error-quark");
 }
 
 /* ---- built-in models ---------------------------------------------------------------------

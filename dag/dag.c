@@ -3,7 +3,10 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(sv - dag - error - quark, sv_dag_error)
+GQuark sv_dag_error_quark(void)
+{
+    return g_quark_from_static_string("servesim-dag-error-quark");
+}
 
 static const char *const kind_names[SV_DAG_KIND_COUNT] = {
     "INVALID",   "METADATA",  "MEM_LOAD",  "MEM_STORE", "COMP",

@@ -9,7 +9,10 @@
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_QUARK(sv - kv - error - quark, sv_kv_error)
+GQuark sv_kv_error_quark(void)
+{
+    return g_quark_from_static_string("servesim-kv-error-quark");
+}
 
 /* 12 bytes, so that the per-block work of a step (pop, pin, unpin) touches one cache line:
  * with tens of thousands of blocks per instance and the free queue visiting them in an order

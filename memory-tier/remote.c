@@ -5,7 +5,10 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(sv - memtier - error - quark, sv_memtier_error)
+GQuark sv_memtier_error_quark(void)
+{
+    return g_quark_from_static_string("servesim-memtier-error-quark");
+}
 
 static const char *const type_names[] = {
     [SV_MEMTIER_REMOTE_NONE] = "NO_MEMORY_EXPANSION",

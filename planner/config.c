@@ -6,7 +6,10 @@
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_QUARK(sv - planner - error - quark, sv_planner_error)
+GQuark sv_planner_error_quark(void)
+{
+    return g_quark_from_static_string("servesim-planner-error-quark");
+}
 
 /* vLLM's gpu_memory_utilization default (vllm/config/cache.py) and LLMServingSim's
  * --npu-memory-utilization default. */

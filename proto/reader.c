@@ -9,7 +9,10 @@
 
 #include "proto/proto_internal.h"
 
-G_DEFINE_QUARK(sv - proto - error - quark, sv_proto_error)
+GQuark sv_proto_error_quark(void)
+{
+    return g_quark_from_static_string("servesim-proto-error-quark");
+}
 
 /* File read granularity. */
 #define SV_ET_CHUNK (64 * 1024)

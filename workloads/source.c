@@ -6,7 +6,10 @@
 #include <stdarg.h>
 #include <string.h>
 
-G_DEFINE_QUARK(sv - workloads - error - quark, sv_wl_error)
+GQuark sv_wl_error_quark(void)
+{
+    return g_quark_from_static_string("servesim-workloads-error-quark");
+}
 
 void sv_wl_item_clear(sv_wl_item *item)
 {
