@@ -611,6 +611,8 @@ static int replay_run(struct replay *r, const struct replay_opts *o, double t0)
     for (int i = 0; i < r->npus; i++)
         sv_dag_exec_start(r->npu[i].ex);
     sv_engine_run(r->eng, SV_TIME_MAX);
+    if (r->error == NULL && sv_engine_error(r->eng) != NULL)
+        r->error = g_error_copy(sv_engine_error(r->eng));
     if (r->error != NULL) {
         fprintf(stderr, "servesim replay: %s\n", r->error->message);
         return 1;

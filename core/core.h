@@ -44,6 +44,7 @@ typedef enum {
     SV_CORE_ERROR_PARSE,   /* syntactically bad input */
     SV_CORE_ERROR_INVALID, /* well-formed but invalid value (field path in the message) */
     SV_CORE_ERROR_STALL,   /* simulation cannot make progress */
+    SV_CORE_ERROR_HORIZON, /* an event scheduled past SV_ENGINE_HORIZON (sv_engine_error) */
 } sv_core_error_code;
 
 /* Project assert that stays on in release builds (broken invariant = bug). */
@@ -77,7 +78,16 @@ void sv_engine_free(sv_engine *eng); /* accepts NULL */
 sv_time sv_engine_now(const sv_engine *eng);
 uint64_t sv_engine_seed(const sv_engine *eng);
 
-/* Events are ordered by (time, priority, insertion sequence). `at` must be >= now. */
+/* The latest time an event can be scheduled at: 2^58 ns, about 9.1 years of simulated time (the
+ * engine packs time and priority into one 64-bit bucket key). Scheduling later is refused, not
+ * wrapped: the call returns SV_EVENT_NONE (reschedule: FALSE), the engine stops, sv_engine_run
+ * runs nothing more, and sv_engine_error() says what was scheduled when. Whoever runs the engine
+ * checks sv_engine_error() after sv_engine_run and reports it as the run's error. Such a time
+ * comes from an overflowed duration (a zero rate) or an absurd input, never from a sound model. */
+#define SV_ENGINE_HORIZON (INT64_C(1) << 58)
+
+/* Events are ordered by (time, priority, insertion sequence). `at` must be >= now and should be
+ * <= SV_ENGINE_HORIZON (see there). */
 sv_event_id sv_engine_schedule(sv_engine *eng, sv_time at, int priority, sv_event_fn fn, void *ctx,
                                uint64_t arg);
 sv_event_id sv_engine_schedule_in(sv_engine *eng, sv_time delay, int priority, sv_event_fn fn,
@@ -118,6 +128,9 @@ gboolean sv_engine_step(sv_engine *eng);
 uint64_t sv_engine_run(sv_engine *eng, sv_time until);
 void sv_engine_stop(sv_engine *eng);
 size_t sv_engine_pending(const sv_engine *eng);
+/* NULL, or why the run was stopped: an event scheduled past SV_ENGINE_HORIZON
+ * (SV_CORE_ERROR_HORIZON; owned by the engine). */
+const GError *sv_engine_error(const sv_engine *eng);
 uint64_t sv_engine_events_run(const sv_engine *eng);
 
 /* ---- RNG streams ------------------------------------------------------------------------ */

@@ -469,6 +469,10 @@ gboolean sv_dag_exec_run(sv_dag_exec *ex, GError **error)
     SV_ASSERT(ex->dag != NULL);
     sv_dag_exec_start(ex);
     sv_engine_run(ex->eng, SV_TIME_MAX);
+    if (sv_engine_error(ex->eng) != NULL) {
+        g_propagate_error(error, g_error_copy(sv_engine_error(ex->eng)));
+        return FALSE;
+    }
     if (sv_dag_exec_finished(ex))
         return TRUE;
     g_autoptr(GString) diag = g_string_new(NULL);
