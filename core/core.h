@@ -150,6 +150,38 @@ double sv_rng_exponential(sv_rng *rng, double rate); /* mean 1/rate */
 double sv_rng_normal(sv_rng *rng, double mean, double sd);
 double sv_rng_gamma(sv_rng *rng, double shape, double scale);
 
+/* ---- hashing ---------------------------------------------------------------------------- */
+
+/* The one 64-bit hash of the project, in two parts that every user combines the same way:
+ * FNV-1a 64 (Fowler/Noll/Vo, IETF draft-eastlake-fnv) to absorb bytes, and SplitMix64's
+ * finalizer (Steele, Lea, Flood, OOPSLA 2014) to spread bits (FNV's low bits mix poorly; dense
+ * or strided ids need spreading before a table masks them). Their values are part of the
+ * outputs (prefix-cache block hashes, RNG stream seeds): never change them. Inline: the id maps
+ * of dag/ and proto/ hash on every lookup. */
+#define SV_HASH_FNV_OFFSET UINT64_C(0xcbf29ce484222325)
+#define SV_HASH_FNV_PRIME UINT64_C(0x100000001b3)
+
+/* Absorb the `nbytes` low bytes of `v`, least significant first, into FNV-1a state `h`. */
+static inline uint64_t sv_hash_fnv1a(uint64_t h, uint64_t v, int nbytes)
+{
+    for (int i = 0; i < nbytes; i++) {
+        h ^= (v >> (8 * i)) & 0xffu;
+        h *= SV_HASH_FNV_PRIME;
+    }
+    return h;
+}
+
+/* FNV-1a 64 of a NUL-terminated string, from SV_HASH_FNV_OFFSET. */
+uint64_t sv_hash_str(const char *s);
+
+/* SplitMix64's finalizer: a bijection on 64-bit values. */
+static inline uint64_t sv_hash_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
 /* ---- logging ---------------------------------------------------------------------------- */
 
 /* Each library sets G_LOG_DOMAIN to "servesim-<module>" (CMake), so GLib's g_debug/g_info/

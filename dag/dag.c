@@ -22,17 +22,6 @@ const char *sv_dag_kind_name(sv_dag_kind kind)
 
 /* ---- id map ------------------------------------------------------------------------------- */
 
-/* splitmix64 finalizer: ids are often dense or strided, so spread them before masking. */
-static inline uint64_t id_hash(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= UINT64_C(0xbf58476d1ce4e5b9);
-    x ^= x >> 27;
-    x *= UINT64_C(0x94d049bb133111eb);
-    x ^= x >> 31;
-    return x;
-}
-
 uint32_t sv_dag__lookup(const sv_dag *dag, uint64_t id)
 {
     if (dag->map_cap == 0) /* dense ids (see sv_dag.dense_base) */
@@ -40,7 +29,7 @@ uint32_t sv_dag__lookup(const sv_dag *dag, uint64_t id)
                    ? (uint32_t)(id - dag->dense_base)
                    : SV_DAG_NONE;
     size_t mask = dag->map_cap - 1;
-    for (size_t i = id_hash(id) & mask;; i = (i + 1) & mask) {
+    for (size_t i = sv_hash_mix64(id) & mask;; i = (i + 1) & mask) {
         if (dag->map_vals[i] == SV_DAG_NONE)
             return SV_DAG_NONE;
         if (dag->map_keys[i] == id)
@@ -51,7 +40,7 @@ uint32_t sv_dag__lookup(const sv_dag *dag, uint64_t id)
 static void map_put(sv_dag *dag, uint64_t id, uint32_t idx)
 {
     size_t mask = dag->map_cap - 1;
-    size_t i = id_hash(id) & mask;
+    size_t i = sv_hash_mix64(id) & mask;
     while (dag->map_vals[i] != SV_DAG_NONE)
         i = (i + 1) & mask;
     dag->map_keys[i] = id;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "core/core.h"
 #include "proto/proto_internal.h"
 
 GQuark sv_proto_error_quark(void)
@@ -26,22 +27,11 @@ struct idset {
     size_t n;
 };
 
-static uint64_t id_hash(uint64_t x)
-{
-    /* splitmix64 finalizer: spreads sequential ids over the table. */
-    x ^= x >> 30;
-    x *= UINT64_C(0xbf58476d1ce4e5b9);
-    x ^= x >> 27;
-    x *= UINT64_C(0x94d049bb133111eb);
-    x ^= x >> 31;
-    return x;
-}
-
 static gboolean idset_has(const struct idset *s, uint64_t id)
 {
     if (s->cap == 0)
         return FALSE;
-    for (size_t i = id_hash(id) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+    for (size_t i = sv_hash_mix64(id) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
         if (!s->used[i])
             return FALSE;
         if (s->keys[i] == id)
@@ -51,7 +41,7 @@ static gboolean idset_has(const struct idset *s, uint64_t id)
 
 static void idset_insert_nogrow(struct idset *s, uint64_t id)
 {
-    for (size_t i = id_hash(id) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+    for (size_t i = sv_hash_mix64(id) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
         if (!s->used[i]) {
             s->used[i] = 1;
             s->keys[i] = id;
