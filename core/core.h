@@ -182,6 +182,35 @@ static inline uint64_t sv_hash_mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
+/* ---- CSV ------------------------------------------------------------------------------- */
+
+/* The one CSV reader (core/csv.c): a header line, then rows, read a line at a time. Empty lines
+ * are skipped; a field is the text between commas, stripped of spaces and of one pair of
+ * surrounding double quotes (no quoted commas or newlines: none of the files read has them).
+ * Errors name PATH:LINE. */
+typedef struct sv_csv sv_csv;
+/* Open `path` and read its header (the first non-empty line). A file with no non-empty line
+ * opens with no columns (sv_csv_n_cols 0): the caller names that error in its own words. */
+sv_csv *sv_csv_open(const char *path, GError **error);
+void sv_csv_free(sv_csv *c); /* accepts NULL */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_csv, sv_csv_free)
+const char *sv_csv_path(const sv_csv *c);
+uint64_t sv_csv_line(const sv_csv *c);        /* 1-based number of the line last read */
+uint64_t sv_csv_header_line(const sv_csv *c); /* 0 when there is no header */
+guint sv_csv_n_cols(const sv_csv *c);
+const char *sv_csv_col_name(const sv_csv *c, guint i);
+int sv_csv_col(const sv_csv *c, const char *name); /* -1 when no column has that name */
+/* Read the next non-empty row. FALSE at the end of the file, or on a read error (set). The
+ * fields stay valid until the next call; their count may differ from the header's. */
+gboolean sv_csv_next(sv_csv *c, GError **error);
+guint sv_csv_n_fields(const sv_csv *c);
+const char *sv_csv_field(const sv_csv *c, guint i);
+/* Field `i` of the current row as a number, or FALSE naming PATH:LINE, the column and the text. */
+gboolean sv_csv_field_double(const sv_csv *c, guint i, double *out, GError **error);
+/* Split one line in place into at most `max` fields (the same rules); returns how many fields the
+ * line has, which may exceed `max`. For readers that get their lines elsewhere (workloads/). */
+guint sv_csv_split(char *line, char **fields, guint max);
+
 /* ---- logging ---------------------------------------------------------------------------- */
 
 /* Each library sets G_LOG_DOMAIN to "servesim-<module>" (CMake), so GLib's g_debug/g_info/
