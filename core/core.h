@@ -224,7 +224,14 @@ void sv_log_init(const char *debug_modules);
 /* Parse a JSON file. Errors name the file (and line:column for syntax errors). */
 JsonNode *sv_cfg_load_json(const char *path, GError **error);
 
-/* Typed getters on a JSON object member. `where` is the path shown in errors
+/* The one rule for numbers in every JSON input (configs, traces, ET JSON views): an integer is an
+ * integer literal or a number with a zero fractional part within int64 (`2.0` is 2; `2.5`, a
+ * string or a boolean is not an integer); a number is any finite integer or real. These two
+ * return FALSE without an error so that each reader words its message with the field's path. */
+gboolean sv_cfg_node_int(JsonNode *n, int64_t *out);
+gboolean sv_cfg_node_double(JsonNode *n, double *out);
+
+/* Typed getters on a JSON object member (sv_cfg_get_int also takes true/false as 1/0). `where` is the path shown in errors
  * ("system.json: endpoint-delay"). Absent member: *out = dflt and TRUE unless `required`.
  * Wrong type or out-of-range: FALSE with SV_CORE_ERROR_INVALID naming `where`.`key`. */
 gboolean sv_cfg_get_int(JsonObject *obj, const char *key, const char *where, gboolean required,

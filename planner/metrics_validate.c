@@ -43,14 +43,7 @@ static gboolean fmt_error(GError **error, const char *path, int line, const char
 
 static gboolean get_num(JsonObject *o, const char *key, double *out)
 {
-    JsonNode *n = json_object_get_member(o, key);
-    if (n == NULL || JSON_NODE_TYPE(n) != JSON_NODE_VALUE)
-        return FALSE;
-    GType t = json_node_get_value_type(n);
-    if (t != G_TYPE_DOUBLE && t != G_TYPE_INT64)
-        return FALSE;
-    *out = json_node_get_double(n);
-    return TRUE;
+    return sv_cfg_node_double(json_object_get_member(o, key), out);
 }
 
 static gboolean read_measured_requests(const char *path, struct lat_lists *l, GError **error)

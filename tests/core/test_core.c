@@ -380,6 +380,24 @@ static void test_config_getters(void)
     g_clear_error(&err);
     json_node_unref(root);
 
+    /* the one integer rule: 2.0 is 2; 2.5, "2", true and 2^63 are not integers */
+    static const struct {
+        const char *json;
+        gboolean ok;
+        int64_t v;
+    } ints[] = {{"2", TRUE, 2},       {"2.0", TRUE, 2},         {"-3.0", TRUE, -3},
+                {"2.5", FALSE, 0},    {"\"2\"", FALSE, 0},      {"true", FALSE, 0},
+                {"9.3e18", FALSE, 0}, {"9.0e18", TRUE, INT64_C(9000000000000000000)}};
+    for (size_t k = 0; k < G_N_ELEMENTS(ints); k++) {
+        JsonNode *n = json_from_string(ints[k].json, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+        int64_t v = -1;
+        CU_ASSERT_EQUAL(sv_cfg_node_int(n, &v), ints[k].ok);
+        if (ints[k].ok)
+            SV_ASSERT_EQ_I64(v, ints[k].v);
+        json_node_unref(n);
+    }
+
     g_file_set_contents(path, "{\"a\": 3,\n \"b\": }", -1, NULL);
     CU_ASSERT_PTR_NULL(sv_cfg_load_json(path, &err));
     CU_ASSERT_PTR_NOT_NULL(err);
