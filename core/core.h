@@ -194,7 +194,6 @@ typedef struct sv_csv sv_csv;
 sv_csv *sv_csv_open(const char *path, GError **error);
 void sv_csv_free(sv_csv *c); /* accepts NULL */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_csv, sv_csv_free)
-const char *sv_csv_path(const sv_csv *c);
 uint64_t sv_csv_line(const sv_csv *c);        /* 1-based number of the line last read */
 uint64_t sv_csv_header_line(const sv_csv *c); /* 0 when there is no header */
 guint sv_csv_n_cols(const sv_csv *c);
@@ -205,8 +204,6 @@ int sv_csv_col(const sv_csv *c, const char *name); /* -1 when no column has that
 gboolean sv_csv_next(sv_csv *c, GError **error);
 guint sv_csv_n_fields(const sv_csv *c);
 const char *sv_csv_field(const sv_csv *c, guint i);
-/* Field `i` of the current row as a number, or FALSE naming PATH:LINE, the column and the text. */
-gboolean sv_csv_field_double(const sv_csv *c, guint i, double *out, GError **error);
 /* Split one line in place into at most `max` fields (the same rules); returns how many fields the
  * line has, which may exceed `max`. For readers that get their lines elsewhere (workloads/). */
 guint sv_csv_split(char *line, char **fields, guint max);

@@ -132,11 +132,6 @@ gboolean sv_csv_next(sv_csv *c, GError **error)
     return TRUE;
 }
 
-const char *sv_csv_path(const sv_csv *c)
-{
-    return c->path;
-}
-
 uint64_t sv_csv_line(const sv_csv *c)
 {
     return c->line;
@@ -175,19 +170,4 @@ const char *sv_csv_field(const sv_csv *c, guint i)
 {
     SV_ASSERT(i < c->n_fields);
     return c->fields[i];
-}
-
-gboolean sv_csv_field_double(const sv_csv *c, guint i, double *out, GError **error)
-{
-    const char *s = sv_csv_field(c, i);
-    char *end = NULL;
-    double v = g_ascii_strtod(s, &end);
-    if (end == s || *end) {
-        g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_PARSE,
-                    "%s:%" G_GUINT64_FORMAT ": column %s: '%s' is not a number", c->path, c->line,
-                    i < c->n_cols ? c->cols[i] : "(past the header)", s);
-        return FALSE;
-    }
-    *out = v;
-    return TRUE;
 }

@@ -221,11 +221,6 @@ sv_dag_node *sv_dag_node_at(const sv_dag *dag, size_t index)
     return index < dag->n_nodes ? sv_dag__node(dag, (uint32_t)index) : NULL;
 }
 
-void sv_dag_node_set_name(sv_dag *dag, sv_dag_node *node, const char *name)
-{
-    node->name = g_string_chunk_insert_const(dag->strings, name ? name : "");
-}
-
 void sv_dag_node_set_pg_name(sv_dag *dag, sv_dag_node *node, const char *pg_name)
 {
     if (pg_name) {
@@ -265,29 +260,6 @@ size_t sv_dag_node_parents(const sv_dag *dag, const sv_dag_node *node, GArray *o
         n++;
     }
     return n;
-}
-
-size_t sv_dag_node_children(const sv_dag *dag, const sv_dag_node *node, GArray *out)
-{
-    size_t n = 0;
-    for (uint32_t e = sv_dag__nrt(dag, node->index)->out_head; e != SV_DAG_NONE;
-         e = sv_dag__edge(dag, e)->next_out) {
-        const struct sv_dag_edge *ed = sv_dag__edge(dag, e);
-        sv_dag_link l = {sv_dag__node(dag, ed->child), (sv_dag_edge_kind)ed->kind};
-        g_array_append_val(out, l);
-        n++;
-    }
-    return n;
-}
-
-size_t sv_dag_node_n_parents(const sv_dag *dag, const sv_dag_node *node)
-{
-    return sv_dag__nrt(dag, node->index)->n_in;
-}
-
-size_t sv_dag_node_n_children(const sv_dag *dag, const sv_dag_node *node)
-{
-    return sv_dag__nrt(dag, node->index)->n_out;
 }
 
 /* ---- edges -------------------------------------------------------------------------------- */

@@ -454,11 +454,6 @@ size_t sv_dag_exec_n_done(const sv_dag_exec *ex)
     return ex->n_done;
 }
 
-size_t sv_dag_exec_n_issued(const sv_dag_exec *ex)
-{
-    return ex->n_issued;
-}
-
 sv_time sv_dag_exec_finish_ns(const sv_dag_exec *ex)
 {
     return ex->finish_ns;

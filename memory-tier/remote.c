@@ -184,11 +184,6 @@ void sv_memtier_remote_free(sv_memtier_remote *mem)
     g_free(mem);
 }
 
-const struct sv_memtier_remote_cfg *sv_memtier_remote_get_cfg(const sv_memtier_remote *mem)
-{
-    return &mem->cfg;
-}
-
 sv_time sv_memtier_remote_runtime(const sv_memtier_remote *mem, uint64_t bytes)
 {
     if (mem->cfg.type == SV_MEMTIER_REMOTE_IDEAL)

@@ -372,11 +372,6 @@ void sv_et_reader_set_dep_check(sv_et_reader *r, sv_et_dep_flags flags)
     r->deps = flags;
 }
 
-const char *sv_et_reader_path(const sv_et_reader *r)
-{
-    return r->path;
-}
-
 gboolean sv_et_reader_is_gzip(const sv_et_reader *r)
 {
     return r->gzip;

@@ -55,21 +55,6 @@ gboolean sv_wl_format_parse(const char *name, sv_wl_format *out, GError **error)
     return FALSE;
 }
 
-const char *sv_wl_format_name(sv_wl_format format)
-{
-    switch (format) {
-    case SV_WL_FORMAT_LLMSERVINGSIM:
-        return "llmservingsim";
-    case SV_WL_FORMAT_MOONCAKE:
-        return "mooncake";
-    case SV_WL_FORMAT_AZURE:
-        return "azure";
-    case SV_WL_FORMAT_AUTO:
-    default:
-        return "auto";
-    }
-}
-
 sv_wl_source *sv_wl_source_alloc(const char *path)
 {
     sv_wl_source *src = g_new0(sv_wl_source, 1);
