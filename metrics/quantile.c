@@ -29,7 +29,7 @@ struct sv_metrics_quantile {
 
 GQuark sv_metrics_error_quark(void)
 {
-    return g_quark_from_static_string("sv-metrics-error-quark");
+    return g_quark_from_static_string("servesim-metrics-error-quark");
 }
 
 double sv_metrics_percentile_sorted(const double *sorted, size_t n, double q)

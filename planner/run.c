@@ -758,6 +758,8 @@ gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *res,
         pump(&st);
         sv_engine_run(st.eng, SV_TIME_MAX);
         res->end_ns = sv_engine_now(st.eng);
+        if (!st.error && sv_engine_error(st.eng))
+            st.error = g_error_copy(sv_engine_error(st.eng));
         for (int32_t i = 0; i < st.n_inst && !st.error; i++) {
             const GError *me = sv_msg_error(st.msgs[i]);
             if (me)
