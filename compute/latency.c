@@ -80,6 +80,7 @@ sv_compute_latency *sv_compute_latency_new_profile(const char *variant_dir, cons
     g_autoptr(sv_compute_latency) lat = latency_alloc(SV_COMPUTE_LATENCY_PROFILE, m, tp, error);
     if (!lat || !sv_compute__profile_load(lat, variant_dir, error))
         return NULL;
+    g_debug("latency: profile bundle %s (tp %d)", variant_dir, tp);
     return g_steal_pointer(&lat);
 }
 
@@ -89,6 +90,7 @@ sv_compute_latency *sv_compute_latency_new_legacy(const char *tp_dir, const stru
     g_autoptr(sv_compute_latency) lat = latency_alloc(SV_COMPUTE_LATENCY_LEGACY, m, tp, error);
     if (!lat || !sv_compute__legacy_load(lat, tp_dir, error))
         return NULL;
+    g_debug("latency: legacy layer profiles %s (tp %d)", tp_dir, tp);
     return g_steal_pointer(&lat);
 }
 
@@ -106,6 +108,8 @@ sv_compute_latency *sv_compute_latency_new_roofline(const struct sv_compute_mode
         return NULL;
     lat->hw = *hw;
     memcpy(lat->eff, eff ? eff : roofline_fit, sizeof lat->eff);
+    g_debug("latency: roofline on %s (%.1f bf16 TFLOPS, %.0f GB/s, tp %d)", hw->name,
+            hw->bf16_tflops, hw->mem_bw_gbps, tp);
     return lat;
 }
 

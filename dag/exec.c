@@ -468,8 +468,11 @@ gboolean sv_dag_exec_run(sv_dag_exec *ex, GError **error)
         g_propagate_error(error, g_error_copy(sv_engine_error(ex->eng)));
         return FALSE;
     }
-    if (sv_dag_exec_finished(ex))
+    if (sv_dag_exec_finished(ex)) {
+        g_debug("dag: %zu nodes finished at %" G_GINT64_FORMAT " ns", sv_dag_node_count(ex->dag),
+                ex->finish_ns);
         return TRUE;
+    }
     g_autoptr(GString) diag = g_string_new(NULL);
     if (sv_engine_pending(ex->eng) > 0)
         g_string_append(diag, "the engine was stopped before the DAG finished\n");

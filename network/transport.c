@@ -54,6 +54,8 @@ sv_net *sv_net_new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_mod
         sv_net__fifo_init(net);
     if (model == SV_NET_MODEL_FLOW)
         net->flow = sv_net__flow_model_new(net);
+    g_debug("network: %d NPUs in %d dimension(s), %s transport", net->geom.npus, cfg->ndims,
+            sv_net_model_name(model));
     return net;
 }
 

@@ -933,6 +933,9 @@ sv_sys *sv_sys_new(sv_net *net, const struct sv_sys_cfg *cfg, const sv_sys_group
             n->group_streams[g] =
                 g_array_index(sys->groups->groups, struct sv_sys__group, g).id * 1000000;
     }
+    g_debug("system: %d NPUs, %d dataset splits, %d active chunks per dimension, %d comm groups",
+            sys->npus, cfg->preferred_dataset_splits, cfg->active_chunks_per_dimension,
+            (int)sys->groups->groups->len);
     return sys;
 fail:
     sv_sys_free(sys);
