@@ -157,8 +157,7 @@ static struct result run_one(const char *dir, const char *net_path, const char *
     int symmetric = 0;
     if (c.exit_status != 0 || !g_file_get_contents(out_path, &out, NULL, NULL) ||
         sscanf(out, "%lld %d", &cycles, &symmetric) != 2) {
-        fprintf(stderr, "bench: replay (%s, %d NPUs) failed, status %d\n", model, n,
-                c.exit_status);
+        fprintf(stderr, "bench: replay (%s, %d NPUs) failed, status %d\n", model, n, c.exit_status);
         return res;
     }
     res.cycles = cycles;

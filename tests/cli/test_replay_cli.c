@@ -119,15 +119,16 @@ static void test_astra_option_names(void)
 static void test_astra_command_lines(void)
 {
     SV_REQUIRE_SHARED("interop/astra-sim", "ASTRA-sim's rt_template and configs");
-    struct run *r = REPLAY(
-        "--workload-configuration=" ASTRA "/rt_template/inputs/workload/chakra_trace",
-        "--system-configuration=" ASTRA "/rt_template/inputs/system_cfg.json",
-        "--network-configuration=" ASTRA "/rt_template/inputs/network_cfg.yml",
-        "--remote-memory-configuration=" ASTRA "/rt_template/inputs/remote_memory_cfg.json");
+    struct run *r =
+        REPLAY("--workload-configuration=" ASTRA "/rt_template/inputs/workload/chakra_trace",
+               "--system-configuration=" ASTRA "/rt_template/inputs/system_cfg.json",
+               "--network-configuration=" ASTRA "/rt_template/inputs/network_cfg.yml",
+               "--remote-memory-configuration=" ASTRA "/rt_template/inputs/remote_memory_cfg.json");
     GString *want = g_string_new(NULL);
     for (int i = 0; i < 8; i++)
-        g_string_append_printf(want, "sys[%d] finished, 117780 cycles, exposed communication "
-                                     "117780 cycles.\n",
+        g_string_append_printf(want,
+                               "sys[%d] finished, 117780 cycles, exposed communication "
+                               "117780 cycles.\n",
                                i);
     if (r->status != 0 || !has_prefix(r->out, want->str))
         show(r, "rt_template");
@@ -165,8 +166,8 @@ static void test_help(void)
 /* Usage errors: exit status 2 with the offending word named, and nothing run. */
 static void test_usage_errors(void)
 {
-    struct run *r = REPLAY("--workload", "w", "--system", "s.json", "--network", "n.yml",
-                           "--frobnicate");
+    struct run *r =
+        REPLAY("--workload", "w", "--system", "s.json", "--network", "n.yml", "--frobnicate");
     if (r->status != 2)
         show(r, "unknown option");
     CU_ASSERT_EQUAL(r->status, 2);

@@ -4,8 +4,8 @@
  * the "aware" column for fifo) or with hand-derived values; failure cases must return FALSE with
  * a GError that says what went wrong. The command's own behaviour (options, printing, exit
  * status) is tested in tests/cli/test_replay_cli.c. */
-#include "replay/replay.h"
 #include "dag/dag.h"
+#include "replay/replay.h"
 #include "tests/replay/et_fixtures.h"
 #include "tests/test_util.h"
 
@@ -168,8 +168,8 @@ static void test_active_chunks_2(void)
     const long long expected[] = {32220, 34680}; /* analytical (unaware), fifo (aware) */
     for (size_t m = 0; m < G_N_ELEMENTS(models); m++) {
         struct run r;
-        RUN(&r, .workload = ASTRA "/microbenchmarks/all_reduce/8npus_1MB/all_reduce",
-            .system = sys, .network = ASTRA "/configs/Ring_8npus.yml", .model = models[m]);
+        RUN(&r, .workload = ASTRA "/microbenchmarks/all_reduce/8npus_1MB/all_reduce", .system = sys,
+            .network = ASTRA "/configs/Ring_8npus.yml", .model = models[m]);
         expect_all(&r, "active chunks 2", 8, expected[m], expected[m]);
         run_clear(&r);
     }
@@ -337,8 +337,7 @@ static void test_fail_missing_file(void)
 {
     SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors and ASTRA-sim configs");
     struct run r;
-    RUN(&r, .workload = CHAKRA "/vectors/no_such/trace", .system = SYS_RING4C,
-        .network = NET_FC2);
+    RUN(&r, .workload = CHAKRA "/vectors/no_such/trace", .system = SYS_RING4C, .network = NET_FC2);
     expect_error(&r, "missing prefix", "no_such/trace.0.et");
     run_clear(&r);
     /* Files for 2 NPUs, network of 4: the first absent one is named. */
@@ -531,8 +530,7 @@ static void test_symmetric_runs(void)
 
         g_autofree char *w4 = g_strdup_printf("all_reduce 4 Switch_4npus %s", name);
         RUN(&r, .workload = ASTRA "/microbenchmarks/all_reduce/4npus_1MB/all_reduce",
-            .system = SYS_RING4C, .network = ASTRA "/configs/Switch_4npus.yml",
-            .model = models[m]);
+            .system = SYS_RING4C, .network = ASTRA "/configs/Switch_4npus.yml", .model = models[m]);
         expect_symmetric(&r, w4, 4);
         run_clear(&r);
     }
@@ -578,7 +576,8 @@ static void test_other_models(void)
     SV_REQUIRE_SHARED("interop/astra-sim", "ASTRA-sim's microbenchmarks and configs");
     const sv_net_model other[] = {SV_NET_MODEL_FLOW, SV_NET_MODEL_IDEAL};
     for (size_t m = 0; m < G_N_ELEMENTS(other); m++) {
-        g_autofree char *what = g_strdup_printf("all_reduce 8 Ring %s", sv_net_model_name(other[m]));
+        g_autofree char *what =
+            g_strdup_printf("all_reduce 8 Ring %s", sv_net_model_name(other[m]));
         struct run r;
         RUN(&r, .workload = ASTRA "/microbenchmarks/all_reduce/8npus_1MB/all_reduce",
             .system = SYS_RING4C, .network = ASTRA "/configs/Ring_8npus.yml", .model = other[m]);
