@@ -1,5 +1,5 @@
 /* servesim run: simulate LLM serving of a workload on a cluster (docs/serving.md). Outputs are
- * written by planner/metrics.c (docs/outputs.md), fed by the run loop's observer. */
+ * written by metrics/metrics.c (docs/outputs.md), fed by the run loop's observer. */
 #include "cli/cli.h"
 #include "planner/planner.h"
 #include "planner/plugin.h"
@@ -12,7 +12,9 @@
 
 #include <glib/gstdio.h>
 
-#define DEFAULT_PROFILES "../shared/reference/llmservingsim/profiles"
+/* Profile bundles come only from --profiles or this variable: never from a path relative to the
+ * working directory, so that a run's results do not depend on where it is started. */
+#define PROFILES_ENV "SERVESIM_PROFILES"
 #define DEFAULT_OUTPUT_DIR "servesim-out"
 /* The built-in default study (issue 3: one H100, Llama-3.1-8B, roofline, 1,000 ShareGPT-like
  * requests at 10 req/s). */
@@ -73,10 +75,11 @@ static const char usage[] =
     "  --arrival SPEC            poisson | gamma:CV | fixed | trace:PATH (gaps resampled\n"
     "                            from a trace, scaled to --qps; default poisson)\n"
     "latency:\n"
-    "  --profiles DIR            LLMServingSim profile bundles\n"
-    "                            (default " DEFAULT_PROFILES " when present)\n"
+    "  --profiles DIR            LLMServingSim profile bundles (default $" PROFILES_ENV ",\n"
+    "                            else none: every instance uses the roofline)\n"
     "  --latency profile|roofline  (default: profile when a bundle matches, else roofline;\n"
-    "                            the built-in default run uses roofline)\n"
+    "                            the built-in default run uses roofline; stderr and\n"
+    "                            summary.json say which each instance used)\n"
     "  --model-dir DIR           extra model configs (<org>/<name>.json; default none)\n"
     "scheduling (flags win over the cluster config's per-instance values):\n"
     "  --scheduler NAME          vllm | static | dynamic (default vllm), or a plugin's\n"
@@ -298,17 +301,25 @@ static void progress_clear(progress_ctx *p)
 
 /* ---- run ------------------------------------------------------------------------------------- */
 
-/* Command-line scheduling flags win over the config's per-instance overrides. */
-static void apply_overrides(struct sv_cluster_cfg *cluster, const run_opts *o)
+/* One line per instance on stderr, --quiet or not: a run on the roofline must never pass for one
+ * on measured profiles (docs/serving.md). */
+static void report_latency_sources(const struct sv_run_cfg *cfg, gboolean builtin,
+                                   char *const *sources)
 {
-    for (int32_t i = 0; i < cluster->n_instances; i++) {
-        struct sv_instance_cfg *ic = &cluster->instances[i];
-        if (o->long_prefill >= 0)
-            ic->long_prefill_token_threshold = o->long_prefill;
-        if (o->block_size > 0)
-            ic->block_size = o->block_size;
-        if (o->no_prefix_caching)
-            ic->enable_prefix_caching = 0;
+    for (int32_t i = 0; sources && i < cfg->cluster->n_instances && sources[i]; i++) {
+        const struct sv_instance_cfg *ic = &cfg->cluster->instances[i];
+        const char *src = sources[i];
+        g_autofree char *why = NULL;
+        if (g_str_has_prefix(src, "profile:"))
+            why = g_strdup("");
+        else if (cfg->latency == SV_RUN_LATENCY_ROOFLINE)
+            why = g_strdup(builtin ? " (the built-in default run)" : " (--latency roofline)");
+        else if (!cfg->profiles_root)
+            why = g_strdup(" (no profiles: neither --profiles DIR nor " PROFILES_ENV ")");
+        else
+            why = g_strdup_printf(" (no profile bundle under %s)", cfg->profiles_root);
+        fprintf(stderr, "servesim run: instance %d (%s on %s): latency %s%s\n", i,
+                ic->model_name, ic->hardware, src, why);
     }
 }
 
@@ -436,14 +447,21 @@ int sv_cli_run(int argc, char **argv)
     progress_ctx pc = {0};
     int status = 1; /* until the run succeeded */
     cfg.seed = (uint64_t)o.seed;
-    cfg.enable_prefix_caching = cfg.enable_chunked_prefill = cfg.reserve_full_isl = -1;
-    cfg.force_max_num_seqs = o.max_num_seqs;
-    cfg.force_max_num_batched_tokens = o.max_num_batched_tokens;
+    /* Scheduling flags; the planner resolves them against the config (planner.h). */
+    cfg.max_num_seqs = o.max_num_seqs;
+    cfg.max_num_batched_tokens = o.max_num_batched_tokens;
+    cfg.block_size = o.block_size;
+    cfg.long_prefill_token_threshold = o.long_prefill > 0 ? o.long_prefill
+                                       : o.long_prefill == 0 ? -1 /* explicit: no cap */
+                                                             : 0;
+    cfg.enable_prefix_caching = o.no_prefix_caching ? 0 : -1;
+    cfg.enable_chunked_prefill = cfg.reserve_full_isl = -1;
     cfg.emit_et_dir = o.emit_et;
     cfg.model_dir = o.model_dir;
-    cfg.profiles_root =
-        o.profiles ? o.profiles
-                   : (g_file_test(DEFAULT_PROFILES, G_FILE_TEST_IS_DIR) ? DEFAULT_PROFILES : NULL);
+    const char *env_profiles = g_getenv(PROFILES_ENV);
+    cfg.profiles_root = o.profiles                    ? o.profiles
+                        : env_profiles && *env_profiles ? env_profiles
+                                                        : NULL;
     if (quick || builtin) {
         if (builtin && !o.latency)
             cfg.latency = SV_RUN_LATENCY_ROOFLINE;
@@ -471,7 +489,6 @@ int sv_cli_run(int argc, char **argv)
         if (!src)
             goto fail;
     }
-    apply_overrides(cluster, &o);
     cfg.cluster = cluster;
     cfg.workload = src;
 
@@ -481,11 +498,9 @@ int sv_cli_run(int argc, char **argv)
     if (!m)
         goto fail;
     struct sv_run_observer obs;
-    sv_metrics_observer_init(m, &obs);
+    sv_planner_metrics_observer_init(m, &obs);
     cfg.observer = &obs;
 
-    /* The progress callback also records the final counts (the run loop calls it once at the
-     * end), which the diagnosis of a run that cannot finish needs. */
     pc.show = !o.quiet && isatty(fileno(stderr));
     pc.start_us = g_get_monotonic_time();
     cfg.progress = progress;
@@ -495,25 +510,27 @@ int sv_cli_run(int argc, char **argv)
     struct sv_run_result res;
     gboolean ok = sv_planner_run(&cfg, &res, &err);
     progress_clear(&pc);
+    report_latency_sources(&cfg, builtin && !o.latency,
+                           sv_metrics_get_summary(m)->latency_sources);
     if (res.bad_lines)
         fprintf(stderr, "servesim run: skipped %" G_GUINT64_FORMAT " bad workload line%s\n",
                 res.bad_lines, res.bad_lines == 1 ? "" : "s");
     if (!ok) {
         /* A request rejected at arrival (it can never fit) arrived but was never queued. */
         uint64_t arrived =
-            pc.submitted + (g_error_matches(err, SV_MSG_ERROR, SV_MSG_ERROR_NOFIT) ? 1 : 0);
+            res.submitted + (g_error_matches(err, SV_MSG_ERROR, SV_MSG_ERROR_NOFIT) ? 1 : 0);
         fprintf(stderr, "servesim run: %s\n", err->message);
         fprintf(stderr,
                 "servesim run: the run cannot finish: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
                 " arrived requests finished, %" G_GUINT64_FORMAT
                 " unfinished, at simulated %.3f s; no outputs written\n",
                 res.requests, arrived, arrived - MIN(arrived, res.requests),
-                (double)pc.now_ns / 1e9);
+                (double)res.end_ns / 1e9);
         status = 1;
         goto out;
     }
     for (int32_t i = 0; i < cluster->n_instances; i++) {
-        if (cluster->instances[i].pd_type[0] == '\0')
+        if (cluster->instances[i].role == SV_MSG_ROLE_BOTH)
             continue;
         /* A cluster with prefill/decode instances reports its KV handoffs (docs/outputs.md). */
         struct sv_metrics_pd pd = {.handoffs = res.kv_handoffs,
@@ -525,12 +542,12 @@ int sv_cli_run(int argc, char **argv)
         sv_metrics_set_pd(m, &pd);
         break;
     }
-    if (!sv_metrics_finish(m, res.makespan_ns, pc.submitted, &err))
+    if (!sv_metrics_finish(m, res.makespan_ns, res.submitted, &err))
         goto fail;
     outputs_written = TRUE;
     const struct sv_metrics_summary *sum = sv_metrics_get_summary(m);
     if (!o.quiet) {
-        printf("latency: %s; %" G_GUINT64_FORMAT " iterations\n", res.latency_source,
+        printf("latency: %s; %" G_GUINT64_FORMAT " iterations\n", sum->latency_sources[0],
                res.iterations);
         sv_metrics_print_summary(m, stdout);
     }

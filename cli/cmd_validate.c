@@ -2,7 +2,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
-#include "planner/metrics.h"
+#include "metrics/metrics.h"
 
 static const char validate_usage[] =
     "usage: servesim validate --measured DIR --simulated DIR [--json OUT]\n"
@@ -20,33 +20,40 @@ static const char validate_usage[] =
 
 int sv_cli_validate(int argc, char **argv)
 {
-    const char *measured = NULL, *simulated = NULL, *json = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (g_strcmp0(a, "--help") == 0 || g_strcmp0(a, "-h") == 0) {
-            fputs(validate_usage, stdout);
-            return 0;
-        }
-        const char **dst = g_strcmp0(a, "--measured") == 0    ? &measured
-                           : g_strcmp0(a, "--simulated") == 0 ? &simulated
-                           : g_strcmp0(a, "--json") == 0      ? &json
-                                                              : NULL;
-        if (dst == NULL) {
-            fprintf(stderr, "servesim validate: unknown argument '%s'\n\n%s", a, validate_usage);
-            return 2;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "servesim validate: %s needs a value\n", a);
-            return 2;
-        }
-        *dst = argv[++i];
+    g_autofree char *measured = NULL, *simulated = NULL, *json = NULL;
+    gboolean help = FALSE;
+    /* GLib's own --help is off: the usage text above is the documented one. */
+    GOptionEntry entries[] = {
+        {"measured", 0, 0, G_OPTION_ARG_FILENAME, &measured, NULL, "DIR"},
+        {"simulated", 0, 0, G_OPTION_ARG_FILENAME, &simulated, NULL, "DIR"},
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, NULL, "OUT"},
+        {"help", 'h', 0, G_OPTION_ARG_NONE, &help, NULL, NULL},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    g_autoptr(GOptionContext) ctx = g_option_context_new(NULL);
+    g_option_context_set_help_enabled(ctx, FALSE);
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_autoptr(GError) perr = NULL;
+    if (!g_option_context_parse(ctx, &argc, &argv, &perr)) {
+        /* GLib names the option: "Unknown option --x", "Missing argument for --json". */
+        fprintf(stderr, "servesim validate: %s\n\n%s", perr->message, validate_usage);
+        return 2;
+    }
+    if (help) {
+        fputs(validate_usage, stdout);
+        return 0;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "servesim validate: unexpected argument '%s'\n\n%s", argv[1],
+                validate_usage);
+        return 2;
     }
     if (measured == NULL || simulated == NULL) {
         fprintf(stderr, "servesim validate: --measured and --simulated are required\n\n%s",
                 validate_usage);
         return 2;
     }
-    struct sv_validation v;
+    struct sv_metrics_validation v;
     g_autoptr(GError) err = NULL;
     if (!sv_metrics_validate(measured, simulated, &v, &err)) {
         fprintf(stderr, "servesim validate: %s\n", err->message);

@@ -64,8 +64,6 @@ gboolean sv_compute_model_lookup(const char *name, const char *model_dir, struct
 /* Fill from a parsed config.json object; `where` names it in errors. */
 gboolean sv_compute_model_from_json(JsonObject *obj, const char *name, const char *where,
                                     struct sv_model_cfg *out, GError **error);
-/* Names of the built-in models ("org/name"), NULL-terminated, static. */
-const char *const *sv_compute_model_builtin_names(void);
 
 gboolean sv_compute_model_is_moe(const struct sv_model_cfg *m);
 /* Total parameter count (embedding, lm_head unless tied, attention, MLP or experts + router,
@@ -106,7 +104,6 @@ typedef enum {
 } sv_op_category;
 
 const char *sv_compute_op_name(sv_op_kind op); /* canonical name: "qkv_proj" */
-gboolean sv_compute_op_from_name(const char *name, sv_op_kind *out);
 sv_op_category sv_compute_op_category(sv_op_kind op);
 
 #define SV_SEQ_MAX 8
@@ -144,7 +141,6 @@ struct sv_hw_cfg {
 };
 /* Case-insensitive; aliases accepted (H100, A100, RTX4090, RTXPRO6000, A6000, TPUv6e...). */
 gboolean sv_compute_hw_lookup(const char *name, struct sv_hw_cfg *out, GError **error);
-const char *const *sv_compute_hw_builtin_names(void);
 /* Apply overrides from a JSON object with any of the keys bf16_tflops, fp8_tflops,
  * fp32_tflops, mem_gb, mem_bw_gbps, link_bw_gbps. Unknown keys and non-positive values are
  * errors naming `where`.key. */
@@ -223,9 +219,7 @@ void sv_compute_op_cost(const struct sv_model_cfg *m, int tp, sv_op_kind op,
 void sv_latency_free(sv_latency *lat);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_latency, sv_latency_free)
 
-sv_latency_backend sv_compute_latency_backend(const sv_latency *lat);
 const struct sv_model_cfg *sv_compute_latency_model(const sv_latency *lat);
-int sv_compute_latency_tp(const sv_latency *lat);
 
 /* Time of one operator for a batch shape, ns (>= 0; 0 for attention with no tokens). */
 sv_time sv_compute_op_time(sv_latency *lat, sv_op_kind op, const struct sv_batch_shape *s);

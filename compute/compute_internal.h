@@ -21,18 +21,21 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_yaml_node, sv_compute_yaml_free)
 /* Member of a map (NULL if absent or n is not a map). */
 sv_yaml_node *sv_compute_yaml_get(sv_yaml_node *n, const char *key);
 
-/* ---- CSV (header + numeric/string cells) ---- */
+/* ---- CSV tables: a whole file read through core's CSV reader (sv_csv), kept for random
+ * access by row ---- */
 typedef struct {
     char *path;
     GPtrArray *header; /* char* */
     GPtrArray *rows;   /* char** (g_strfreev) */
-} sv_csv;
-sv_csv *sv_compute_csv_load(const char *path, GError **error);
-void sv_compute_csv_free(sv_csv *c);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_csv, sv_compute_csv_free)
+    GArray *lines;     /* uint64_t: the file line of each row, for errors */
+} sv_compute_table;
+sv_compute_table *sv_compute_csv_load(const char *path, GError **error);
+void sv_compute_csv_free(sv_compute_table *c);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_compute_table, sv_compute_csv_free)
 /* Column index, or -1 with an error naming the file and column. */
-int sv_compute_csv_col(const sv_csv *c, const char *name, GError **error);
-gboolean sv_compute_csv_double(const sv_csv *c, guint row, int col, double *out, GError **error);
+int sv_compute_csv_col(const sv_compute_table *c, const char *name, GError **error);
+gboolean sv_compute_csv_double(const sv_compute_table *c, guint row, int col, double *out,
+                               GError **error);
 
 /* ---- interpolation tables (values in ns) ---- */
 struct sv_table1d {

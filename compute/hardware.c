@@ -64,11 +64,6 @@ static const char *const builtin_hw_names[] = {
     "RTX-PRO-6000", "TPU-v6e",  "MI300X", NULL,
 };
 
-const char *const *sv_compute_hw_builtin_names(void)
-{
-    return builtin_hw_names;
-}
-
 /* Lowercase with '-', '_' and ' ' removed, so "RTX PRO 6000" == "rtxpro6000". */
 static char *squash(const char *s, size_t n)
 {

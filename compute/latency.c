@@ -123,19 +123,9 @@ char *sv_compute_profile_find(const char *profiles_root, const char *hw, const c
     return NULL;
 }
 
-sv_latency_backend sv_compute_latency_backend(const sv_latency *lat)
-{
-    return lat->backend;
-}
-
 const struct sv_model_cfg *sv_compute_latency_model(const sv_latency *lat)
 {
     return &lat->model;
-}
-
-int sv_compute_latency_tp(const sv_latency *lat)
-{
-    return lat->tp;
 }
 
 /* ---- roofline costs ------------------------------------------------------------------------

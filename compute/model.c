@@ -6,7 +6,7 @@
 
 GQuark sv_compute_error_quark(void)
 {
-    return g_quark_from_static_string("sv-compute-error");
+    return g_quark_from_static_string("servesim-compute-error-quark");
 }
 
 /* ---- built-in models ---------------------------------------------------------------------
@@ -70,11 +70,6 @@ static const char *const builtin_model_names[] = {
     "microsoft/Phi-mini-MoE-instruct",
     NULL,
 };
-
-const char *const *sv_compute_model_builtin_names(void)
-{
-    return builtin_model_names;
-}
 
 static const char *base_name(const char *name)
 {
@@ -361,16 +356,6 @@ const char *sv_compute_op_name(sv_op_kind op)
 {
     SV_ASSERT(op >= 0 && op < SV_OP_COUNT);
     return op_info[op].name;
-}
-
-gboolean sv_compute_op_from_name(const char *name, sv_op_kind *out)
-{
-    for (int i = 0; i < SV_OP_COUNT; i++)
-        if (!strcmp(name, op_info[i].name)) {
-            *out = (sv_op_kind)i;
-            return TRUE;
-        }
-    return FALSE;
 }
 
 sv_op_category sv_compute_op_category(sv_op_kind op)

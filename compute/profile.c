@@ -108,7 +108,7 @@ void sv_compute_tp_tables_clear(struct sv_tp_tables *t)
 }
 
 /* Read the named numeric columns of every row into kv_rows (times converted to ns). */
-static gboolean read_rows(const sv_csv *c, const char *const *cols, int ncols, const char *tcol,
+static gboolean read_rows(const sv_compute_table *c, const char *const *cols, int ncols, const char *tcol,
                           gboolean time_is_us, int filter_col, const char *filter_val, GArray *out,
                           GError **error)
 {
@@ -141,7 +141,7 @@ static gboolean read_rows(const sv_csv *c, const char *const *cols, int ncols, c
 static gboolean load_1d_file(struct sv_tp_tables *t, const char *path, const char *key,
                              GError **error)
 {
-    g_autoptr(sv_csv) c = sv_compute_csv_load(path, error);
+    g_autoptr(sv_compute_table) c = sv_compute_csv_load(path, error);
     if (!c)
         return FALSE;
     int lc = sv_compute_csv_col(c, "layer", error);
@@ -224,7 +224,7 @@ static void attn_build(struct sv_attn_table *a, const struct kv_row *r, int n)
 
 static gboolean load_attention(struct sv_tp_tables *t, const char *path, GError **error)
 {
-    g_autoptr(sv_csv) c = sv_compute_csv_load(path, error);
+    g_autoptr(sv_compute_table) c = sv_compute_csv_load(path, error);
     if (!c)
         return FALSE;
     /* A bundle with a `layer` column may hold several kernels; ours is `attention`. */
@@ -249,7 +249,7 @@ static gboolean load_attention(struct sv_tp_tables *t, const char *path, GError 
 
 static gboolean load_moe(struct sv_tp_tables *t, const char *path, GError **error)
 {
-    g_autoptr(sv_csv) c = sv_compute_csv_load(path, error);
+    g_autoptr(sv_compute_table) c = sv_compute_csv_load(path, error);
     if (!c)
         return FALSE;
     static const char *const cols[] = {"activated_experts", "tokens"};
@@ -407,7 +407,7 @@ static gboolean load_skew(struct sv_skew_fit *f, sv_yaml_node *meta, const char 
     /* LLMServingSim only warns when the table is missing; a bundle that names a table it does
      * not ship is broken, so this is an error here. */
     g_autofree char *path = g_strdup_printf("%s/%s", root, bt->scalar);
-    g_autoptr(sv_csv) c = sv_compute_csv_load(path, error);
+    g_autoptr(sv_compute_table) c = sv_compute_csv_load(path, error);
     if (!c)
         return FALSE;
     int lc = -1;
@@ -627,7 +627,7 @@ void sv_compute_legacy_free(struct sv_legacy_tables *l)
     g_free(l);
 }
 
-static gboolean legacy_parts(const sv_csv *c, const char *path, const char *const *parts,
+static gboolean legacy_parts(const sv_compute_table *c, const char *path, const char *const *parts,
                              double scale, struct sv_table1d *out, GError **error)
 {
     int nc = sv_compute_csv_col(c, "layer_name", error);
@@ -667,7 +667,7 @@ static gboolean legacy_parts(const sv_csv *c, const char *path, const char *cons
 static gboolean legacy_2d(const char *path, const char *c0, const char *c1, struct sv_table2d *out,
                           GError **error)
 {
-    g_autoptr(sv_csv) c = sv_compute_csv_load(path, error);
+    g_autoptr(sv_compute_table) c = sv_compute_csv_load(path, error);
     if (!c)
         return FALSE;
     const char *cols[] = {c0, c1};
@@ -688,7 +688,7 @@ gboolean sv_compute_legacy_load(sv_latency *lat, const char *tp_dir, GError **er
     lat->dir = g_strdup(tp_dir);
     lat->legacy = g_new0(struct sv_legacy_tables, 1);
     g_autofree char *lp = g_strdup_printf("%s/layers.csv", tp_dir);
-    g_autoptr(sv_csv) c = sv_compute_csv_load(lp, error);
+    g_autoptr(sv_compute_table) c = sv_compute_csv_load(lp, error);
     if (!c)
         return FALSE;
     static const struct {

@@ -1,4 +1,5 @@
-/* Small readers shared by the backends: CSV files, YAML trees, interpolation tables. */
+/* Small readers shared by the backends: CSV tables (on core's reader), YAML trees, interpolation
+ * tables. */
 #include "compute/compute_internal.h"
 
 #include <math.h>
@@ -8,7 +9,7 @@
 
 /* ---- CSV ---------------------------------------------------------------------------------- */
 
-void sv_compute_csv_free(sv_csv *c)
+void sv_compute_csv_free(sv_compute_table *c)
 {
     if (!c)
         return;
@@ -17,57 +18,56 @@ void sv_compute_csv_free(sv_csv *c)
         g_ptr_array_unref(c->header);
     if (c->rows)
         g_ptr_array_unref(c->rows);
+    if (c->lines)
+        g_array_unref(c->lines);
     g_free(c);
 }
 
-sv_csv *sv_compute_csv_load(const char *path, GError **error)
+sv_compute_table *sv_compute_csv_load(const char *path, GError **error)
 {
-    g_autofree char *text = NULL;
-    gsize len = 0;
     GError *e = NULL;
-    if (!g_file_get_contents(path, &text, &len, &e)) {
-        g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_MISSING, "cannot read %s: %s", path,
-                    e->message);
+    g_autoptr(sv_csv) in = sv_csv_open(path, &e);
+    if (!in) {
+        g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_MISSING, "%s", e->message);
         g_error_free(e);
         return NULL;
     }
-    g_autoptr(sv_csv) c = g_new0(sv_csv, 1);
+    if (sv_csv_n_cols(in) == 0) {
+        g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_PARSE, "empty file: %s", path);
+        return NULL;
+    }
+    g_autoptr(sv_compute_table) c = g_new0(sv_compute_table, 1);
     c->path = g_strdup(path);
     c->header = g_ptr_array_new_with_free_func(g_free);
     c->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
-    char *save = NULL;
-    int line = 0;
-    for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-        line++;
-        size_t n = strlen(l);
-        if (n && l[n - 1] == '\r')
-            l[n - 1] = 0;
-        if (!*l)
-            continue;
-        char **cells = g_strsplit(l, ",", -1);
-        if (c->header->len == 0) {
-            for (int i = 0; cells[i]; i++)
-                g_ptr_array_add(c->header, g_strdup(g_strstrip(cells[i])));
-            g_strfreev(cells);
-            continue;
-        }
-        if (g_strv_length(cells) != c->header->len) {
+    c->lines = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    for (guint i = 0; i < sv_csv_n_cols(in); i++)
+        g_ptr_array_add(c->header, g_strdup(sv_csv_col_name(in, i)));
+    while (sv_csv_next(in, &e)) {
+        guint n = sv_csv_n_fields(in);
+        uint64_t line = sv_csv_line(in);
+        if (n != c->header->len) {
             g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_PARSE,
-                        "expected %u columns, got %u: %s line %d", c->header->len,
-                        g_strv_length(cells), path, line);
-            g_strfreev(cells);
+                        "%s:%" G_GUINT64_FORMAT ": expected %u columns, got %u", path, line,
+                        c->header->len, n);
             return NULL;
         }
+        char **cells = g_new(char *, n + 1);
+        for (guint i = 0; i < n; i++)
+            cells[i] = g_strdup(sv_csv_field(in, i));
+        cells[n] = NULL;
         g_ptr_array_add(c->rows, cells);
+        g_array_append_val(c->lines, line);
     }
-    if (c->header->len == 0) {
-        g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_PARSE, "empty file: %s", path);
+    if (e) {
+        g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_PARSE, "%s", e->message);
+        g_error_free(e);
         return NULL;
     }
     return g_steal_pointer(&c);
 }
 
-int sv_compute_csv_col(const sv_csv *c, const char *name, GError **error)
+int sv_compute_csv_col(const sv_compute_table *c, const char *name, GError **error)
 {
     for (guint i = 0; i < c->header->len; i++)
         if (!strcmp(c->header->pdata[i], name))
@@ -77,15 +77,16 @@ int sv_compute_csv_col(const sv_csv *c, const char *name, GError **error)
     return -1;
 }
 
-gboolean sv_compute_csv_double(const sv_csv *c, guint row, int col, double *out, GError **error)
+gboolean sv_compute_csv_double(const sv_compute_table *c, guint row, int col, double *out,
+                               GError **error)
 {
     const char *s = ((char **)c->rows->pdata[row])[col];
     char *end = NULL;
     double v = g_ascii_strtod(s, &end);
     if (end == s || *end) {
         g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_PARSE,
-                    "not a number \"%s\" in column %s: %s data row %u", s,
-                    (char *)c->header->pdata[col], c->path, row + 1);
+                    "%s:%" G_GUINT64_FORMAT ": not a number \"%s\" in column %s", c->path,
+                    g_array_index(c->lines, uint64_t, row), s, (char *)c->header->pdata[col]);
         return FALSE;
     }
     *out = v;

@@ -36,6 +36,40 @@ static JsonNode *member(JsonObject *obj, const char *key, const char *where, gbo
     return n;
 }
 
+gboolean sv_cfg_node_int(JsonNode *n, int64_t *out)
+{
+    if (n == NULL || !JSON_NODE_HOLDS_VALUE(n))
+        return FALSE;
+    GType t = json_node_get_value_type(n);
+    if (t == G_TYPE_INT64) {
+        *out = json_node_get_int(n);
+        return TRUE;
+    }
+    if (t == G_TYPE_DOUBLE) {
+        double d = json_node_get_double(n);
+        /* 2^63 is the first double past INT64_MAX */
+        if (d == floor(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
+            *out = (int64_t)d;
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+gboolean sv_cfg_node_double(JsonNode *n, double *out)
+{
+    if (n == NULL || !JSON_NODE_HOLDS_VALUE(n))
+        return FALSE;
+    GType t = json_node_get_value_type(n);
+    if (t != G_TYPE_INT64 && t != G_TYPE_DOUBLE)
+        return FALSE;
+    double d = json_node_get_double(n);
+    if (!isfinite(d))
+        return FALSE;
+    *out = d;
+    return TRUE;
+}
+
 gboolean sv_cfg_get_int(JsonObject *obj, const char *key, const char *where, gboolean required,
                         int64_t dflt, int64_t *out, GError **error)
 {
@@ -45,23 +79,12 @@ gboolean sv_cfg_get_int(JsonObject *obj, const char *key, const char *where, gbo
         *out = dflt;
         return !required;
     }
-    if (JSON_NODE_HOLDS_VALUE(n)) {
-        GType t = json_node_get_value_type(n);
-        if (t == G_TYPE_INT64) {
-            *out = json_node_get_int(n);
-            return TRUE;
-        }
-        if (t == G_TYPE_DOUBLE) {
-            double d = json_node_get_double(n);
-            if (d == floor(d) && fabs(d) < 9.2e18) {
-                *out = (int64_t)d;
-                return TRUE;
-            }
-        }
-        if (t == G_TYPE_BOOLEAN) {
-            *out = json_node_get_boolean(n) ? 1 : 0;
-            return TRUE;
-        }
+    if (sv_cfg_node_int(n, out))
+        return TRUE;
+    /* ASTRA-sim's system files write 0/1 flags as booleans too */
+    if (JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_BOOLEAN) {
+        *out = json_node_get_boolean(n) ? 1 : 0;
+        return TRUE;
     }
     g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_INVALID, "%s.%s: expected an integer", where,
                 key);
@@ -77,14 +100,8 @@ gboolean sv_cfg_get_double(JsonObject *obj, const char *key, const char *where, 
         *out = dflt;
         return !required;
     }
-    if (JSON_NODE_HOLDS_VALUE(n)) {
-        GType t = json_node_get_value_type(n);
-        if (t == G_TYPE_INT64 || t == G_TYPE_DOUBLE) {
-            *out = json_node_get_double(n);
-            if (isfinite(*out))
-                return TRUE;
-        }
-    }
+    if (sv_cfg_node_double(n, out))
+        return TRUE;
     g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_INVALID, "%s.%s: expected a number", where,
                 key);
     return FALSE;

@@ -44,6 +44,7 @@ typedef enum {
     SV_CORE_ERROR_PARSE,   /* syntactically bad input */
     SV_CORE_ERROR_INVALID, /* well-formed but invalid value (field path in the message) */
     SV_CORE_ERROR_STALL,   /* simulation cannot make progress */
+    SV_CORE_ERROR_HORIZON, /* an event scheduled past SV_ENGINE_HORIZON (sv_engine_error) */
 } sv_core_error_code;
 
 /* Project assert that stays on in release builds (broken invariant = bug). */
@@ -77,7 +78,16 @@ void sv_engine_free(sv_engine *eng); /* accepts NULL */
 sv_time sv_engine_now(const sv_engine *eng);
 uint64_t sv_engine_seed(const sv_engine *eng);
 
-/* Events are ordered by (time, priority, insertion sequence). `at` must be >= now. */
+/* The latest time an event can be scheduled at: 2^58 ns, about 9.1 years of simulated time (the
+ * engine packs time and priority into one 64-bit bucket key). Scheduling later is refused, not
+ * wrapped: the call returns SV_EVENT_NONE (reschedule: FALSE), the engine stops, sv_engine_run
+ * runs nothing more, and sv_engine_error() says what was scheduled when. Whoever runs the engine
+ * checks sv_engine_error() after sv_engine_run and reports it as the run's error. Such a time
+ * comes from an overflowed duration (a zero rate) or an absurd input, never from a sound model. */
+#define SV_ENGINE_HORIZON (INT64_C(1) << 58)
+
+/* Events are ordered by (time, priority, insertion sequence). `at` must be >= now and should be
+ * <= SV_ENGINE_HORIZON (see there). */
 sv_event_id sv_engine_schedule(sv_engine *eng, sv_time at, int priority, sv_event_fn fn, void *ctx,
                                uint64_t arg);
 sv_event_id sv_engine_schedule_in(sv_engine *eng, sv_time delay, int priority, sv_event_fn fn,
@@ -118,6 +128,9 @@ gboolean sv_engine_step(sv_engine *eng);
 uint64_t sv_engine_run(sv_engine *eng, sv_time until);
 void sv_engine_stop(sv_engine *eng);
 size_t sv_engine_pending(const sv_engine *eng);
+/* NULL, or why the run was stopped: an event scheduled past SV_ENGINE_HORIZON
+ * (SV_CORE_ERROR_HORIZON; owned by the engine). */
+const GError *sv_engine_error(const sv_engine *eng);
 uint64_t sv_engine_events_run(const sv_engine *eng);
 
 /* ---- RNG streams ------------------------------------------------------------------------ */
@@ -137,6 +150,64 @@ double sv_rng_exponential(sv_rng *rng, double rate); /* mean 1/rate */
 double sv_rng_normal(sv_rng *rng, double mean, double sd);
 double sv_rng_gamma(sv_rng *rng, double shape, double scale);
 
+/* ---- hashing ---------------------------------------------------------------------------- */
+
+/* The one 64-bit hash of the project, in two parts that every user combines the same way:
+ * FNV-1a 64 (Fowler/Noll/Vo, IETF draft-eastlake-fnv) to absorb bytes, and SplitMix64's
+ * finalizer (Steele, Lea, Flood, OOPSLA 2014) to spread bits (FNV's low bits mix poorly; dense
+ * or strided ids need spreading before a table masks them). Their values are part of the
+ * outputs (prefix-cache block hashes, RNG stream seeds): never change them. Inline: the id maps
+ * of dag/ and proto/ hash on every lookup. */
+#define SV_HASH_FNV_OFFSET UINT64_C(0xcbf29ce484222325)
+#define SV_HASH_FNV_PRIME UINT64_C(0x100000001b3)
+
+/* Absorb the `nbytes` low bytes of `v`, least significant first, into FNV-1a state `h`. */
+static inline uint64_t sv_hash_fnv1a(uint64_t h, uint64_t v, int nbytes)
+{
+    for (int i = 0; i < nbytes; i++) {
+        h ^= (v >> (8 * i)) & 0xffu;
+        h *= SV_HASH_FNV_PRIME;
+    }
+    return h;
+}
+
+/* FNV-1a 64 of a NUL-terminated string, from SV_HASH_FNV_OFFSET. */
+uint64_t sv_hash_str(const char *s);
+
+/* SplitMix64's finalizer: a bijection on 64-bit values. */
+static inline uint64_t sv_hash_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* ---- CSV ------------------------------------------------------------------------------- */
+
+/* The one CSV reader (core/csv.c): a header line, then rows, read a line at a time. Empty lines
+ * are skipped; a field is the text between commas, stripped of spaces and of one pair of
+ * surrounding double quotes (no quoted commas or newlines: none of the files read has them).
+ * Errors name PATH:LINE. */
+typedef struct sv_csv sv_csv;
+/* Open `path` and read its header (the first non-empty line). A file with no non-empty line
+ * opens with no columns (sv_csv_n_cols 0): the caller names that error in its own words. */
+sv_csv *sv_csv_open(const char *path, GError **error);
+void sv_csv_free(sv_csv *c); /* accepts NULL */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_csv, sv_csv_free)
+uint64_t sv_csv_line(const sv_csv *c);        /* 1-based number of the line last read */
+uint64_t sv_csv_header_line(const sv_csv *c); /* 0 when there is no header */
+guint sv_csv_n_cols(const sv_csv *c);
+const char *sv_csv_col_name(const sv_csv *c, guint i);
+int sv_csv_col(const sv_csv *c, const char *name); /* -1 when no column has that name */
+/* Read the next non-empty row. FALSE at the end of the file, or on a read error (set). The
+ * fields stay valid until the next call; their count may differ from the header's. */
+gboolean sv_csv_next(sv_csv *c, GError **error);
+guint sv_csv_n_fields(const sv_csv *c);
+const char *sv_csv_field(const sv_csv *c, guint i);
+/* Split one line in place into at most `max` fields (the same rules); returns how many fields the
+ * line has, which may exceed `max`. For readers that get their lines elsewhere (workloads/). */
+guint sv_csv_split(char *line, char **fields, guint max);
+
 /* ---- logging ---------------------------------------------------------------------------- */
 
 /* Each library sets G_LOG_DOMAIN to "servesim-<module>" (CMake), so GLib's g_debug/g_info/
@@ -150,7 +221,14 @@ void sv_log_init(const char *debug_modules);
 /* Parse a JSON file. Errors name the file (and line:column for syntax errors). */
 JsonNode *sv_cfg_load_json(const char *path, GError **error);
 
-/* Typed getters on a JSON object member. `where` is the path shown in errors
+/* The one rule for numbers in every JSON input (configs, traces, ET JSON views): an integer is an
+ * integer literal or a number with a zero fractional part within int64 (`2.0` is 2; `2.5`, a
+ * string or a boolean is not an integer); a number is any finite integer or real. These two
+ * return FALSE without an error so that each reader words its message with the field's path. */
+gboolean sv_cfg_node_int(JsonNode *n, int64_t *out);
+gboolean sv_cfg_node_double(JsonNode *n, double *out);
+
+/* Typed getters on a JSON object member (sv_cfg_get_int also takes true/false as 1/0). `where` is the path shown in errors
  * ("system.json: endpoint-delay"). Absent member: *out = dflt and TRUE unless `required`.
  * Wrong type or out-of-range: FALSE with SV_CORE_ERROR_INVALID naming `where`.`key`. */
 gboolean sv_cfg_get_int(JsonObject *obj, const char *key, const char *where, gboolean required,

@@ -48,6 +48,7 @@ struct sv_engine {
     uint32_t free_head;
     uint32_t live;           /* pending events */
     uint32_t stale;          /* nodes of cancelled or rescheduled events still in buckets */
+    GError *error; /* the first schedule refused past SV_ENGINE_HORIZON (sv_engine_error) */
     GHashTable *rng_streams; /* name -> sv_rng*, looked up by name only (never iterated) */
 };
 

@@ -184,7 +184,8 @@ static void heap_push(sv_engine *eng, struct heap_entry e)
 
 static inline uint64_t map_key(sv_time t, uint32_t biased_prio)
 {
-    /* time < 2^58 ns (9 years); +1 keeps 0 free as the empty marker */
+    /* time <= SV_ENGINE_HORIZON = 2^58 ns, so t << 5 does not wrap (the scheduling calls refuse
+     * later times); +1 keeps 0 free as the empty marker */
     return (((uint64_t)t << 5) | biased_prio) + 1;
 }
 
@@ -523,6 +524,7 @@ void sv_engine_free(sv_engine *eng)
     g_free(eng->buckets);
     g_free(eng->nodes);
     g_free(eng->map_keys);
+    g_clear_error(&eng->error);
     g_free(eng->map_vals);
     g_hash_table_destroy(eng->rng_streams);
     g_free(eng);
@@ -538,11 +540,34 @@ uint64_t sv_engine_seed(const sv_engine *eng)
     return eng->seed;
 }
 
+/* A time past the horizon would wrap the bucket key and fire early: refuse it, keep the first
+ * such refusal as the engine's error and stop the run (sv_engine_error). FALSE when refused. */
+static gboolean within_horizon(sv_engine *eng, sv_time at, const char *what)
+{
+    if (G_LIKELY(at <= SV_ENGINE_HORIZON))
+        return TRUE;
+    if (eng->error == NULL)
+        g_set_error(&eng->error, SV_CORE_ERROR, SV_CORE_ERROR_HORIZON,
+                    "%s at %" G_GINT64_FORMAT " ns is past the engine's horizon of %" G_GINT64_FORMAT
+                    " ns (about 9.1 years of simulated time), at simulated time %" G_GINT64_FORMAT
+                    " ns: a duration overflowed (a zero rate?) or an input is out of range",
+                    what, at, SV_ENGINE_HORIZON, eng->now);
+    eng->stopped = TRUE;
+    return FALSE;
+}
+
+const GError *sv_engine_error(const sv_engine *eng)
+{
+    return eng->error;
+}
+
 sv_event_id sv_engine_schedule(sv_engine *eng, sv_time at, int priority, sv_event_fn fn, void *ctx,
                                uint64_t arg)
 {
     SV_ASSERT(fn != NULL);
     SV_ASSERT(at >= eng->now);
+    if (!within_horizon(eng, at, "an event scheduled"))
+        return SV_EVENT_NONE;
     uint32_t s = slot_alloc(eng);
     struct event_slot *slot = &eng->slots[s];
     slot->fn = fn;
@@ -557,7 +582,13 @@ sv_event_id sv_engine_schedule(sv_engine *eng, sv_time at, int priority, sv_even
 sv_event_id sv_engine_schedule_in(sv_engine *eng, sv_time delay, int priority, sv_event_fn fn,
                                   void *ctx, uint64_t arg)
 {
-    SV_ASSERT(delay >= 0 && delay <= SV_TIME_MAX - eng->now);
+    SV_ASSERT(delay >= 0);
+    /* now + delay may overflow int64 itself: compare the delay with the room left */
+    if (delay > SV_ENGINE_HORIZON - eng->now) {
+        within_horizon(eng, delay > SV_TIME_MAX - eng->now ? SV_TIME_MAX : eng->now + delay,
+                       "an event scheduled");
+        return SV_EVENT_NONE;
+    }
     return sv_engine_schedule(eng, eng->now + delay, priority, fn, ctx, arg);
 }
 
@@ -574,6 +605,8 @@ static inline gboolean after_front(const sv_engine *eng, sv_time at, uint64_t ta
 gboolean sv_engine_mark(sv_engine *eng, sv_time at, int priority, sv_event_mark *out)
 {
     SV_ASSERT(at >= eng->now);
+    if (at > SV_ENGINE_HORIZON)
+        return FALSE; /* the caller schedules a real event, which reports the error */
     uint64_t tag = ((uint64_t)(priority + PRIO_BIAS) << SEQ_BITS) | eng->next_seq;
     if (!after_front(eng, at, tag))
         return FALSE;
@@ -619,6 +652,8 @@ gboolean sv_engine_reschedule(sv_engine *eng, sv_event_id id, sv_time at)
     if (s == NONE)
         return FALSE;
     SV_ASSERT(at >= eng->now);
+    if (!within_horizon(eng, at, "an event rescheduled"))
+        return FALSE;
     int priority = (int)(eng->slots[s].tag >> SEQ_BITS) - PRIO_BIAS;
     enqueue(eng, at, priority, s);
     note_stale(eng);
@@ -686,6 +721,8 @@ gboolean sv_engine_step(sv_engine *eng)
 uint64_t sv_engine_run(sv_engine *eng, sv_time until)
 {
     uint64_t before = eng->events_run;
+    if (eng->error != NULL)
+        return 0; /* a refused schedule ended the run; the model's state is incomplete */
     eng->stopped = FALSE;
     while (!eng->stopped && settle_top(eng) && eng->heap[0].time <= until)
         step_settled(eng);

@@ -11,28 +11,24 @@ struct sv_rng {
     double spare; /* second normal deviate of the Box-Muller pair */
 };
 
+/* SplitMix64: a Weyl sequence through the project's finalizer (core.h). */
 static uint64_t splitmix64(uint64_t *state)
 {
-    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
+    return sv_hash_mix64(*state += UINT64_C(0x9e3779b97f4a7c15));
 }
 
-static uint64_t fnv1a64(const char *s)
+uint64_t sv_hash_str(const char *s)
 {
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= UINT64_C(0x100000001b3);
-    }
+    uint64_t h = SV_HASH_FNV_OFFSET;
+    for (; *s; s++)
+        h = sv_hash_fnv1a(h, (unsigned char)*s, 1);
     return h;
 }
 
 sv_rng *sv_rng_new(uint64_t root_seed, const char *name)
 {
     sv_rng *rng = g_new0(sv_rng, 1);
-    uint64_t st = root_seed ^ fnv1a64(name ? name : "");
+    uint64_t st = root_seed ^ sv_hash_str(name ? name : "");
     for (int i = 0; i < 4; i++)
         rng->s[i] = splitmix64(&st);
     return rng;

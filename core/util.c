@@ -6,7 +6,13 @@
 
 #include "core/core.h"
 
-G_DEFINE_QUARK(servesim - core - error - quark, sv_core_error)
+/* Error quarks are written out with a string literal in every module, not G_DEFINE_QUARK(a-b-c,
+ * ...): clang-format reads that first argument as an expression and spaces out its dashes, which
+ * turned the names into "servesim - core - error - quark". */
+GQuark sv_core_error_quark(void)
+{
+    return g_quark_from_static_string("servesim-core-error-quark");
+}
 
 double sv_bw_gbps_to_bytes_per_ns(double gbps)
 {

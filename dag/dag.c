@@ -3,7 +3,10 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(sv - dag - error - quark, sv_dag_error)
+GQuark sv_dag_error_quark(void)
+{
+    return g_quark_from_static_string("servesim-dag-error-quark");
+}
 
 static const char *const kind_names[SV_DAG_KIND_COUNT] = {
     "INVALID",   "METADATA",  "MEM_LOAD",  "MEM_STORE", "COMP",
@@ -19,17 +22,6 @@ const char *sv_dag_kind_name(sv_dag_kind kind)
 
 /* ---- id map ------------------------------------------------------------------------------- */
 
-/* splitmix64 finalizer: ids are often dense or strided, so spread them before masking. */
-static inline uint64_t id_hash(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= UINT64_C(0xbf58476d1ce4e5b9);
-    x ^= x >> 27;
-    x *= UINT64_C(0x94d049bb133111eb);
-    x ^= x >> 31;
-    return x;
-}
-
 uint32_t sv_dag__lookup(const sv_dag *dag, uint64_t id)
 {
     if (dag->map_cap == 0) /* dense ids (see sv_dag.dense_base) */
@@ -37,7 +29,7 @@ uint32_t sv_dag__lookup(const sv_dag *dag, uint64_t id)
                    ? (uint32_t)(id - dag->dense_base)
                    : SV_DAG_NONE;
     size_t mask = dag->map_cap - 1;
-    for (size_t i = id_hash(id) & mask;; i = (i + 1) & mask) {
+    for (size_t i = sv_hash_mix64(id) & mask;; i = (i + 1) & mask) {
         if (dag->map_vals[i] == SV_DAG_NONE)
             return SV_DAG_NONE;
         if (dag->map_keys[i] == id)
@@ -48,7 +40,7 @@ uint32_t sv_dag__lookup(const sv_dag *dag, uint64_t id)
 static void map_put(sv_dag *dag, uint64_t id, uint32_t idx)
 {
     size_t mask = dag->map_cap - 1;
-    size_t i = id_hash(id) & mask;
+    size_t i = sv_hash_mix64(id) & mask;
     while (dag->map_vals[i] != SV_DAG_NONE)
         i = (i + 1) & mask;
     dag->map_keys[i] = id;
@@ -229,11 +221,6 @@ sv_dag_node *sv_dag_node_at(const sv_dag *dag, size_t index)
     return index < dag->n_nodes ? sv_dag__node(dag, (uint32_t)index) : NULL;
 }
 
-void sv_dag_node_set_name(sv_dag *dag, sv_dag_node *node, const char *name)
-{
-    node->name = g_string_chunk_insert_const(dag->strings, name ? name : "");
-}
-
 void sv_dag_node_set_pg_name(sv_dag *dag, sv_dag_node *node, const char *pg_name)
 {
     if (pg_name) {
@@ -273,29 +260,6 @@ size_t sv_dag_node_parents(const sv_dag *dag, const sv_dag_node *node, GArray *o
         n++;
     }
     return n;
-}
-
-size_t sv_dag_node_children(const sv_dag *dag, const sv_dag_node *node, GArray *out)
-{
-    size_t n = 0;
-    for (uint32_t e = sv_dag__nrt(dag, node->index)->out_head; e != SV_DAG_NONE;
-         e = sv_dag__edge(dag, e)->next_out) {
-        const struct sv_dag_edge *ed = sv_dag__edge(dag, e);
-        sv_dag_link l = {sv_dag__node(dag, ed->child), (sv_dag_edge_kind)ed->kind};
-        g_array_append_val(out, l);
-        n++;
-    }
-    return n;
-}
-
-size_t sv_dag_node_n_parents(const sv_dag *dag, const sv_dag_node *node)
-{
-    return sv_dag__nrt(dag, node->index)->n_in;
-}
-
-size_t sv_dag_node_n_children(const sv_dag *dag, const sv_dag_node *node)
-{
-    return sv_dag__nrt(dag, node->index)->n_out;
 }
 
 /* ---- edges -------------------------------------------------------------------------------- */

@@ -174,7 +174,6 @@ uint64_t sv_dag_next_id(const sv_dag *dag);
 sv_dag_node *sv_dag_node_add(sv_dag *dag, const struct sv_dag_node_cfg *cfg, GError **error);
 sv_dag_node *sv_dag_node_find(const sv_dag *dag, uint64_t id); /* NULL if absent */
 sv_dag_node *sv_dag_node_at(const sv_dag *dag, size_t index);  /* insertion order */
-void sv_dag_node_set_name(sv_dag *dag, sv_dag_node *node, const char *name);
 void sv_dag_node_set_pg_name(sv_dag *dag, sv_dag_node *node, const char *pg_name); /* NULL clears */
 
 sv_dag_node_state sv_dag_node_get_state(const sv_dag *dag, const sv_dag_node *node);
@@ -186,9 +185,6 @@ sv_time sv_dag_node_end_ns(const sv_dag *dag, const sv_dag_node *node);
  * as in the file). Appends sv_dag_link records to `out` (element size sizeof(sv_dag_link)) and
  * returns how many were appended. */
 size_t sv_dag_node_parents(const sv_dag *dag, const sv_dag_node *node, GArray *out);
-size_t sv_dag_node_children(const sv_dag *dag, const sv_dag_node *node, GArray *out);
-size_t sv_dag_node_n_parents(const sv_dag *dag, const sv_dag_node *node);
-size_t sv_dag_node_n_children(const sv_dag *dag, const sv_dag_node *node);
 
 /* Add parent -> child. Refused (SV_DAG_ERROR_STATE) when the child is already issued or finished;
  * an edge from a finished parent counts as satisfied at once. A ready child that gains an
@@ -296,7 +292,6 @@ void sv_dag_exec_kick(sv_dag_exec *ex);
 
 gboolean sv_dag_exec_finished(const sv_dag_exec *ex); /* started and every node done */
 size_t sv_dag_exec_n_done(const sv_dag_exec *ex);
-size_t sv_dag_exec_n_issued(const sv_dag_exec *ex);   /* currently in flight */
 sv_time sv_dag_exec_finish_ns(const sv_dag_exec *ex); /* time the last node finished, or -1 */
 
 /* Start if needed and run the engine until it has no event left. TRUE when every node finished;

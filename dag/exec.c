@@ -454,11 +454,6 @@ size_t sv_dag_exec_n_done(const sv_dag_exec *ex)
     return ex->n_done;
 }
 
-size_t sv_dag_exec_n_issued(const sv_dag_exec *ex)
-{
-    return ex->n_issued;
-}
-
 sv_time sv_dag_exec_finish_ns(const sv_dag_exec *ex)
 {
     return ex->finish_ns;
@@ -469,6 +464,10 @@ gboolean sv_dag_exec_run(sv_dag_exec *ex, GError **error)
     SV_ASSERT(ex->dag != NULL);
     sv_dag_exec_start(ex);
     sv_engine_run(ex->eng, SV_TIME_MAX);
+    if (sv_engine_error(ex->eng) != NULL) {
+        g_propagate_error(error, g_error_copy(sv_engine_error(ex->eng)));
+        return FALSE;
+    }
     if (sv_dag_exec_finished(ex))
         return TRUE;
     g_autoptr(GString) diag = g_string_new(NULL);

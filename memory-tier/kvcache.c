@@ -9,7 +9,10 @@
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_QUARK(sv - kv - error - quark, sv_kv_error)
+GQuark sv_kv_error_quark(void)
+{
+    return g_quark_from_static_string("servesim-kv-error-quark");
+}
 
 /* 12 bytes, so that the per-block work of a step (pop, pin, unpin) touches one cache line:
  * with tens of thousands of blocks per instance and the free queue visiting them in an order
@@ -103,34 +106,14 @@ gboolean sv_kv_capacity_blocks(uint64_t mem_bytes, double mem_util, uint64_t wei
 
 /* ---- hashing ----------------------------------------------------------------------------- */
 
-/* FNV-1a 64 parameters (Fowler/Noll/Vo, IETF draft-eastlake-fnv). */
-#define FNV_OFFSET UINT64_C(0xcbf29ce484222325)
-#define FNV_PRIME UINT64_C(0x100000001b3)
-
-static uint64_t fnv_u64(uint64_t h, uint64_t v, int nbytes)
-{
-    for (int i = 0; i < nbytes; i++) {
-        h ^= (v >> (8 * i)) & 0xffu;
-        h *= FNV_PRIME;
-    }
-    return h;
-}
-
-/* splitmix64's finalizer (Steele, Lea, Flood, OOPSLA 2014): FNV's low bits mix poorly, and the
+/* FNV-1a then SplitMix64's finalizer (core.h's sv_hash_*): FNV's low bits mix poorly, and the
  * chain feeds each hash back as the next parent. */
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
 uint64_t sv_kv_hash_tokens(uint64_t parent, const uint32_t *tokens, size_t n)
 {
-    uint64_t h = fnv_u64(FNV_OFFSET, parent, 8);
+    uint64_t h = sv_hash_fnv1a(SV_HASH_FNV_OFFSET, parent, 8);
     for (size_t i = 0; i < n; i++)
-        h = fnv_u64(h, tokens[i], 4);
-    return mix64(h);
+        h = sv_hash_fnv1a(h, tokens[i], 4);
+    return sv_hash_mix64(h);
 }
 
 /* A block keyed by Mooncake hash ids: the offset of the block inside the first hash block it
@@ -138,12 +121,12 @@ uint64_t sv_kv_hash_tokens(uint64_t parent, const uint32_t *tokens, size_t n)
  * from token keys. */
 static uint64_t hash_ids_link(uint64_t parent, uint64_t offset, const uint64_t *ids, size_t n)
 {
-    uint64_t h = fnv_u64(FNV_OFFSET, parent, 8);
-    h = fnv_u64(h, 0x4du, 1);
-    h = fnv_u64(h, offset, 8);
+    uint64_t h = sv_hash_fnv1a(SV_HASH_FNV_OFFSET, parent, 8);
+    h = sv_hash_fnv1a(h, 0x4du, 1);
+    h = sv_hash_fnv1a(h, offset, 8);
     for (size_t i = 0; i < n; i++)
-        h = fnv_u64(h, ids[i], 8);
-    return mix64(h);
+        h = sv_hash_fnv1a(h, ids[i], 8);
+    return sv_hash_mix64(h);
 }
 
 /* ---- free queue --------------------------------------------------------------------------

@@ -63,7 +63,6 @@ typedef struct sv_memtier_remote sv_memtier_remote;
 sv_memtier_remote *sv_memtier_remote_new(sv_engine *eng, const struct sv_memtier_remote_cfg *cfg,
                                          int npus, GError **error);
 void sv_memtier_remote_free(sv_memtier_remote *mem); /* accepts NULL */
-const struct sv_memtier_remote_cfg *sv_memtier_remote_get_cfg(const sv_memtier_remote *mem);
 
 /* Service time of one request of `bytes`, without queueing: latency + floor(bytes / bw) (IDEAL:
  * latency). */

@@ -5,7 +5,10 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(sv - memtier - error - quark, sv_memtier_error)
+GQuark sv_memtier_error_quark(void)
+{
+    return g_quark_from_static_string("servesim-memtier-error-quark");
+}
 
 static const char *const type_names[] = {
     [SV_MEMTIER_REMOTE_NONE] = "NO_MEMORY_EXPANSION",
@@ -179,11 +182,6 @@ void sv_memtier_remote_free(sv_memtier_remote *mem)
         g_array_free(mem->queues[i].reqs, TRUE);
     g_free(mem->queues);
     g_free(mem);
-}
-
-const struct sv_memtier_remote_cfg *sv_memtier_remote_get_cfg(const sv_memtier_remote *mem)
-{
-    return &mem->cfg;
 }
 
 sv_time sv_memtier_remote_runtime(const sv_memtier_remote *mem, uint64_t bytes)

@@ -14,7 +14,10 @@
 #define MSG_PRIO_COMMIT 4
 #define MSG_PRIO_STEP 8
 
-G_DEFINE_QUARK(sv - msg - error - quark, sv_msg_error)
+GQuark sv_msg_error_quark(void)
+{
+    return g_quark_from_static_string("servesim-msg-error-quark");
+}
 
 static const char *const sched_names[] = {"vllm", "static", "dynamic"};
 

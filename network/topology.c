@@ -19,7 +19,10 @@
 #define SV_NET_MAX_NPUS (1 << 24)
 #define SV_NET_MAX_LINKS (1 << 28)
 
-G_DEFINE_QUARK(sv - net - error - quark, sv_net_error)
+GQuark sv_net_error_quark(void)
+{
+    return g_quark_from_static_string("servesim-network-error-quark");
+}
 
 int sv_net_topo_npus(const struct sv_net_topo_cfg *cfg)
 {

@@ -6,7 +6,10 @@
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_QUARK(sv - planner - error - quark, sv_planner_error)
+GQuark sv_planner_error_quark(void)
+{
+    return g_quark_from_static_string("servesim-planner-error-quark");
+}
 
 /* vLLM's gpu_memory_utilization default (vllm/config/cache.py) and LLMServingSim's
  * --npu-memory-utilization default. */
@@ -79,11 +82,10 @@ static gboolean get_num(JsonObject *o, const char *key, const char *where, gbool
     }
     if (JSON_NODE_HOLDS_ARRAY(n) && json_array_get_length(json_node_get_array(n)) > 0)
         n = json_array_get_element(json_node_get_array(n), 0);
-    if (!JSON_NODE_HOLDS_VALUE(n) || (json_node_get_value_type(n) != G_TYPE_INT64 &&
-                                      json_node_get_value_type(n) != G_TYPE_DOUBLE))
+    double v;
+    if (!sv_cfg_node_double(n, &v))
         return bad(error, where, key, "must be a number");
-    double v = json_node_get_double(n);
-    if (!isfinite(v) || v < 0 || (positive && v <= 0))
+    if (v < 0 || (positive && v <= 0))
         return bad(error, where, key,
                    positive ? "must be a positive number" : "must be a non-negative number");
     *out = v;
@@ -98,12 +100,12 @@ static gboolean get_int(JsonObject *o, const char *key, const char *where, int64
         *out = dflt;
         return TRUE;
     }
-    if (!JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_INT64 ||
-        json_node_get_int(n) < min) {
+    int64_t v;
+    if (!sv_cfg_node_int(n, &v) || v < min) {
         g_autofree char *msg = g_strdup_printf("must be an integer >= %" G_GINT64_FORMAT, min);
         return bad(error, where, key, msg);
     }
-    *out = json_node_get_int(n);
+    *out = v;
     return TRUE;
 }
 
@@ -340,11 +342,10 @@ static gboolean get_dims(JsonObject *o, const char *key, const char *where, gboo
         return bad(error, where, key, "has more values than network dimensions (8)");
     for (guint i = 0; i < len; i++) {
         JsonNode *e = json_array_get_element(a, i);
-        if (!JSON_NODE_HOLDS_VALUE(e) || (json_node_get_value_type(e) != G_TYPE_INT64 &&
-                                          json_node_get_value_type(e) != G_TYPE_DOUBLE))
+        double v;
+        if (!sv_cfg_node_double(e, &v))
             return bad(error, where, key, "must be a number or an array of numbers");
-        double v = json_node_get_double(e);
-        if (!isfinite(v) || v < 0 || (positive && v <= 0))
+        if (v < 0 || (positive && v <= 0))
             return bad(error, where, key, "values must be positive numbers");
         vals[i] = v;
     }
@@ -401,9 +402,16 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_insta
     ic->ep_size = (int32_t)ep;
     if (!get_str(o, "dp_group", where, FALSE, ic->dp_group, sizeof ic->dp_group, error))
         return FALSE;
-    if (!get_str(o, "pd_type", where, FALSE, ic->pd_type, sizeof ic->pd_type, error))
+    char pd_type[16];
+    if (!get_str(o, "pd_type", where, FALSE, pd_type, sizeof pd_type, error))
         return FALSE;
-    if (ic->pd_type[0] && strcmp(ic->pd_type, "prefill") != 0 && strcmp(ic->pd_type, "decode") != 0)
+    if (!pd_type[0])
+        ic->role = SV_MSG_ROLE_BOTH;
+    else if (strcmp(pd_type, "prefill") == 0)
+        ic->role = SV_MSG_ROLE_PREFILL;
+    else if (strcmp(pd_type, "decode") == 0)
+        ic->role = SV_MSG_ROLE_DECODE;
+    else
         return bad(error, where, "pd_type", "must be \"prefill\", \"decode\" or null");
     if (!get_str(o, "dtype", where, FALSE, ic->dtype, sizeof ic->dtype, error))
         return FALSE;

@@ -1,5 +1,4 @@
 /* The run loop's observer (planner.h) feeding the output writer. */
-#include "planner/metrics.h"
 #include "planner/planner.h"
 
 static void on_request(void *ctx, const struct sv_req_record *rec)
@@ -36,10 +35,16 @@ static void on_token_gap(void *ctx, uint64_t request_id, sv_time t_ns, sv_time g
     sv_metrics_itl(ctx, gap_ns);
 }
 
-void sv_metrics_observer_init(sv_metrics *m, struct sv_run_observer *obs)
+static void on_instance(void *ctx, int32_t instance, const char *latency_source)
+{
+    sv_metrics_set_latency_source(ctx, instance, latency_source);
+}
+
+void sv_planner_metrics_observer_init(sv_metrics *m, struct sv_run_observer *obs)
 {
     obs->on_request = on_request;
     obs->on_iteration = on_iteration;
     obs->on_token_gap = on_token_gap;
+    obs->on_instance = on_instance;
     obs->ctx = m;
 }

@@ -9,6 +9,7 @@
 
 #include "compute/compute.h"
 #include "core/core.h"
+#include "metrics/metrics.h"
 #include "msg/msg.h"
 #include "network/network.h"
 #include "system/system.h"
@@ -45,7 +46,7 @@ struct sv_instance_cfg {
     int32_t tp_size;
     int32_t pp_size;
     int32_t ep_size;
-    char pd_type[16];  /* "" (null), "prefill", "decode" */
+    sv_msg_role role;  /* pd_type: null = BOTH, "prefill", "decode" */
     char dp_group[64]; /* "" = none; instances sharing a name form a data-parallel group */
     char dtype[16];    /* "" = the model's */
     /* Runtime overrides; -1 / SV_CFG_UNSET = take the run default. */
@@ -110,20 +111,6 @@ struct sv_cluster_cfg *sv_planner_cluster_single(const char *model, const char *
 void sv_planner_cluster_free(struct sv_cluster_cfg *cfg);
 
 /* ---- routers -------------------------------------------------------------------------------- */
-
-typedef enum {
-    SV_ROUTER_LEAST_LOAD = 0, /* LLMServingSim LOAD: min(4 x waiting + running), lowest index */
-    SV_ROUTER_ROUND_ROBIN,
-    SV_ROUTER_RANDOM, /* uniform, stream "router/random" */
-} sv_router_kind;
-/* "least_load" (or "load"), "round_robin" (or "rr"), "random" (or "rand"). */
-gboolean sv_planner_router_parse(const char *name, sv_router_kind *out, GError **error);
-const char *sv_planner_router_name(sv_router_kind kind);
-
-/* Stateless part of the router, for tests: pick among n instances given their loads. `rr` is the
- * round-robin cursor (in/out), `rng` the random stream (RANDOM only). */
-int32_t sv_planner_route(sv_router_kind kind, int32_t n, const uint32_t *waiting,
-                         const uint32_t *running, uint64_t *rr, sv_rng *rng);
 
 /* Router policies as registry tables (kind SV_REGISTRY_ROUTER). The built-ins "least_load"
  * ("load"), "round_robin" ("rr") and "random" ("rand") are such tables; planner/plugin.h
@@ -297,8 +284,19 @@ struct sv_run_observer {
     void (*on_iteration)(void *ctx, const struct sv_iter_sample *s);
     /* Each output token after the first: its time and the gap since the previous token (ITL). */
     void (*on_token_gap)(void *ctx, uint64_t request_id, sv_time t_ns, sv_time gap_ns);
+    /* Once per instance as it is set up (config order, before any request): what computes its
+     * operator latency: "roofline", or "profile:" and the bundle relative to profiles_root
+     * ("profile:RTXPRO6000/meta-llama/Llama-3.1-8B/bf16"), so that outputs never depend on
+     * where the bundles are installed. */
+    void (*on_instance)(void *ctx, int32_t instance, const char *latency_source);
     void *ctx;
 };
+
+/* Fill `obs` so that a run feeds the output writer `m` (planner/metrics_observer.c): on_request
+ * -> sv_metrics_request_add (the first error is kept and returned by sv_metrics_finish),
+ * on_iteration -> sv_metrics_tokens + sv_metrics_sample at the iteration's end, on_token_gap ->
+ * sv_metrics_itl. */
+void sv_planner_metrics_observer_init(sv_metrics *m, struct sv_run_observer *obs);
 
 /* ---- run ------------------------------------------------------------------------------------ */
 
@@ -311,13 +309,16 @@ typedef enum {
 struct sv_run_cfg {
     const struct sv_cluster_cfg *cluster;
     sv_wl_source *workload;    /* pulled lazily */
-    const char *profiles_root; /* LLMServingSim profiles/ folder; NULL = none */
+    /* LLMServingSim profiles/ folder; NULL = none: every instance uses the roofline. The caller
+     * names it (the CLI: --profiles or SERVESIM_PROFILES); the run never guesses one from the
+     * working directory, so results do not depend on where it is started. */
+    const char *profiles_root;
     const char *model_dir;     /* extra model configs (NULL) */
     sv_run_latency latency;
-    sv_router_kind router;
     sv_msg_sched_kind scheduler;
-    /* Policies by name, looked up in `registry` (NULL: the built-ins only). A name wins over the
-     * enum above; NULL names take the enum's (router, scheduler) or "lru" (kv_eviction). */
+    /* Policies by name, looked up in `registry` (NULL: the built-ins only). A scheduler name wins
+     * over the enum above; NULL names take "least_load" (router), the enum's (scheduler) or "lru"
+     * (kv_eviction). Routers exist only as registry tables (planner/router*.c). */
     const sv_registry *registry;
     const char *router_name;
     const char *scheduler_name;
@@ -337,26 +338,29 @@ struct sv_run_cfg {
     sv_msg_host_model host_model;
     uint64_t seed;
     const char *emit_et_dir; /* NULL = none */
-    /* Run defaults for the per-instance overrides (<= 0: vLLM's). */
+    /* Command-line values. Precedence, resolved once per instance by the run: these, then the
+     * cluster config's per-instance values, then the built-in defaults (vLLM's). The cluster
+     * config is never modified. Integers: > 0 = set, 0 = unset; long_prefill_token_threshold
+     * also -1 = no cap (overriding the config's). Booleans: -1 = unset, 0 or 1 = set. */
     int64_t max_num_seqs;
     int64_t max_num_batched_tokens;
     int64_t long_prefill_token_threshold;
     int64_t block_size;
-    int enable_prefix_caching;  /* -1 = default on */
-    int enable_chunked_prefill; /* -1 = default on */
-    int reserve_full_isl;       /* -1 = default on */
-    /* Forced overrides from the command line (win over the config when > 0). */
-    int64_t force_max_num_seqs;
-    int64_t force_max_num_batched_tokens;
+    int enable_prefix_caching;
+    int enable_chunked_prefill;
+    int reserve_full_isl;
     const struct sv_run_observer *observer;
-    /* Progress: called about every `progress_every` finished requests (0 = never). */
+    /* Progress, for a display only: called about every `progress_every` finished requests
+     * (0 = never). The final counts are in struct sv_run_result. */
     void (*progress)(void *ctx, sv_time now_ns, uint64_t done, uint64_t submitted);
     uint64_t progress_every;
     void *progress_ctx;
 };
 
 struct sv_run_result {
-    uint64_t requests; /* finished */
+    uint64_t requests;  /* finished */
+    uint64_t submitted; /* arrived and handed to an instance */
+    sv_time end_ns;     /* simulated time when the run stopped (finished or not) */
     uint64_t sessions;
     sv_time first_arrival_ns;
     sv_time makespan_ns;    /* last token of the last request (from time 0) */
@@ -367,8 +371,6 @@ struct sv_run_result {
     uint64_t preemptions;
     uint64_t iterations;
     uint64_t bad_lines;
-    sv_run_latency latency_used; /* of instance 0 */
-    char latency_source[512];    /* profile folder or "roofline" (instance 0) */
     /* Cluster network (0 without one): messages and bytes sent, incl. collective steps. */
     uint64_t net_messages;
     uint64_t net_bytes;
@@ -419,7 +421,5 @@ int32_t sv_planner_cluster_net_num_dp(const sv_cluster_net *cn);
 int32_t sv_planner_cluster_net_dp_size(const sv_cluster_net *cn, int32_t dp_index);
 
 G_END_DECLS
-
-#include "planner/metrics.h"
 
 #endif

@@ -60,7 +60,7 @@ static const struct sv_router_ops random_ops = {SV_REGISTRY_API_VERSION, router_
 
 gboolean sv_planner_router_register_builtins(sv_registry *reg, GError **error)
 {
-    /* Names first, then the short aliases sv_planner_router_parse also accepts. */
+    /* Names first, then their short aliases. */
     static const struct {
         const char *name;
         const struct sv_router_ops *ops;

@@ -12,63 +12,8 @@
 /* Arrivals run before executor and step events of the same instant (msg.c). */
 #define PRIO_ARRIVAL (-4)
 
-static const char *const router_names[] = {"least_load", "round_robin", "random"};
-
-gboolean sv_planner_router_parse(const char *name, sv_router_kind *out, GError **error)
-{
-    static const struct {
-        const char *name;
-        sv_router_kind kind;
-    } aliases[] = {
-        {"least_load", SV_ROUTER_LEAST_LOAD},   {"load", SV_ROUTER_LEAST_LOAD},
-        {"round_robin", SV_ROUTER_ROUND_ROBIN}, {"rr", SV_ROUTER_ROUND_ROBIN},
-        {"random", SV_ROUTER_RANDOM},           {"rand", SV_ROUTER_RANDOM},
-    };
-    for (size_t i = 0; i < G_N_ELEMENTS(aliases); i++) {
-        if (g_ascii_strcasecmp(name, aliases[i].name) == 0) {
-            *out = aliases[i].kind;
-            return TRUE;
-        }
-    }
-    g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
-                "unknown router '%s' (known: least_load, round_robin, random)", name);
-    return FALSE;
-}
-
-const char *sv_planner_router_name(sv_router_kind kind)
-{
-    return (unsigned)kind < G_N_ELEMENTS(router_names) ? router_names[kind] : "?";
-}
-
-int32_t sv_planner_route(sv_router_kind kind, int32_t n, const uint32_t *waiting,
-                         const uint32_t *running, uint64_t *rr, sv_rng *rng)
-{
-    SV_ASSERT(n > 0);
-    switch (kind) {
-    case SV_ROUTER_ROUND_ROBIN: {
-        int32_t i = (int32_t)(*rr % (uint64_t)n);
-        (*rr)++;
-        return i;
-    }
-    case SV_ROUTER_RANDOM:
-        return (int32_t)sv_rng_below(rng, (uint64_t)n);
-    case SV_ROUTER_LEAST_LOAD:
-    default: {
-        /* LLMServingSim's LOAD policy (vLLM's DP load balancer): score = 4 x waiting + running,
-         * the lowest score wins, ties to the lowest index. */
-        int32_t best = 0;
-        uint64_t best_score = UINT64_MAX;
-        for (int32_t i = 0; i < n; i++) {
-            uint64_t s = 4 * (uint64_t)waiting[i] + running[i];
-            if (s < best_score) {
-                best_score = s;
-                best = i;
-            }
-        }
-        return best;
-    }
-    }
-}
+/* The router when the run names none: LLMServingSim's default (LOAD). */
+#define DEFAULT_ROUTER "least_load"
 
 /* ---- run state ------------------------------------------------------------------------------ */
 
@@ -193,7 +138,7 @@ static sv_time run_slo_ttft_ns(const struct sv_run_cfg *cfg)
 
 static const char *router_label(const run_state *st)
 {
-    return st->cfg->router_name ? st->cfg->router_name : sv_planner_router_name(st->cfg->router);
+    return st->cfg->router_name ? st->cfg->router_name : DEFAULT_ROUTER;
 }
 
 static gboolean submit(run_state *st, const sv_wl_req *q, sv_time arrival, void *user,
@@ -203,7 +148,7 @@ static gboolean submit(run_state *st, const sv_wl_req *q, sv_time arrival, void 
      * receive requests from prefill instances, LLMServingSim's router.py) serving the model. */
     int32_t n_cand = 0;
     for (int32_t i = 0; i < st->n_inst; i++) {
-        if (st->cfg->cluster->instances[i].pd_type[0] == 'd' || !serves(st, i, model))
+        if (st->cfg->cluster->instances[i].role == SV_MSG_ROLE_DECODE || !serves(st, i, model))
             continue;
         st->cand[n_cand] = i;
         st->inst_scratch[n_cand++] = router_view(st, i);
@@ -375,7 +320,7 @@ static void on_iter_done(void *ctx, const struct sv_msg_iter_done *it)
         double t = (double)it->prompt_tokens / (double)dur;
         st->pf_tput[ii] = st->pf_tput[ii] > 0 ? 0.5 * (st->pf_tput[ii] + t) : t;
     }
-    if (st->pd && st->cfg->cluster->instances[ii].pd_type[0] == 'd')
+    if (st->pd && st->cfg->cluster->instances[ii].role == SV_MSG_ROLE_DECODE)
         sv_pd_decode_progress(st->pd, ii); /* blocks may have been freed */
     const struct sv_run_observer *obs = st->cfg->observer;
     if (obs && obs->on_iteration) {
@@ -435,23 +380,29 @@ static void on_token(void *ctx, uint64_t request_id, int32_t instance, sv_time t
 
 /* ---- setup ---------------------------------------------------------------------------------- */
 
-static int64_t pick(int64_t inst, int64_t run_default, int64_t builtin)
+/* Configuration precedence, the one place it is decided: the run's (command line) value, then
+ * the instance's from the cluster config, then the built-in default. */
+static int64_t pick(int64_t run, int64_t inst, int64_t builtin)
 {
-    if (inst >= 0)
-        return inst;
-    return run_default > 0 ? run_default : builtin;
+    if (run > 0)
+        return run;
+    return inst >= 0 ? inst : builtin;
 }
 
-static gboolean pick_bool(int inst, int run_default)
+static gboolean pick_bool(int run, int inst)
 {
+    if (run >= 0)
+        return run != 0;
     if (inst >= 0)
         return inst != 0;
-    return run_default != 0; /* -1 (unset) means on: vLLM's defaults for all three */
+    return TRUE; /* vLLM's default for all three */
 }
 
+/* The latency model of one instance: the profile bundle when profiles are given and one
+ * matches (unless roofline is asked for), else the roofline. *source says which (struct
+ * sv_run_observer.on_instance), so that outputs and stderr can say it. */
 static sv_latency *make_latency(const struct sv_run_cfg *cfg, const struct sv_instance_cfg *ic,
-                                const struct sv_model_cfg *m, struct sv_run_result *res,
-                                GError **error)
+                                const struct sv_model_cfg *m, char **source, GError **error)
 {
     GError *e = NULL;
     if (cfg->latency != SV_RUN_LATENCY_ROOFLINE && cfg->profiles_root) {
@@ -459,19 +410,30 @@ static sv_latency *make_latency(const struct sv_run_cfg *cfg, const struct sv_in
             sv_compute_profile_find(cfg->profiles_root, ic->hardware, ic->model_name, NULL, &e);
         if (dir) {
             sv_latency *lat = sv_compute_latency_new_profile(dir, m, ic->tp_size, error);
-            if (lat && ic->index == 0) {
-                res->latency_used = SV_RUN_LATENCY_PROFILE;
-                g_strlcpy(res->latency_source, dir, sizeof res->latency_source);
+            if (!lat) {
+                g_prefix_error(error, "instance %d (%s on %s): ", ic->index, ic->model_name,
+                               ic->hardware);
+                return NULL;
             }
+            /* The bundle relative to the root: summary.json must not depend on where the
+             * bundles are installed. */
+            size_t n = strlen(cfg->profiles_root);
+            const char *rel = dir;
+            if (strncmp(dir, cfg->profiles_root, n) == 0 && dir[n] == '/')
+                rel = dir + n + 1;
+            *source = g_strconcat("profile:", rel, NULL);
             return lat;
         }
     }
     if (cfg->latency == SV_RUN_LATENCY_PROFILE) {
         if (e)
-            g_propagate_prefixed_error(error, e, "instance %d: no profile bundle: ", ic->index);
+            g_propagate_prefixed_error(error, e, "instance %d (%s on %s): --latency profile: ",
+                                       ic->index, ic->model_name, ic->hardware);
         else
             g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
-                        "instance %d: --latency profile needs --profiles DIR", ic->index);
+                        "instance %d (%s on %s): --latency profile: no profiles folder given "
+                        "(--profiles DIR or SERVESIM_PROFILES)",
+                        ic->index, ic->model_name, ic->hardware);
         return NULL;
     }
     g_clear_error(&e);
@@ -481,10 +443,8 @@ static sv_latency *make_latency(const struct sv_run_cfg *cfg, const struct sv_in
     if (ic->npu_mem_bw_gbps > 0)
         hw.mem_bw_gbps = ic->npu_mem_bw_gbps; /* the config's npu_mem.mem_bw wins */
     sv_latency *lat = sv_compute_latency_new_roofline(m, &hw, ic->tp_size, NULL, error);
-    if (lat && ic->index == 0) {
-        res->latency_used = SV_RUN_LATENCY_ROOFLINE;
-        g_strlcpy(res->latency_source, "roofline", sizeof res->latency_source);
-    }
+    if (lat)
+        *source = g_strdup("roofline");
     return lat;
 }
 
@@ -508,8 +468,8 @@ static gboolean setup_pd(run_state *st, GError **error)
     const struct sv_cluster_cfg *cl = st->cfg->cluster;
     int n_prefill = 0, n_decode = 0;
     for (int32_t i = 0; i < st->n_inst; i++) {
-        n_prefill += cl->instances[i].pd_type[0] == 'p';
-        n_decode += cl->instances[i].pd_type[0] == 'd';
+        n_prefill += cl->instances[i].role == SV_MSG_ROLE_PREFILL;
+        n_decode += cl->instances[i].role == SV_MSG_ROLE_DECODE;
     }
     if (n_prefill == 0 && n_decode == 0)
         return TRUE;
@@ -538,9 +498,7 @@ static gboolean setup_pd(run_state *st, GError **error)
         const struct sv_instance_cfg *ic = &cl->instances[i];
         pi[i] = (struct sv_pd_instance){
             .msg = st->msgs[i],
-            .role = ic->pd_type[0] == 'p'   ? SV_MSG_ROLE_PREFILL
-                    : ic->pd_type[0] == 'd' ? SV_MSG_ROLE_DECODE
-                                            : SV_MSG_ROLE_BOTH,
+            .role = ic->role,
             .model = ic->model_name,
             .tp = ic->tp_size,
             .pp = ic->pp_size,
@@ -583,10 +541,13 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         g_prefix_error(error, "instance %d: ", i);
         return FALSE;
     }
-    st->lats[i] = make_latency(cfg, ic, &m, st->res, error);
+    g_autofree char *latency_source = NULL;
+    st->lats[i] = make_latency(cfg, ic, &m, &latency_source, error);
     if (!st->lats[i])
         return FALSE;
-    int64_t block_size = pick(ic->block_size, cfg->block_size, SV_MSG_DEFAULT_BLOCK_SIZE);
+    if (cfg->observer && cfg->observer->on_instance)
+        cfg->observer->on_instance(cfg->observer->ctx, i, latency_source);
+    int64_t block_size = pick(cfg->block_size, ic->block_size, SV_MSG_DEFAULT_BLOCK_SIZE);
     /* KV capacity per rank (LLMServingSim memory_model.py, VALIDATION_NOTES item 5):
      * trunc(mem_size GiB x mem_util) - weights per rank, in blocks; every layer of this rank's
      * pipeline stage holds K and V per token. */
@@ -602,7 +563,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     }
     if (blocks > UINT32_MAX)
         blocks = UINT32_MAX;
-    gboolean caching = pick_bool(ic->enable_prefix_caching, cfg->enable_prefix_caching);
+    gboolean caching = pick_bool(cfg->enable_prefix_caching, ic->enable_prefix_caching);
     st->kvs[i] = sv_kv_manager_new_with_eviction((uint32_t)blocks, (uint32_t)block_size, caching,
                                                  st->evict, st->evict_param, error);
     if (!st->kvs[i]) {
@@ -615,19 +576,16 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         .host_model = cfg->host_model,
         .sched_ops = st->sched,
         .sched_param = st->sched_param,
-        .max_num_seqs = cfg->force_max_num_seqs > 0 ? cfg->force_max_num_seqs
-                                                    : pick(ic->max_num_seqs, cfg->max_num_seqs,
-                                                           SV_MSG_DEFAULT_MAX_NUM_SEQS),
-        .max_num_batched_tokens =
-            cfg->force_max_num_batched_tokens > 0
-                ? cfg->force_max_num_batched_tokens
-                : pick(ic->max_num_batched_tokens, cfg->max_num_batched_tokens,
-                       SV_MSG_DEFAULT_MAX_NUM_BATCHED_TOKENS),
+        .max_num_seqs = pick(cfg->max_num_seqs, ic->max_num_seqs, SV_MSG_DEFAULT_MAX_NUM_SEQS),
+        .max_num_batched_tokens = pick(cfg->max_num_batched_tokens, ic->max_num_batched_tokens,
+                                       SV_MSG_DEFAULT_MAX_NUM_BATCHED_TOKENS),
         .long_prefill_token_threshold =
-            pick(ic->long_prefill_token_threshold, cfg->long_prefill_token_threshold, 0),
+            cfg->long_prefill_token_threshold < 0
+                ? 0 /* no cap, whatever the config says */
+                : pick(cfg->long_prefill_token_threshold, ic->long_prefill_token_threshold, 0),
         .enable_chunked_prefill =
-            pick_bool(ic->enable_chunked_prefill, cfg->enable_chunked_prefill),
-        .reserve_full_isl = pick_bool(ic->reserve_full_isl, cfg->reserve_full_isl),
+            pick_bool(cfg->enable_chunked_prefill, ic->enable_chunked_prefill),
+        .reserve_full_isl = pick_bool(cfg->reserve_full_isl, ic->reserve_full_isl),
         .kv = st->kvs[i],
         .lat = st->lats[i],
         .first_device = first_device,
@@ -671,9 +629,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     if (run_kv_transfer(cfg) && sv_pd_kv_mode_parse(run_kv_transfer(cfg), &kv_mode, NULL) &&
         kv_mode == SV_PD_KV_PER_LAYER)
         hooks.on_prefill_launch = on_prefill_launch; /* setup_pd reports a bad name */
-    mc.role = ic->pd_type[0] == 'p'   ? SV_MSG_ROLE_PREFILL
-              : ic->pd_type[0] == 'd' ? SV_MSG_ROLE_DECODE
-                                      : SV_MSG_ROLE_BOTH;
+    mc.role = ic->role;
     st->models[i] = m;
     st->npus[i] = g_new(int32_t, (size_t)ic->tp_size * (size_t)ic->pp_size);
     for (int32_t r = 0; r < ic->tp_size * ic->pp_size; r++)
@@ -736,7 +692,7 @@ static gboolean resolve_policies(run_state *st, GError **error)
             return FALSE;
         reg = st->own_registry;
     }
-    const char *rname = cfg->router_name ? cfg->router_name : sv_planner_router_name(cfg->router);
+    const char *rname = cfg->router_name ? cfg->router_name : DEFAULT_ROUTER;
     const char *sname =
         cfg->scheduler_name ? cfg->scheduler_name : sv_msg_sched_name(cfg->scheduler);
     const char *ename = cfg->kv_eviction ? cfg->kv_eviction : "lru";
@@ -801,10 +757,9 @@ gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *res,
     if (ok) {
         pump(&st);
         sv_engine_run(st.eng, SV_TIME_MAX);
-        /* A last call with the final counts: a display clears itself, and a caller diagnosing
-         * a run that cannot finish learns how many requests had arrived. */
-        if (cfg->progress)
-            cfg->progress(cfg->progress_ctx, sv_engine_now(st.eng), st.finished, st.submitted);
+        res->end_ns = sv_engine_now(st.eng);
+        if (!st.error && sv_engine_error(st.eng))
+            st.error = g_error_copy(sv_engine_error(st.eng));
         for (int32_t i = 0; i < st.n_inst && !st.error; i++) {
             const GError *me = sv_msg_error(st.msgs[i]);
             if (me)
@@ -846,6 +801,7 @@ gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *res,
         res->kv_wait_ns = ps.kv_wait_ns;
         res->kv_transfer_ns = ps.transfer_ns;
     }
+    res->submitted = st.submitted;
     sv_pd_free(st.pd); /* before the msgs: their held handoffs go with them */
     for (int32_t i = 0; i < st.n_inst; i++) {
         g_free(st.npus[i]);
@@ -885,3 +841,4 @@ gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *res,
     sv_registry_free(st.own_registry);
     return ok;
 }
+

@@ -264,12 +264,6 @@ ChakraProtoMsg__GlobalMetadata *sv_et_metadata_new(const char *version)
     return md;
 }
 
-void sv_et_metadata_add_attr(ChakraProtoMsg__GlobalMetadata *md, attr_t *attr)
-{
-    md->attr = xrealloc(md->attr, (md->n_attr + 1) * sizeof(*md->attr));
-    md->attr[md->n_attr++] = attr;
-}
-
 void sv_et_metadata_free(ChakraProtoMsg__GlobalMetadata *md)
 {
     if (md)

@@ -70,7 +70,6 @@ void sv_et_reader_close(sv_et_reader *r); /* accepts NULL */
 /* Set before the first sv_et_reader_next call. */
 void sv_et_reader_set_dep_check(sv_et_reader *r, sv_et_dep_flags flags);
 
-const char *sv_et_reader_path(const sv_et_reader *r);
 gboolean sv_et_reader_is_gzip(const sv_et_reader *r);
 /* Owned by the reader; valid until sv_et_reader_close. */
 const ChakraProtoMsg__GlobalMetadata *sv_et_reader_metadata(const sv_et_reader *r);
@@ -122,7 +121,6 @@ gboolean sv_et_writer_put_raw(sv_et_writer *w, const uint8_t *data, size_t len, 
 gboolean sv_et_writer_close(sv_et_writer *w, GError **error);
 /* Discard everything written; frees `w`; accepts NULL. */
 void sv_et_writer_abort(sv_et_writer *w);
-uint64_t sv_et_writer_count(const sv_et_writer *w); /* messages written so far */
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_et_writer, sv_et_writer_abort)
 
@@ -164,8 +162,6 @@ void sv_et_node_add_attr(ChakraProtoMsg__Node *node, ChakraProtoMsg__AttributePr
 void sv_et_node_free(ChakraProtoMsg__Node *node); /* accepts NULL */
 
 ChakraProtoMsg__GlobalMetadata *sv_et_metadata_new(const char *version);
-void sv_et_metadata_add_attr(ChakraProtoMsg__GlobalMetadata *md,
-                             ChakraProtoMsg__AttributeProto *attr);
 void sv_et_metadata_free(ChakraProtoMsg__GlobalMetadata *md); /* accepts NULL */
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(ChakraProtoMsg__Node, sv_et_node_free)

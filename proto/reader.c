@@ -7,9 +7,13 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "core/core.h"
 #include "proto/proto_internal.h"
 
-G_DEFINE_QUARK(sv - proto - error - quark, sv_proto_error)
+GQuark sv_proto_error_quark(void)
+{
+    return g_quark_from_static_string("servesim-proto-error-quark");
+}
 
 /* File read granularity. */
 #define SV_ET_CHUNK (64 * 1024)
@@ -23,22 +27,11 @@ struct idset {
     size_t n;
 };
 
-static uint64_t id_hash(uint64_t x)
-{
-    /* splitmix64 finalizer: spreads sequential ids over the table. */
-    x ^= x >> 30;
-    x *= UINT64_C(0xbf58476d1ce4e5b9);
-    x ^= x >> 27;
-    x *= UINT64_C(0x94d049bb133111eb);
-    x ^= x >> 31;
-    return x;
-}
-
 static gboolean idset_has(const struct idset *s, uint64_t id)
 {
     if (s->cap == 0)
         return FALSE;
-    for (size_t i = id_hash(id) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+    for (size_t i = sv_hash_mix64(id) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
         if (!s->used[i])
             return FALSE;
         if (s->keys[i] == id)
@@ -48,7 +41,7 @@ static gboolean idset_has(const struct idset *s, uint64_t id)
 
 static void idset_insert_nogrow(struct idset *s, uint64_t id)
 {
-    for (size_t i = id_hash(id) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+    for (size_t i = sv_hash_mix64(id) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
         if (!s->used[i]) {
             s->used[i] = 1;
             s->keys[i] = id;
@@ -377,11 +370,6 @@ void sv_et_reader_set_dep_check(sv_et_reader *r, sv_et_dep_flags flags)
 {
     g_return_if_fail(r != NULL && r->next_index <= 1);
     r->deps = flags;
-}
-
-const char *sv_et_reader_path(const sv_et_reader *r)
-{
-    return r->path;
 }
 
 gboolean sv_et_reader_is_gzip(const sv_et_reader *r)

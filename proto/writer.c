@@ -201,11 +201,6 @@ gboolean sv_et_writer_put_node(sv_et_writer *w, const ChakraProtoMsg__Node *node
     return ok;
 }
 
-uint64_t sv_et_writer_count(const sv_et_writer *w)
-{
-    return w->count;
-}
-
 static void writer_free(sv_et_writer *w)
 {
     if (w->zs_init)

@@ -472,6 +472,8 @@ gboolean sv_replay_run(const struct sv_replay_opts *o, struct sv_replay_result *
     for (int i = 0; i < r.npus; i++)
         sv_dag_exec_start(r.npu[i].ex);
     sv_engine_run(r.eng, SV_TIME_MAX);
+    if (r.error == NULL && sv_engine_error(r.eng) != NULL)
+        r.error = g_error_copy(sv_engine_error(r.eng));
     if (r.error != NULL) {
         g_propagate_error(error, r.error);
         r.error = NULL;

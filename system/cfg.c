@@ -404,13 +404,13 @@ sv_sys_groups *sv_sys_groups_load_json(const char *path, GError **error)
         g_autofree int *m = g_new0(int, len > 0 ? len : 1);
         for (guint i = 0; i < len; i++) {
             JsonNode *e = json_array_get_element(a, i);
-            if (!JSON_NODE_HOLDS_VALUE(e) || json_node_get_value_type(e) != G_TYPE_INT64 ||
-                json_node_get_int(e) < 0 || json_node_get_int(e) > G_MAXINT) {
+            int64_t v;
+            if (!sv_cfg_node_int(e, &v) || v < 0 || v > G_MAXINT) {
                 g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                             "%s: group \"%s\"[%u] must be an NPU id >= 0", path, key, i);
                 goto fail;
             }
-            m[i] = (int)json_node_get_int(e);
+            m[i] = (int)v;
         }
         GError *e = NULL;
         if (!sv_sys_groups_add(g, (int)id, m, (int)len, &e)) {

@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core.h"
+
 struct row {
     double bs, tokens, delay_us;
 };
@@ -31,28 +33,29 @@ struct row {
  * with an empty delay are skipped. */
 static GArray *read_rows(const char *path, GError **error)
 {
-    g_autofree char *text = NULL;
-    if (!g_file_get_contents(path, &text, NULL, error))
+    g_autoptr(sv_csv) in = sv_csv_open(path, error);
+    if (!in)
         return NULL;
-    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     GArray *rows = g_array_new(FALSE, FALSE, sizeof(struct row));
-    for (int i = 1; lines[i]; i++) {
-        g_strstrip(lines[i]);
-        if (!*lines[i])
-            continue;
-        g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
-        if (g_strv_length(f) < 10) {
-            g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
-                        "expected 10 columns, got %u in %s line %d", g_strv_length(f), path, i + 1);
-            g_array_free(rows, TRUE);
-            return NULL;
+    GError *e = NULL;
+    while (sv_csv_next(in, &e)) {
+        if (sv_csv_n_fields(in) < 10) {
+            g_set_error(&e, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                        "%s:%" G_GUINT64_FORMAT ": expected 10 columns, got %u", path,
+                        sv_csv_line(in), sv_csv_n_fields(in));
+            break;
         }
-        if (!*f[8])
+        if (!*sv_csv_field(in, 8))
             continue;
-        struct row r = {.bs = g_ascii_strtod(f[6], NULL),
-                        .tokens = g_ascii_strtod(f[1], NULL),
-                        .delay_us = g_ascii_strtod(f[8], NULL) * 1e6};
+        struct row r = {.bs = g_ascii_strtod(sv_csv_field(in, 6), NULL),
+                        .tokens = g_ascii_strtod(sv_csv_field(in, 1), NULL),
+                        .delay_us = g_ascii_strtod(sv_csv_field(in, 8), NULL) * 1e6};
         g_array_append_val(rows, r);
+    }
+    if (e) {
+        g_propagate_error(error, e);
+        g_array_free(rows, TRUE);
+        return NULL;
     }
     return rows;
 }

@@ -66,32 +66,6 @@ static gboolean parse_timestamp(const char *s, int64_t *ns_out)
     return TRUE;
 }
 
-/* Split in place on commas; strips spaces and one pair of surrounding double quotes. */
-static int split_csv(char *line, char **fields, int max)
-{
-    int n = 0;
-    char *p = line;
-    for (;;) {
-        char *comma = strchr(p, ',');
-        if (comma)
-            *comma = '\0';
-        if (n < max) {
-            char *f = g_strstrip(p);
-            size_t fl = strlen(f);
-            if (fl >= 2 && f[0] == '"' && f[fl - 1] == '"') {
-                f[fl - 1] = '\0';
-                f++;
-            }
-            fields[n] = f;
-        }
-        n++;
-        if (!comma)
-            break;
-        p = comma + 1;
-    }
-    return n;
-}
-
 static gboolean parse_count(sv_wl_source *src, const char *field, const char *name, int64_t *out,
                             GError **error)
 {
@@ -114,7 +88,7 @@ int sv_wl_azure_parse_line(sv_wl_source *src, char *line, size_t len, sv_wl_item
                            GError **error)
 {
     char *f[AZURE_MAX_COLS];
-    int n = split_csv(line, f, AZURE_MAX_COLS);
+    int n = (int)sv_csv_split(line, f, AZURE_MAX_COLS);
     if (!src->have_header) {
         src->col_ts = src->col_in = src->col_out = -1;
         for (int i = 0; i < n && i < AZURE_MAX_COLS; i++) {

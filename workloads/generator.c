@@ -167,117 +167,69 @@ gboolean sv_wl_len_parse(const char *spec, gboolean is_input, struct sv_wl_len *
 
 /* ---- empirical files -------------------------------------------------------------------- */
 
-/* One line of `fp` into `line` without its terminator; FALSE at the end of the file. */
-static gboolean read_line(FILE *fp, GString *line)
-{
-    char buf[4096];
-    g_string_truncate(line, 0);
-    gboolean any = FALSE;
-    while (fgets(buf, sizeof buf, fp)) {
-        any = TRUE;
-        g_string_append(line, buf);
-        if (line->len > 0 && line->str[line->len - 1] == '\n') {
-            g_string_truncate(line, line->len - 1);
-            return TRUE;
-        }
-    }
-    return any;
-}
-
 /* Load up to two integer columns of a CSV file with a header row. Values must be >= 1. The
  * distribution file is sampled at random, so its values are kept (30k rows of ShareGPT = 240 KB
- * per column); the text is read line by line, never whole (a length table, not a request
- * trace, but it may be large). */
+ * per column); the text is read line by line (core's CSV reader), never whole (a length table,
+ * not a request trace, but it may be large). */
 static gboolean load_columns(const char *path, const char *const *cols, int ncols, GArray **out,
                              GError **error)
 {
-    FILE *fp = fopen(path, "r");
-    if (!fp) {
-        int err = errno;
-        g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_IO, "cannot read length file: %s: %s", path,
-                    g_strerror(err));
+    GError *e = NULL;
+    g_autoptr(sv_csv) in = sv_csv_open(path, &e);
+    if (!in) {
+        g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_IO, "cannot read length file: %s", e->message);
+        g_error_free(e);
         return FALSE;
     }
-    g_autoptr(GString) line = g_string_new(NULL);
-    int idx[2] = {-1, -1};
-    int hdr_n = 0;
-    guint ln = 0; /* 1-based number of the line in `line` */
-    gboolean have = FALSE;
-    while ((have = read_line(fp, line))) {
-        ln++;
-        g_strchomp(line->str);
-        if (*line->str)
-            break;
-    }
-    if (!have) {
-        fclose(fp);
+    if (sv_csv_n_cols(in) == 0) {
         g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID, "%s: empty length file", path);
         return FALSE;
     }
-    {
-        g_auto(GStrv) h = g_strsplit(line->str, ",", -1);
-        hdr_n = (int)g_strv_length(h);
-        for (int c = 0; c < ncols; c++) {
-            for (int i = 0; i < hdr_n; i++)
-                if (strcmp(g_strstrip(h[i]), cols[c]) == 0)
-                    idx[c] = i;
-            if (idx[c] < 0) {
-                fclose(fp);
-                g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID,
-                            "%s:%u: no column '%s' in the header", path, ln, cols[c]);
-                return FALSE;
-            }
+    int idx[2] = {-1, -1};
+    int hdr_n = (int)sv_csv_n_cols(in);
+    for (int c = 0; c < ncols; c++) {
+        if ((idx[c] = sv_csv_col(in, cols[c])) < 0) {
+            g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID,
+                        "%s:%" G_GUINT64_FORMAT ": no column '%s' in the header", path,
+                        sv_csv_header_line(in), cols[c]);
+            return FALSE;
         }
     }
     for (int c = 0; c < ncols; c++)
         out[c] = g_array_new(FALSE, FALSE, sizeof(int64_t));
-    g_autofree char **f = g_new(char *, hdr_n);
-    while (read_line(fp, line)) {
-        ln++;
-        g_strchomp(line->str);
-        if (!*line->str)
-            continue;
-        /* Split in place at the commas (the fields g_strsplit would give). */
-        guint nf = 0;
-        for (char *p = line->str;; p++) {
-            if ((int)nf < hdr_n)
-                f[nf] = p;
-            nf++;
-            p = strchr(p, ',');
-            if (!p)
-                break;
-            *p = '\0';
-        }
+    while (sv_csv_next(in, &e)) {
+        uint64_t ln = sv_csv_line(in);
+        guint nf = sv_csv_n_fields(in);
         if ((int)nf != hdr_n) {
             g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_BAD_LINE,
-                        "%s:%u: %u fields, the header has %d", path, ln, nf, hdr_n);
+                        "%s:%" G_GUINT64_FORMAT ": %u fields, the header has %d", path, ln, nf,
+                        hdr_n);
             goto fail;
         }
         for (int c = 0; c < ncols; c++) {
             int64_t v;
-            if (!parse_i64(g_strstrip(f[idx[c]]), &v) || v < 1) {
+            const char *f = sv_csv_field(in, (guint)idx[c]);
+            if (!parse_i64(f, &v) || v < 1) {
                 g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_BAD_LINE,
-                            "%s:%u: column '%s' must be an integer >= 1, not '%s'", path, ln,
-                            cols[c], f[idx[c]]);
+                            "%s:%" G_GUINT64_FORMAT ": column '%s' must be an integer >= 1, not "
+                            "'%s'",
+                            path, ln, cols[c], f);
                 goto fail;
             }
             g_array_append_val(out[c], v);
         }
     }
-    if (ferror(fp)) {
-        g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_IO, "cannot read length file: %s: %s", path,
-                    g_strerror(errno));
+    if (e) {
+        g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_IO, "cannot read length file: %s", e->message);
+        g_error_free(e);
         goto fail;
     }
-    fclose(fp);
     if (out[0]->len == 0) {
         g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID, "%s: no rows", path);
-        goto fail_closed;
+        goto fail;
     }
     return TRUE;
 fail:
-    fclose(fp);
-fail_closed:
     for (int c = 0; c < ncols; c++)
         g_clear_pointer(&out[c], g_array_unref);
     return FALSE;

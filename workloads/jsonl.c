@@ -41,12 +41,12 @@ static gboolean get_int(sv_wl_source *src, JsonObject *obj, const char *path, co
         *out = dflt;
         return TRUE;
     }
-    if (!is_int_node(n)) {
+    int64_t v;
+    if (!sv_cfg_node_int(n, &v)) {
         sv_wl_bad_line(src, error, "field '%s%s' must be an integer, not %s", path, key,
                        node_type_name(n));
         return FALSE;
     }
-    int64_t v = json_node_get_int(n);
     if (v < min) {
         sv_wl_bad_line(src, error,
                        "field '%s%s' is %" G_GINT64_FORMAT ", must be >= %" G_GINT64_FORMAT, path,
@@ -90,12 +90,14 @@ static gboolean get_id_array(sv_wl_source *src, JsonObject *obj, const char *pat
         ids = wide ? (void *)g_new(uint64_t, len) : (void *)g_new(uint32_t, len);
     for (guint i = 0; i < len; i++) {
         JsonNode *e = json_array_get_element(a, i);
-        if (!is_int_node(e) || json_node_get_int(e) < 0 || (uint64_t)json_node_get_int(e) > max) {
-            if (is_int_node(e))
+        int64_t v = 0;
+        gboolean is_int = sv_cfg_node_int(e, &v);
+        if (!is_int || v < 0 || (uint64_t)v > max) {
+            if (is_int)
                 sv_wl_bad_line(src, error,
                                "field '%s%s[%u]' is %" G_GINT64_FORMAT
                                ", out of range [0, %" G_GUINT64_FORMAT "]",
-                               path, key, i, json_node_get_int(e), max);
+                               path, key, i, v, max);
             else
                 sv_wl_bad_line(src, error, "field '%s%s[%u]' must be an integer, not %s", path, key,
                                i, node_type_name(e));
@@ -104,9 +106,9 @@ static gboolean get_id_array(sv_wl_source *src, JsonObject *obj, const char *pat
         }
         if (ids) {
             if (wide)
-                ((uint64_t *)ids)[i] = (uint64_t)json_node_get_int(e);
+                ((uint64_t *)ids)[i] = (uint64_t)v;
             else
-                ((uint32_t *)ids)[i] = (uint32_t)json_node_get_int(e);
+                ((uint32_t *)ids)[i] = (uint32_t)v;
         }
     }
     *out = ids;

@@ -6,7 +6,10 @@
 #include <stdarg.h>
 #include <string.h>
 
-G_DEFINE_QUARK(sv - workloads - error - quark, sv_wl_error)
+GQuark sv_wl_error_quark(void)
+{
+    return g_quark_from_static_string("servesim-workloads-error-quark");
+}
 
 void sv_wl_item_clear(sv_wl_item *item)
 {
@@ -50,21 +53,6 @@ gboolean sv_wl_format_parse(const char *name, sv_wl_format *out, GError **error)
                 "unknown workload format '%s' (expected auto, llmservingsim, mooncake or azure)",
                 name ? name : "(null)");
     return FALSE;
-}
-
-const char *sv_wl_format_name(sv_wl_format format)
-{
-    switch (format) {
-    case SV_WL_FORMAT_LLMSERVINGSIM:
-        return "llmservingsim";
-    case SV_WL_FORMAT_MOONCAKE:
-        return "mooncake";
-    case SV_WL_FORMAT_AZURE:
-        return "azure";
-    case SV_WL_FORMAT_AUTO:
-    default:
-        return "auto";
-    }
 }
 
 sv_wl_source *sv_wl_source_alloc(const char *path)

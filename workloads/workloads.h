@@ -102,7 +102,6 @@ struct sv_wl_open_opts {
 
 /* Parse a format name: "auto", "llmservingsim" (or "jsonl"), "mooncake", "azure". */
 gboolean sv_wl_format_parse(const char *name, sv_wl_format *out, GError **error);
-const char *sv_wl_format_name(sv_wl_format format);
 
 /* Open a trace file. `opts` may be NULL. Fails (SV_WL_ERROR_IO) when the file cannot be read or
  * the format cannot be detected; line errors surface from sv_wl_next. */

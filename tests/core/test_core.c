@@ -224,6 +224,60 @@ static void test_compaction(void)
     sv_engine_free(eng);
 }
 
+/* The bucket key holds time << 5: an event 2^59 ns after another used to share its bucket and
+ * fire at the earlier time. Up to the horizon (2^58 ns) scheduling works; past it the call is
+ * refused, the run stops and sv_engine_error says why. */
+static void test_horizon(void)
+{
+    SV_ASSERT_EQ_I64(SV_ENGINE_HORIZON, INT64_C(288230376151711744)); /* 2^58 */
+    sv_engine *eng = sv_engine_new(1);
+    struct trace t = trace_new();
+    CU_ASSERT_NOT_EQUAL(sv_engine_schedule(eng, 10, 0, record, &t, 1), SV_EVENT_NONE);
+    CU_ASSERT_NOT_EQUAL(sv_engine_schedule(eng, SV_ENGINE_HORIZON, 0, record, &t, 2),
+                        SV_EVENT_NONE);
+    CU_ASSERT_EQUAL(sv_engine_run(eng, SV_TIME_MAX), 2);
+    SV_ASSERT_EQ_I64(TIME(t, 1), SV_ENGINE_HORIZON);
+    CU_ASSERT_PTR_NULL(sv_engine_error(eng));
+    sv_engine_free(eng);
+    trace_clear(&t);
+
+    eng = sv_engine_new(1);
+    t = trace_new();
+    sv_engine_schedule(eng, 10, 0, record, &t, 1);
+    /* 10 + 2^59: the key that wrapped onto the event at 10 */
+    CU_ASSERT_EQUAL(sv_engine_schedule(eng, 10 + (INT64_C(1) << 59), 0, record, &t, 2),
+                    SV_EVENT_NONE);
+    const GError *e = sv_engine_error(eng);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_TRUE(g_error_matches(e, SV_CORE_ERROR, SV_CORE_ERROR_HORIZON));
+    CU_ASSERT_PTR_NOT_NULL(strstr(e->message, "at 576460752303423498 ns is past the engine's "
+                                              "horizon of 288230376151711744 ns"));
+    /* the run is stopped: the event at 10 does not run either */
+    CU_ASSERT_EQUAL(sv_engine_run(eng, SV_TIME_MAX), 0);
+    CU_ASSERT_EQUAL(t.seen->len, 0);
+    sv_engine_free(eng);
+    trace_clear(&t);
+
+    /* schedule_in past the horizon (also past int64), and reschedule past it */
+    eng = sv_engine_new(1);
+    t = trace_new();
+    sv_engine_schedule(eng, 5, 0, record, &t, 1);
+    sv_engine_run(eng, SV_TIME_MAX);
+    CU_ASSERT_NOT_EQUAL(sv_engine_schedule_in(eng, SV_ENGINE_HORIZON - 5, 0, record, &t, 2),
+                        SV_EVENT_NONE);
+    CU_ASSERT_PTR_NULL(sv_engine_error(eng));
+    CU_ASSERT_EQUAL(sv_engine_schedule_in(eng, SV_TIME_MAX, 0, record, &t, 3), SV_EVENT_NONE);
+    CU_ASSERT_PTR_NOT_NULL(sv_engine_error(eng));
+    sv_engine_free(eng);
+    eng = sv_engine_new(1);
+    sv_event_id id = sv_engine_schedule(eng, 7, 0, record, &t, 4);
+    CU_ASSERT_FALSE(sv_engine_reschedule(eng, id, SV_ENGINE_HORIZON + 1));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sv_engine_error(eng));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sv_engine_error(eng)->message, "rescheduled"));
+    sv_engine_free(eng);
+    trace_clear(&t);
+}
+
 static void test_rng_streams(void)
 {
     sv_engine *a = sv_engine_new(123);
@@ -326,6 +380,24 @@ static void test_config_getters(void)
     g_clear_error(&err);
     json_node_unref(root);
 
+    /* the one integer rule: 2.0 is 2; 2.5, "2", true and 2^63 are not integers */
+    static const struct {
+        const char *json;
+        gboolean ok;
+        int64_t v;
+    } ints[] = {{"2", TRUE, 2},       {"2.0", TRUE, 2},         {"-3.0", TRUE, -3},
+                {"2.5", FALSE, 0},    {"\"2\"", FALSE, 0},      {"true", FALSE, 0},
+                {"9.3e18", FALSE, 0}, {"9.0e18", TRUE, INT64_C(9000000000000000000)}};
+    for (size_t k = 0; k < G_N_ELEMENTS(ints); k++) {
+        JsonNode *n = json_from_string(ints[k].json, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+        int64_t v = -1;
+        CU_ASSERT_EQUAL(sv_cfg_node_int(n, &v), ints[k].ok);
+        if (ints[k].ok)
+            SV_ASSERT_EQ_I64(v, ints[k].v);
+        json_node_unref(n);
+    }
+
     g_file_set_contents(path, "{\"a\": 3,\n \"b\": }", -1, NULL);
     CU_ASSERT_PTR_NULL(sv_cfg_load_json(path, &err));
     CU_ASSERT_PTR_NOT_NULL(err);
@@ -346,6 +418,7 @@ int main(void)
         {"stop", test_stop},
         {"heap against reference model", test_heap_against_reference},
         {"compaction of cancelled events", test_compaction},
+        {"time horizon", test_horizon},
         {NULL, NULL}};
     static const sv_test_case misc[] = {{"rng streams", test_rng_streams},
                                         {"rng distributions", test_rng_distributions},

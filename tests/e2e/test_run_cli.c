@@ -8,8 +8,12 @@
 #include <math.h>
 #include <string.h>
 
-/* Run servesim with `argv` (after "servesim run") in `cwd` (NULL: the repo root). */
-static int run_in(const char *cwd, const char *const *args, char **out, char **err)
+#define CLUSTER SV_SHARED "/reference/llmservingsim/validation/RTXPRO6000/Llama-3.1-8B/config.json"
+#define PROFILES SV_SHARED "/reference/llmservingsim/profiles"
+
+/* Run servesim with `argv` (after "servesim run") in `cwd` (NULL: the repo root) with the
+ * environment `envp` (NULL: this process's). */
+static int run_env(const char *cwd, char **envp, const char *const *args, char **out, char **err)
 {
     GPtrArray *argv = g_ptr_array_new();
     g_autofree char *bin = g_canonicalize_filename(SV_SERVESIM_BIN, NULL);
@@ -20,7 +24,7 @@ static int run_in(const char *cwd, const char *const *args, char **out, char **e
     g_ptr_array_add(argv, NULL);
     int status = -1;
     GError *e = NULL;
-    gboolean ok = g_spawn_sync(cwd, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out,
+    gboolean ok = g_spawn_sync(cwd, (char **)argv->pdata, envp, G_SPAWN_DEFAULT, NULL, NULL, out,
                                err, &status, &e);
     g_ptr_array_free(argv, TRUE);
     if (!ok) {
@@ -29,6 +33,11 @@ static int run_in(const char *cwd, const char *const *args, char **out, char **e
         return -1;
     }
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int run_in(const char *cwd, const char *const *args, char **out, char **err)
+{
+    return run_env(cwd, NULL, args, out, err);
 }
 
 static JsonObject *load_json(const char *path, JsonParser **parser)
@@ -336,6 +345,99 @@ static void test_skip_bad_lines(void)
     sv_test_rmtree(tmp);
 }
 
+/* summary.json's latency_source as one string ("a|b" for two instances). */
+static char *latency_sources(const char *dir)
+{
+    g_autofree char *path = g_build_filename(dir, "summary.json", NULL);
+    JsonParser *p = NULL;
+    JsonObject *o = load_json(path, &p);
+    if (!o || !json_object_has_member(o, "latency_source")) {
+        if (p)
+            g_object_unref(p);
+        return g_strdup("(none)");
+    }
+    JsonArray *a = json_object_get_array_member(o, "latency_source");
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < json_array_get_length(a); i++)
+        g_string_append_printf(s, "%s%s", i ? "|" : "", json_array_get_string_element(a, i));
+    g_object_unref(p);
+    return g_string_free(s, FALSE);
+}
+
+/* Issue 7 item 8: profiles come only from --profiles or SERVESIM_PROFILES, never from a path
+ * relative to the working directory; summary.json and stderr say which source each instance
+ * used; --latency profile without a bundle is an error naming what was looked for. */
+static void test_latency_source_not_cwd(void)
+{
+    SV_REQUIRE_SHARED("reference/llmservingsim/profiles", "the measured RTX PRO 6000 bundle");
+    g_autofree char *tmp = sv_test_tmpdir();
+    g_autofree char *wl = g_build_filename(tmp, "wl.jsonl", NULL);
+    const char *text = "{\"input_toks\": 100, \"output_toks\": 10, \"arrival_time_ns\": 0}\n"
+                       "{\"input_toks\": 200, \"output_toks\": 5, \"arrival_time_ns\": 1000}\n";
+    CU_ASSERT_FATAL(g_file_set_contents(wl, text, -1, NULL));
+    g_autofree char *cluster = g_canonicalize_filename(CLUSTER, NULL);
+    g_autofree char *profiles = g_canonicalize_filename(PROFILES, NULL);
+    g_autofree char *d_root = g_build_filename(tmp, "root", NULL);
+    g_autofree char *d_tmp = g_build_filename(tmp, "tmp", NULL);
+    g_autofree char *d_env = g_build_filename(tmp, "env", NULL);
+    char **env = g_environ_unsetenv(g_get_environ(), "SERVESIM_PROFILES");
+    char *out = NULL, *err = NULL;
+
+    /* From the repository root (where ../shared exists) and from elsewhere: both roofline. */
+    const char *a1[] = {"--cluster", cluster, "--workload", wl, "--quiet", "--output-dir", d_root,
+                        NULL};
+    CU_ASSERT_EQUAL(run_env(NULL, env, a1, &out, &err), 0);
+    CU_ASSERT(strstr(err, "instance 0 (meta-llama/Llama-3.1-8B on RTXPRO6000): latency roofline "
+                          "(no profiles") != NULL);
+    g_free(out);
+    g_free(err);
+    const char *a2[] = {"--cluster", cluster, "--workload", wl, "--quiet", "--output-dir", d_tmp,
+                        NULL};
+    CU_ASSERT_EQUAL(run_env(tmp, env, a2, &out, &err), 0);
+    g_free(out);
+    g_free(err);
+    g_autofree char *s_root = latency_sources(d_root);
+    g_autofree char *s_tmp = latency_sources(d_tmp);
+    CU_ASSERT_STRING_EQUAL(s_root, "roofline");
+    CU_ASSERT_STRING_EQUAL(s_tmp, "roofline");
+    g_autofree char *r1 = g_build_filename(d_root, "requests.csv", NULL);
+    g_autofree char *r2 = g_build_filename(d_tmp, "requests.csv", NULL);
+    g_autofree char *t1 = NULL, *t2 = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(r1, &t1, NULL, NULL));
+    CU_ASSERT_FATAL(g_file_get_contents(r2, &t2, NULL, NULL));
+    CU_ASSERT_STRING_EQUAL(t1, t2);
+
+    /* SERVESIM_PROFILES names the bundles: the bundle appears relative to the folder. */
+    char **env2 = g_environ_setenv(g_strdupv(env), "SERVESIM_PROFILES", profiles, TRUE);
+    const char *a3[] = {"--cluster", cluster, "--workload", wl, "--quiet", "--output-dir", d_env,
+                        NULL};
+    CU_ASSERT_EQUAL(run_env(tmp, env2, a3, &out, &err), 0);
+    CU_ASSERT(strstr(err, "latency profile:RTXPRO6000/meta-llama/Llama-3.1-8B/bf16") != NULL);
+    g_free(out);
+    g_free(err);
+    g_autofree char *s_env = latency_sources(d_env);
+    CU_ASSERT_STRING_EQUAL(s_env, "profile:RTXPRO6000/meta-llama/Llama-3.1-8B/bf16");
+
+    /* --latency profile with no folder, and with a folder holding no bundle. */
+    const char *a4[] = {"--cluster", cluster, "--workload", wl, "--quiet", "--latency", "profile",
+                        "--output-dir", d_env, NULL};
+    CU_ASSERT_NOT_EQUAL(run_env(tmp, env, a4, &out, &err), 0);
+    CU_ASSERT(strstr(err, "instance 0 (meta-llama/Llama-3.1-8B on RTXPRO6000)") != NULL);
+    CU_ASSERT(strstr(err, "--profiles DIR or SERVESIM_PROFILES") != NULL);
+    g_free(out);
+    g_free(err);
+    const char *a5[] = {"--cluster",    cluster, "--workload", wl,  "--quiet", "--latency",
+                        "profile",      "--profiles", tmp, "--output-dir", d_env, NULL};
+    CU_ASSERT_NOT_EQUAL(run_env(tmp, env, a5, &out, &err), 0);
+    CU_ASSERT(strstr(err, "instance 0 (meta-llama/Llama-3.1-8B on RTXPRO6000)") != NULL);
+    CU_ASSERT(strstr(err, tmp) != NULL); /* the folder searched */
+    g_free(out);
+    g_free(err);
+    g_strfreev(env);
+    g_strfreev(env2);
+    sv_test_rmtree(tmp);
+}
+
 /* A prompt of 10^6 tokens exceeds the KV pool of one A100-80GB with Llama-2-7B (80 GiB x 0.9
  * - 13.5 GB of weights at 512 KiB per token is about 116k tokens). */
 static void test_never_fits(void)
@@ -447,6 +549,7 @@ int main(void)
         {"determinism", test_determinism},
         {"options_take_effect", test_options_take_effect},
         {"skip_bad_lines", test_skip_bad_lines},
+        {"latency_source_not_cwd", test_latency_source_not_cwd},
         {"never_fits", test_never_fits},
         {"mid_run_failure_over_earlier_outputs", test_mid_run_failure_over_earlier_outputs},
         {NULL, NULL},

@@ -244,7 +244,7 @@ static gboolean run_cluster(const char *json, int n, const int *in, const int *o
     cfg.enable_prefix_caching = -1;
     cfg.enable_chunked_prefill = -1;
     cfg.reserve_full_isl = -1;
-    cfg.force_max_num_batched_tokens = max_tokens;
+    cfg.max_num_batched_tokens = max_tokens;
     cfg.moe_comm = moe_comm;
     cfg.expert_routing = eroute;
     cfg.observer = &obs;

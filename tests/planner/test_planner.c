@@ -135,34 +135,102 @@ static void test_overrides_and_unknown(void)
     sv_planner_cluster_free(c);
 }
 
+/* A registry router by name with its own state; `rng` the "router/random" stream. */
+typedef struct {
+    const struct sv_router_ops *ops;
+    void *state;
+} test_router;
+
+static test_router router_open(const sv_registry *reg, const char *name, sv_rng *rng)
+{
+    test_router r = {0};
+    GError *e = NULL;
+    r.ops = sv_registry_lookup(reg, SV_REGISTRY_ROUTER, name, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r.ops);
+    if (r.ops->create) {
+        r.state = r.ops->create(3, sv_registry_param(name), rng, &e);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r.state);
+    }
+    return r;
+}
+
+static void router_close(test_router *r)
+{
+    if (r->ops->destroy && r->state)
+        r->ops->destroy(r->state);
+}
+
+static int32_t route(test_router *r, uint64_t id, const struct sv_router_inst *inst)
+{
+    struct sv_router_req q = {.request_id = id, .input_tokens = 16, .output_tokens = 4};
+    return r->ops->route(r->state, &q, 3, inst);
+}
+
+/* The built-in routers through the registry, as the run uses them (planner/router.c). */
 static void test_routers(void)
 {
-    uint32_t waiting[3] = {1, 0, 0}, running[3] = {0, 5, 3};
-    uint64_t rr = 0;
-    /* Scores 4, 5, 3: instance 2. */
-    CU_ASSERT_EQUAL(sv_planner_route(SV_ROUTER_LEAST_LOAD, 3, waiting, running, &rr, NULL), 2);
-    running[2] = 4; /* 4, 5, 4: tie to the lowest index */
-    CU_ASSERT_EQUAL(sv_planner_route(SV_ROUTER_LEAST_LOAD, 3, waiting, running, &rr, NULL), 0);
-    for (int i = 0; i < 6; i++)
-        CU_ASSERT_EQUAL(sv_planner_route(SV_ROUTER_ROUND_ROBIN, 3, waiting, running, &rr, NULL),
-                        i % 3);
-    sv_rng *a = sv_rng_new(5, "router/random"), *b = sv_rng_new(5, "router/random");
-    int seen[3] = {0};
-    for (int i = 0; i < 300; i++) {
-        int32_t x = sv_planner_route(SV_ROUTER_RANDOM, 3, waiting, running, &rr, a);
-        CU_ASSERT_EQUAL(x, sv_planner_route(SV_ROUTER_RANDOM, 3, waiting, running, &rr, b));
-        CU_ASSERT(x >= 0 && x < 3);
-        seen[x]++;
+    GError *e = NULL;
+    sv_registry *reg = sv_planner_registry_new(&e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(reg);
+    struct sv_router_inst inst[3] = {
+        {.index = 0, .waiting = 1, .running = 0},
+        {.index = 1, .waiting = 0, .running = 5},
+        {.index = 2, .waiting = 0, .running = 3},
+    };
+
+    /* least_load: scores 4 x waiting + running = 4, 5, 3: instance 2; then 4, 5, 4: the tie
+     * goes to the lowest index. "load" is its alias. */
+    const char *ll_names[] = {"least_load", "load"};
+    for (size_t k = 0; k < G_N_ELEMENTS(ll_names); k++) {
+        test_router ll = router_open(reg, ll_names[k], NULL);
+        inst[2].running = 3;
+        CU_ASSERT_EQUAL(route(&ll, 0, inst), 2);
+        inst[2].running = 4;
+        CU_ASSERT_EQUAL(route(&ll, 1, inst), 0);
+        router_close(&ll);
     }
+
+    /* round_robin ("rr"): 0, 1, 2, 0, 1, 2 whatever the loads. */
+    const char *rr_names[] = {"round_robin", "rr"};
+    for (size_t k = 0; k < G_N_ELEMENTS(rr_names); k++) {
+        test_router rr = router_open(reg, rr_names[k], NULL);
+        for (int i = 0; i < 6; i++)
+            CU_ASSERT_EQUAL(route(&rr, (uint64_t)i, inst), i % 3);
+        router_close(&rr);
+    }
+
+    /* random ("rand"): with one seed, the same choices in two runs; 300 requests spread over
+     * the 3 instances, counts summing to 300, each far from 0 (expected 100 each; the chance
+     * that a fair draw leaves one at 50 or fewer is below 1e-8). */
+    sv_rng *a = sv_rng_new(5, "router/random"), *b = sv_rng_new(5, "router/random");
+    test_router ra = router_open(reg, "random", a), rb = router_open(reg, "rand", b);
+    int seen[3] = {0};
+    gboolean same = TRUE, in_range = TRUE;
+    for (int i = 0; i < 300; i++) {
+        int32_t x = route(&ra, (uint64_t)i, inst);
+        same = same && x == route(&rb, (uint64_t)i, inst);
+        in_range = in_range && x >= 0 && x < 3;
+        if (x >= 0 && x < 3)
+            seen[x]++;
+    }
+    CU_ASSERT(same);
+    CU_ASSERT(in_range);
+    CU_ASSERT_EQUAL(seen[0] + seen[1] + seen[2], 300);
     CU_ASSERT(seen[0] > 50 && seen[1] > 50 && seen[2] > 50);
+    router_close(&ra);
+    router_close(&rb);
     sv_rng_free(a);
     sv_rng_free(b);
-    sv_router_kind k;
-    GError *e = NULL;
-    CU_ASSERT_TRUE(sv_planner_router_parse("rr", &k, NULL) && k == SV_ROUTER_ROUND_ROBIN);
-    CU_ASSERT_FALSE(sv_planner_router_parse("fastest", &k, &e));
+
+    /* The built-ins take no parameter; an unknown name is an error naming it. */
+    CU_ASSERT_PTR_NULL(sv_registry_lookup(reg, SV_REGISTRY_ROUTER, "fastest", &e));
     CU_ASSERT_PTR_NOT_NULL(e && strstr(e->message, "fastest"));
     g_clear_error(&e);
+    const struct sv_router_ops *ops = sv_registry_lookup(reg, SV_REGISTRY_ROUTER, "rr", NULL);
+    CU_ASSERT_PTR_NULL(ops->create(3, "x", NULL, &e));
+    CU_ASSERT_PTR_NOT_NULL(e);
+    g_clear_error(&e);
+    sv_registry_free(reg);
 }
 
 int main(void)

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "planner/metrics.h"
+#include "metrics/metrics.h"
 
 /* Values at or below this are counted in the zero bucket (reported as 0). Inputs are ms or ns,
  * so 1e-9 of either unit is far below anything the simulator resolves. */
@@ -29,7 +29,7 @@ struct sv_metrics_quantile {
 
 GQuark sv_metrics_error_quark(void)
 {
-    return g_quark_from_static_string("sv-metrics-error-quark");
+    return g_quark_from_static_string("servesim-metrics-error-quark");
 }
 
 double sv_metrics_percentile_sorted(const double *sorted, size_t n, double q)

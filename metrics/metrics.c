@@ -11,7 +11,7 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
-#include "planner/metrics.h"
+#include "metrics/metrics_internal.h"
 
 #define NS_PER_MS 1e6
 #define NS_PER_S 1e9
@@ -150,9 +150,9 @@ sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
         m->dir = g_strdup(cfg->output_dir);
         if (g_mkdir_with_parents(m->dir, 0755) != 0)
             return io_error(error, "create the output directory", m->dir, errno), NULL;
-        if (!out_open(&m->req, m->dir, "requests.csv", error) ||
-            !out_open(&m->ts, m->dir, "timeseries.csv", error) ||
-            !out_open(&m->sum, m->dir, "summary.json", error))
+        if (!out_open(&m->req, m->dir, SV_METRICS__REQUESTS_CSV, error) ||
+            !out_open(&m->ts, m->dir, SV_METRICS__TIMESERIES_CSV, error) ||
+            !out_open(&m->sum, m->dir, SV_METRICS__SUMMARY_JSON, error))
             return NULL;
         fputs(REQ_HEADER, m->req.fp);
         fputs(TS_HEADER, m->ts.fp);
@@ -185,6 +185,9 @@ void sv_metrics_free(sv_metrics *m)
     sv_metrics_quantile_free(m->e2e);
     sv_metrics_quantile_free(m->queue);
     g_clear_error(&m->deferred);
+    for (int i = 0; m->summary.latency_sources && i < m->n_instances; i++)
+        g_free(m->summary.latency_sources[i]);
+    g_free(m->summary.latency_sources);
     g_free(m);
 }
 
@@ -455,7 +458,7 @@ static void json_double(JsonBuilder *b, const char *name, double v)
     json_builder_add_double_value(b, v);
 }
 
-static char *summary_json(const struct sv_metrics_summary *s)
+static char *summary_json(const struct sv_metrics_summary *s, int n_instances)
 {
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
@@ -505,6 +508,17 @@ static char *summary_json(const struct sv_metrics_summary *s)
     json_builder_set_member_name(b, "percentiles");
     json_builder_add_string_value(b, s->itl_exact ? "exact (numpy linear)"
                                                   : "exact (numpy linear); itl within 0.1%");
+    if (s->latency_sources) {
+        json_builder_set_member_name(b, "latency_source");
+        json_builder_begin_array(b);
+        for (int i = 0; i < n_instances; i++) {
+            if (s->latency_sources[i])
+                json_builder_add_string_value(b, s->latency_sources[i]);
+            else
+                json_builder_add_null_value(b);
+        }
+        json_builder_end_array(b);
+    }
     json_builder_end_object(b);
     g_autoptr(JsonGenerator) gen = json_generator_new();
     g_autoptr(JsonNode) root = json_builder_get_root(b);
@@ -551,7 +565,7 @@ gboolean sv_metrics_finish(sv_metrics *m, sv_time end_ns, uint64_t arrived, GErr
     }
     if (!drain(m, TRUE, error))
         return FALSE;
-    g_autofree char *json = summary_json(s);
+    g_autofree char *json = summary_json(s, m->n_instances);
     fputs(json, m->sum.fp);
     fputc('\n', m->sum.fp);
     if (!out_close(&m->req, error) || !out_close(&m->ts, error) || !out_close(&m->sum, error))
@@ -575,6 +589,15 @@ void sv_metrics_set_pd(sv_metrics *m, const struct sv_metrics_pd *pd)
 {
     m->summary.has_pd = TRUE;
     m->summary.pd = *pd;
+}
+
+void sv_metrics_set_latency_source(sv_metrics *m, int instance, const char *source)
+{
+    g_return_if_fail(instance >= 0 && instance < m->n_instances);
+    if (!m->summary.latency_sources)
+        m->summary.latency_sources = g_new0(char *, (size_t)m->n_instances);
+    g_free(m->summary.latency_sources[instance]);
+    m->summary.latency_sources[instance] = g_strdup(source);
 }
 
 const struct sv_metrics_summary *sv_metrics_get_summary(const sv_metrics *m)

@@ -7,10 +7,10 @@
  * emission times (for inter-token latency) and per-instance state samples. Memory stays bounded
  * by the number of requests in flight, not by the number finished: see sv_metrics_request_add.
  *
- * This header is self-contained; planner/planner.h includes it so that the run loop's observer
- * can hand its records here. */
-#ifndef SV_PLANNER_METRICS_H
-#define SV_PLANNER_METRICS_H
+ * The module depends on core only: it knows records, not the run that produces them (the
+ * planner's observer, planner/metrics_observer.c, hands the run's records here). */
+#ifndef SV_METRICS_H
+#define SV_METRICS_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -120,12 +120,8 @@ gboolean sv_metrics_finish(sv_metrics *m, sv_time end_ns, uint64_t arrived, GErr
 /* arrived: requests that entered the system (0: the number of records given); the difference
  * to the records marked finished is reported as unfinished. */
 
-/* Fill `obs` (planner.h's struct sv_run_observer) so that a run feeds `m`: on_request ->
- * sv_metrics_request_add (the first error is kept and returned by finish), on_iteration ->
- * sv_metrics_tokens + sv_metrics_sample at the iteration's end, on_token_gap -> sv_metrics_itl. */
-struct sv_run_observer;
-void sv_metrics_observer_init(sv_metrics *m, struct sv_run_observer *obs);
-/* Where errors met inside void callbacks are kept until finish (first one wins). */
+/* Where errors met inside void callbacks (the planner's observer) are kept until finish (first
+ * one wins). */
 GError **sv_metrics_deferred_error(sv_metrics *m);
 
 /* The statistics after finish (also usable with output_dir NULL). */
@@ -149,6 +145,9 @@ struct sv_metrics_summary {
         double kv_wait_ms;     /* total wait for decode memory */
         double kv_transfer_ms; /* total reservation -> KV arrived */
     } pd;
+    /* Per instance (n_instances entries), what computed its operator latency ("roofline",
+     * "profile:<bundle>"); NULL where sv_metrics_set_latency_source was not called. */
+    char **latency_sources;
 };
 const struct sv_metrics_summary *sv_metrics_get_summary(const sv_metrics *m);
 /* Prefill/decode disaggregation figures (planner.h's struct sv_run_result kv_*), reported in
@@ -156,34 +155,39 @@ const struct sv_metrics_summary *sv_metrics_get_summary(const sv_metrics *m);
  * when the cluster has prefill/decode instances (docs/outputs.md). */
 void sv_metrics_set_pd(sv_metrics *m, const struct sv_metrics_pd *pd);
 
+/* Which latency model `instance` used (copied), reported in summary.json's "latency_source"
+ * array (docs/outputs.md), one entry per instance once any is set: outputs computed from
+ * measured profiles and from the roofline must not be mistaken for one another. */
+void sv_metrics_set_latency_source(sv_metrics *m, int instance, const char *source);
+
 /* A short human summary of a finished run (what `servesim run` prints). */
 void sv_metrics_print_summary(const sv_metrics *m, FILE *out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* servesim validate: a simulated output dir against a measured vLLM bench run.               */
 
-struct sv_validate_row {
+struct sv_metrics_validate_row {
     double measured, simulated, diff_pct; /* ms; diff = (sim - measured) / measured x 100 */
 };
-struct sv_validate_metric {
-    struct sv_validate_row mean, median, p90, p95, p99;
+struct sv_metrics_validate_metric {
+    struct sv_metrics_validate_row mean, median, p90, p95, p99;
     uint64_t n_measured, n_simulated;
 };
-struct sv_validate_series {
+struct sv_metrics_validate_series {
     double mae, mape; /* mape in percent, over ticks where the measured value is not 0 */
     uint64_t n_ticks, n_mape_ticks;
 };
-struct sv_validation {
-    struct sv_validate_metric ttft, tpot, latency;
-    struct sv_validate_series prompt_throughput, gen_throughput, running, waiting;
+struct sv_metrics_validation {
+    struct sv_metrics_validate_metric ttft, tpot, latency;
+    struct sv_metrics_validate_series prompt_throughput, gen_throughput, running, waiting;
 };
 
 /* Reads <measured>/requests.jsonl (+ timeseries.csv) in the layout of LLMServingSim's
  * `bench run` and <simulated>/requests.csv (+ timeseries.csv) as written by sv_metrics. */
 gboolean sv_metrics_validate(const char *measured_dir, const char *simulated_dir,
-                             struct sv_validation *out, GError **error);
-void sv_metrics_validation_print(const struct sv_validation *v, FILE *out);
-gboolean sv_metrics_validation_write_json(const struct sv_validation *v, const char *path,
+                             struct sv_metrics_validation *out, GError **error);
+void sv_metrics_validation_print(const struct sv_metrics_validation *v, FILE *out);
+gboolean sv_metrics_validation_write_json(const struct sv_metrics_validation *v, const char *path,
                                           GError **error);
 
 G_END_DECLS

@@ -13,7 +13,7 @@
 
 #include <json-glib/json-glib.h>
 
-#include "planner/metrics.h"
+#include "metrics/metrics_internal.h"
 
 #define SAME_CLOCK_S 100000.0 /* bench/core/validate.py _same_time_domain */
 
@@ -43,14 +43,7 @@ static gboolean fmt_error(GError **error, const char *path, int line, const char
 
 static gboolean get_num(JsonObject *o, const char *key, double *out)
 {
-    JsonNode *n = json_object_get_member(o, key);
-    if (n == NULL || JSON_NODE_TYPE(n) != JSON_NODE_VALUE)
-        return FALSE;
-    GType t = json_node_get_value_type(n);
-    if (t != G_TYPE_DOUBLE && t != G_TYPE_INT64)
-        return FALSE;
-    *out = json_node_get_double(n);
-    return TRUE;
+    return sv_cfg_node_double(json_object_get_member(o, key), out);
 }
 
 static gboolean read_measured_requests(const char *path, struct lat_lists *l, GError **error)
@@ -115,71 +108,35 @@ out:
     return ok;
 }
 
-/* A small streaming CSV reader for our own files and vLLM bench's (no quoted fields occur in
- * either): one line at a time, so a 10^6-row requests.csv is never held whole. */
-struct csv {
-    FILE *fp;
-    char *buf;
-    size_t cap;
-    int line_no;
-    char **header;
-    guint n_cols;
-};
-
-static void csv_clear(struct csv *c)
+/* Our own CSV files and vLLM bench's, through core's streaming reader (a 10^6-row requests.csv
+ * is never held whole); the header must be the first line. */
+static sv_csv *csv_load(const char *path, GError **error)
 {
-    if (c->fp != NULL)
-        fclose(c->fp);
-    free(c->buf);
-    g_strfreev(c->header);
-}
-
-/* Next non-empty line (stripped) or NULL at the end. */
-static char *csv_next(struct csv *c)
-{
-    while (getline(&c->buf, &c->cap, c->fp) >= 0) {
-        c->line_no++;
-        char *line = g_strstrip(c->buf);
-        if (*line != '\0')
-            return line;
+    sv_csv *c = sv_csv_open(path, error);
+    if (c != NULL && sv_csv_header_line(c) != 1) {
+        sv_csv_free(c);
+        fmt_error(error, path, 1, "no header line");
+        return NULL;
     }
-    return NULL;
+    return c;
 }
 
-static gboolean csv_load(const char *path, struct csv *c, GError **error)
+static int csv_col(const sv_csv *c, const char *name, const char *path, GError **error)
 {
-    c->fp = fopen(path, "r");
-    if (c->fp == NULL) {
-        int err = errno;
-        g_set_error(error, SV_METRICS_ERROR, SV_METRICS_ERROR_IO, "cannot open %s: %s", path,
-                    g_strerror(err));
-        return FALSE;
-    }
-    char *first = csv_next(c);
-    if (first == NULL || c->line_no != 1)
-        return fmt_error(error, path, 1, "no header line");
-    c->header = g_strsplit(first, ",", -1);
-    c->n_cols = g_strv_length(c->header);
-    return TRUE;
-}
-
-static int csv_col(const struct csv *c, const char *name, const char *path, GError **error)
-{
-    for (guint i = 0; i < c->n_cols; i++)
-        if (strcmp(g_strstrip(c->header[i]), name) == 0)
-            return (int)i;
-    g_set_error(error, SV_METRICS_ERROR, SV_METRICS_ERROR_FORMAT, "%s:1: no column '%s'", path,
-                name);
-    return -1;
+    int i = sv_csv_col(c, name);
+    if (i < 0)
+        g_set_error(error, SV_METRICS_ERROR, SV_METRICS_ERROR_FORMAT, "%s:1: no column '%s'",
+                    path, name);
+    return i;
 }
 
 /* Field `col` of a split row as a number; *empty set when the field is empty. */
-static gboolean csv_num(char **f, guint nf, int col, double *out, gboolean *empty, const char *path,
+static gboolean csv_num(const sv_csv *c, int col, double *out, gboolean *empty, const char *path,
                         int line, GError **error)
 {
-    if ((guint)col >= nf)
+    if ((guint)col >= sv_csv_n_fields(c))
         return fmt_error(error, path, line, "too few fields");
-    const char *s = g_strstrip(f[col]);
+    const char *s = sv_csv_field(c, (guint)col);
     *empty = *s == '\0';
     if (*empty)
         return TRUE;
@@ -194,24 +151,23 @@ static gboolean csv_num(char **f, guint nf, int col, double *out, gboolean *empt
 
 static gboolean read_sim_requests(const char *path, struct lat_lists *l, GError **error)
 {
-    struct csv c = {0};
+    g_autoptr(sv_csv) c = NULL;
     gboolean ok = FALSE;
-    if (!csv_load(path, &c, error))
+    if ((c = csv_load(path, error)) == NULL)
         goto out;
-    int c_ttft = csv_col(&c, "ttft_ns", path, error);
-    int c_e2e = c_ttft < 0 ? -1 : csv_col(&c, "e2e_ns", path, error);
-    int c_out = c_e2e < 0 ? -1 : csv_col(&c, "output_tokens", path, error);
+    int c_ttft = csv_col(c, "ttft_ns", path, error);
+    int c_e2e = c_ttft < 0 ? -1 : csv_col(c, "e2e_ns", path, error);
+    int c_out = c_e2e < 0 ? -1 : csv_col(c, "output_tokens", path, error);
     if (c_out < 0)
         goto out;
-    for (char *line; (line = csv_next(&c)) != NULL;) {
-        int i = c.line_no - 1;
-        g_auto(GStrv) f = g_strsplit(line, ",", -1);
-        guint nf = g_strv_length(f);
+    GError *rerr = NULL;
+    while (sv_csv_next(c, &rerr)) {
+        int i = (int)sv_csv_line(c) - 1;
         double ttft, e2e, outt;
         gboolean e1, e2, e3;
-        if (!csv_num(f, nf, c_ttft, &ttft, &e1, path, i + 1, error) ||
-            !csv_num(f, nf, c_e2e, &e2e, &e2, path, i + 1, error) ||
-            !csv_num(f, nf, c_out, &outt, &e3, path, i + 1, error))
+        if (!csv_num(c, c_ttft, &ttft, &e1, path, i + 1, error) ||
+            !csv_num(c, c_e2e, &e2e, &e2, path, i + 1, error) ||
+            !csv_num(c, c_out, &outt, &e3, path, i + 1, error))
             goto out;
         if (e1 || e2 || e3)
             continue; /* unfinished */
@@ -224,9 +180,12 @@ static gboolean read_sim_requests(const char *path, struct lat_lists *l, GError 
             g_array_append_val(l->tpot, tpot_ms);
         }
     }
+    if (rerr != NULL) {
+        g_propagate_error(error, rerr);
+        goto out;
+    }
     ok = TRUE;
 out:
-    csv_clear(&c);
     return ok;
 }
 
@@ -239,24 +198,23 @@ static const char *const TS_COLS[4] = {"prompt_throughput", "gen_throughput", "r
 
 static gboolean read_timeseries(const char *path, GArray *rows, GError **error)
 {
-    struct csv c = {0};
+    g_autoptr(sv_csv) c = NULL;
     gboolean ok = FALSE;
     int cols[5];
-    if (!csv_load(path, &c, error))
+    if ((c = csv_load(path, error)) == NULL)
         goto out;
-    if ((cols[0] = csv_col(&c, "t", path, error)) < 0)
+    if ((cols[0] = csv_col(c, "t", path, error)) < 0)
         goto out;
     for (int k = 0; k < 4; k++)
-        if ((cols[k + 1] = csv_col(&c, TS_COLS[k], path, error)) < 0)
+        if ((cols[k + 1] = csv_col(c, TS_COLS[k], path, error)) < 0)
             goto out;
-    for (char *line; (line = csv_next(&c)) != NULL;) {
-        int i = c.line_no - 1;
-        g_auto(GStrv) f = g_strsplit(line, ",", -1);
-        guint nf = g_strv_length(f);
+    GError *rerr = NULL;
+    while (sv_csv_next(c, &rerr)) {
+        int i = (int)sv_csv_line(c) - 1;
         struct ts_row r;
         double t;
         gboolean empty;
-        if (!csv_num(f, nf, cols[0], &t, &empty, path, i + 1, error))
+        if (!csv_num(c, cols[0], &t, &empty, path, i + 1, error))
             goto out;
         if (empty) {
             fmt_error(error, path, i + 1, "empty t");
@@ -264,16 +222,19 @@ static gboolean read_timeseries(const char *path, GArray *rows, GError **error)
         }
         r.t_ms = (int64_t)llround(t * 1e3);
         for (int k = 0; k < 4; k++) {
-            if (!csv_num(f, nf, cols[k + 1], &r.v[k], &empty, path, i + 1, error))
+            if (!csv_num(c, cols[k + 1], &r.v[k], &empty, path, i + 1, error))
                 goto out;
             if (empty)
                 r.v[k] = 0.0;
         }
         g_array_append_val(rows, r);
     }
+    if (rerr != NULL) {
+        g_propagate_error(error, rerr);
+        goto out;
+    }
     ok = TRUE;
 out:
-    csv_clear(&c);
     return ok;
 }
 
@@ -285,9 +246,9 @@ static int cmp_row(const void *a, const void *b)
 
 /* Per-tick error over the union of both files' ticks (a tick one side lacks counts as 0 there:
  * a simulation that ends early or late is an error, not a shorter comparison). */
-static void series_error(GArray *meas, GArray *sim, struct sv_validation *v)
+static void series_error(GArray *meas, GArray *sim, struct sv_metrics_validation *v)
 {
-    struct sv_validate_series *out[4] = {&v->prompt_throughput, &v->gen_throughput, &v->running,
+    struct sv_metrics_validate_series *out[4] = {&v->prompt_throughput, &v->gen_throughput, &v->running,
                                          &v->waiting};
     g_array_sort(meas, cmp_row);
     g_array_sort(sim, cmp_row);
@@ -330,14 +291,14 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void row_set(struct sv_validate_row *r, double m, double s)
+static void row_set(struct sv_metrics_validate_row *r, double m, double s)
 {
     r->measured = m;
     r->simulated = s;
     r->diff_pct = m != 0.0 ? (s - m) / m * 100.0 : 0.0;
 }
 
-static void metric_compare(GArray *meas, GArray *sim, struct sv_validate_metric *out)
+static void metric_compare(GArray *meas, GArray *sim, struct sv_metrics_validate_metric *out)
 {
     g_array_sort(meas, cmp_double);
     g_array_sort(sim, cmp_double);
@@ -363,7 +324,7 @@ static void metric_compare(GArray *meas, GArray *sim, struct sv_validate_metric 
 }
 
 gboolean sv_metrics_validate(const char *measured_dir, const char *simulated_dir,
-                             struct sv_validation *out, GError **error)
+                             struct sv_metrics_validation *out, GError **error)
 {
     memset(out, 0, sizeof(*out));
     struct lat_lists meas, sim;
@@ -372,9 +333,9 @@ gboolean sv_metrics_validate(const char *measured_dir, const char *simulated_dir
     GArray *ts_meas = g_array_new(FALSE, FALSE, sizeof(struct ts_row));
     GArray *ts_sim = g_array_new(FALSE, FALSE, sizeof(struct ts_row));
     g_autofree char *mreq = g_build_filename(measured_dir, "requests.jsonl", NULL);
-    g_autofree char *sreq = g_build_filename(simulated_dir, "requests.csv", NULL);
-    g_autofree char *mts = g_build_filename(measured_dir, "timeseries.csv", NULL);
-    g_autofree char *sts = g_build_filename(simulated_dir, "timeseries.csv", NULL);
+    g_autofree char *sreq = g_build_filename(simulated_dir, SV_METRICS__REQUESTS_CSV, NULL);
+    g_autofree char *mts = g_build_filename(measured_dir, SV_METRICS__TIMESERIES_CSV, NULL);
+    g_autofree char *sts = g_build_filename(simulated_dir, SV_METRICS__TIMESERIES_CSV, NULL);
     gboolean ok = read_measured_requests(mreq, &meas, error) &&
                   read_sim_requests(sreq, &sim, error) && read_timeseries(mts, ts_meas, error) &&
                   read_timeseries(sts, ts_sim, error);
@@ -401,10 +362,10 @@ gboolean sv_metrics_validate(const char *measured_dir, const char *simulated_dir
     return ok;
 }
 
-static void print_metric(FILE *out, const char *name, const struct sv_validate_metric *m)
+static void print_metric(FILE *out, const char *name, const struct sv_metrics_validate_metric *m)
 {
     const char *labels[] = {"Mean", "Median", "P90", "P95", "P99"};
-    const struct sv_validate_row *rows[] = {&m->mean, &m->median, &m->p90, &m->p95, &m->p99};
+    const struct sv_metrics_validate_row *rows[] = {&m->mean, &m->median, &m->p90, &m->p95, &m->p99};
     for (size_t i = 0; i < G_N_ELEMENTS(labels); i++) {
         g_autofree char *label = g_strdup_printf("%s %s", name, labels[i]);
         fprintf(out, "%-25s%12.1f%12.1f%+9.1f%%\n", label, rows[i]->measured, rows[i]->simulated,
@@ -412,7 +373,7 @@ static void print_metric(FILE *out, const char *name, const struct sv_validate_m
     }
 }
 
-void sv_metrics_validation_print(const struct sv_validation *v, FILE *out)
+void sv_metrics_validation_print(const struct sv_metrics_validation *v, FILE *out)
 {
     /* The layout of LLMServingSim's bench validate summary.txt, then the time-series errors. */
     fprintf(out, "%-25s%12s%12s%10s\n", "Metric", "vLLM", "Sim", "Diff%");
@@ -425,7 +386,7 @@ void sv_metrics_validation_print(const struct sv_validation *v, FILE *out)
     fprintf(out, "\n%-25s%12s%12s\n", "Time series (per tick)", "MAE", "MAPE%");
     fprintf(out, "-----------------------------------------------------------\n");
     const char *names[] = {"prompt_throughput", "gen_throughput", "running", "waiting"};
-    const struct sv_validate_series *s[] = {&v->prompt_throughput, &v->gen_throughput, &v->running,
+    const struct sv_metrics_validate_series *s[] = {&v->prompt_throughput, &v->gen_throughput, &v->running,
                                             &v->waiting};
     for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
         fprintf(out, "%-25s%12.1f%12.1f\n", names[i], s[i]->mae, s[i]->mape);
@@ -433,7 +394,7 @@ void sv_metrics_validation_print(const struct sv_validation *v, FILE *out)
             (guint64)v->gen_throughput.n_ticks);
 }
 
-static void json_metric(JsonBuilder *b, const char *name, const struct sv_validate_metric *m)
+static void json_metric(JsonBuilder *b, const char *name, const struct sv_metrics_validate_metric *m)
 {
     json_builder_set_member_name(b, name);
     json_builder_begin_object(b);
@@ -442,7 +403,7 @@ static void json_metric(JsonBuilder *b, const char *name, const struct sv_valida
     json_builder_set_member_name(b, "n_simulated");
     json_builder_add_int_value(b, (gint64)m->n_simulated);
     const char *labels[] = {"mean", "median", "p90", "p95", "p99"};
-    const struct sv_validate_row *rows[] = {&m->mean, &m->median, &m->p90, &m->p95, &m->p99};
+    const struct sv_metrics_validate_row *rows[] = {&m->mean, &m->median, &m->p90, &m->p95, &m->p99};
     for (size_t i = 0; i < G_N_ELEMENTS(labels); i++) {
         json_builder_set_member_name(b, labels[i]);
         json_builder_begin_object(b);
@@ -457,7 +418,7 @@ static void json_metric(JsonBuilder *b, const char *name, const struct sv_valida
     json_builder_end_object(b);
 }
 
-gboolean sv_metrics_validation_write_json(const struct sv_validation *v, const char *path,
+gboolean sv_metrics_validation_write_json(const struct sv_metrics_validation *v, const char *path,
                                           GError **error)
 {
     g_autoptr(JsonBuilder) b = json_builder_new();
@@ -468,7 +429,7 @@ gboolean sv_metrics_validation_write_json(const struct sv_validation *v, const c
     json_builder_set_member_name(b, "timeseries");
     json_builder_begin_object(b);
     const char *names[] = {"prompt_throughput", "gen_throughput", "running", "waiting"};
-    const struct sv_validate_series *s[] = {&v->prompt_throughput, &v->gen_throughput, &v->running,
+    const struct sv_metrics_validate_series *s[] = {&v->prompt_throughput, &v->gen_throughput, &v->running,
                                             &v->waiting};
     for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
         json_builder_set_member_name(b, names[i]);

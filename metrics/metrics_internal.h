@@ -1,0 +1,12 @@
+/* Shared between the files of metrics/ only: the names of the files the writer (metrics.c)
+ * produces and `servesim validate` (validate.c) reads back, so that the two cannot drift apart. */
+#ifndef SV_METRICS_INTERNAL_H
+#define SV_METRICS_INTERNAL_H
+
+#include "metrics/metrics.h"
+
+#define SV_METRICS__REQUESTS_CSV "requests.csv"
+#define SV_METRICS__TIMESERIES_CSV "timeseries.csv"
+#define SV_METRICS__SUMMARY_JSON "summary.json"
+
+#endif
