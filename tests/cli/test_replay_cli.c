@@ -208,7 +208,7 @@ static void test_run_failures(void)
     g_autofree char *sys = NULL, *net = NULL;
     et_own_configs(dir, &sys, &net);
     ChakraProtoMsg__Node *n0[] = {et_comp(0, "produce", 1), et_p2p(1, TRUE, 0, 1, 8, 4096)};
-    sv_et_node_add_data_dep(n0[1], 0);
+    sv_proto_node_add_data_dep(n0[1], 0);
     et_write(dir, "stuck", 0, n0, 2);
     ChakraProtoMsg__Node *n1[] = {et_p2p(0, FALSE, 0, 1, 7, 4096)};
     et_write(dir, "stuck", 1, n1, 1);
@@ -225,7 +225,7 @@ static void test_run_failures(void)
     ChakraProtoMsg__Node *m0[] = {et_comp(0, "a", 1)};
     et_write(dir, "badsrc", 0, m0, 1);
     ChakraProtoMsg__Node *m1[] = {et_comp(0, "before", 2), et_p2p(1, FALSE, 5, 1, 3, 4096)};
-    sv_et_node_add_data_dep(m1[1], 0);
+    sv_proto_node_add_data_dep(m1[1], 0);
     et_write(dir, "badsrc", 1, m1, 2);
     g_autofree char *badsrc = g_strdup_printf("%s/badsrc", dir);
     r = REPLAY("--workload", badsrc, "--system", sys, "--network", net);

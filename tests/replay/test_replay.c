@@ -271,13 +271,13 @@ static void test_ignore_ctrl_deps(void)
     g_autofree char *dir = sv_test_tmpdir();
     for (int npu = 0; npu < 2; npu++) {
         ChakraProtoMsg__Node *b =
-            sv_et_node_new(0, "bcast", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE);
+            sv_proto_node_new(0, "bcast", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE);
         b->duration_micros = 10;
-        sv_et_node_add_attr(b, sv_et_attr_new_bool("is_cpu_op", FALSE));
-        sv_et_node_add_attr(b, sv_et_attr_new_int64("comm_type", 5));
-        sv_et_node_add_attr(b, sv_et_attr_new_int64("comm_size", 1024));
+        sv_proto_node_add_attr(b, sv_proto_attr_new_bool("is_cpu_op", FALSE));
+        sv_proto_node_add_attr(b, sv_proto_attr_new_int64("comm_type", 5));
+        sv_proto_node_add_attr(b, sv_proto_attr_new_int64("comm_size", 1024));
         ChakraProtoMsg__Node *c = et_comp(1, "compute", 5);
-        sv_et_node_add_ctrl_dep(c, 0);
+        sv_proto_node_add_ctrl_dep(c, 0);
         ChakraProtoMsg__Node *nodes[] = {b, c};
         et_write(dir, "ctrl", npu, nodes, 2);
     }
@@ -378,10 +378,10 @@ static void test_fail_unmatched_recv(void)
 {
     g_autofree char *dir = sv_test_tmpdir();
     ChakraProtoMsg__Node *n0[] = {et_comp(0, "produce", 1), et_p2p(1, TRUE, 0, 1, 8, 4096)};
-    sv_et_node_add_data_dep(n0[1], 0);
+    sv_proto_node_add_data_dep(n0[1], 0);
     et_write(dir, "stuck", 0, n0, 2);
     ChakraProtoMsg__Node *n1[] = {et_p2p(0, FALSE, 0, 1, 7, 4096), et_comp(1, "consume", 2)};
-    sv_et_node_add_data_dep(n1[1], 0);
+    sv_proto_node_add_data_dep(n1[1], 0);
     et_write(dir, "stuck", 1, n1, 2);
     g_autofree char *prefix = g_strdup_printf("%s/stuck", dir);
     g_autofree char *sys = NULL, *net = NULL;
@@ -415,8 +415,8 @@ static void test_fail_cycle(void)
     ChakraProtoMsg__Node *n0[] = {et_comp(0, "a", 1)};
     et_write(dir, "cyc", 0, n0, 1);
     ChakraProtoMsg__Node *n1[] = {et_comp(0, "a", 1), et_comp(1, "b", 1)};
-    sv_et_node_add_data_dep(n1[0], 1);
-    sv_et_node_add_data_dep(n1[1], 0);
+    sv_proto_node_add_data_dep(n1[0], 1);
+    sv_proto_node_add_data_dep(n1[1], 0);
     et_write(dir, "cyc", 1, n1, 2);
     g_autofree char *prefix = g_strdup_printf("%s/cyc", dir);
     g_autofree char *sys = NULL, *net = NULL;
@@ -442,7 +442,7 @@ static void test_fail_recv_src_out_of_range(void)
     ChakraProtoMsg__Node *n0[] = {et_comp(0, "a", 1)};
     et_write(dir, "badsrc", 0, n0, 1);
     ChakraProtoMsg__Node *n1[] = {et_comp(0, "before", 2), et_p2p(1, FALSE, 5, 1, 3, 4096)};
-    sv_et_node_add_data_dep(n1[1], 0);
+    sv_proto_node_add_data_dep(n1[1], 0);
     et_write(dir, "badsrc", 1, n1, 2);
     g_autofree char *prefix = g_strdup_printf("%s/badsrc", dir);
     g_autofree char *sys = NULL, *net = NULL;
@@ -462,7 +462,7 @@ static void test_fail_recv_src_out_of_range(void)
     ChakraProtoMsg__Node *m0[] = {et_comp(0, "a", 1)};
     et_write(dir, "gated", 0, m0, 1);
     ChakraProtoMsg__Node *m1[] = {et_p2p(0, FALSE, 0, 1, 9, 64), et_p2p(1, FALSE, 5, 1, 3, 4096)};
-    sv_et_node_add_data_dep(m1[1], 0);
+    sv_proto_node_add_data_dep(m1[1], 0);
     et_write(dir, "gated", 1, m1, 2);
     g_autofree char *gated = g_strdup_printf("%s/gated", dir);
     struct run r;
