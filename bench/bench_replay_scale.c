@@ -3,16 +3,18 @@
  * One 64 MiB all-reduce per NPU (a single COMM_COLL_NODE, written by our own Chakra ET writer)
  * on a 1-D Ring and a 1-D Switch of 64, 256 and 1024 NPUs (50 GB/s, 500 ns per link), system
  * config ../shared/interop/astra-sim/configs/Ring_4chunks.json, for the network models fifo
- * (ASTRA-sim congestion-aware), flow (max-min) and analytical (congestion-unaware). Each run is a
- * child `servesim replay` (the same code path as the command), so wall time and peak RSS are the
- * child's own (wait4's ru_maxrss). Prints one line per run and the growth ratios per 4x NPUs.
+ * (ASTRA-sim congestion-aware), flow (max-min) and analytical (congestion-unaware). Each run
+ * calls the replay library (sv_replay_run, what `servesim replay` calls) in a forked child, so
+ * wall time and peak RSS are that run's own: the child's wait4 ru_maxrss, its peak mark reset at
+ * the fork (bench/child.h), so earlier runs and the workload writing in the parent do not count.
+ * Prints one line per run and the growth ratios per 4x NPUs.
  *
  * Reference: ASTRA-sim 518bd51 congestion-aware on the same workload, Ring: 64 NPUs 0.07 s /
  * 14 MB, 256 NPUs 0.65 s / 37 MB, 1024 NPUs 15.4 s / 365 MB (measured by the team, see
  * docs/replay.md).
  *
  * usage: bench_replay_scale [--max-npus N] [--models fifo,flow,analytical] [--topos Ring,Switch]
- *                           [--timeout SECONDS] [--servesim PATH]
+ *                           [--timeout SECONDS]
  * Run from the repository root (the system config is found at ../shared/...). */
 #define _DEFAULT_SOURCE /* wait4 */
 #include <errno.h>
@@ -32,7 +34,9 @@
 
 #include "bench/child.h"
 #include "core/core.h"
+#include "network/network.h"
 #include "proto/proto.h"
+#include "replay/replay.h"
 
 #define SYSTEM_CFG "../shared/interop/astra-sim/configs/Ring_4chunks.json"
 #define COMM_BYTES (UINT64_C(64) << 20)
@@ -91,39 +95,55 @@ static gboolean write_network(const char *path, const char *topo, int n, GError 
     return g_file_set_contents(path, text, -1, error);
 }
 
-/* Parse the child's stdout: sys[0]'s T and whether every sys[i] line has the same T. */
-static void parse_output(const char *out, int n, struct result *res)
+/* One replay run, in the child: prints "<sys[0]'s T> <1 if every NPU finished with that T>". */
+struct job {
+    struct sv_replay_opts opts;
+    int npus;
+};
+
+static int replay_child(void *arg)
 {
-    int seen = 0;
-    long long first = -1;
-    res->symmetric = TRUE;
-    for (const char *p = out; (p = strstr(p, "sys[")) != NULL; p++) {
-        int id;
-        long long t, e;
-        if (sscanf(p, "sys[%d] finished, %lld cycles, exposed communication %lld cycles.", &id, &t,
-                   &e) != 3)
-            continue;
-        if (first < 0)
-            first = t;
-        else if (t != first)
-            res->symmetric = FALSE;
-        seen++;
+    const struct job *j = arg;
+    struct sv_replay_result res;
+    GError *error = NULL;
+    if (!sv_replay_run(&j->opts, &res, &error)) {
+        fprintf(stderr, "bench: replay: %s\n", error->message);
+        g_error_free(error);
+        sv_replay_result_clear(&res);
+        return 1;
     }
-    res->cycles = first;
-    if (seen != n)
-        res->symmetric = FALSE;
+    gboolean symmetric = res.n_finished == j->npus;
+    for (int k = 1; k < res.n_finished; k++)
+        symmetric = symmetric && res.finished[k].finish_ns == res.finished[0].finish_ns;
+    printf("%" G_GINT64_FORMAT " %d\n", res.n_finished > 0 ? res.finished[0].finish_ns : -1,
+           symmetric);
+    sv_replay_result_clear(&res);
+    return 0;
 }
 
-static struct result run_one(const char *servesim, const char *dir, const char *net_path,
-                             const char *model, int n, int timeout_s)
+static struct result run_one(const char *dir, const char *net_path, const char *model, int n,
+                             int timeout_s)
 {
     struct result res = {0};
     g_autofree char *prefix = g_strdup_printf("%s/ar", dir);
     g_autofree char *out_path = g_strdup_printf("%s/stdout.txt", dir);
-    const char *argv[] = {servesim,    "replay", "--workload",      prefix, "--system", SYSTEM_CFG,
-                          "--network", net_path, "--network-model", model,  NULL};
+    struct job job = {
+        .opts = {.workload = prefix, .system = SYSTEM_CFG, .network = net_path},
+        .npus = n,
+    };
+    GError *error = NULL;
+    if (!sv_net_model_parse(model, &job.opts.model, &error)) {
+        fprintf(stderr, "bench: %s\n", error->message);
+        g_error_free(error);
+        return res;
+    }
     struct sv_bench_child c;
-    sv_bench_run_child(argv, out_path, timeout_s, 0, &c);
+    static gboolean warned;
+    if (!sv_bench_run_fn(replay_child, &job, out_path, timeout_s, 0, &c) && !warned) {
+        fprintf(stderr, "bench: cannot reset the peak RSS mark (/proc/self/clear_refs): rss_MB "
+                        "includes the benchmark's own peak before the fork\n");
+        warned = TRUE;
+    }
     if (!c.started)
         return res;
     res.wall_s = c.wall_s;
@@ -133,12 +153,15 @@ static struct result run_one(const char *servesim, const char *dir, const char *
         return res;
     }
     g_autofree char *out = NULL;
-    if (c.exit_status != 0 || !g_file_get_contents(out_path, &out, NULL, NULL)) {
-        fprintf(stderr, "bench: %s replay (%s, %d NPUs) failed, status %d\n", servesim, model, n,
-                c.exit_status);
+    long long cycles = -1;
+    int symmetric = 0;
+    if (c.exit_status != 0 || !g_file_get_contents(out_path, &out, NULL, NULL) ||
+        sscanf(out, "%lld %d", &cycles, &symmetric) != 2) {
+        fprintf(stderr, "bench: replay (%s, %d NPUs) failed, status %d\n", model, n, c.exit_status);
         return res;
     }
-    parse_output(out, n, &res);
+    res.cycles = cycles;
+    res.symmetric = symmetric != 0;
     res.ok = res.cycles >= 0;
     return res;
 }
@@ -160,7 +183,6 @@ static void rmtree(const char *path)
 int main(int argc, char **argv)
 {
     static const int sizes[] = {64, 256, 1024};
-    const char *servesim = SV_SERVESIM_BIN;
     const char *models_arg = "fifo,flow,analytical";
     const char *topos_arg = "Ring,Switch";
     int max_npus = 1024;
@@ -174,12 +196,10 @@ int main(int argc, char **argv)
             topos_arg = argv[++i];
         else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
             timeout_s = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--servesim") == 0 && i + 1 < argc)
-            servesim = argv[++i];
         else {
             fprintf(stderr,
                     "usage: %s [--max-npus N] [--models fifo,flow,analytical] "
-                    "[--topos Ring,Switch] [--timeout SECONDS] [--servesim PATH]\n",
+                    "[--topos Ring,Switch] [--timeout SECONDS]\n",
                     argv[0]);
             return 2;
         }
@@ -219,7 +239,7 @@ int main(int argc, char **argv)
                     rmtree(dir);
                     return 1;
                 }
-                struct result r = run_one(servesim, dir, net_path, *model, n, timeout_s);
+                struct result r = run_one(dir, net_path, *model, n, timeout_s);
                 rmtree(dir);
                 if (r.timed_out) {
                     printf("%-7s %-11s %6d %10s %10.1f %14s %9s\n", *topo, *model, n, "timeout",

@@ -20,31 +20,25 @@ double sv_bench_now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void sv_bench_run_child(const char *const *argv, const char *stdout_path, int timeout_s,
-                        double max_mem_gb, struct sv_bench_child *out)
+/* In the child: stdout to the file, the time limit and the address-space cap. */
+static void child_setup(const char *stdout_path, int timeout_s, double max_mem_gb)
 {
-    memset(out, 0, sizeof(*out));
-    double t0 = sv_bench_now_s();
-    pid_t pid = fork();
-    if (pid < 0) {
-        perror("fork");
-        return;
+    int fd = open(stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        _exit(126);
+    dup2(fd, STDOUT_FILENO);
+    close(fd);
+    alarm((unsigned)timeout_s); /* SIGALRM ends a run that takes too long */
+    if (max_mem_gb > 0) {
+        struct rlimit rl;
+        rl.rlim_cur = rl.rlim_max = (rlim_t)(max_mem_gb * 1073741824.0);
+        setrlimit(RLIMIT_AS, &rl);
     }
-    if (pid == 0) {
-        int fd = open(stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd < 0)
-            _exit(126);
-        dup2(fd, STDOUT_FILENO);
-        close(fd);
-        alarm((unsigned)timeout_s); /* SIGALRM ends a run that takes too long */
-        if (max_mem_gb > 0) {
-            struct rlimit rl;
-            rl.rlim_cur = rl.rlim_max = (rlim_t)(max_mem_gb * 1073741824.0);
-            setrlimit(RLIMIT_AS, &rl);
-        }
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
+}
+
+/* In the parent: wait for the child and fill `out`. */
+static void child_wait(pid_t pid, double t0, struct sv_bench_child *out)
+{
     int status = 0;
     struct rusage ru;
     memset(&ru, 0, sizeof(ru));
@@ -61,4 +55,59 @@ void sv_bench_run_child(const char *const *argv, const char *stdout_path, int ti
                  (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
     out->timed_out = WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM;
     out->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+void sv_bench_run_child(const char *const *argv, const char *stdout_path, int timeout_s,
+                        double max_mem_gb, struct sv_bench_child *out)
+{
+    memset(out, 0, sizeof(*out));
+    double t0 = sv_bench_now_s();
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        return;
+    }
+    if (pid == 0) {
+        child_setup(stdout_path, timeout_s, max_mem_gb);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    child_wait(pid, t0, out);
+}
+
+/* Linux >= 4.0: writing 5 to /proc/self/clear_refs resets the peak RSS (VmHWM, which ru_maxrss
+ * reports at exit) to the current RSS. */
+static gboolean reset_peak_rss(void)
+{
+    int fd = open("/proc/self/clear_refs", O_WRONLY);
+    if (fd < 0)
+        return FALSE;
+    gboolean ok = write(fd, "5", 1) == 1;
+    close(fd);
+    return ok;
+}
+
+gboolean sv_bench_run_fn(int (*fn)(void *arg), void *arg, const char *stdout_path, int timeout_s,
+                         double max_mem_gb, struct sv_bench_child *out)
+{
+    memset(out, 0, sizeof(*out));
+    fflush(NULL); /* nothing buffered in the parent is written twice */
+    /* Whether the reset works is the same in parent and child: try it here, where it can be
+     * reported. */
+    gboolean reset_ok = reset_peak_rss();
+    double t0 = sv_bench_now_s();
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        return reset_ok;
+    }
+    if (pid == 0) {
+        child_setup(stdout_path, timeout_s, max_mem_gb);
+        reset_peak_rss();
+        int rc = fn(arg);
+        fflush(NULL);
+        _exit(rc);
+    }
+    child_wait(pid, t0, out);
+    return reset_ok;
 }

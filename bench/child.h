@@ -24,4 +24,12 @@ double sv_bench_now_s(void);
 void sv_bench_run_child(const char *const *argv, const char *stdout_path, int timeout_s,
                         double max_mem_gb, struct sv_bench_child *out);
 
+/* The same for a function called in a forked child: its return value is the exit status. The
+ * child's peak-RSS mark is reset when it starts (/proc/self/clear_refs), so rss_mb is the run's
+ * peak on top of the pages it shares with the parent at fork (the benchmark's own code and
+ * libraries, as an exec'd program would have its own), not the parent's earlier peak. Returns
+ * FALSE where that reset is not possible (rss_mb then includes the parent's peak). */
+gboolean sv_bench_run_fn(int (*fn)(void *arg), void *arg, const char *stdout_path, int timeout_s,
+                         double max_mem_gb, struct sv_bench_child *out);
+
 #endif

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <glib/gstdio.h>
+
 /* Profile bundles come only from --profiles or this variable: never from a path relative to the
  * working directory, so that a run's results do not depend on where it is started. */
 #define PROFILES_ENV "SERVESIM_PROFILES"
@@ -27,6 +29,26 @@
 #define PROGRESS_EVERY 64
 #define PROGRESS_DELAY_US G_USEC_PER_SEC
 #define PROGRESS_PERIOD_US (G_USEC_PER_SEC / 5)
+
+/* The files of a complete run (planner/metrics.c). */
+static const char *const output_names[] = {"summary.json", "requests.csv", "timeseries.csv"};
+
+/* A run that failed after it opened its outputs has none; the outputs of an earlier run in the
+ * same directory would read as its complete results, so they go too (summary.json, which marks a
+ * complete run, first). */
+static void remove_earlier_outputs(const char *dir)
+{
+    int removed = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(output_names); i++) {
+        g_autofree char *path = g_build_filename(dir, output_names[i], NULL);
+        if (g_unlink(path) == 0)
+            removed++;
+        else if (errno != ENOENT)
+            fprintf(stderr, "servesim run: cannot remove %s: %s\n", path, g_strerror(errno));
+    }
+    if (removed > 0)
+        fprintf(stderr, "servesim run: removed the outputs of an earlier run from %s\n", dir);
+}
 
 static const char usage[] =
     "usage: servesim run --cluster FILE --workload FILE [options]\n"
@@ -420,6 +442,8 @@ int sv_cli_run(int argc, char **argv)
     struct sv_planner_cluster_cfg *cluster = NULL;
     sv_wl_source *src = NULL;
     g_autoptr(sv_metrics) m = NULL;
+    const char *out_dir = NULL;
+    gboolean outputs_written = FALSE;
     progress_ctx pc = {0};
     int status = 1; /* until the run succeeded */
     cfg.seed = (uint64_t)o.seed;
@@ -468,7 +492,7 @@ int sv_cli_run(int argc, char **argv)
     cfg.cluster = cluster;
     cfg.workload = src;
 
-    const char *out_dir = o.output_dir ? o.output_dir : DEFAULT_OUTPUT_DIR;
+    out_dir = o.output_dir ? o.output_dir : DEFAULT_OUTPUT_DIR;
     struct sv_metrics_cfg mc = {.output_dir = out_dir, .n_instances = cluster->n_instances};
     m = sv_metrics_new(&mc, &err);
     if (!m)
@@ -520,6 +544,7 @@ int sv_cli_run(int argc, char **argv)
     }
     if (!sv_metrics_finish(m, res.makespan_ns, res.submitted, &err))
         goto fail;
+    outputs_written = TRUE;
     const struct sv_metrics_summary *sum = sv_metrics_get_summary(m);
     if (!o.quiet) {
         printf("latency: %s; %" G_GUINT64_FORMAT " iterations\n", sum->latency_sources[0],
@@ -539,6 +564,8 @@ int sv_cli_run(int argc, char **argv)
 fail:
     fprintf(stderr, "servesim run: %s\n", err ? err->message : "failed");
 out:
+    if (m != NULL && !outputs_written)
+        remove_earlier_outputs(out_dir);
     g_clear_pointer(&m, sv_metrics_free); /* before a failed run's exit: removes temporaries */
     sv_wl_source_free(src);
     sv_planner_cluster_free(cluster);

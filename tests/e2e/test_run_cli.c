@@ -469,6 +469,76 @@ static void test_never_fits(void)
     sv_test_rmtree(tmp);
 }
 
+static int count_entries(const char *dir)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    if (d == NULL)
+        return -1;
+    int n = 0;
+    for (const char *name; (name = g_dir_read_name(d)) != NULL; n++)
+        g_debug("%s: %s", dir, name);
+    g_dir_close(d);
+    return n;
+}
+
+/* A run that fails after it started, in a directory that holds the outputs of an earlier complete
+ * run: the workload's 4th line is malformed and is read only when request 3 arrives at 10 s, after
+ * requests 1 and 2 (arriving at 0 and 1 us, ~0.1 s of work) finished. The failed run has no
+ * outputs, so none may be there afterwards: the earlier run's requests.csv / timeseries.csv /
+ * summary.json would otherwise read as this run's complete results. */
+static void test_mid_run_failure_over_earlier_outputs(void)
+{
+    g_autofree char *tmp = sv_test_tmpdir();
+    g_autofree char *dir = g_build_filename(tmp, "out", NULL);
+    g_autofree char *cl = sv_test_write_cluster(tmp, "meta-llama/Llama-3.1-8B", "H100-SXM", 80);
+    const char *two = "{\"input_toks\": 100, \"output_toks\": 10, \"arrival_time_ns\": 0}\n"
+                      "{\"input_toks\": 200, \"output_toks\": 5, \"arrival_time_ns\": 1000}\n";
+    g_autofree char *good = g_build_filename(tmp, "good.jsonl", NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(good, two, -1, NULL));
+    g_autofree char *bad_text = g_strconcat(
+        two, "{\"input_toks\": 50, \"output_toks\": 4, \"arrival_time_ns\": 10000000000}\n",
+        "{\"input_toks\": oops}\n", NULL);
+    g_autofree char *bad = g_build_filename(tmp, "late_bad.jsonl", NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(bad, bad_text, -1, NULL));
+
+    /* The earlier, complete run: 2 requests, so requests.csv is a header and 2 rows. */
+    char *out = NULL, *err = NULL;
+    const char *a1[] = {"--cluster", cl,        "--workload",   good, "--latency",
+                        "roofline",  "--quiet", "--output-dir", dir,  NULL};
+    CU_ASSERT_EQUAL_FATAL(run_in(NULL, a1, &out, &err), 0);
+    g_free(out);
+    g_free(err);
+    g_autofree char *sum = g_build_filename(dir, "summary.json", NULL);
+    CU_ASSERT_FATAL(g_file_test(sum, G_FILE_TEST_IS_REGULAR));
+    check_requests_csv(dir, 2);
+    CU_ASSERT_EQUAL(count_entries(dir), 3);
+
+    /* The failing run, same directory. */
+    const char *a2[] = {"--cluster", cl,        "--workload",   bad, "--latency",
+                        "roofline",  "--quiet", "--output-dir", dir, NULL};
+    int rc = run_in(NULL, a2, &out, &err);
+    if (rc != 1)
+        fprintf(stderr, "status %d\n%s", rc, err);
+    CU_ASSERT_EQUAL(rc, 1); /* a failed run, not a usage error (2) or a signal */
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "late_bad.jsonl:4"));
+    /* It failed mid-run: requests 1 and 2 finished, request 3 had arrived, at 10 s. */
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "2 of 3 arrived requests finished, 1 unfinished"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "at simulated 10.000 s"));
+    CU_ASSERT_PTR_NULL(strstr(out, "requests:")); /* no summary printed */
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "removed the outputs of an earlier run"));
+    /* Nothing left that looks like outputs: neither the earlier run's files nor temporaries. */
+    CU_ASSERT_FALSE(g_file_test(sum, G_FILE_TEST_EXISTS));
+    g_autofree char *reqs = g_build_filename(dir, "requests.csv", NULL);
+    CU_ASSERT_FALSE(g_file_test(reqs, G_FILE_TEST_EXISTS));
+    int left = count_entries(dir);
+    if (left != 0)
+        fprintf(stderr, "%d files left in %s; stderr:\n%s", left, dir, err);
+    CU_ASSERT_EQUAL(left, 0);
+    g_free(out);
+    g_free(err);
+    sv_test_rmtree(tmp);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
@@ -481,6 +551,7 @@ int main(void)
         {"skip_bad_lines", test_skip_bad_lines},
         {"latency_source_not_cwd", test_latency_source_not_cwd},
         {"never_fits", test_never_fits},
+        {"mid_run_failure_over_earlier_outputs", test_mid_run_failure_over_earlier_outputs},
         {NULL, NULL},
     };
     sv_test_add_suite("run_cli", cases);
