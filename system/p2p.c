@@ -204,11 +204,16 @@ void sv_sys__net_recv(sv_sys *sys, int self, int src, int tag, uint64_t bytes, s
 
 /* ---- point-to-point ------------------------------------------------------------------------- */
 
+/* Both ends in [0, npus) and distinct, a tag >= 0 and a message of at least one byte. */
+static gboolean p2p_valid(const sv_sys *sys, int a, int b, int tag, uint64_t bytes)
+{
+    return a >= 0 && a < sys->npus && b >= 0 && b < sys->npus && a != b && tag >= 0 && bytes > 0;
+}
+
 gboolean sv_sys_send(sv_sys *sys, int src, int dst, int tag, uint64_t bytes, sv_sys_done_fn done,
                      void *ctx, uint64_t arg, GError **error)
 {
-    if (src < 0 || src >= sys->npus || dst < 0 || dst >= sys->npus || src == dst || tag < 0 ||
-        bytes == 0) {
+    if (!p2p_valid(sys, src, dst, tag, bytes)) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                     "bad send %d -> %d (tag %d, %" G_GUINT64_FORMAT
                     " bytes): NPUs must differ and be in [0, %d), tag >= 0, size > 0",
@@ -222,8 +227,7 @@ gboolean sv_sys_send(sv_sys *sys, int src, int dst, int tag, uint64_t bytes, sv_
 gboolean sv_sys_recv(sv_sys *sys, int self, int src, int tag, uint64_t bytes, sv_sys_done_fn done,
                      void *ctx, uint64_t arg, GError **error)
 {
-    if (src < 0 || src >= sys->npus || self < 0 || self >= sys->npus || src == self || tag < 0 ||
-        bytes == 0) {
+    if (!p2p_valid(sys, self, src, tag, bytes)) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                     "bad recv on %d from %d (tag %d, %" G_GUINT64_FORMAT
                     " bytes): NPUs must differ and be in [0, %d), tag >= 0, size > 0",
