@@ -71,7 +71,9 @@ static gboolean out_open(struct out_file *f, const char *dir, const char *name, 
     f->final_path = g_build_filename(dir, name, NULL);
     g_autofree char *tmpl = g_strdup_printf(".%s.XXXXXX", name);
     f->tmp_path = g_build_filename(dir, tmpl, NULL);
-    int fd = g_mkstemp(f->tmp_path);
+    /* 0666 less the umask, as any file a program writes: g_mkstemp's 0600 would survive the
+     * rename and leave outputs only their owner can read. */
+    int fd = g_mkstemp_full(f->tmp_path, O_RDWR, 0666);
     if (fd < 0) {
         int err = errno;
         g_clear_pointer(&f->tmp_path, g_free);

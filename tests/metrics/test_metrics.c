@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -119,6 +120,8 @@ static double jget(JsonObject *o, const char *path)
 
 static void test_writers_synthetic(void)
 {
+    /* Outputs get 0666 less the umask, like any file a program writes (not mkstemp's 0600). */
+    mode_t old_umask = umask(022);
     g_autofree char *dir = sv_test_tmpdir();
     struct sv_metrics_cfg cfg = {.output_dir = dir, .n_instances = 2, .tick_ns = 0};
     g_autoptr(GError) err = NULL;
@@ -151,6 +154,14 @@ static void test_writers_synthetic(void)
     for (size_t i = 0; i < G_N_ELEMENTS(gaps_ms); i++)
         sv_metrics_itl(m, gaps_ms[i] * MS);
     CU_ASSERT_FATAL(sv_metrics_finish(m, 3000 * MS, 0, &err));
+    umask(old_umask);
+    const char *outputs[] = {"requests.csv", "timeseries.csv", "summary.json"};
+    for (size_t i = 0; i < G_N_ELEMENTS(outputs); i++) {
+        g_autofree char *path = g_build_filename(dir, outputs[i], NULL);
+        GStatBuf st;
+        CU_ASSERT_EQUAL_FATAL(g_stat(path, &st), 0);
+        CU_ASSERT_EQUAL(st.st_mode & 0777, 0644);
+    }
 
     g_autofree char *reqs = read_text(dir, "requests.csv");
     CU_ASSERT_STRING_EQUAL(
