@@ -141,8 +141,7 @@ static const char *router_label(const run_state *st)
     return st->cfg->router_name ? st->cfg->router_name : DEFAULT_ROUTER;
 }
 
-static gboolean submit(run_state *st, const sv_wl_req *q, sv_time arrival, void *user,
-                       const char *model)
+static gboolean submit(run_state *st, const sv_wl_req *q, void *user, const char *model)
 {
     /* The global router sees the instances that take new requests (not decode instances: they
      * receive requests from prefill instances, LLMServingSim's router.py) serving the model. */
@@ -162,7 +161,7 @@ static gboolean submit(run_state *st, const sv_wl_req *q, sv_time arrival, void 
     }
     struct sv_router_req rq = {
         .request_id = q->request_id,
-        .arrival_ns = arrival,
+        .arrival_ns = q->arrival_ns,
         .input_tokens = q->input_tokens,
         .output_tokens = q->output_tokens,
         .input_tok_ids = q->input_tok_ids,
@@ -182,22 +181,8 @@ static gboolean submit(run_state *st, const sv_wl_req *q, sv_time arrival, void 
         return FALSE;
     }
     int32_t inst = st->cand[k];
-    struct sv_msg_req_cfg rc = {
-        .request_id = q->request_id,
-        .arrival_ns = arrival,
-        .input_tokens = q->input_tokens,
-        .output_tokens = q->output_tokens,
-        .input_tok_ids = q->input_tok_ids,
-        .n_input_tok_ids = q->n_input_tok_ids,
-        .output_tok_ids = q->output_tok_ids,
-        .n_output_tok_ids = q->n_output_tok_ids,
-        .hash_ids = q->hash_ids,
-        .n_hash_ids = q->n_hash_ids,
-        .hash_block_tokens = (uint32_t)q->hash_block_tokens,
-        .user = user,
-    };
     GError *e = NULL;
-    if (!sv_msg_submit(st->msgs[inst], &rc, &e)) {
+    if (!sv_msg_submit(st->msgs[inst], q, user, &e)) {
         run_fail(st, e);
         return FALSE;
     }
@@ -226,10 +211,10 @@ static void arrival_event(sv_engine *eng, void *ctx, uint64_t arg)
         s->model = it->model;
         it->model = NULL;
         g_hash_table_add(st->sessions, s);
-        if (!submit(st, &s->reqs[0], it->arrival_ns, s, s->model))
+        if (!submit(st, &s->reqs[0], s, s->model))
             return;
     } else {
-        if (!submit(st, &it->reqs[0], it->arrival_ns, NULL, it->model))
+        if (!submit(st, &it->reqs[0], NULL, it->model))
             return;
     }
     pump(st);
@@ -258,13 +243,15 @@ static void session_release_event(sv_engine *eng, void *ctx, uint64_t arg)
 {
     run_state *st = ctx;
     run_session *s = (run_session *)(uintptr_t)arg;
-    submit(st, &s->reqs[s->next - 1], sv_engine_now(eng), s, s->model);
+    sv_wl_req *q = &s->reqs[s->next - 1];
+    q->arrival_ns = sv_engine_now(eng);
+    submit(st, q, s, s->model);
 }
 
-static void on_req_done(void *ctx, const struct sv_msg_req_done *d)
+static void on_req_done(void *ctx, const struct sv_wl_outcome *d, void *user)
 {
     run_state *st = ctx;
-    run_session *s = d->user;
+    run_session *s = user;
     st->finished++;
     struct sv_run_result *res = st->res;
     res->requests++;
@@ -353,7 +340,7 @@ static void on_prefill_launch(void *ctx, int32_t instance, sv_msg_handoff *h,
 
 /* The decode choice of a handed-off request: the run's router policy over the decode candidates
  * (LLMServingSim's transfer_prefill_request uses the same policy), with its own state. */
-static int32_t pick_decode(void *ctx, const struct sv_msg_handoff_info *info, const int32_t *cand,
+static int32_t pick_decode(void *ctx, const struct sv_wl_outcome *info, const int32_t *cand,
                            int32_t n)
 {
     run_state *st = ctx;
