@@ -18,7 +18,6 @@
 /* ---- run state ------------------------------------------------------------------------------ */
 
 typedef struct {
-    char *session_id;
     sv_wl_req *reqs; /* stolen from the workload item */
     size_t n_reqs;
     size_t next; /* index of the next call to release */
@@ -83,7 +82,6 @@ static void session_free(run_session *s)
         g_free(s->reqs[i].hash_ids);
     }
     g_free(s->reqs);
-    g_free(s->session_id);
     g_free(s->model);
     g_free(s);
 }
@@ -200,8 +198,6 @@ static void arrival_event(sv_engine *eng, void *ctx, uint64_t arg)
         st->res->first_arrival_ns = it->arrival_ns;
     if (it->kind == SV_WL_ITEM_SESSION) {
         run_session *s = g_new0(run_session, 1);
-        s->session_id = it->session_id;
-        it->session_id = NULL;
         s->reqs = it->reqs;
         s->n_reqs = it->n_reqs;
         it->reqs = NULL;
@@ -260,22 +256,8 @@ static void on_req_done(void *ctx, const struct sv_wl_outcome *d, void *user)
     if (d->last_token_ns > res->makespan_ns)
         res->makespan_ns = d->last_token_ns;
     const struct sv_run_observer *obs = st->cfg->observer;
-    if (obs && obs->on_request) {
-        struct sv_req_record rec = {
-            .request_id = d->request_id,
-            .instance = d->instance,
-            .arrival_ns = d->arrival_ns,
-            .first_scheduled_ns = d->first_scheduled_ns,
-            .first_token_ns = d->first_token_ns,
-            .last_token_ns = d->last_token_ns,
-            .input_tokens = d->input_tokens,
-            .output_tokens = d->output_tokens,
-            .prefix_hit_tokens = d->prefix_hit_tokens,
-            .preemptions = d->preemptions,
-            .session_id = s ? s->session_id : NULL,
-        };
-        obs->on_request(obs->ctx, &rec);
-    }
+    if (obs && obs->on_request)
+        obs->on_request(obs->ctx, d);
     if (st->cfg->progress && st->cfg->progress_every > 0 &&
         st->finished % st->cfg->progress_every == 0)
         st->cfg->progress(st->cfg->progress_ctx, sv_engine_now(st->eng), st->finished,
@@ -310,19 +292,8 @@ static void on_iter_done(void *ctx, const struct sv_msg_iter_done *it)
     if (st->pd && st->cfg->cluster->instances[ii].role == SV_MSG_ROLE_DECODE)
         sv_pd_decode_progress(st->pd, ii); /* blocks may have been freed */
     const struct sv_run_observer *obs = st->cfg->observer;
-    if (obs && obs->on_iteration) {
-        struct sv_iter_sample s = {
-            .instance = it->instance,
-            .start_ns = it->start_ns,
-            .end_ns = it->end_ns,
-            .prompt_tokens = it->prompt_tokens,
-            .gen_tokens = it->gen_tokens,
-            .running = it->running,
-            .waiting = it->waiting,
-            .kv_usage = it->kv_usage,
-        };
-        obs->on_iteration(obs->ctx, &s);
-    }
+    if (obs && obs->on_iteration)
+        obs->on_iteration(obs->ctx, it);
 }
 
 static void on_prefill_done(void *ctx, int32_t instance, sv_msg_handoff *h)

@@ -740,7 +740,7 @@ typedef struct {
     GArray *inst; /* int32_t per request id */
 } run_obs;
 
-static void obs_req(void *ctx, const struct sv_req_record *r)
+static void obs_req(void *ctx, const struct sv_wl_outcome *r)
 {
     run_obs *o = ctx;
     if (o->inst->len <= r->request_id)

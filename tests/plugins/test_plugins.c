@@ -29,7 +29,7 @@ typedef struct {
     int n;
 } routed;
 
-static void on_request(void *ctx, const struct sv_req_record *rec)
+static void on_request(void *ctx, const struct sv_wl_outcome *rec)
 {
     routed *r = ctx;
     if (rec->request_id < G_N_ELEMENTS(r->inst))
