@@ -114,10 +114,10 @@ typedef struct {
 
 static void run_opts_clear(run_opts *o)
 {
-    char **strs[] = {&o->cluster,       &o->workload,      &o->profiles,     &o->latency,
-                     &o->output_dir,    &o->emit_et,       &o->router,       &o->scheduler,
-                     &o->model,         &o->hardware,      &o->input_len,    &o->output_len,
-                     &o->arrival,       &o->model_dir,     &o->kv_eviction,  &o->kv_transfer,
+    char **strs[] = {&o->cluster,       &o->workload,       &o->profiles,    &o->latency,
+                     &o->output_dir,    &o->emit_et,        &o->router,      &o->scheduler,
+                     &o->model,         &o->hardware,       &o->input_len,   &o->output_len,
+                     &o->arrival,       &o->model_dir,      &o->kv_eviction, &o->kv_transfer,
                      &o->network_model, &o->expert_routing, &o->moe_comm,    &o->host_overhead};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_clear_pointer(strs[i], g_free);
@@ -169,8 +169,8 @@ static gboolean parse_number(const char *name, const char *v, gpointer data, GEr
     if (d->kind == NUM_INT) {
         long long n = strtoll(v, &end, 10);
         if (errno || end == v || *end || n < d->min) {
-            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: '%s' is not %s",
-                        name, v, d->min > 0 ? "a positive integer" : "a non-negative integer");
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: '%s' is not %s", name,
+                        v, d->min > 0 ? "a positive integer" : "a non-negative integer");
             return FALSE;
         }
         *(int64_t *)field = n;
@@ -186,10 +186,22 @@ static gboolean parse_number(const char *name, const char *v, gpointer data, GEr
     return TRUE;
 }
 
-#define STR(name, field, arg) {name, 0, 0, G_OPTION_ARG_STRING, &o->field, NULL, arg}
-#define PATH(name, field, arg) {name, 0, 0, G_OPTION_ARG_FILENAME, &o->field, NULL, arg}
-#define FLAG(name, short, field) {name, short, 0, G_OPTION_ARG_NONE, &o->field, NULL, NULL}
-#define NUMBER(name, arg) {name, 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)parse_number, NULL, arg}
+#define STR(name, field, arg)                                                                      \
+    {                                                                                              \
+        name, 0, 0, G_OPTION_ARG_STRING, &o->field, NULL, arg                                      \
+    }
+#define PATH(name, field, arg)                                                                     \
+    {                                                                                              \
+        name, 0, 0, G_OPTION_ARG_FILENAME, &o->field, NULL, arg                                    \
+    }
+#define FLAG(name, short, field)                                                                   \
+    {                                                                                              \
+        name, short, 0, G_OPTION_ARG_NONE, &o->field, NULL, NULL                                   \
+    }
+#define NUMBER(name, arg)                                                                          \
+    {                                                                                              \
+        name, 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)parse_number, NULL, arg                       \
+    }
 
 /* 0 when parsed, else the exit status (2: usage error, the message printed). GLib's own --help is
  * off: the usage text above is the documented one (as servesim validate does). */
@@ -399,7 +411,8 @@ static int run(const run_opts *o)
     if (o->network_model) {
         sv_net_model m;
         if (!sv_net_model_parse(o->network_model, &m, NULL))
-            return bad_value("--network-model", o->network_model, "flow, fifo, analytical or ideal");
+            return bad_value("--network-model", o->network_model,
+                             "flow, fifo, analytical or ideal");
     }
     sv_msg_moe_comm moe_comm;
     if (o->moe_comm && !sv_msg_moe_comm_parse(o->moe_comm, &moe_comm, NULL))
@@ -440,8 +453,8 @@ static int run(const run_opts *o)
     cfg.expert_routing = o->expert_routing;
     cfg.moe_comm = o->moe_comm;
     cfg.slo_ttft_ms = o->slo_ttft_ms;
-    gboolean quick = o->model || o->hardware || o->requests || o->qps > 0 || o->tp || o->input_len ||
-                     o->output_len || o->arrival;
+    gboolean quick = o->model || o->hardware || o->requests || o->qps > 0 || o->tp ||
+                     o->input_len || o->output_len || o->arrival;
     gboolean builtin = !quick && !o->cluster && !o->workload;
     if (quick && (o->cluster || o->workload)) {
         fprintf(stderr, "servesim run: --cluster/--workload cannot be mixed with --model, "
@@ -464,15 +477,15 @@ static int run(const run_opts *o)
     cfg.max_num_seqs = o->max_num_seqs;
     cfg.max_num_batched_tokens = o->max_num_batched_tokens;
     cfg.block_size = o->block_size;
-    cfg.long_prefill_token_threshold = o->long_prefill > 0 ? o->long_prefill
+    cfg.long_prefill_token_threshold = o->long_prefill > 0    ? o->long_prefill
                                        : o->long_prefill == 0 ? -1 /* explicit: no cap */
-                                                             : 0;
+                                                              : 0;
     cfg.enable_prefix_caching = o->no_prefix_caching ? 0 : -1;
     cfg.enable_chunked_prefill = cfg.reserve_full_isl = -1;
     cfg.emit_et_dir = o->emit_et;
     cfg.model_dir = o->model_dir;
     const char *env_profiles = g_getenv(PROFILES_ENV);
-    cfg.profiles_root = o->profiles                    ? o->profiles
+    cfg.profiles_root = o->profiles                     ? o->profiles
                         : env_profiles && *env_profiles ? env_profiles
                                                         : NULL;
     if (quick || builtin) {

@@ -76,10 +76,11 @@ void sv_metrics_free(sv_metrics *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_metrics, sv_metrics_free)
 
 /* A request's outcome (workloads.h: times -1 where the event did not happen, written as an empty
- * CSV field; `finished` FALSE for a request the run ended without), once, in any id order. Rows are written in request_id order: a
- * completion that is at most SV_METRICS_REORDER_WINDOW ids ahead of the oldest unwritten one
- * waits in a ring; one further ahead goes to a fixed-size binary spill file at offset
- * id x record size and is read back when the window reaches it. Memory is O(window). */
+ * CSV field; `finished` FALSE for a request the run ended without), once, in any id order. Rows
+ * are written in request_id order: a completion that is at most SV_METRICS_REORDER_WINDOW ids
+ * ahead of the oldest unwritten one waits in a ring; one further ahead goes to a fixed-size
+ * binary spill file at offset id x record size and is read back when the window reaches it.
+ * Memory is O(window). */
 #define SV_METRICS_REORDER_WINDOW 8192
 gboolean sv_metrics_request_add(sv_metrics *m, const struct sv_wl_outcome *r, GError **error);
 

@@ -389,7 +389,8 @@ void sv_msg__pd_launched(sv_msg *m)
     for (guint i = 0; i < m->inflight->len; i++) {
         msg_req *r = g_array_index(m->inflight, msg_slot, i).req;
         /* Handed off at commit: the prompt completes here and decoding remains. */
-        if (!r->is_init || r->num_computed < r->out.input_tokens || r->total <= r->out.input_tokens + 1)
+        if (!r->is_init || r->num_computed < r->out.input_tokens ||
+            r->total <= r->out.input_tokens + 1)
             continue;
         if (!have) {
             struct sv_batch_shape shape;
@@ -458,7 +459,7 @@ sv_msg_handoff *sv_msg_pd_reserve(sv_msg *m, const struct sv_wl_outcome *o, void
     }
     msg_req *r = g_new0(msg_req, 1);
     r->out = *o;
-    r->out.instance = m->cfg.instance; /* the record names the instance that finishes it */
+    r->out.instance = m->cfg.instance;    /* the record names the instance that finishes it */
     r->recent_end_ns = o->first_token_ns; /* the first decode gap includes the transfer */
     r->total = total;
     /* The prompt's KV is computed (transferred) and the first token exists: the next step

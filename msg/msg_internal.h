@@ -18,8 +18,8 @@ typedef struct msg_req {
     int64_t num_reached;   /* prompt + generated so far (vLLM num_tokens) */
     int64_t prefix_hit;    /* hit found at the latest admission */
     gboolean admitted_once;
-    gboolean is_init;  /* prefill not yet completed (TTFT not recorded) */
-    gboolean detached; /* held by a PD handoff, in neither waiting nor running */
+    gboolean is_init;   /* prefill not yet completed (TTFT not recorded) */
+    gboolean detached;  /* held by a PD handoff, in neither waiting nor running */
     uint64_t step_mark; /* == sv_msg.step_seq while it has a share of the step being formed */
     sv_kv_seq *seq;
     void *user;

@@ -197,8 +197,8 @@ struct sv_pd_instance {
 
 /* The global router's decode choice: `cand` holds the decode instances serving the model whose
  * pool can take the request's KV now (n >= 1); return an index into it. */
-typedef int32_t (*sv_pd_pick_fn)(void *ctx, const struct sv_wl_outcome *req,
-                                 const int32_t *cand, int32_t n);
+typedef int32_t (*sv_pd_pick_fn)(void *ctx, const struct sv_wl_outcome *req, const int32_t *cand,
+                                 int32_t n);
 
 struct sv_pd_cfg {
     sv_engine *eng;

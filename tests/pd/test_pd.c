@@ -80,8 +80,7 @@ static void on_launch(void *ctx, int32_t instance, sv_msg_handoff *ho,
 }
 
 /* Round robin over the candidates, so a 1:2 split uses both decode instances. */
-static int32_t pick_rr(void *ctx, const struct sv_wl_outcome *req, const int32_t *cand,
-                       int32_t n)
+static int32_t pick_rr(void *ctx, const struct sv_wl_outcome *req, const int32_t *cand, int32_t n)
 {
     harness *h = ctx;
     return (int32_t)(h->rr++ % (uint64_t)n);
