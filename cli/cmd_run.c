@@ -334,16 +334,16 @@ static void progress_clear(progress_ctx *p)
 
 /* One line per instance on stderr, --quiet or not: a run on the roofline must never pass for one
  * on measured profiles (docs/serving.md). */
-static void report_latency_sources(const struct sv_run_cfg *cfg, gboolean builtin,
+static void report_latency_sources(const struct sv_planner_run_cfg *cfg, gboolean builtin,
                                    char *const *sources)
 {
     for (int32_t i = 0; sources && i < cfg->cluster->n_instances && sources[i]; i++) {
-        const struct sv_instance_cfg *ic = &cfg->cluster->instances[i];
+        const struct sv_planner_instance_cfg *ic = &cfg->cluster->instances[i];
         const char *src = sources[i];
         g_autofree char *why = NULL;
         if (g_str_has_prefix(src, "profile:"))
             why = g_strdup("");
-        else if (cfg->latency == SV_RUN_LATENCY_ROOFLINE)
+        else if (cfg->latency == SV_PLANNER_RUN_LATENCY_ROOFLINE)
             why = g_strdup(builtin ? " (the built-in default run)" : " (--latency roofline)");
         else if (!cfg->profiles_root)
             why = g_strdup(" (no profiles: neither --profiles DIR nor " PROFILES_ENV ")");
@@ -395,12 +395,12 @@ static int run(const run_opts *o)
         fputs(usage, stdout);
         return 0;
     }
-    struct sv_run_cfg cfg = {0};
+    struct sv_planner_run_cfg cfg = {0};
     if (o->latency) {
         if (!strcmp(o->latency, "profile"))
-            cfg.latency = SV_RUN_LATENCY_PROFILE;
+            cfg.latency = SV_PLANNER_RUN_LATENCY_PROFILE;
         else if (!strcmp(o->latency, "roofline"))
-            cfg.latency = SV_RUN_LATENCY_ROOFLINE;
+            cfg.latency = SV_PLANNER_RUN_LATENCY_ROOFLINE;
         else
             return bad_value("--latency", o->latency, "profile or roofline");
     }
@@ -421,7 +421,7 @@ static int run(const run_opts *o)
     /* Policies by name from the registry: the built-ins plus what --plugin files register. */
     g_autoptr(sv_registry) reg = sv_planner_registry_new(&err);
     for (char **p = o->plugins; reg && p && *p; p++) {
-        if (!sv_plugin_load(reg, *p, &err))
+        if (!sv_planner_plugin_load(reg, *p, &err))
             break;
     }
     if (err) {
@@ -467,7 +467,7 @@ static int run(const run_opts *o)
         return 2;
     }
 
-    struct sv_cluster_cfg *cluster = NULL;
+    struct sv_planner_cluster_cfg *cluster = NULL;
     sv_wl_source *src = NULL;
     g_autoptr(sv_metrics) m = NULL;
     progress_ctx pc = {0};
@@ -490,7 +490,7 @@ static int run(const run_opts *o)
                                                         : NULL;
     if (quick || builtin) {
         if (builtin && !o->latency)
-            cfg.latency = SV_RUN_LATENCY_ROOFLINE;
+            cfg.latency = SV_PLANNER_RUN_LATENCY_ROOFLINE;
         cluster = sv_planner_cluster_single(o->model ? o->model : DEFAULT_MODEL,
                                             o->hardware ? o->hardware : DEFAULT_HARDWARE,
                                             o->tp ? (int)o->tp : 1, &err);
@@ -523,7 +523,7 @@ static int run(const run_opts *o)
     m = sv_metrics_new(&mc, &err);
     if (!m)
         goto fail;
-    struct sv_run_observer obs;
+    struct sv_planner_run_observer obs;
     sv_planner_metrics_observer_init(m, &obs);
     cfg.observer = &obs;
 
@@ -533,7 +533,7 @@ static int run(const run_opts *o)
     cfg.progress_every = PROGRESS_EVERY;
     cfg.progress_ctx = &pc;
 
-    struct sv_run_result res;
+    struct sv_planner_run_result res;
     gboolean ok = sv_planner_run(&cfg, &res, &err);
     progress_clear(&pc);
     report_latency_sources(&cfg, builtin && !o->latency,

@@ -1,4 +1,4 @@
-/* Built-in KV eviction policies (struct sv_kv_evict_ops, kvcache.h).
+/* Built-in KV eviction policies (struct sv_memtier_kv_evict_ops, kvcache.h).
  *
  * "lru" is vLLM v1's FreeKVCacheBlockQueue (vllm/v1/core/kv_cache_utils.py, v0.19.0; LLMServingSim
  * serving/core/block_pool.py): a doubly linked list over block ids, freed blocks appended at the
@@ -78,7 +78,7 @@ static uint32_t lru_order(void *state, uint32_t *ids, uint32_t max)
     return k;
 }
 
-static const struct sv_kv_evict_ops lru_ops = {
+static const struct sv_memtier_kv_evict_ops lru_ops = {
     .api_version = SV_REGISTRY_API_VERSION,
     .create = lru_create,
     .destroy = lru_destroy,
@@ -88,12 +88,12 @@ static const struct sv_kv_evict_ops lru_ops = {
     .order = lru_order,
 };
 
-const struct sv_kv_evict_ops *sv_kv_evict_lru(void)
+const struct sv_memtier_kv_evict_ops *sv_memtier_kv_evict_lru(void)
 {
     return &lru_ops;
 }
 
-gboolean sv_kv_evict_register_builtins(sv_registry *reg, GError **error)
+gboolean sv_memtier_kv_evict_register_builtins(sv_registry *reg, GError **error)
 {
     return sv_registry_add(reg, SV_REGISTRY_KV_EVICT, "lru", &lru_ops, "built-in", error);
 }

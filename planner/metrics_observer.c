@@ -27,7 +27,7 @@ static void on_instance(void *ctx, int32_t instance, const char *latency_source)
     sv_metrics_set_latency_source(ctx, instance, latency_source);
 }
 
-void sv_planner_metrics_observer_init(sv_metrics *m, struct sv_run_observer *obs)
+void sv_planner_metrics_observer_init(sv_metrics *m, struct sv_planner_run_observer *obs)
 {
     obs->on_request = on_request;
     obs->on_iteration = on_iteration;
