@@ -119,70 +119,32 @@ static const char usage[] =
 
 /* ---- options ----------------------------------------------------------------------------- */
 
+/* Strings are GOption's (g_free; run_opts_clear). Numbers left unset keep the zero (or, for
+ * long_prefill, -1) they start with. */
 typedef struct {
-    const char *cluster, *workload, *profiles, *latency, *output_dir, *emit_et, *router, *scheduler,
+    char *cluster, *workload, *profiles, *latency, *output_dir, *emit_et, *router, *scheduler,
         *model, *hardware, *input_len, *output_len, *arrival, *model_dir;
-    const char *kv_eviction;
-    const char *kv_transfer; /* docs/disaggregation.md */
-    const char *network_model, *expert_routing, *moe_comm, *host_overhead;
-    double slo_ttft_ms;      /* docs/routing.md */
-    const char *plugins[32]; /* --plugin FILE.so, repeatable (planner/plugin.h) */
-    int n_plugins;
+    char *kv_eviction;
+    char *kv_transfer; /* docs/disaggregation.md */
+    char *network_model, *expert_routing, *moe_comm, *host_overhead;
+    double slo_ttft_ms; /* docs/routing.md */
+    char **plugins;     /* --plugin FILE.so, repeatable (planner/plugin.h); NULL-terminated */
     int64_t seed, max_num_seqs, max_num_batched_tokens, tp, requests, long_prefill, block_size;
     double qps;
     gboolean skip_bad, quiet, help, no_prefix_caching;
 } run_opts;
 
-enum opt_kind { OPT_FLAG, OPT_STR, OPT_INT, OPT_DOUBLE };
-
-struct opt_def {
-    const char *name;
-    enum opt_kind kind;
-    size_t offset;
-    int64_t min; /* OPT_INT: smallest accepted value */
-};
-
-#define OPT(name, kind, field, min)                                                                \
-    {                                                                                              \
-        name, kind, G_STRUCT_OFFSET(run_opts, field), min                                          \
-    }
-static const struct opt_def opt_defs[] = {
-    OPT("--help", OPT_FLAG, help, 0),
-    OPT("-h", OPT_FLAG, help, 0),
-    OPT("--quiet", OPT_FLAG, quiet, 0),
-    OPT("--skip-bad-lines", OPT_FLAG, skip_bad, 0),
-    OPT("--no-prefix-caching", OPT_FLAG, no_prefix_caching, 0),
-    OPT("--cluster", OPT_STR, cluster, 0),
-    OPT("--workload", OPT_STR, workload, 0),
-    OPT("--profiles", OPT_STR, profiles, 0),
-    OPT("--latency", OPT_STR, latency, 0),
-    OPT("--output-dir", OPT_STR, output_dir, 0),
-    OPT("--emit-et", OPT_STR, emit_et, 0),
-    OPT("--router", OPT_STR, router, 0),
-    OPT("--scheduler", OPT_STR, scheduler, 0),
-    OPT("--kv-eviction", OPT_STR, kv_eviction, 0),
-    OPT("--kv-transfer", OPT_STR, kv_transfer, 0),
-    OPT("--network-model", OPT_STR, network_model, 0),
-    OPT("--expert-routing", OPT_STR, expert_routing, 0),
-    OPT("--moe-comm", OPT_STR, moe_comm, 0),
-    OPT("--host-overhead", OPT_STR, host_overhead, 0),
-    OPT("--slo-ttft-ms", OPT_DOUBLE, slo_ttft_ms, 0),
-    OPT("--model", OPT_STR, model, 0),
-    OPT("--hardware", OPT_STR, hardware, 0),
-    OPT("--input-len", OPT_STR, input_len, 0),
-    OPT("--output-len", OPT_STR, output_len, 0),
-    OPT("--arrival", OPT_STR, arrival, 0),
-    OPT("--model-dir", OPT_STR, model_dir, 0),
-    OPT("--seed", OPT_INT, seed, 0),
-    OPT("--max-num-seqs", OPT_INT, max_num_seqs, 1),
-    OPT("--max-num-batched-tokens", OPT_INT, max_num_batched_tokens, 1),
-    OPT("--long-prefill-token-threshold", OPT_INT, long_prefill, 0),
-    OPT("--block-size", OPT_INT, block_size, 1),
-    OPT("--tp", OPT_INT, tp, 1),
-    OPT("--requests", OPT_INT, requests, 1),
-    OPT("--qps", OPT_DOUBLE, qps, 0),
-};
-#undef OPT
+static void run_opts_clear(run_opts *o)
+{
+    char **strs[] = {&o->cluster,       &o->workload,       &o->profiles,    &o->latency,
+                     &o->output_dir,    &o->emit_et,        &o->router,      &o->scheduler,
+                     &o->model,         &o->hardware,       &o->input_len,   &o->output_len,
+                     &o->arrival,       &o->model_dir,      &o->kv_eviction, &o->kv_transfer,
+                     &o->network_model, &o->expert_routing, &o->moe_comm,    &o->host_overhead};
+    for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
+        g_clear_pointer(strs[i], g_free);
+    g_clear_pointer(&o->plugins, g_strfreev);
+}
 
 static int bad_value(const char *flag, const char *value, const char *want)
 {
@@ -190,69 +152,160 @@ static int bad_value(const char *flag, const char *value, const char *want)
     return 2;
 }
 
+/* Numbers have ranges GOption does not check: they are parsed here, through one callback. */
+enum num_kind { NUM_INT, NUM_POSITIVE_DOUBLE };
+struct num_def {
+    const char *name; /* long name, with its dashes as GOption passes it */
+    enum num_kind kind;
+    size_t offset;
+    int64_t min; /* NUM_INT: smallest accepted value */
+};
+
+#define NUM(name, kind, field, min)                                                                \
+    {                                                                                              \
+        name, kind, G_STRUCT_OFFSET(run_opts, field), min                                          \
+    }
+static const struct num_def num_defs[] = {
+    NUM("--seed", NUM_INT, seed, 0),
+    NUM("--max-num-seqs", NUM_INT, max_num_seqs, 1),
+    NUM("--max-num-batched-tokens", NUM_INT, max_num_batched_tokens, 1),
+    NUM("--long-prefill-token-threshold", NUM_INT, long_prefill, 0),
+    NUM("--block-size", NUM_INT, block_size, 1),
+    NUM("--tp", NUM_INT, tp, 1),
+    NUM("--requests", NUM_INT, requests, 1),
+    NUM("--qps", NUM_POSITIVE_DOUBLE, qps, 0),
+    NUM("--slo-ttft-ms", NUM_POSITIVE_DOUBLE, slo_ttft_ms, 0),
+};
+#undef NUM
+
+static gboolean parse_number(const char *name, const char *v, gpointer data, GError **error)
+{
+    const struct num_def *d = NULL;
+    for (size_t k = 0; k < G_N_ELEMENTS(num_defs) && !d; k++)
+        if (!strcmp(name, num_defs[k].name))
+            d = &num_defs[k];
+    g_assert(d); /* every G_OPTION_ARG_CALLBACK entry is in num_defs */
+    void *field = (char *)data + d->offset;
+    char *end = NULL;
+    errno = 0;
+    if (d->kind == NUM_INT) {
+        long long n = strtoll(v, &end, 10);
+        if (errno || end == v || *end || n < d->min) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: '%s' is not %s", name,
+                        v, d->min > 0 ? "a positive integer" : "a non-negative integer");
+            return FALSE;
+        }
+        *(int64_t *)field = n;
+        return TRUE;
+    }
+    double x = g_ascii_strtod(v, &end);
+    if (errno || end == v || *end || !(x > 0) || x > 1e12) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "%s: '%s' is not a positive number", name, v);
+        return FALSE;
+    }
+    *(double *)field = x;
+    return TRUE;
+}
+
+#define STR(name, field, arg)                                                                      \
+    {                                                                                              \
+        name, 0, 0, G_OPTION_ARG_STRING, &o->field, NULL, arg                                      \
+    }
+#define PATH(name, field, arg)                                                                     \
+    {                                                                                              \
+        name, 0, 0, G_OPTION_ARG_FILENAME, &o->field, NULL, arg                                    \
+    }
+#define FLAG(name, short, field)                                                                   \
+    {                                                                                              \
+        name, short, 0, G_OPTION_ARG_NONE, &o->field, NULL, NULL                                   \
+    }
+#define NUMBER(name, arg)                                                                          \
+    {                                                                                              \
+        name, 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)parse_number, NULL, arg                       \
+    }
+
+/* 0 when parsed, else the exit status (2: usage error, the message printed). GLib's own --help is
+ * off: the usage text above is the documented one (as servesim validate does). */
 static int parse_args(int argc, char **argv, run_opts *o)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const struct opt_def *d = NULL;
-        if (!strcmp(a, "--plugin")) {
-            if (i + 1 >= argc || !*argv[i + 1]) {
-                fprintf(stderr, "servesim run: --plugin needs a shared object path\n");
-                return 2;
-            }
-            if (o->n_plugins == (int)G_N_ELEMENTS(o->plugins)) {
-                fprintf(stderr, "servesim run: at most %d --plugin options\n", o->n_plugins);
-                return 2;
-            }
-            o->plugins[o->n_plugins++] = argv[++i];
+    GOptionEntry entries[] = {
+        FLAG("help", 'h', help),
+        FLAG("quiet", 0, quiet),
+        FLAG("skip-bad-lines", 0, skip_bad),
+        FLAG("no-prefix-caching", 0, no_prefix_caching),
+        PATH("cluster", cluster, "FILE"),
+        PATH("workload", workload, "FILE"),
+        PATH("profiles", profiles, "DIR"),
+        STR("latency", latency, "profile|roofline"),
+        PATH("output-dir", output_dir, "DIR"),
+        PATH("emit-et", emit_et, "DIR"),
+        STR("router", router, "NAME"),
+        STR("scheduler", scheduler, "NAME"),
+        STR("kv-eviction", kv_eviction, "NAME"),
+        STR("kv-transfer", kv_transfer, "MODE"),
+        STR("network-model", network_model, "NAME"),
+        STR("expert-routing", expert_routing, "NAME"),
+        STR("moe-comm", moe_comm, "MODE"),
+        STR("host-overhead", host_overhead, "MODEL"),
+        STR("model", model, "NAME"),
+        STR("hardware", hardware, "NAME"),
+        STR("input-len", input_len, "SPEC"),
+        STR("output-len", output_len, "SPEC"),
+        STR("arrival", arrival, "SPEC"),
+        PATH("model-dir", model_dir, "DIR"),
+        {"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->plugins, NULL, "FILE.so"},
+        NUMBER("slo-ttft-ms", "MS"),
+        NUMBER("seed", "N"),
+        NUMBER("max-num-seqs", "N"),
+        NUMBER("max-num-batched-tokens", "N"),
+        NUMBER("long-prefill-token-threshold", "N"),
+        NUMBER("block-size", "N"),
+        NUMBER("tp", "N"),
+        NUMBER("requests", "N"),
+        NUMBER("qps", "R"),
+        G_OPTION_ENTRY_NULL,
+    };
+    g_autoptr(GOptionContext) ctx = g_option_context_new(NULL);
+    g_option_context_set_help_enabled(ctx, FALSE);
+    /* The callback finds the options record as its group's data. */
+    GOptionGroup *main_group = g_option_group_new(NULL, NULL, NULL, o, NULL);
+    g_option_group_add_entries(main_group, entries);
+    g_option_context_set_main_group(ctx, main_group);
+    g_autoptr(GError) err = NULL;
+    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+        /* GLib names the option: "Unknown option --x", "Missing argument for --seed"; the
+         * number callback says "--seed: 'x' is not ...". */
+        fprintf(stderr, "servesim run: %s (see servesim run --help)\n", err->message);
+        return 2;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "servesim run: unexpected argument '%s' (see servesim run --help)\n",
+                argv[1]);
+        return 2;
+    }
+    /* An empty value names nothing: an error, as a missing one is. */
+    for (const GOptionEntry *e = entries; e->long_name; e++) {
+        if (e->arg != G_OPTION_ARG_STRING && e->arg != G_OPTION_ARG_FILENAME)
             continue;
+        const char *v = *(char **)e->arg_data;
+        if (v && !*v) {
+            g_autofree char *flag = g_strconcat("--", e->long_name, NULL);
+            return bad_value(flag, v, "a non-empty value");
         }
-        for (size_t k = 0; k < G_N_ELEMENTS(opt_defs) && !d; k++)
-            if (!strcmp(a, opt_defs[k].name))
-                d = &opt_defs[k];
-        if (!d) {
-            fprintf(stderr, "servesim run: unknown option '%s' (see servesim run --help)\n", a);
+    }
+    for (char **p = o->plugins; p && *p; p++) {
+        if (!**p) {
+            fprintf(stderr, "servesim run: --plugin needs a shared object path\n");
             return 2;
-        }
-        void *field = (char *)o + d->offset;
-        if (d->kind == OPT_FLAG) {
-            *(gboolean *)field = TRUE;
-            continue;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "servesim run: %s needs a value\n", a);
-            return 2;
-        }
-        const char *v = argv[++i];
-        char *end = NULL;
-        errno = 0;
-        switch (d->kind) {
-        case OPT_STR:
-            if (!*v)
-                return bad_value(a, v, "a non-empty value");
-            *(const char **)field = v;
-            break;
-        case OPT_INT: {
-            long long n = strtoll(v, &end, 10);
-            if (errno || end == v || *end || n < d->min)
-                return bad_value(a, v,
-                                 d->min > 0 ? "a positive integer" : "a non-negative integer");
-            *(int64_t *)field = n;
-            break;
-        }
-        case OPT_DOUBLE: {
-            double x = g_ascii_strtod(v, &end);
-            if (errno || end == v || *end || !(x > 0) || x > 1e12)
-                return bad_value(a, v, "a positive number");
-            *(double *)field = x;
-            break;
-        }
-        default:
-            break;
         }
     }
     return 0;
 }
+#undef STR
+#undef PATH
+#undef FLAG
+#undef NUMBER
 
 /* ---- progress -------------------------------------------------------------------------------- */
 
@@ -357,43 +410,40 @@ static sv_wl_source *quick_workload(const run_opts *o, gboolean builtin, gboolea
     return src;
 }
 
-int sv_cli_run(int argc, char **argv)
+/* The run itself, once the options are parsed. */
+static int run(const run_opts *o)
 {
-    run_opts o = {0};
-    o.long_prefill = -1;
-    int rc = parse_args(argc, argv, &o);
-    if (rc)
-        return rc;
-    if (o.help) {
+    if (o->help) {
         fputs(usage, stdout);
         return 0;
     }
     struct sv_planner_run_cfg cfg = {0};
-    if (o.latency) {
-        if (!strcmp(o.latency, "profile"))
+    if (o->latency) {
+        if (!strcmp(o->latency, "profile"))
             cfg.latency = SV_PLANNER_RUN_LATENCY_PROFILE;
-        else if (!strcmp(o.latency, "roofline"))
+        else if (!strcmp(o->latency, "roofline"))
             cfg.latency = SV_PLANNER_RUN_LATENCY_ROOFLINE;
         else
-            return bad_value("--latency", o.latency, "profile or roofline");
+            return bad_value("--latency", o->latency, "profile or roofline");
     }
-    if (o.host_overhead && !strcmp(o.host_overhead, "none"))
+    if (o->host_overhead && !strcmp(o->host_overhead, "none"))
         cfg.host_model = SV_MSG_HOST_NONE;
-    else if (o.host_overhead && strcmp(o.host_overhead, "fitted") != 0)
-        return bad_value("--host-overhead", o.host_overhead, "fitted or none");
-    if (o.network_model) {
+    else if (o->host_overhead && strcmp(o->host_overhead, "fitted") != 0)
+        return bad_value("--host-overhead", o->host_overhead, "fitted or none");
+    if (o->network_model) {
         sv_net_model m;
-        if (!sv_net_model_parse(o.network_model, &m, NULL))
-            return bad_value("--network-model", o.network_model, "flow, fifo, analytical or ideal");
+        if (!sv_net_model_parse(o->network_model, &m, NULL))
+            return bad_value("--network-model", o->network_model,
+                             "flow, fifo, analytical or ideal");
     }
     sv_msg_moe_comm moe_comm;
-    if (o.moe_comm && !sv_msg_moe_comm_parse(o.moe_comm, &moe_comm, NULL))
-        return bad_value("--moe-comm", o.moe_comm, "allgather_reducescatter or alltoall");
+    if (o->moe_comm && !sv_msg_moe_comm_parse(o->moe_comm, &moe_comm, NULL))
+        return bad_value("--moe-comm", o->moe_comm, "allgather_reducescatter or alltoall");
     g_autoptr(GError) err = NULL;
     /* Policies by name from the registry: the built-ins plus what --plugin files register. */
     g_autoptr(sv_registry) reg = sv_planner_registry_new(&err);
-    for (int i = 0; reg && i < o.n_plugins; i++) {
-        if (!sv_planner_plugin_load(reg, o.plugins[i], &err))
+    for (char **p = o->plugins; reg && p && *p; p++) {
+        if (!sv_planner_plugin_load(reg, *p, &err))
             break;
     }
     if (err) {
@@ -410,31 +460,31 @@ int sv_cli_run(int argc, char **argv)
         {"--kv-eviction", SV_REGISTRY_KV_EVICT, G_STRUCT_OFFSET(run_opts, kv_eviction)},
     };
     for (size_t k = 0; k < G_N_ELEMENTS(named); k++) {
-        const char *v = *(const char *const *)((const char *)&o + named[k].offset);
+        const char *v = *(const char *const *)((const char *)o + named[k].offset);
         if (v && !sv_registry_lookup(reg, named[k].kind, v, &err)) {
             fprintf(stderr, "servesim run: %s: %s\n", named[k].flag, err->message);
             return 2;
         }
     }
     cfg.registry = reg;
-    cfg.router_name = o.router;
-    cfg.scheduler_name = o.scheduler;
-    cfg.kv_eviction = o.kv_eviction;
-    cfg.kv_transfer = o.kv_transfer;
-    cfg.network_model = o.network_model;
-    cfg.expert_routing = o.expert_routing;
-    cfg.moe_comm = o.moe_comm;
-    cfg.slo_ttft_ms = o.slo_ttft_ms;
-    gboolean quick = o.model || o.hardware || o.requests || o.qps > 0 || o.tp || o.input_len ||
-                     o.output_len || o.arrival;
-    gboolean builtin = !quick && !o.cluster && !o.workload;
-    if (quick && (o.cluster || o.workload)) {
+    cfg.router_name = o->router;
+    cfg.scheduler_name = o->scheduler;
+    cfg.kv_eviction = o->kv_eviction;
+    cfg.kv_transfer = o->kv_transfer;
+    cfg.network_model = o->network_model;
+    cfg.expert_routing = o->expert_routing;
+    cfg.moe_comm = o->moe_comm;
+    cfg.slo_ttft_ms = o->slo_ttft_ms;
+    gboolean quick = o->model || o->hardware || o->requests || o->qps > 0 || o->tp ||
+                     o->input_len || o->output_len || o->arrival;
+    gboolean builtin = !quick && !o->cluster && !o->workload;
+    if (quick && (o->cluster || o->workload)) {
         fprintf(stderr, "servesim run: --cluster/--workload cannot be mixed with --model, "
                         "--hardware, --tp, --requests, --qps, --input-len, --output-len or "
                         "--arrival\n");
         return 2;
     }
-    if (!quick && !builtin && (!o.cluster || !o.workload)) {
+    if (!quick && !builtin && (!o->cluster || !o->workload)) {
         fprintf(stderr, "servesim run: --cluster and --workload go together\n");
         return 2;
     }
@@ -446,53 +496,53 @@ int sv_cli_run(int argc, char **argv)
     gboolean outputs_written = FALSE;
     progress_ctx pc = {0};
     int status = 1; /* until the run succeeded */
-    cfg.seed = (uint64_t)o.seed;
+    cfg.seed = (uint64_t)o->seed;
     /* Scheduling flags; the planner resolves them against the config (planner.h). */
-    cfg.max_num_seqs = o.max_num_seqs;
-    cfg.max_num_batched_tokens = o.max_num_batched_tokens;
-    cfg.block_size = o.block_size;
-    cfg.long_prefill_token_threshold = o.long_prefill > 0 ? o.long_prefill
-                                       : o.long_prefill == 0 ? -1 /* explicit: no cap */
-                                                             : 0;
-    cfg.enable_prefix_caching = o.no_prefix_caching ? 0 : -1;
+    cfg.max_num_seqs = o->max_num_seqs;
+    cfg.max_num_batched_tokens = o->max_num_batched_tokens;
+    cfg.block_size = o->block_size;
+    cfg.long_prefill_token_threshold = o->long_prefill > 0    ? o->long_prefill
+                                       : o->long_prefill == 0 ? -1 /* explicit: no cap */
+                                                              : 0;
+    cfg.enable_prefix_caching = o->no_prefix_caching ? 0 : -1;
     cfg.enable_chunked_prefill = cfg.reserve_full_isl = -1;
-    cfg.emit_et_dir = o.emit_et;
-    cfg.model_dir = o.model_dir;
+    cfg.emit_et_dir = o->emit_et;
+    cfg.model_dir = o->model_dir;
     const char *env_profiles = g_getenv(PROFILES_ENV);
-    cfg.profiles_root = o.profiles                    ? o.profiles
+    cfg.profiles_root = o->profiles                     ? o->profiles
                         : env_profiles && *env_profiles ? env_profiles
                                                         : NULL;
     if (quick || builtin) {
-        if (builtin && !o.latency)
+        if (builtin && !o->latency)
             cfg.latency = SV_PLANNER_RUN_LATENCY_ROOFLINE;
-        cluster = sv_planner_cluster_single(o.model ? o.model : DEFAULT_MODEL,
-                                            o.hardware ? o.hardware : DEFAULT_HARDWARE,
-                                            o.tp ? (int)o.tp : 1, &err);
+        cluster = sv_planner_cluster_single(o->model ? o->model : DEFAULT_MODEL,
+                                            o->hardware ? o->hardware : DEFAULT_HARDWARE,
+                                            o->tp ? (int)o->tp : 1, &err);
         if (!cluster)
             goto fail;
         gboolean usage_error = FALSE;
-        src = quick_workload(&o, builtin, &usage_error, &err);
+        src = quick_workload(o, builtin, &usage_error, &err);
         if (!src) {
             status = usage_error ? 2 : 1;
             goto fail;
         }
-        pc.total = o.requests ? (uint64_t)o.requests : DEFAULT_REQUESTS;
+        pc.total = o->requests ? (uint64_t)o->requests : DEFAULT_REQUESTS;
     } else {
-        cluster = sv_planner_cluster_load(o.cluster, &err);
+        cluster = sv_planner_cluster_load(o->cluster, &err);
         if (!cluster)
             goto fail;
         /* Memory-tier / power / PIM keys the run ignores (docs/reference-configs.md). */
         for (char **u = cluster->unsupported; u && *u; u++)
             g_printerr("servesim run: %s\n", *u);
-        struct sv_wl_open_opts wo = {.skip_bad_lines = o.skip_bad};
-        src = sv_wl_open(o.workload, &wo, &err);
+        struct sv_wl_open_opts wo = {.skip_bad_lines = o->skip_bad};
+        src = sv_wl_open(o->workload, &wo, &err);
         if (!src)
             goto fail;
     }
     cfg.cluster = cluster;
     cfg.workload = src;
 
-    out_dir = o.output_dir ? o.output_dir : DEFAULT_OUTPUT_DIR;
+    out_dir = o->output_dir ? o->output_dir : DEFAULT_OUTPUT_DIR;
     struct sv_metrics_cfg mc = {.output_dir = out_dir, .n_instances = cluster->n_instances};
     m = sv_metrics_new(&mc, &err);
     if (!m)
@@ -501,7 +551,7 @@ int sv_cli_run(int argc, char **argv)
     sv_planner_metrics_observer_init(m, &obs);
     cfg.observer = &obs;
 
-    pc.show = !o.quiet && isatty(fileno(stderr));
+    pc.show = !o->quiet && isatty(fileno(stderr));
     pc.start_us = g_get_monotonic_time();
     cfg.progress = progress;
     cfg.progress_every = PROGRESS_EVERY;
@@ -510,7 +560,7 @@ int sv_cli_run(int argc, char **argv)
     struct sv_planner_run_result res;
     gboolean ok = sv_planner_run(&cfg, &res, &err);
     progress_clear(&pc);
-    report_latency_sources(&cfg, builtin && !o.latency,
+    report_latency_sources(&cfg, builtin && !o->latency,
                            sv_metrics_get_summary(m)->latency_sources);
     if (res.bad_lines)
         fprintf(stderr, "servesim run: skipped %" G_GUINT64_FORMAT " bad workload line%s\n",
@@ -546,7 +596,7 @@ int sv_cli_run(int argc, char **argv)
         goto fail;
     outputs_written = TRUE;
     const struct sv_metrics_summary *sum = sv_metrics_get_summary(m);
-    if (!o.quiet) {
+    if (!o->quiet) {
         printf("latency: %s; %" G_GUINT64_FORMAT " iterations\n", sum->latency_sources[0],
                res.iterations);
         sv_metrics_print_summary(m, stdout);
@@ -569,5 +619,16 @@ out:
     g_clear_pointer(&m, sv_metrics_free); /* before a failed run's exit: removes temporaries */
     sv_wl_source_free(src);
     sv_planner_cluster_free(cluster);
+    return status;
+}
+
+int sv_cli_run(int argc, char **argv)
+{
+    run_opts o = {0};
+    o.long_prefill = -1;
+    int status = parse_args(argc, argv, &o);
+    if (status == 0)
+        status = run(&o);
+    run_opts_clear(&o);
     return status;
 }

@@ -19,7 +19,7 @@
 #define FILE_BUFFER_BYTES (1 << 20)
 
 struct slot {
-    struct sv_metrics_request r;
+    struct sv_wl_outcome r;
     gboolean present;
 };
 
@@ -232,7 +232,7 @@ static char *put_diff(char *p, sv_time a, sv_time b, char sep)
     return put_time(p, (a >= 0 && b >= 0) ? a - b : -1, sep);
 }
 
-static void write_row(sv_metrics *m, const struct sv_metrics_request *r)
+static void write_row(sv_metrics *m, const struct sv_wl_outcome *r)
 {
     char buf[16 * 24]; /* 15 fields of at most 20 digits, a sign and a separator */
     char *p = buf;
@@ -305,7 +305,7 @@ static gboolean drain(sv_metrics *m, gboolean all, GError **error)
     return TRUE;
 }
 
-static gboolean reorder_add(sv_metrics *m, const struct sv_metrics_request *r, GError **error)
+static gboolean reorder_add(sv_metrics *m, const struct sv_wl_outcome *r, GError **error)
 {
     uint64_t id = r->request_id;
     struct slot s = {.r = *r, .present = TRUE};
@@ -345,7 +345,7 @@ static gboolean reorder_add(sv_metrics *m, const struct sv_metrics_request *r, G
     return spill_io(m, TRUE, id, &s, error);
 }
 
-gboolean sv_metrics_request_add(sv_metrics *m, const struct sv_metrics_request *r, GError **error)
+gboolean sv_metrics_request_add(sv_metrics *m, const struct sv_wl_outcome *r, GError **error)
 {
     if (m->dir != NULL && !reorder_add(m, r, error))
         return FALSE;

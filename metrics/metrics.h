@@ -7,8 +7,9 @@
  * emission times (for inter-token latency) and per-instance state samples. Memory stays bounded
  * by the number of requests in flight, not by the number finished: see sv_metrics_request_add.
  *
- * The module depends on core only: it knows records, not the run that produces them (the
- * planner's observer, planner/metrics_observer.c, hands the run's records here). */
+ * The module depends on core and on the records of workloads only: it knows records, not the run
+ * that produces them (the planner's observer, planner/metrics_observer.c, hands each request's
+ * struct sv_wl_outcome here as the serving group filled it). */
 #ifndef SV_METRICS_H
 #define SV_METRICS_H
 
@@ -18,6 +19,7 @@
 #include <glib.h>
 
 #include "core/core.h"
+#include "workloads/workloads.h"
 
 G_BEGIN_DECLS
 
@@ -57,22 +59,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_metrics_quantile, sv_metrics_quantile_free)
 /* ------------------------------------------------------------------------------------------ */
 /* The output writer.                                                                          */
 
-/* One request as it ends (or as the run ends without it finishing). Times are absolute
- * simulated ns; -1 means "did not happen" (written as an empty CSV field). */
-struct sv_metrics_request {
-    uint64_t request_id; /* 0-based position in the workload; ids are dense */
-    int instance;        /* instance that served it (-1: never routed) */
-    sv_time arrival_ns;
-    sv_time first_scheduled_ns; /* first time a scheduler step included it */
-    sv_time first_token_ns;     /* completion of the iteration producing output token 1 */
-    sv_time last_token_ns;      /* completion of the iteration producing the last token */
-    int64_t input_tokens;
-    int64_t output_tokens; /* tokens generated (the target count when finished) */
-    int64_t prefix_hit_tokens;
-    int64_t preemptions;
-    gboolean finished;
-};
-
 struct sv_metrics_cfg {
     const char *output_dir; /* created if missing; NULL: keep statistics only, write nothing */
     int n_instances;        /* >= 1: timeseries sums running/waiting over instances */
@@ -89,12 +75,14 @@ sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error);
 void sv_metrics_free(sv_metrics *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_metrics, sv_metrics_free)
 
-/* A request's record, once, in any id order. Rows are written in request_id order: a
- * completion that is at most SV_METRICS_REORDER_WINDOW ids ahead of the oldest unwritten one
- * waits in a ring; one further ahead goes to a fixed-size binary spill file at offset
- * id x record size and is read back when the window reaches it. Memory is O(window). */
+/* A request's outcome (workloads.h: times -1 where the event did not happen, written as an empty
+ * CSV field; `finished` FALSE for a request the run ended without), once, in any id order. Rows
+ * are written in request_id order: a completion that is at most SV_METRICS_REORDER_WINDOW ids
+ * ahead of the oldest unwritten one waits in a ring; one further ahead goes to a fixed-size
+ * binary spill file at offset id x record size and is read back when the window reaches it.
+ * Memory is O(window). */
 #define SV_METRICS_REORDER_WINDOW 8192
-gboolean sv_metrics_request_add(sv_metrics *m, const struct sv_metrics_request *r, GError **error);
+gboolean sv_metrics_request_add(sv_metrics *m, const struct sv_wl_outcome *r, GError **error);
 
 /* Tokens produced by one iteration of `instance` that ended at time t: prompt_tokens counts
  * the whole prompt of each request whose prefill completed in the iteration (prefix hits

@@ -163,7 +163,7 @@ static void step(sv_msg *m)
                                 "instance %d: request %" G_GUINT64_FORMAT
                                 " cannot be scheduled in an empty engine (%" G_GINT64_FORMAT
                                 " tokens, %u KV blocks of %u tokens)",
-                                m->cfg.instance, r->id, r->num_reached,
+                                m->cfg.instance, r->out.request_id, r->num_reached,
                                 sv_memtier_kv_manager_num_blocks(m->cfg.kv),
                                 sv_memtier_kv_manager_block_size(m->cfg.kv)));
         }
@@ -227,7 +227,7 @@ uint32_t sv_msg_schedule_step(sv_msg *m, GArray *out)
     if (out) {
         for (guint i = 0; i < m->inflight->len; i++) {
             const msg_slot *s = &g_array_index(m->inflight, msg_slot, i);
-            struct sv_msg_sched_entry e = {s->req->id, s->num_new, s->computed_before};
+            struct sv_msg_sched_entry e = {s->req->out.request_id, s->num_new, s->computed_before};
             g_array_append_val(out, e);
         }
     }
@@ -260,14 +260,14 @@ void sv_msg_commit(sv_msg *m, sv_time finish_ns)
         m->hooks.on_iter_done(m->hooks.ctx, &it);
 }
 
-gboolean sv_msg_submit(sv_msg *m, const struct sv_msg_req_cfg *rc, GError **error)
+gboolean sv_msg_submit(sv_msg *m, const sv_wl_req *q, void *user, GError **error)
 {
     uint32_t bs = sv_memtier_kv_manager_block_size(m->cfg.kv);
-    int64_t total = rc->input_tokens + rc->output_tokens;
-    if (rc->input_tokens < 1 || rc->output_tokens < 1) {
+    int64_t total = q->input_tokens + q->output_tokens;
+    if (q->input_tokens < 1 || q->output_tokens < 1) {
         g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
                     "request %" G_GUINT64_FORMAT ": input and output tokens must be >= 1",
-                    rc->request_id);
+                    q->request_id);
         return FALSE;
     }
     /* A request whose whole sequence exceeds the pool could never finish, even alone. */
@@ -275,33 +275,39 @@ gboolean sv_msg_submit(sv_msg *m, const struct sv_msg_req_cfg *rc, GError **erro
         g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_NOFIT,
                     "request %" G_GUINT64_FORMAT ": %" G_GINT64_FORMAT
                     " tokens need more than the %u KV blocks of instance %d",
-                    rc->request_id, total, sv_memtier_kv_manager_num_blocks(m->cfg.kv), m->cfg.instance);
+                    q->request_id, total, sv_memtier_kv_manager_num_blocks(m->cfg.kv), m->cfg.instance);
         return FALSE;
     }
     struct sv_memtier_kv_seq_cfg sc = {
-        .prompt_tokens = (uint64_t)rc->input_tokens,
-        .prompt_ids = rc->input_tok_ids,
-        .num_prompt_ids = rc->n_input_tok_ids,
-        .output_ids = rc->output_tok_ids,
-        .num_output_ids = rc->n_output_tok_ids,
-        .hash_ids = rc->hash_ids,
-        .num_hash_ids = rc->n_hash_ids,
-        .hash_block_tokens = rc->hash_block_tokens,
+        .prompt_tokens = (uint64_t)q->input_tokens,
+        .prompt_ids = q->input_tok_ids,
+        .num_prompt_ids = q->n_input_tok_ids,
+        .output_ids = q->output_tok_ids,
+        .num_output_ids = q->n_output_tok_ids,
+        .hash_ids = q->hash_ids,
+        .num_hash_ids = q->n_hash_ids,
+        .hash_block_tokens = (uint32_t)q->hash_block_tokens,
     };
     sv_memtier_kv_seq *seq = sv_memtier_kv_seq_new(m->cfg.kv, &sc, error);
     if (!seq)
         return FALSE;
     msg_req *r = g_new0(msg_req, 1);
-    r->id = rc->request_id;
-    r->arrival_ns = rc->arrival_ns;
-    r->first_sched_ns = -1;
-    r->first_token_ns = -1;
-    r->input = rc->input_tokens;
+    r->out = (struct sv_wl_outcome){
+        .request_id = q->request_id,
+        .instance = m->cfg.instance,
+        .turn = q->turn,
+        .arrival_ns = q->arrival_ns,
+        .first_scheduled_ns = -1,
+        .first_token_ns = -1,
+        .last_token_ns = -1,
+        .input_tokens = q->input_tokens,
+        .output_tokens = q->output_tokens,
+    };
     r->total = total;
-    r->num_reached = rc->input_tokens;
+    r->num_reached = q->input_tokens;
     r->is_init = TRUE;
     r->seq = seq;
-    r->user = rc->user;
+    r->user = user;
     g_queue_push_tail(&m->waiting, r);
     m->waiting_tokens += r->num_reached;
     if (!m->cfg.manual && !m->busy && !m->step_pending) {
@@ -366,7 +372,7 @@ gboolean sv_msg__pd_unpin_waiting(sv_msg *m)
         sv_memtier_kv_manager_preempt_seq(m->cfg.kv, r->seq);
         m->waiting_tokens += r->num_computed;
         r->num_computed = 0;
-        r->preemptions++;
+        r->out.preemptions++;
         m->preemptions++;
         any = TRUE;
     }
@@ -383,7 +389,8 @@ void sv_msg__pd_launched(sv_msg *m)
     for (guint i = 0; i < m->inflight->len; i++) {
         msg_req *r = g_array_index(m->inflight, msg_slot, i).req;
         /* Handed off at commit: the prompt completes here and decoding remains. */
-        if (!r->is_init || r->num_computed < r->input || r->total <= r->input + 1)
+        if (!r->is_init || r->num_computed < r->out.input_tokens ||
+            r->total <= r->out.input_tokens + 1)
             continue;
         if (!have) {
             struct sv_compute_batch_shape shape;
@@ -411,20 +418,14 @@ void sv_msg__pd_detach(sv_msg *m, msg_req *r)
         m->hooks.on_prefill_done(m->hooks.ctx, m->cfg.instance, (sv_msg_handoff *)r);
 }
 
-void sv_msg_handoff_get_info(const sv_msg_handoff *h, struct sv_msg_handoff_info *out)
+const struct sv_wl_outcome *sv_msg_handoff_outcome(const sv_msg_handoff *h)
 {
-    const msg_req *r = (const msg_req *)h;
-    *out = (struct sv_msg_handoff_info){
-        .request_id = r->id,
-        .arrival_ns = r->arrival_ns,
-        .first_scheduled_ns = r->first_sched_ns,
-        .first_token_ns = r->first_token_ns,
-        .input_tokens = r->input,
-        .output_tokens = r->total - r->input,
-        .prefix_hit_tokens = r->prefix_hit_first,
-        .preemptions = r->preemptions,
-        .user = r->user,
-    };
+    return &((const msg_req *)h)->out;
+}
+
+void *sv_msg_handoff_user(const sv_msg_handoff *h)
+{
+    return ((const msg_req *)h)->user;
 }
 
 uint32_t sv_msg_pd_blocks_needed(const sv_msg *m, int64_t tokens)
@@ -433,61 +434,57 @@ uint32_t sv_msg_pd_blocks_needed(const sv_msg *m, int64_t tokens)
     return (uint32_t)((tokens + bs - 1) / bs);
 }
 
-sv_msg_handoff *sv_msg_pd_reserve(sv_msg *m, const struct sv_msg_handoff_info *info, GError **error)
+sv_msg_handoff *sv_msg_pd_reserve(sv_msg *m, const struct sv_wl_outcome *o, void *user,
+                                  GError **error)
 {
     uint32_t bs = sv_memtier_kv_manager_block_size(m->cfg.kv);
-    int64_t total = info->input_tokens + info->output_tokens;
+    int64_t total = o->input_tokens + o->output_tokens;
     if ((uint64_t)((total + bs - 1) / bs) > sv_memtier_kv_manager_num_blocks(m->cfg.kv)) {
         g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_NOFIT,
                     "request %" G_GUINT64_FORMAT ": %" G_GINT64_FORMAT
                     " tokens need more than the %u KV blocks of decode instance %d",
-                    info->request_id, total, sv_memtier_kv_manager_num_blocks(m->cfg.kv), m->cfg.instance);
+                    o->request_id, total, sv_memtier_kv_manager_num_blocks(m->cfg.kv), m->cfg.instance);
         return NULL;
     }
     /* The sequence carries no token ids: transferred KV is not indexed in the decode group's
      * prefix cache (vLLM's NIXL connector writes it into fresh blocks). */
-    struct sv_memtier_kv_seq_cfg sc = {.prompt_tokens = (uint64_t)info->input_tokens};
+    struct sv_memtier_kv_seq_cfg sc = {.prompt_tokens = (uint64_t)o->input_tokens};
     sv_memtier_kv_seq *seq = sv_memtier_kv_seq_new(m->cfg.kv, &sc, error);
     if (!seq)
         return NULL;
-    if (!sv_memtier_kv_manager_allocate_slots(m->cfg.kv, seq, 0, (uint64_t)info->input_tokens, 0,
-                                      (uint64_t)info->input_tokens)) {
+    if (!sv_memtier_kv_manager_allocate_slots(m->cfg.kv, seq, 0, (uint64_t)o->input_tokens, 0,
+                                      (uint64_t)o->input_tokens)) {
         sv_memtier_kv_seq_free(seq);
         return NULL; /* back-pressure: the caller retries when blocks free up */
     }
     msg_req *r = g_new0(msg_req, 1);
-    r->id = info->request_id;
-    r->arrival_ns = info->arrival_ns;
-    r->first_sched_ns = info->first_scheduled_ns;
-    r->first_token_ns = info->first_token_ns;
-    r->recent_end_ns = info->first_token_ns; /* the first decode gap includes the transfer */
-    r->input = info->input_tokens;
+    r->out = *o;
+    r->out.instance = m->cfg.instance;    /* the record names the instance that finishes it */
+    r->recent_end_ns = o->first_token_ns; /* the first decode gap includes the transfer */
     r->total = total;
     /* The prompt's KV is computed (transferred) and the first token exists: the next step
      * computes token input + 1, a decode of one token. */
-    r->num_computed = info->input_tokens;
-    r->num_reached = info->input_tokens + 1;
-    r->prefix_hit = r->prefix_hit_first = info->prefix_hit_tokens;
+    r->num_computed = o->input_tokens;
+    r->num_reached = o->input_tokens + 1;
+    r->prefix_hit = o->prefix_hit_tokens;
     r->admitted_once = TRUE;
     r->is_init = FALSE;
-    r->preemptions = info->preemptions;
     r->seq = seq;
-    r->user = info->user;
+    r->user = user;
     r->detached = TRUE;
     g_hash_table_add(m->detached, r);
     return (sv_msg_handoff *)r;
 }
 
-void sv_msg_pd_admit(sv_msg *m, sv_msg_handoff *h, const struct sv_msg_handoff_info *info)
+void sv_msg_pd_admit(sv_msg *m, sv_msg_handoff *h, const struct sv_wl_outcome *o)
 {
     msg_req *r = (msg_req *)h;
     SV_ASSERT(r->detached);
-    if (info) {
-        r->first_sched_ns = info->first_scheduled_ns;
-        r->first_token_ns = info->first_token_ns;
-        r->recent_end_ns = info->first_token_ns;
-        r->prefix_hit = r->prefix_hit_first = info->prefix_hit_tokens;
-        r->preemptions = info->preemptions;
+    if (o) {
+        r->out = *o;
+        r->out.instance = m->cfg.instance;
+        r->recent_end_ns = o->first_token_ns;
+        r->prefix_hit = o->prefix_hit_tokens;
     }
     g_hash_table_steal(m->detached, r);
     r->detached = FALSE;

@@ -16,6 +16,7 @@
 #include "memory-tier/kvcache.h"
 #include "network/network.h"
 #include "system/system.h"
+#include "workloads/workloads.h"
 
 #include <glib.h>
 #include <stdint.h>
@@ -244,37 +245,6 @@ struct sv_msg_cfg {
     sv_msg_role role;
 };
 
-/* A request as the serving group sees it. Token ids are read during sv_msg_submit only. */
-struct sv_msg_req_cfg {
-    uint64_t request_id;
-    sv_time arrival_ns;
-    int64_t input_tokens;
-    int64_t output_tokens;
-    const uint32_t *input_tok_ids;
-    size_t n_input_tok_ids;
-    const uint32_t *output_tok_ids;
-    size_t n_output_tok_ids;
-    const uint64_t *hash_ids;
-    size_t n_hash_ids;
-    uint32_t hash_block_tokens;
-    void *user; /* caller's tag, returned in the record */
-};
-
-/* What is known about a request when it finishes (times in ns of simulated time). */
-struct sv_msg_req_done {
-    uint64_t request_id;
-    int32_t instance;
-    sv_time arrival_ns;
-    sv_time first_scheduled_ns;
-    sv_time first_token_ns;
-    sv_time last_token_ns;
-    int64_t input_tokens;
-    int64_t output_tokens;
-    int64_t prefix_hit_tokens; /* tokens found in the prefix cache at first admission */
-    uint32_t preemptions;
-    void *user;
-};
-
 /* One committed iteration. */
 struct sv_msg_iter_done {
     int32_t instance;
@@ -292,11 +262,13 @@ struct sv_msg_iter_done {
 };
 
 /* Callbacks (any may be NULL). on_token is called for each output token after the first, with
- * the gap since the previous one (ITL); on_req_done after a request's last token. */
+ * the gap since the previous one (ITL); on_req_done after a request's last token, with the
+ * request's outcome (valid during the call only: the request is freed after it) and the `user`
+ * tag given to sv_msg_submit / sv_msg_pd_reserve. */
 struct sv_msg_hooks {
     void (*on_token)(void *ctx, uint64_t request_id, int32_t instance, sv_time t_ns,
                      sv_time gap_ns);
-    void (*on_req_done)(void *ctx, const struct sv_msg_req_done *done);
+    void (*on_req_done)(void *ctx, const struct sv_wl_outcome *out, void *user);
     void (*on_iter_done)(void *ctx, const struct sv_msg_iter_done *it);
     /* PREFILL groups: the request's prompt completed at `now` (its first token, TTFT, is produced
      * here as vLLM's disaggregated prefill does) and it has left the running list; its KV blocks
@@ -356,10 +328,12 @@ sv_msg *sv_msg_new(sv_engine *eng, const struct sv_msg_cfg *cfg, const struct sv
                    GError **error);
 void sv_msg_free(sv_msg *msg); /* accepts NULL */
 
-/* Queue an arrived request (arrival_ns <= now). The group starts an iteration at the current time
+/* Queue an arrived request (req->arrival_ns <= now). The group reads the request's token and
+ * hash ids during this call only (into its KV sequence) and keeps none of `req`; `user` is the
+ * caller's tag, handed back with the outcome. The group starts an iteration at the current time
  * if it is idle (after every event already scheduled for this instant at lower priority, so
  * simultaneous arrivals join the same step). Fails when the request can never fit in the pool. */
-gboolean sv_msg_submit(sv_msg *msg, const struct sv_msg_req_cfg *req, GError **error);
+gboolean sv_msg_submit(sv_msg *msg, const sv_wl_req *req, void *user, GError **error);
 
 uint32_t sv_msg_num_running(const sv_msg *msg);
 uint32_t sv_msg_num_waiting(const sv_msg *msg);
@@ -374,30 +348,22 @@ const GError *sv_msg_error(const sv_msg *msg);
 
 /* ---- prefill/decode disaggregation -------------------------------------------------------- */
 
-/* What travels with a handed-off request (times in ns). */
-struct sv_msg_handoff_info {
-    uint64_t request_id;
-    sv_time arrival_ns;
-    sv_time first_scheduled_ns;
-    sv_time first_token_ns;
-    int64_t input_tokens;
-    int64_t output_tokens;
-    int64_t prefix_hit_tokens; /* at its first admission on the prefill group */
-    uint32_t preemptions;      /* on the prefill group */
-    void *user;
-};
-void sv_msg_handoff_get_info(const sv_msg_handoff *h, struct sv_msg_handoff_info *out);
+/* What travels with a handed-off request: its outcome so far (times, tokens, prefix hit and
+ * preemptions on the prefill group; instance = the prefill group) and the caller's tag. Valid
+ * until sv_msg_pd_release. */
+const struct sv_wl_outcome *sv_msg_handoff_outcome(const sv_msg_handoff *h);
+void *sv_msg_handoff_user(const sv_msg_handoff *h);
 /* KV blocks a request of `tokens` prompt tokens needs on `msg` (ceil(tokens / block_size)). */
 uint32_t sv_msg_pd_blocks_needed(const sv_msg *msg, int64_t tokens);
 /* DECODE side, back-pressure: allocate the blocks for the request's prompt KV now. NULL without
  * an error when the pool cannot give them now (nothing changed: retry later); NULL with
  * SV_MSG_ERROR_NOFIT when the whole sequence can never fit in this group's pool. */
-sv_msg_handoff *sv_msg_pd_reserve(sv_msg *msg, const struct sv_msg_handoff_info *info,
+sv_msg_handoff *sv_msg_pd_reserve(sv_msg *msg, const struct sv_wl_outcome *out, void *user,
                                   GError **error);
 /* DECODE side: the KV has arrived; the request joins the waiting queue with its prompt computed
- * (its next step decodes token 2) and the group steps if idle. `info` (may be NULL) refreshes
+ * (its next step decodes token 2) and the group steps if idle. `out` (may be NULL) refreshes
  * what the prefill side learnt after the reservation (first token time, preemptions). */
-void sv_msg_pd_admit(sv_msg *msg, sv_msg_handoff *h, const struct sv_msg_handoff_info *info);
+void sv_msg_pd_admit(sv_msg *msg, sv_msg_handoff *h, const struct sv_wl_outcome *out);
 /* Free a held handoff's blocks and the request (PREFILL side once its KV has left; DECODE side
  * to cancel a reservation). */
 void sv_msg_pd_release(sv_msg *msg, sv_msg_handoff *h);

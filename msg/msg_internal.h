@@ -8,22 +8,18 @@
 
 /* A request inside a serving group: LLMServingSim's Request (serving/core/request.py). */
 typedef struct msg_req {
-    uint64_t id;
-    sv_time arrival_ns;
-    sv_time first_sched_ns;   /* -1 until first scheduled */
-    sv_time first_token_ns;   /* -1 until the prefill completes */
-    sv_time recent_end_ns;    /* previous token (ITL) */
-    int64_t input;            /* prompt tokens */
-    int64_t total;            /* prompt + output tokens: the request ends when reached == total */
-    int64_t num_computed;     /* vLLM num_computed_tokens (advanced at schedule time) */
-    int64_t num_reached;      /* prompt + generated so far (vLLM num_tokens) */
-    int64_t prefix_hit;       /* hit found at the latest admission */
-    int64_t prefix_hit_first; /* hit found at the first admission (record) */
+    /* What is handed up when it finishes (hooks.on_req_done), filled as it happens: id,
+     * instance, times (first_scheduled / first_token -1 until they happen), tokens, prefix hit at
+     * the first admission, preemptions, finished. */
+    struct sv_wl_outcome out;
+    sv_time recent_end_ns; /* previous token (ITL) */
+    int64_t total;         /* prompt + output tokens: the request ends when reached == total */
+    int64_t num_computed;  /* vLLM num_computed_tokens (advanced at schedule time) */
+    int64_t num_reached;   /* prompt + generated so far (vLLM num_tokens) */
+    int64_t prefix_hit;    /* hit found at the latest admission */
     gboolean admitted_once;
-    gboolean is_init; /* prefill not yet completed (TTFT not recorded) */
-    gboolean finished;
-    gboolean detached; /* held by a PD handoff, in neither waiting nor running */
-    uint32_t preemptions;
+    gboolean is_init;   /* prefill not yet completed (TTFT not recorded) */
+    gboolean detached;  /* held by a PD handoff, in neither waiting nor running */
     uint64_t step_mark; /* == sv_msg.step_seq while it has a share of the step being formed */
     sv_memtier_kv_seq *seq;
     void *user;

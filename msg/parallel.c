@@ -285,7 +285,7 @@ void sv_msg__dp_step(sv_msg *m)
         sv_msg__fail(m, g_error_new(SV_MSG_ERROR, SV_MSG_ERROR_NOFIT,
                                     "instance %d: request %" G_GUINT64_FORMAT
                                     " cannot be scheduled in an empty engine",
-                                    m->cfg.instance, r->id));
+                                    m->cfg.instance, r->out.request_id));
         return;
     }
     if (!dp->ready[me]) {

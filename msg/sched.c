@@ -38,14 +38,14 @@ void sv_msg__req_free(msg_req *r)
 static void req_info(const msg_req *r, struct sv_msg_req_info *out)
 {
     *out = (struct sv_msg_req_info){
-        .request_id = r->id,
-        .arrival_ns = r->arrival_ns,
-        .input_tokens = r->input,
+        .request_id = r->out.request_id,
+        .arrival_ns = r->out.arrival_ns,
+        .input_tokens = r->out.input_tokens,
         .total_tokens = r->total,
         .num_computed = r->num_computed,
         .num_reached = r->num_reached,
         .prefill_done = !r->is_init,
-        .preemptions = r->preemptions,
+        .preemptions = r->out.preemptions,
     };
 }
 
@@ -121,8 +121,8 @@ static void add_slot(sv_msg *m, msg_req *r, int64_t num_new, int64_t before)
     g_array_set_size(m->inflight, n + 1);
     g_array_index(m->inflight, msg_slot, n) = (msg_slot){r, num_new, before};
     r->step_mark = m->step_seq;
-    if (r->first_sched_ns < 0)
-        r->first_sched_ns = sv_engine_now(m->eng);
+    if (r->out.first_scheduled_ns < 0)
+        r->out.first_scheduled_ns = sv_engine_now(m->eng);
     /* vLLM advances num_computed_tokens at schedule time (_update_after_schedule). */
     r->num_computed = before + num_new;
 }
@@ -150,7 +150,7 @@ void sv_msg_view_preempt(sv_msg_view *v, uint32_t i)
     g_ptr_array_remove_index(m->running, i); /* keeps the order of the others */
     sv_memtier_kv_manager_preempt_seq(m->cfg.kv, victim->seq);
     victim->num_computed = 0;
-    victim->preemptions++;
+    victim->out.preemptions++;
     m->preemptions++;
     m->step_preempted++;
     g_queue_push_head(&m->waiting, victim);
@@ -201,7 +201,7 @@ gboolean sv_msg_view_admit_waiting(sv_msg_view *v, int64_t num_new)
     v->head = NULL;
     if (!r->admitted_once) {
         r->admitted_once = TRUE;
-        r->prefix_hit_first = v->head_hit;
+        r->out.prefix_hit_tokens = v->head_hit;
     }
     g_ptr_array_add(m->running, r);
     add_slot(m, r, num_new, computed);
@@ -350,7 +350,7 @@ uint32_t sv_msg__schedule(sv_msg *m)
 
 static void retire(sv_msg *m, msg_req *r)
 {
-    r->finished = TRUE;
+    r->out.finished = TRUE;
     g_ptr_array_remove(m->running, r); /* keeps the order of the others */
 }
 
@@ -363,10 +363,10 @@ void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t
     for (guint i = 0; i < m->inflight->len; i++) {
         msg_slot *s = &g_array_index(m->inflight, msg_slot, i);
         msg_req *r = s->req;
-        gboolean prefill_done_now = r->is_init && r->num_computed >= r->input;
+        gboolean prefill_done_now = r->is_init && r->num_computed >= r->out.input_tokens;
         if (prefill_done_now) {
             r->is_init = FALSE;
-            r->first_token_ns = finish;
+            r->out.first_token_ns = finish;
             r->recent_end_ns = finish;
             /* LLMServingSim counts the prompt's cached prefix as prompt throughput here. */
             *prompt_t += s->num_new + r->prefix_hit;
@@ -385,7 +385,7 @@ void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t
                 sv_time gap = finish - r->recent_end_ns;
                 r->recent_end_ns = finish;
                 if (m->hooks.on_token)
-                    m->hooks.on_token(m->hooks.ctx, r->id, c->instance, finish, gap);
+                    m->hooks.on_token(m->hooks.ctx, r->out.request_id, c->instance, finish, gap);
             }
             if (caching)
                 sv_memtier_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)r->num_computed);
@@ -393,22 +393,9 @@ void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t
         if (r->num_reached >= r->total) {
             sv_memtier_kv_manager_free_seq(c->kv, r->seq);
             retire(m, r);
-            if (m->hooks.on_req_done) {
-                struct sv_msg_req_done d = {
-                    .request_id = r->id,
-                    .instance = c->instance,
-                    .arrival_ns = r->arrival_ns,
-                    .first_scheduled_ns = r->first_sched_ns,
-                    .first_token_ns = r->first_token_ns,
-                    .last_token_ns = finish,
-                    .input_tokens = r->input,
-                    .output_tokens = r->total - r->input,
-                    .prefix_hit_tokens = r->prefix_hit_first,
-                    .preemptions = r->preemptions,
-                    .user = r->user,
-                };
-                m->hooks.on_req_done(m->hooks.ctx, &d);
-            }
+            r->out.last_token_ns = finish;
+            if (m->hooks.on_req_done)
+                m->hooks.on_req_done(m->hooks.ctx, &r->out, r->user);
         } else if (prefill_done_now && c->role == SV_MSG_ROLE_PREFILL) {
             sv_msg__pd_detach(m, r); /* its decode runs elsewhere (docs/disaggregation.md) */
         }
@@ -417,7 +404,7 @@ void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t
      * pointers valid through the loop above. */
     for (guint i = 0; i < m->inflight->len; i++) {
         msg_slot *s = &g_array_index(m->inflight, msg_slot, i);
-        if (s->req->finished)
+        if (s->req->out.finished)
             sv_msg__req_free(s->req);
     }
     g_array_set_size(m->inflight, 0);

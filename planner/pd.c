@@ -60,7 +60,8 @@ struct pd_req {
     sv_planner_pd *pd;
     int32_t src, dst;
     sv_msg_handoff *hp, *hd;
-    struct sv_msg_handoff_info info;
+    struct sv_wl_outcome out; /* the request so far; the prefill group frees its own copy */
+    void *user;
     /* Layer l's KV is ready at t0 + prologue_ns + (l + 1) x layer_ns (per_layer); all zero
      * offsets when the breakpoint is the end of prefill (every layer is ready). */
     sv_time t0, prologue_ns, layer_ns;
@@ -202,7 +203,7 @@ static sv_dag_node *add_send(pd_req *r, int32_t src_npu, int32_t dst_npu, uint64
     s->p.comm_src = src_npu;
     s->p.comm_dst = dst_npu;
     s->p.comm_size_bytes = bytes;
-    s->p.comm_tag = (int32_t)(r->info.request_id & 0x7fffffff);
+    s->p.comm_tag = (int32_t)(r->out.request_id & 0x7fffffff);
     return s;
 }
 
@@ -211,7 +212,7 @@ static void splice_transfer(pd_req *r)
 {
     sv_planner_pd *pd = r->pd;
     const struct sv_planner_pd_instance *p = &pd->inst[r->src], *d = &pd->inst[r->dst];
-    int64_t tokens = r->info.input_tokens;
+    int64_t tokens = r->out.input_tokens;
     sv_dag_node *fan = add_node(r, "kv.fan-out", SV_DAG_KIND_LOGICAL, p->npus[0], 0, tag_fan);
     sv_dag_node *join = add_node(r, "kv.join", SV_DAG_KIND_LOGICAL, d->npus[0], 0, tag_join);
     sv_time now = sv_engine_now(pd->eng);
@@ -278,7 +279,7 @@ static gboolean try_place(pd_req *r)
          * scheduler allocates a remote request's blocks when it admits it, in queue order. */
         sv_memtier_kv_manager *kv = sv_msg_kv(d->msg);
         if (sv_memtier_kv_manager_num_free_blocks(kv) >=
-                sv_msg_pd_blocks_needed(d->msg, r->info.input_tokens) &&
+                sv_msg_pd_blocks_needed(d->msg, r->out.input_tokens) &&
             sv_msg_pd_num_waiting_unpinned(d->msg) == 0)
             pd->cand[n_cand++] = i;
     }
@@ -286,22 +287,22 @@ static gboolean try_place(pd_req *r)
         pd_fail(pd, g_error_new(SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
                                 "request %" G_GUINT64_FORMAT
                                 ": no decode instance serves model '%s' (prefill instance %d)",
-                                r->info.request_id, p->model, r->src));
+                                r->out.request_id, p->model, r->src));
         return TRUE; /* nothing to wait for */
     }
     if (n_cand == 0)
         return FALSE;
-    int32_t k = pd->pick ? pd->pick(pd->pick_ctx, &r->info, pd->cand, n_cand) : 0;
+    int32_t k = pd->pick ? pd->pick(pd->pick_ctx, &r->out, pd->cand, n_cand) : 0;
     if (k < 0 || k >= n_cand) {
         pd_fail(pd, g_error_new(SV_PLANNER_ERROR, SV_PLANNER_ERROR_RUN,
                                 "request %" G_GUINT64_FORMAT
                                 ": the router picked decode candidate %d of %d",
-                                r->info.request_id, k, n_cand));
+                                r->out.request_id, k, n_cand));
         return TRUE;
     }
     int32_t dst = pd->cand[k];
     GError *e = NULL;
-    sv_msg_handoff *hd = sv_msg_pd_reserve(pd->inst[dst].msg, &r->info, &e);
+    sv_msg_handoff *hd = sv_msg_pd_reserve(pd->inst[dst].msg, &r->out, r->user, &e);
     if (!hd) {
         if (e) {
             pd_fail(pd, e);
@@ -370,7 +371,7 @@ static void logical_handler(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
         pd->incoming[r->dst]--;
         sv_msg_pd_release(pd->inst[r->src].msg, r->hp);
         r->hp = NULL;
-        sv_msg_pd_admit(pd->inst[r->dst].msg, r->hd, &r->info);
+        sv_msg_pd_admit(pd->inst[r->dst].msg, r->hd, &r->out);
         r->hd = NULL;
         sv_dag_exec_node_done(ex, node);
         return;
@@ -407,21 +408,22 @@ static pd_req *req_new(sv_planner_pd *pd, int32_t instance, sv_msg_handoff *h, g
     r->src = instance;
     r->dst = -1;
     r->hp = h;
-    sv_msg_handoff_get_info(h, &r->info);
+    r->out = *sv_msg_handoff_outcome(h);
+    r->user = sv_msg_handoff_user(h);
     r->bp_ns = r->t0 = sv_engine_now(pd->eng);
     r->prefill_finished = !early;
     r->dag = sv_dag_new();
     int32_t dev = pd->inst[instance].npus[0];
     char name[64];
-    g_snprintf(name, sizeof name, "req%" G_GUINT64_FORMAT ".%s", r->info.request_id,
+    g_snprintf(name, sizeof name, "req%" G_GUINT64_FORMAT ".%s", r->out.request_id,
                early ? "prefill-launch" : "prefill-done");
     r->bp = add_node(r, name, SV_DAG_KIND_LOGICAL, dev, 0, tag_bp);
-    g_snprintf(name, sizeof name, "req%" G_GUINT64_FORMAT ".decode-admit", r->info.request_id);
+    g_snprintf(name, sizeof name, "req%" G_GUINT64_FORMAT ".decode-admit", r->out.request_id);
     r->admit = add_node(r, name, SV_DAG_KIND_LOGICAL, dev, 0, tag_admit);
     edge(r, r->bp, r->admit);
     if (early) {
         /* Admission also waits for the prompt to complete on the prefill side. */
-        g_snprintf(name, sizeof name, "req%" G_GUINT64_FORMAT ".prefill-done", r->info.request_id);
+        g_snprintf(name, sizeof name, "req%" G_GUINT64_FORMAT ".prefill-done", r->out.request_id);
         r->pf_done = add_node(r, name, SV_DAG_KIND_LOGICAL, dev, 0, tag_pfdone);
         edge(r, r->pf_done, r->admit);
     }
@@ -470,7 +472,7 @@ void sv_planner_pd_prefill_done(sv_planner_pd *pd, int32_t instance, sv_msg_hand
         return;
     }
     g_hash_table_remove(pd->early, h);
-    sv_msg_handoff_get_info(h, &r->info); /* now with its first token */
+    r->out = *sv_msg_handoff_outcome(h); /* now with its first token */
     r->prefill_finished = TRUE;
     /* Inside the commit, which still walks this request: admit from a fresh event. */
     sv_engine_schedule_in(pd->eng, 0, PD_PRIO, prefill_finished_event, pd, (uint64_t)(uintptr_t)r);

@@ -197,8 +197,8 @@ struct sv_planner_pd_instance {
 
 /* The global router's decode choice: `cand` holds the decode instances serving the model whose
  * pool can take the request's KV now (n >= 1); return an index into it. */
-typedef int32_t (*sv_planner_pd_pick_fn)(void *ctx, const struct sv_msg_handoff_info *req,
-                                 const int32_t *cand, int32_t n);
+typedef int32_t (*sv_planner_pd_pick_fn)(void *ctx, const struct sv_wl_outcome *req, const int32_t *cand,
+                                 int32_t n);
 
 struct sv_planner_pd_cfg {
     sv_engine *eng;
@@ -249,39 +249,14 @@ void sv_planner_pd_get_stats(const sv_planner_pd *pd, struct sv_planner_pd_stats
 
 /* ---- outputs -------------------------------------------------------------------------------- */
 
-/* One finished request (requests.csv row). ttft = first_token - arrival, tpot = (last - first) /
- * (output_tokens - 1), e2e = last - arrival, queue = first_scheduled - arrival (vLLM's metric
- * definitions). */
-struct sv_planner_req_record {
-    uint64_t request_id; /* 0-based position in the workload */
-    int32_t instance;
-    sv_time arrival_ns;
-    sv_time first_scheduled_ns;
-    sv_time first_token_ns;
-    sv_time last_token_ns;
-    int64_t input_tokens;
-    int64_t output_tokens;
-    int64_t prefix_hit_tokens;
-    uint32_t preemptions;
-    const char *session_id; /* NULL for flat requests; valid during the callback only */
-};
-
-/* One committed iteration of one instance (timeseries.csv is aggregated from these). */
-struct sv_planner_iter_sample {
-    int32_t instance;
-    sv_time start_ns;
-    sv_time end_ns;
-    int64_t prompt_tokens; /* prompt tokens completed this iteration */
-    int64_t gen_tokens;    /* output tokens produced this iteration */
-    uint32_t running;      /* this instance, after the iteration */
-    uint32_t waiting;
-    double kv_usage; /* fraction of this instance's KV blocks in use */
-};
-
-/* Every callback may be NULL. Records are passed by pointer, valid during the call only. */
+/* Every callback may be NULL. Records are passed by pointer, valid during the call only.
+ * on_request: one finished request, its outcome as the serving group filled it (workloads.h:
+ * the requests.csv row; a session's call is request request_id - turn's call `turn`).
+ * on_iteration: one committed iteration of one instance, as msg reports it (timeseries.csv is
+ * aggregated from these; running / waiting / kv_usage are the instance's after the commit). */
 struct sv_planner_run_observer {
-    void (*on_request)(void *ctx, const struct sv_planner_req_record *rec);
-    void (*on_iteration)(void *ctx, const struct sv_planner_iter_sample *s);
+    void (*on_request)(void *ctx, const struct sv_wl_outcome *rec);
+    void (*on_iteration)(void *ctx, const struct sv_msg_iter_done *it);
     /* Each output token after the first: its time and the gap since the previous token (ITL). */
     void (*on_token_gap)(void *ctx, uint64_t request_id, sv_time t_ns, sv_time gap_ns);
     /* Once per instance as it is set up (config order, before any request): what computes its

@@ -18,7 +18,6 @@
 /* ---- run state ------------------------------------------------------------------------------ */
 
 typedef struct {
-    char *session_id;
     sv_wl_req *reqs; /* stolen from the workload item */
     size_t n_reqs;
     size_t next; /* index of the next call to release */
@@ -83,7 +82,6 @@ static void session_free(run_session *s)
         g_free(s->reqs[i].hash_ids);
     }
     g_free(s->reqs);
-    g_free(s->session_id);
     g_free(s->model);
     g_free(s);
 }
@@ -141,8 +139,7 @@ static const char *router_label(const run_state *st)
     return st->cfg->router_name ? st->cfg->router_name : DEFAULT_ROUTER;
 }
 
-static gboolean submit(run_state *st, const sv_wl_req *q, sv_time arrival, void *user,
-                       const char *model)
+static gboolean submit(run_state *st, const sv_wl_req *q, void *user, const char *model)
 {
     /* The global router sees the instances that take new requests (not decode instances: they
      * receive requests from prefill instances, LLMServingSim's router.py) serving the model. */
@@ -162,7 +159,7 @@ static gboolean submit(run_state *st, const sv_wl_req *q, sv_time arrival, void 
     }
     struct sv_planner_router_req rq = {
         .request_id = q->request_id,
-        .arrival_ns = arrival,
+        .arrival_ns = q->arrival_ns,
         .input_tokens = q->input_tokens,
         .output_tokens = q->output_tokens,
         .input_tok_ids = q->input_tok_ids,
@@ -182,22 +179,8 @@ static gboolean submit(run_state *st, const sv_wl_req *q, sv_time arrival, void 
         return FALSE;
     }
     int32_t inst = st->cand[k];
-    struct sv_msg_req_cfg rc = {
-        .request_id = q->request_id,
-        .arrival_ns = arrival,
-        .input_tokens = q->input_tokens,
-        .output_tokens = q->output_tokens,
-        .input_tok_ids = q->input_tok_ids,
-        .n_input_tok_ids = q->n_input_tok_ids,
-        .output_tok_ids = q->output_tok_ids,
-        .n_output_tok_ids = q->n_output_tok_ids,
-        .hash_ids = q->hash_ids,
-        .n_hash_ids = q->n_hash_ids,
-        .hash_block_tokens = (uint32_t)q->hash_block_tokens,
-        .user = user,
-    };
     GError *e = NULL;
-    if (!sv_msg_submit(st->msgs[inst], &rc, &e)) {
+    if (!sv_msg_submit(st->msgs[inst], q, user, &e)) {
         run_fail(st, e);
         return FALSE;
     }
@@ -215,8 +198,6 @@ static void arrival_event(sv_engine *eng, void *ctx, uint64_t arg)
         st->res->first_arrival_ns = it->arrival_ns;
     if (it->kind == SV_WL_ITEM_SESSION) {
         run_session *s = g_new0(run_session, 1);
-        s->session_id = it->session_id;
-        it->session_id = NULL;
         s->reqs = it->reqs;
         s->n_reqs = it->n_reqs;
         it->reqs = NULL;
@@ -226,10 +207,10 @@ static void arrival_event(sv_engine *eng, void *ctx, uint64_t arg)
         s->model = it->model;
         it->model = NULL;
         g_hash_table_add(st->sessions, s);
-        if (!submit(st, &s->reqs[0], it->arrival_ns, s, s->model))
+        if (!submit(st, &s->reqs[0], s, s->model))
             return;
     } else {
-        if (!submit(st, &it->reqs[0], it->arrival_ns, NULL, it->model))
+        if (!submit(st, &it->reqs[0], NULL, it->model))
             return;
     }
     pump(st);
@@ -258,13 +239,15 @@ static void session_release_event(sv_engine *eng, void *ctx, uint64_t arg)
 {
     run_state *st = ctx;
     run_session *s = (run_session *)(uintptr_t)arg;
-    submit(st, &s->reqs[s->next - 1], sv_engine_now(eng), s, s->model);
+    sv_wl_req *q = &s->reqs[s->next - 1];
+    q->arrival_ns = sv_engine_now(eng);
+    submit(st, q, s, s->model);
 }
 
-static void on_req_done(void *ctx, const struct sv_msg_req_done *d)
+static void on_req_done(void *ctx, const struct sv_wl_outcome *d, void *user)
 {
     run_state *st = ctx;
-    run_session *s = d->user;
+    run_session *s = user;
     st->finished++;
     struct sv_planner_run_result *res = st->res;
     res->requests++;
@@ -273,22 +256,8 @@ static void on_req_done(void *ctx, const struct sv_msg_req_done *d)
     if (d->last_token_ns > res->makespan_ns)
         res->makespan_ns = d->last_token_ns;
     const struct sv_planner_run_observer *obs = st->cfg->observer;
-    if (obs && obs->on_request) {
-        struct sv_planner_req_record rec = {
-            .request_id = d->request_id,
-            .instance = d->instance,
-            .arrival_ns = d->arrival_ns,
-            .first_scheduled_ns = d->first_scheduled_ns,
-            .first_token_ns = d->first_token_ns,
-            .last_token_ns = d->last_token_ns,
-            .input_tokens = d->input_tokens,
-            .output_tokens = d->output_tokens,
-            .prefix_hit_tokens = d->prefix_hit_tokens,
-            .preemptions = d->preemptions,
-            .session_id = s ? s->session_id : NULL,
-        };
-        obs->on_request(obs->ctx, &rec);
-    }
+    if (obs && obs->on_request)
+        obs->on_request(obs->ctx, d);
     if (st->cfg->progress && st->cfg->progress_every > 0 &&
         st->finished % st->cfg->progress_every == 0)
         st->cfg->progress(st->cfg->progress_ctx, sv_engine_now(st->eng), st->finished,
@@ -323,19 +292,8 @@ static void on_iter_done(void *ctx, const struct sv_msg_iter_done *it)
     if (st->pd && st->cfg->cluster->instances[ii].role == SV_MSG_ROLE_DECODE)
         sv_planner_pd_decode_progress(st->pd, ii); /* blocks may have been freed */
     const struct sv_planner_run_observer *obs = st->cfg->observer;
-    if (obs && obs->on_iteration) {
-        struct sv_planner_iter_sample s = {
-            .instance = it->instance,
-            .start_ns = it->start_ns,
-            .end_ns = it->end_ns,
-            .prompt_tokens = it->prompt_tokens,
-            .gen_tokens = it->gen_tokens,
-            .running = it->running,
-            .waiting = it->waiting,
-            .kv_usage = it->kv_usage,
-        };
-        obs->on_iteration(obs->ctx, &s);
-    }
+    if (obs && obs->on_iteration)
+        obs->on_iteration(obs->ctx, it);
 }
 
 static void on_prefill_done(void *ctx, int32_t instance, sv_msg_handoff *h)
@@ -353,7 +311,7 @@ static void on_prefill_launch(void *ctx, int32_t instance, sv_msg_handoff *h,
 
 /* The decode choice of a handed-off request: the run's router policy over the decode candidates
  * (LLMServingSim's transfer_prefill_request uses the same policy), with its own state. */
-static int32_t pick_decode(void *ctx, const struct sv_msg_handoff_info *info, const int32_t *cand,
+static int32_t pick_decode(void *ctx, const struct sv_wl_outcome *info, const int32_t *cand,
                            int32_t n)
 {
     run_state *st = ctx;

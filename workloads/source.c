@@ -264,8 +264,11 @@ int sv_wl_next(sv_wl_source *src, sv_wl_item *out, GError **error)
         src->prev_line = out->line;
         out->index = src->items++;
         uint64_t first = src->next_request_id;
-        for (size_t j = 0; j < out->n_reqs; j++)
+        for (size_t j = 0; j < out->n_reqs; j++) {
             out->reqs[j].request_id = src->next_request_id++;
+            out->reqs[j].turn = (uint32_t)j;
+            out->reqs[j].arrival_ns = j == 0 ? out->arrival_ns : -1;
+        }
         if (out->kind == SV_WL_ITEM_SESSION && !out->session_id)
             out->session_id = g_strdup_printf("session_%" G_GUINT64_FORMAT, first);
         return 1;

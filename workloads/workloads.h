@@ -29,9 +29,16 @@ typedef enum {
 
 /* ---- items ------------------------------------------------------------------------------ */
 
-/* One LLM call. Arrays are g_malloc'ed and owned by the item that holds this record. */
+/* One LLM call: the one request record. The run passes it by pointer to the router and to the
+ * serving group (msg), which read the arrays during that call only and keep none of them. Arrays
+ * are g_malloc'ed and owned by the item that holds this record. */
 typedef struct sv_wl_req {
     uint64_t request_id;      /* position in the workload, 0.. (sessions: see sv_wl_item) */
+    sv_time arrival_ns;       /* when it enters the system: the item's arrival for a flat request
+                                 and a session's first call; -1 for a later call until the run
+                                 releases it (and sets it) */
+    uint32_t turn;            /* position in its session, 0.. (0 for flat requests): the
+                                 session's first call is request request_id - turn */
     int64_t input_tokens;     /* >= 1 */
     int64_t output_tokens;    /* >= 1 */
     sv_time tool_duration_ns; /* session call: wait after it completes before the next call is
@@ -44,6 +51,27 @@ typedef struct sv_wl_req {
     size_t n_hash_ids;
     int64_t hash_block_tokens; /* tokens per hash id (512 for Mooncake), 0 without hash ids */
 } sv_wl_req;
+
+/* What became of one request, filled by the serving group that ran it and handed up unchanged
+ * to the planner, its observers and the output writer (one requests.csv row). Times are absolute
+ * simulated ns, -1 where the event did not happen. ttft = first_token - arrival, tpot = (last -
+ * first) / (output_tokens - 1), e2e = last - arrival, queue = first_scheduled - arrival (vLLM's
+ * metric definitions). Nothing keeps it once the request is finished and reported. */
+struct sv_wl_outcome {
+    uint64_t request_id; /* sv_wl_req.request_id; ids are dense */
+    int32_t instance;    /* instance that served it (the decode one under disaggregation; -1:
+                            never routed) */
+    uint32_t turn;       /* sv_wl_req.turn */
+    sv_time arrival_ns;
+    sv_time first_scheduled_ns; /* first time a scheduler step included it */
+    sv_time first_token_ns;     /* completion of the iteration producing output token 1 */
+    sv_time last_token_ns;      /* completion of the iteration producing the last token */
+    int64_t input_tokens;
+    int64_t output_tokens;     /* tokens generated (the target count when finished) */
+    int64_t prefix_hit_tokens; /* tokens found in the prefix cache at the first admission */
+    uint32_t preemptions;
+    gboolean finished;
+};
 
 typedef enum {
     SV_WL_ITEM_REQUEST = 1, /* a flat request: n_reqs == 1 */

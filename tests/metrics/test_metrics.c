@@ -92,21 +92,21 @@ static int count_entries(const char *dir)
     return n;
 }
 
-static struct sv_metrics_request req(uint64_t id, int inst, int64_t arr_ms, int64_t sched_ms,
-                                     int64_t first_ms, int64_t last_ms, int64_t in, int64_t out,
-                                     int64_t hit, int64_t pre)
+static struct sv_wl_outcome req(uint64_t id, int inst, int64_t arr_ms, int64_t sched_ms,
+                                int64_t first_ms, int64_t last_ms, int64_t in, int64_t out,
+                                int64_t hit, int64_t pre)
 {
-    struct sv_metrics_request r = {.request_id = id,
-                                   .instance = inst,
-                                   .arrival_ns = arr_ms * MS,
-                                   .first_scheduled_ns = sched_ms * MS,
-                                   .first_token_ns = first_ms * MS,
-                                   .last_token_ns = last_ms * MS,
-                                   .input_tokens = in,
-                                   .output_tokens = out,
-                                   .prefix_hit_tokens = hit,
-                                   .preemptions = pre,
-                                   .finished = TRUE};
+    struct sv_wl_outcome r = {.request_id = id,
+                              .instance = inst,
+                              .arrival_ns = arr_ms * MS,
+                              .first_scheduled_ns = sched_ms * MS,
+                              .first_token_ns = first_ms * MS,
+                              .last_token_ns = last_ms * MS,
+                              .input_tokens = in,
+                              .output_tokens = out,
+                              .prefix_hit_tokens = hit,
+                              .preemptions = (uint32_t)pre,
+                              .finished = TRUE};
     return r;
 }
 
@@ -136,15 +136,15 @@ static void test_writers_synthetic(void)
     sv_metrics_sample(m, 0, 500 * MS, 1, 0, 10.0);
     sv_metrics_tokens(m, 1, 1200 * MS, 50, 1);
     sv_metrics_sample(m, 1, 1200 * MS, 0, 0, 0.0);
-    struct sv_metrics_request r1 = req(1, 1, 1000, 1000, 1200, 1200, 50, 1, 0, 1);
+    struct sv_wl_outcome r1 = req(1, 1, 1000, 1000, 1200, 1200, 50, 1, 0, 1);
     CU_ASSERT(sv_metrics_request_add(m, &r1, &err));
     sv_metrics_tokens(m, 0, 1600 * MS, 10, 1);
     sv_metrics_sample(m, 0, 1600 * MS, 2, 0, 20.0);
-    struct sv_metrics_request r2 = req(2, 0, 1500, 1600, 1900, 2300, 10, 4, 0, 0);
+    struct sv_wl_outcome r2 = req(2, 0, 1500, 1600, 1900, 2300, 10, 4, 0, 0);
     CU_ASSERT(sv_metrics_request_add(m, &r2, &err));
     sv_metrics_tokens(m, 0, 3000 * MS, 0, 3);
     sv_metrics_sample(m, 0, 3000 * MS, 0, 0, 0.0);
-    struct sv_metrics_request r0 = req(0, 0, 0, 100, 500, 2500, 100, 5, 16, 0);
+    struct sv_wl_outcome r0 = req(0, 0, 0, 100, 500, 2500, 100, 5, 16, 0);
     CU_ASSERT(sv_metrics_request_add(m, &r0, &err));
     /* a duplicate is refused */
     CU_ASSERT(!sv_metrics_request_add(m, &r0, &err));
@@ -243,13 +243,13 @@ static void test_reorder_spill(void)
         uint64_t id = n - 1 - k;
         if (id == 5)
             continue; /* a hole: never reported */
-        struct sv_metrics_request r =
+        struct sv_wl_outcome r =
             req(id, 0, (int64_t)id, (int64_t)id, (int64_t)id + 1, (int64_t)id + 2, 1, 2, 0, 0);
         ok = ok && sv_metrics_request_add(m, &r, &err);
     }
     CU_ASSERT(ok);
     /* a duplicate of a spilled id is refused too */
-    struct sv_metrics_request dup = req(n - 1, 0, 0, 0, 1, 2, 1, 2, 0, 0);
+    struct sv_wl_outcome dup = req(n - 1, 0, 0, 0, 1, 2, 1, 2, 0, 0);
     CU_ASSERT(!sv_metrics_request_add(m, &dup, &err));
     g_clear_error(&err);
     CU_ASSERT_FATAL(sv_metrics_finish(m, (sv_time)(n + 2) * MS, n, &err));
@@ -288,7 +288,7 @@ static void test_atomic_on_error(void)
     /* an aborted run (freed without finish) leaves nothing behind */
     sv_metrics *m = sv_metrics_new(&cfg, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    struct sv_metrics_request r = req(1, 0, 0, 0, 1, 2, 1, 2, 0, 0);
+    struct sv_wl_outcome r = req(1, 0, 0, 0, 1, 2, 1, 2, 0, 0);
     CU_ASSERT(sv_metrics_request_add(m, &r, &err));
     sv_metrics_tokens(m, 0, 5 * MS, 1, 1);
     CU_ASSERT(count_entries(dir) >= 3); /* the temporary files exist meanwhile */

@@ -10,12 +10,12 @@ typedef struct {
     sv_memtier_kv_manager *kv;
     sv_msg *msg;
     GArray *out;
-    struct sv_msg_req_done done[8];
+    struct sv_wl_outcome done[8];
     int n_done;
     int n_gaps;
 } fx;
 
-static void on_done(void *ctx, const struct sv_msg_req_done *d)
+static void on_done(void *ctx, const struct sv_wl_outcome *d, void *user)
 {
     fx *f = ctx;
     if (f->n_done < 8)
@@ -61,8 +61,8 @@ static void fx_clear(fx *f)
 
 static void submit(fx *f, uint64_t id, int64_t in, int64_t out)
 {
-    struct sv_msg_req_cfg r = {.request_id = id, .input_tokens = in, .output_tokens = out};
-    CU_ASSERT_FATAL(sv_msg_submit(f->msg, &r, NULL));
+    sv_wl_req r = {.request_id = id, .input_tokens = in, .output_tokens = out};
+    CU_ASSERT_FATAL(sv_msg_submit(f->msg, &r, NULL, NULL));
 }
 
 static uint32_t step(fx *f)

@@ -200,10 +200,10 @@ static void test_tp_contention(void)
 /* ---- runs ------------------------------------------------------------------------------------ */
 
 typedef struct {
-    GArray *it[4]; /* struct sv_planner_iter_sample per instance */
+    GArray *it[4]; /* struct sv_msg_iter_done per instance */
 } iters;
 
-static void on_iter(void *ctx, const struct sv_planner_iter_sample *s)
+static void on_iter(void *ctx, const struct sv_msg_iter_done *s)
 {
     iters *x = ctx;
     if (s->instance < 4)
@@ -234,7 +234,7 @@ static gboolean run_cluster(const char *json, int n, const int *in, const int *o
     sv_wl_source *src = sv_wl_open(path, NULL, error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(src);
     for (int i = 0; i < 4; i++)
-        x->it[i] = g_array_new(FALSE, FALSE, sizeof(struct sv_planner_iter_sample));
+        x->it[i] = g_array_new(FALSE, FALSE, sizeof(struct sv_msg_iter_done));
     struct sv_planner_run_observer obs = {.on_iteration = on_iter, .ctx = x};
     struct sv_planner_run_cfg cfg = {0};
     cfg.cluster = c;
@@ -292,10 +292,10 @@ static int max_overlap(GArray *a)
 {
     int best = 0;
     for (guint i = 0; i < a->len; i++) {
-        sv_time t = g_array_index(a, struct sv_planner_iter_sample, i).start_ns;
+        sv_time t = g_array_index(a, struct sv_msg_iter_done, i).start_ns;
         int k = 0;
         for (guint j = 0; j < a->len; j++) {
-            const struct sv_planner_iter_sample *s = &g_array_index(a, struct sv_planner_iter_sample, j);
+            const struct sv_msg_iter_done *s = &g_array_index(a, struct sv_msg_iter_done, j);
             if (s->start_ns <= t && t < s->end_ns)
                 k++;
         }
@@ -336,10 +336,10 @@ static void test_pp_inflight(void)
 static gboolean subset_starts(GArray *a, GArray *b)
 {
     for (guint i = 0; i < a->len; i++) {
-        sv_time t = g_array_index(a, struct sv_planner_iter_sample, i).start_ns;
+        sv_time t = g_array_index(a, struct sv_msg_iter_done, i).start_ns;
         gboolean found = FALSE;
         for (guint j = 0; j < b->len && !found; j++)
-            found = g_array_index(b, struct sv_planner_iter_sample, j).start_ns == t;
+            found = g_array_index(b, struct sv_msg_iter_done, j).start_ns == t;
         if (!found)
             return FALSE;
     }

@@ -50,7 +50,7 @@ typedef struct {
     struct sv_compute_model_cfg model;
 } harness;
 
-static void on_done(void *ctx, const struct sv_msg_req_done *d)
+static void on_done(void *ctx, const struct sv_wl_outcome *d, void *user)
 {
     harness *h = ctx;
     rec r = {d->request_id,     d->instance,      d->arrival_ns,
@@ -80,8 +80,7 @@ static void on_launch(void *ctx, int32_t instance, sv_msg_handoff *ho,
 }
 
 /* Round robin over the candidates, so a 1:2 split uses both decode instances. */
-static int32_t pick_rr(void *ctx, const struct sv_msg_handoff_info *req, const int32_t *cand,
-                       int32_t n)
+static int32_t pick_rr(void *ctx, const struct sv_wl_outcome *req, const int32_t *cand, int32_t n)
 {
     harness *h = ctx;
     return (int32_t)(h->rr++ % (uint64_t)n);
@@ -212,14 +211,14 @@ static void harness_free(harness *h)
 typedef struct {
     harness *h;
     int32_t inst;
-    struct sv_msg_req_cfg rc;
+    sv_wl_req rc;
 } arrival;
 
 static void arrive(sv_engine *eng, void *ctx, uint64_t arg)
 {
     arrival *a = ctx;
     GError *e = NULL;
-    g_assert_true(sv_msg_submit(a->h->msgs[a->inst], &a->rc, &e));
+    g_assert_true(sv_msg_submit(a->h->msgs[a->inst], &a->rc, NULL, &e));
     g_assert_no_error(e);
 }
 
@@ -231,10 +230,10 @@ static arrival *submit_all(harness *h, const int32_t *prefill, int32_t n_prefill
     for (int k = 0; k < n; k++) {
         a[k].h = h;
         a[k].inst = prefill[k % n_prefill];
-        a[k].rc = (struct sv_msg_req_cfg){.request_id = (uint64_t)k,
-                                          .arrival_ns = k * gap,
-                                          .input_tokens = in,
-                                          .output_tokens = out};
+        a[k].rc = (sv_wl_req){.request_id = (uint64_t)k,
+                              .arrival_ns = k * gap,
+                              .input_tokens = in,
+                              .output_tokens = out};
         sv_engine_schedule(h->eng, k * gap, -4, arrive, &a[k], 0);
     }
     return a;
@@ -740,7 +739,7 @@ typedef struct {
     GArray *inst; /* int32_t per request id */
 } run_obs;
 
-static void obs_req(void *ctx, const struct sv_planner_req_record *r)
+static void obs_req(void *ctx, const struct sv_wl_outcome *r)
 {
     run_obs *o = ctx;
     if (o->inst->len <= r->request_id)

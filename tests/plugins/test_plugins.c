@@ -29,7 +29,7 @@ typedef struct {
     int n;
 } routed;
 
-static void on_request(void *ctx, const struct sv_planner_req_record *rec)
+static void on_request(void *ctx, const struct sv_wl_outcome *rec)
 {
     routed *r = ctx;
     if (rec->request_id < G_N_ELEMENTS(r->inst))
@@ -133,9 +133,8 @@ static void steps(const struct sv_msg_sched_ops *ops, int64_t got[2][2][2], guin
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     const int64_t in[2] = {80, 60};
     for (int i = 0; i < 2; i++) {
-        struct sv_msg_req_cfg rc = {
-            .request_id = (uint64_t)i, .input_tokens = in[i], .output_tokens = 3};
-        CU_ASSERT_TRUE(sv_msg_submit(m, &rc, &e));
+        sv_wl_req rc = {.request_id = (uint64_t)i, .input_tokens = in[i], .output_tokens = 3};
+        CU_ASSERT_TRUE(sv_msg_submit(m, &rc, NULL, &e));
     }
     GArray *out = g_array_new(FALSE, FALSE, sizeof(struct sv_msg_sched_entry));
     for (int s = 0; s < 2; s++) {
