@@ -2,7 +2,6 @@
  * written by metrics/metrics.c (docs/outputs.md), fed by the run loop's observer. */
 #include "cli/cli.h"
 #include "planner/planner.h"
-#include "planner/plugin.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -128,7 +127,7 @@ typedef struct {
     char *kv_transfer; /* docs/disaggregation.md */
     char *network_model, *expert_routing, *moe_comm, *host_overhead;
     double slo_ttft_ms; /* docs/routing.md */
-    char **plugins;     /* --plugin FILE.so, repeatable (planner/plugin.h); NULL-terminated */
+    char **plugins;     /* --plugin FILE.so, repeatable (planner/planner.h); NULL-terminated */
     int64_t seed, max_num_seqs, max_num_batched_tokens, tp, requests, long_prefill, block_size;
     double qps;
     gboolean skip_bad, quiet, help, no_prefix_caching;

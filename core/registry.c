@@ -106,7 +106,7 @@ gboolean sv_registry_add(sv_registry *reg, sv_registry_kind kind, const char *na
                     "%s '%s' has no callback table: %s", kind_names[kind], name, origin);
         return FALSE;
     }
-    /* Every table's first member is its api_version (the ABI contract, planner/plugin.h). */
+    /* Every table's first member is its api_version (the ABI contract, planner/planner.h). */
     unsigned version = *(const unsigned *)ops;
     if (version != SV_REGISTRY_API_VERSION) {
         g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_INVALID,

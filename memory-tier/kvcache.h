@@ -72,7 +72,7 @@ typedef struct sv_memtier_kv_seq sv_memtier_kv_seq;
 /* ---- eviction policy --------------------------------------------------------------------- */
 
 /* Which free block an allocation takes next: the free queue as a policy (registry kind
- * SV_REGISTRY_KV_EVICT, name from config; planner/plugin.h explains plugins). A freed block that
+ * SV_REGISTRY_KV_EVICT, name from config; planner/planner.h explains plugins). A freed block that
  * still owns a prefix-cache entry is reusable until it is handed out again, so the order decides
  * what the cache forgets. The manager calls push when a block's ref count drops to 0 (blocks of
  * one sequence tail first), remove when a free block is pinned again by a prefix hit, and pop to

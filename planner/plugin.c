@@ -1,5 +1,5 @@
-/* The plugin loader (planner/plugin.h) and the registry of built-in policies. */
-#include "planner/plugin.h"
+/* The plugin loader (planner/planner.h, section Plugins) and the built-in policies registry. */
+#include "planner/planner.h"
 
 static void module_close(gpointer data)
 {

@@ -4,7 +4,7 @@
  * with its whole prompt, while the token budget, max_num_seqs and the KV pool allow. A running
  * request whose slots do not fit waits for a later step instead of preempting anyone. It uses
  * only the scheduler view (sv_msg_view_*, msg/msg.h). */
-#include "planner/plugin.h"
+#include "planner/planner.h"
 
 static void schedule(void *state, sv_msg_view *v)
 {

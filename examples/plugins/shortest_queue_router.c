@@ -1,9 +1,9 @@
 /* Example plugin: a router that sends each request to the instance whose waiting queue holds the
  * fewest tokens still to compute (ties: fewer running requests, then the lowest index). Unlike
  * the built-in least_load (a request count), it sees that one long prompt is more work than
- * several short ones. Build: see planner/plugin.h; load: servesim run --plugin
+ * several short ones. Build: see planner/planner.h; load: servesim run --plugin
  * libsv_plugin_router.so --router shortest_queue_by_tokens ... */
-#include "planner/plugin.h"
+#include "planner/planner.h"
 
 static int32_t route(void *state, const struct sv_planner_router_req *req, int32_t n,
                      const struct sv_planner_router_inst *inst)

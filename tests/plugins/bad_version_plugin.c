@@ -3,7 +3,7 @@
 #include "core/core.h"
 #undef SV_REGISTRY_API_VERSION
 #define SV_REGISTRY_API_VERSION 99u
-#include "planner/plugin.h"
+#include "planner/planner.h"
 
 G_MODULE_EXPORT gboolean sv_plugin_register(sv_registry *r, unsigned api_version, GError **error);
 

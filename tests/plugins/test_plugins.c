@@ -1,7 +1,7 @@
 /* Policy registry and plugins: the example router and batch scheduler loaded from their shared
  * objects change decisions in ways computed by hand below; bad paths, version mismatches,
  * duplicate and unknown names fail with messages naming what is wrong. */
-#include "planner/plugin.h"
+#include "planner/planner.h"
 #include "tests/test_util.h"
 
 #include <CUnit/CUnit.h>
