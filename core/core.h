@@ -246,7 +246,7 @@ gboolean sv_cfg_get_string(JsonObject *obj, const char *key, const char *where, 
  * sv_memtier_kv_evict_ops in memory-tier/kvcache.h); the registry only maps (kind, name) to a table and
  * never looks inside. Built-ins and plugins (planner/planner.h) register the same way. Every table
  * starts with `unsigned api_version`, which must equal SV_REGISTRY_API_VERSION. */
-#define SV_REGISTRY_API_VERSION 1u
+#define SV_REGISTRY_API_VERSION 2u
 
 typedef enum {
     SV_REGISTRY_ROUTER = 0,

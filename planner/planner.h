@@ -130,16 +130,10 @@ struct sv_planner_router_inst {
 };
 
 struct sv_planner_router_req {
-    uint64_t request_id;
-    sv_time arrival_ns;
-    int64_t input_tokens;
-    int64_t output_tokens;
-    /* The prompt as the KV cache keys it (either may be absent) and the run's TTFT target. */
-    const uint32_t *input_tok_ids;
-    size_t n_input_tok_ids;
-    const uint64_t *hash_ids;
-    size_t n_hash_ids;
-    uint32_t hash_block_tokens;
+    /* The request record as the workload gave it (ids, token counts, the prompt as the KV cache
+     * keys it: token ids or hash ids, either may be absent), borrowed for the call. A decode
+     * choice (PD) sees a record with the ids, arrival and token counts only. */
+    const sv_wl_req *req;
     const char *model;   /* the model the request names (NULL: any) */
     sv_time slo_ttft_ns; /* --slo-ttft-ms (0 = none) */
 };

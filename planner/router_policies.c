@@ -16,24 +16,24 @@ static uint64_t load_score(const struct sv_planner_router_inst *in)
 
 int64_t sv_planner_prefix_match(const sv_memtier_kv_manager *kv_const, const struct sv_planner_router_req *req)
 {
-    if (!kv_const || !sv_memtier_kv_manager_caching_enabled(kv_const) || req->input_tokens < 2)
+    if (!kv_const || !sv_memtier_kv_manager_caching_enabled(kv_const) || req->req->input_tokens < 2)
         return 0;
-    if (req->n_input_tok_ids == 0 && req->n_hash_ids == 0)
+    if (req->req->n_input_tok_ids == 0 && req->req->n_hash_ids == 0)
         return 0;
     /* A throw-away sequence computes the request's hash chain with this pool's block size, the
      * same keys the pool would use on admission (memory-tier/kvcache.c). Creating and freeing a
      * sequence that never allocates changes no block, no index entry and no statistic. */
     sv_memtier_kv_manager *kv = (sv_memtier_kv_manager *)kv_const;
-    size_t n_ids = req->n_input_tok_ids;
-    if (n_ids > (size_t)req->input_tokens)
-        n_ids = (size_t)req->input_tokens;
+    size_t n_ids = req->req->n_input_tok_ids;
+    if (n_ids > (size_t)req->req->input_tokens)
+        n_ids = (size_t)req->req->input_tokens;
     struct sv_memtier_kv_seq_cfg sc = {
-        .prompt_tokens = (uint64_t)req->input_tokens,
-        .prompt_ids = n_ids ? req->input_tok_ids : NULL,
+        .prompt_tokens = (uint64_t)req->req->input_tokens,
+        .prompt_ids = n_ids ? req->req->input_tok_ids : NULL,
         .num_prompt_ids = n_ids,
-        .hash_ids = n_ids ? NULL : req->hash_ids,
-        .num_hash_ids = n_ids ? 0 : req->n_hash_ids,
-        .hash_block_tokens = req->hash_block_tokens,
+        .hash_ids = n_ids ? NULL : req->req->hash_ids,
+        .num_hash_ids = n_ids ? 0 : req->req->n_hash_ids,
+        .hash_block_tokens = req->req->hash_block_tokens,
     };
     sv_memtier_kv_seq *seq = sv_memtier_kv_seq_new(kv, &sc, NULL);
     if (!seq)
@@ -41,7 +41,7 @@ int64_t sv_planner_prefix_match(const sv_memtier_kv_manager *kv_const, const str
     uint32_t bs = sv_memtier_kv_manager_block_size(kv);
     /* vLLM looks up at most floor((num_tokens - 1) / block) blocks: the last prompt token always
      * runs (kv_cache_manager.get_computed_blocks). */
-    uint64_t max_blocks = (uint64_t)(req->input_tokens - 1) / bs;
+    uint64_t max_blocks = (uint64_t)(req->req->input_tokens - 1) / bs;
     uint32_t nh = sv_memtier_kv_seq_num_hashes(seq);
     uint64_t hit = 0;
     for (uint32_t i = 0; i < nh && i < max_blocks; i++) {
@@ -56,7 +56,7 @@ int64_t sv_planner_prefix_match(const sv_memtier_kv_manager *kv_const, const str
 
 sv_time sv_planner_ttft_estimate(const struct sv_planner_router_inst *inst, const struct sv_planner_router_req *req)
 {
-    double tokens = (double)inst->waiting_tokens + (double)req->input_tokens;
+    double tokens = (double)inst->waiting_tokens + (double)req->req->input_tokens;
     if (inst->prefill_tokens_per_ns <= 0)
         return G_MAXINT64;
     double ns = (double)inst->step_remaining_ns + tokens / inst->prefill_tokens_per_ns;

@@ -158,18 +158,7 @@ static gboolean submit(run_state *st, const sv_wl_req *q, void *user, const char
         return FALSE;
     }
     struct sv_planner_router_req rq = {
-        .request_id = q->request_id,
-        .arrival_ns = q->arrival_ns,
-        .input_tokens = q->input_tokens,
-        .output_tokens = q->output_tokens,
-        .input_tok_ids = q->input_tok_ids,
-        .n_input_tok_ids = q->n_input_tok_ids,
-        .hash_ids = q->hash_ids,
-        .n_hash_ids = q->n_hash_ids,
-        .hash_block_tokens = (uint32_t)q->hash_block_tokens,
-        .model = model,
-        .slo_ttft_ns = run_slo_ttft_ns(st->cfg),
-    };
+        .req = q, .model = model, .slo_ttft_ns = run_slo_ttft_ns(st->cfg)};
     int32_t k = st->router->route(st->router_state, &rq, n_cand, st->inst_scratch);
     if (k < 0 || k >= n_cand) {
         run_fail(st,
@@ -317,13 +306,13 @@ static int32_t pick_decode(void *ctx, const struct sv_wl_outcome *info, const in
     run_state *st = ctx;
     for (int32_t k = 0; k < n; k++)
         st->inst_scratch[k] = router_view(st, cand[k]);
-    struct sv_planner_router_req rq = {
-        .request_id = info->request_id,
-        .arrival_ns = info->arrival_ns,
-        .input_tokens = info->input_tokens,
-        .output_tokens = info->output_tokens,
-        .slo_ttft_ns = run_slo_ttft_ns(st->cfg),
-    };
+    /* The prompt's ids are gone by now (msg keeps none): the decode router sees the counts. */
+    const sv_wl_req q = {.request_id = info->request_id,
+                         .arrival_ns = info->arrival_ns,
+                         .turn = info->turn,
+                         .input_tokens = info->input_tokens,
+                         .output_tokens = info->output_tokens};
+    struct sv_planner_router_req rq = {.req = &q, .slo_ttft_ns = run_slo_ttft_ns(st->cfg)};
     return st->router->route(st->decode_router_state ? st->decode_router_state : st->router_state,
                              &rq, n, st->inst_scratch);
 }

@@ -671,8 +671,8 @@ static void test_router_prefix_aware(void)
     for (int i = 0; i < 3; i++)
         inst[i] = (struct sv_planner_router_inst){.index = i, .kv = kv[i]};
     inst[2].running = 50; /* the busiest: the prefix still wins */
-    struct sv_planner_router_req rq = {
-        .request_id = 7, .input_tokens = 120, .input_tok_ids = q, .n_input_tok_ids = 120};
+    sv_wl_req rq_req = {.request_id = 7, .input_tokens = 120, .input_tok_ids = q, .n_input_tok_ids = 120};
+    struct sv_planner_router_req rq = {.req = &rq_req};
     SV_ASSERT_EQ_I64(sv_planner_prefix_match(kv[2], &rq), 80);
     SV_ASSERT_EQ_I64(sv_planner_prefix_match(kv[0], &rq), 0);
     void *s = ops->create(3, NULL, NULL, &e);
@@ -684,12 +684,13 @@ static void test_router_prefix_aware(void)
     SV_ASSERT_EQ_I64(after.queries, before.queries);
     SV_ASSERT_EQ_I64(sv_memtier_kv_manager_num_free_blocks(kv[2]), free_before);
     /* No instance holds it: the least-loaded (instance 1 has the lower score). */
-    struct sv_planner_router_req rq2 = {
-        .request_id = 8, .input_tokens = 100, .input_tok_ids = other, .n_input_tok_ids = 100};
+    sv_wl_req rq2_req = {.request_id = 8, .input_tokens = 100, .input_tok_ids = other, .n_input_tok_ids = 100};
+    struct sv_planner_router_req rq2 = {.req = &rq2_req};
     inst[0].waiting = 1;
     SV_ASSERT_EQ_I64(ops->route(s, &rq2, 3, inst), 1);
     /* A prompt of exactly the cached 96 tokens: at most floor(95/16) = 5 blocks may hit. */
-    struct sv_planner_router_req rq3 = {.input_tokens = 96, .input_tok_ids = ids, .n_input_tok_ids = 96};
+    sv_wl_req rq3_req = {.input_tokens = 96, .input_tok_ids = ids, .n_input_tok_ids = 96};
+    struct sv_planner_router_req rq3 = {.req = &rq3_req};
     SV_ASSERT_EQ_I64(sv_planner_prefix_match(kv[2], &rq3), 80);
     ops->destroy(s);
     sv_memtier_kv_seq_free(seq);
@@ -709,7 +710,8 @@ static void test_router_slo_aware(void)
         {.index = 0, .waiting = 1, .waiting_tokens = 10000, .prefill_tokens_per_ns = 0.001},
         {.index = 1, .running = 10, .step_remaining_ns = 5000000, .prefill_tokens_per_ns = 0.0005},
     };
-    struct sv_planner_router_req rq = {.request_id = 1, .input_tokens = 1000};
+    sv_wl_req rq_req = {.request_id = 1, .input_tokens = 1000};
+    struct sv_planner_router_req rq = {.req = &rq_req};
     SV_ASSERT_EQ_I64(sv_planner_ttft_estimate(&inst[0], &rq), 11000000);
     SV_ASSERT_EQ_I64(sv_planner_ttft_estimate(&inst[1], &rq), 7000000);
     const struct sv_planner_router_ops *ops = router(reg, "slo_aware");

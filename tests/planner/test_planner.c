@@ -162,7 +162,8 @@ static void router_close(test_router *r)
 
 static int32_t route(test_router *r, uint64_t id, const struct sv_planner_router_inst *inst)
 {
-    struct sv_planner_router_req q = {.request_id = id, .input_tokens = 16, .output_tokens = 4};
+    sv_wl_req wr = {.request_id = id, .input_tokens = 16, .output_tokens = 4};
+    struct sv_planner_router_req q = {.req = &wr};
     return r->ops->route(r->state, &q, 3, inst);
 }
 
