@@ -6,21 +6,6 @@
 
 int64_t sv_compute_kv_heads_per_rank(const struct sv_model_cfg *m, int tp);
 
-/* ---- a minimal YAML tree (libyaml events), enough for meta.yaml and the models yaml files ---- */
-typedef enum { SV_YAML_SCALAR, SV_YAML_MAP, SV_YAML_SEQ } sv_yaml_kind;
-typedef struct sv_yaml_node sv_yaml_node;
-struct sv_yaml_node {
-    sv_yaml_kind kind;
-    char *scalar;     /* SCALAR */
-    GPtrArray *keys;  /* MAP: char* keys, in file order */
-    GPtrArray *items; /* MAP values / SEQ items: sv_yaml_node* */
-};
-sv_yaml_node *sv_compute_yaml_load(const char *path, GError **error);
-void sv_compute_yaml_free(sv_yaml_node *n);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_yaml_node, sv_compute_yaml_free)
-/* Member of a map (NULL if absent or n is not a map). */
-sv_yaml_node *sv_compute_yaml_get(sv_yaml_node *n, const char *key);
-
 /* ---- CSV tables: a whole file read through core's CSV reader (sv_csv), kept for random
  * access by row ---- */
 typedef struct {

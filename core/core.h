@@ -208,6 +208,27 @@ const char *sv_csv_field(const sv_csv *c, guint i);
  * line has, which may exceed `max`. For readers that get their lines elsewhere (workloads/). */
 guint sv_csv_split(char *line, char **fields, guint max);
 
+/* ---- YAML ------------------------------------------------------------------------------ */
+
+/* The one YAML reader (core/yaml.c, libyaml): the first document of a file as a tree of maps,
+ * sequences and scalars. Every node has the 1-based line it starts on, so that a reader names
+ * PATH:LINE when a value is wrong; an alias is a copy of its anchored node; an empty document is
+ * an empty scalar. Load errors (SV_CORE_ERROR_IO, SV_CORE_ERROR_PARSE) name PATH:LINE:COLUMN. */
+typedef enum { SV_YAML_SCALAR, SV_YAML_MAP, SV_YAML_SEQ } sv_yaml_kind;
+typedef struct sv_yaml_node sv_yaml_node;
+struct sv_yaml_node {
+    sv_yaml_kind kind;
+    int line;
+    char *scalar;     /* SCALAR: its text */
+    GPtrArray *keys;  /* MAP: key nodes (scalars), in file order */
+    GPtrArray *items; /* MAP: values, parallel to keys; SEQ: items (sv_yaml_node*) */
+};
+sv_yaml_node *sv_yaml_load(const char *path, GError **error);
+void sv_yaml_free(sv_yaml_node *n); /* accepts NULL */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_yaml_node, sv_yaml_free)
+/* The value of the first member named `key` (NULL if absent, or when n is NULL or no map). */
+sv_yaml_node *sv_yaml_get(const sv_yaml_node *n, const char *key);
+
 /* ---- logging ---------------------------------------------------------------------------- */
 
 /* Each library sets G_LOG_DOMAIN to "servesim-<module>" (CMake), so GLib's g_debug/g_info/
@@ -228,7 +249,8 @@ JsonNode *sv_cfg_load_json(const char *path, GError **error);
 gboolean sv_cfg_node_int(JsonNode *n, int64_t *out);
 gboolean sv_cfg_node_double(JsonNode *n, double *out);
 
-/* Typed getters on a JSON object member (sv_cfg_get_int also takes true/false as 1/0). `where` is the path shown in errors
+/* Typed getters on a JSON object member (sv_cfg_get_int also takes true/false as 1/0). `where` is
+ * the path shown in errors
  * ("system.json: endpoint-delay"). Absent member: *out = dflt and TRUE unless `required`.
  * Wrong type or out-of-range: FALSE with SV_CORE_ERROR_INVALID naming `where`.`key`. */
 gboolean sv_cfg_get_int(JsonObject *obj, const char *key, const char *where, gboolean required,
