@@ -1,4 +1,4 @@
-/* core: event order, cancel/reschedule, RNG streams, config getters, the YAML tree. */
+/* core: event order, cancel/reschedule, RNG streams, config getters, the YAML tree, the u64 map. */
 #include <math.h>
 #include <string.h>
 
@@ -471,6 +471,39 @@ static void test_yaml(void)
     g_free(dir);
 }
 
+/* The u64 map against GHashTable as the reference: random puts, replaces and removes on a small
+ * key range (long probe runs, wrap-around, backward shifts), key 0 included. */
+static void test_u64map(void)
+{
+    sv_u64map m = {0};
+    GHashTable *ref = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    sv_rng *rng = sv_rng_new(7, "test/u64map");
+    for (int step = 0; step < 200000; step++) {
+        /* keys with few distinct low bits collide in the table on purpose */
+        uint64_t key = sv_rng_below(rng, 600) << (step % 3 == 0 ? 40 : 0);
+        uint64_t op = sv_rng_below(rng, 3);
+        gint64 k64 = (gint64)key;
+        if (op < 2) {
+            uint64_t val = sv_rng_u64(rng);
+            sv_u64map_put(&m, key, val);
+            g_hash_table_replace(ref, g_memdup2(&k64, sizeof k64), g_memdup2(&val, sizeof val));
+        } else {
+            gboolean had = g_hash_table_remove(ref, &k64);
+            CU_ASSERT_EQUAL(sv_u64map_remove(&m, key), had);
+        }
+        uint64_t probe = sv_rng_below(rng, 600) << (step % 2 ? 40 : 0);
+        gint64 p64 = (gint64)probe;
+        const uint64_t *want = g_hash_table_lookup(ref, &p64);
+        uint64_t got = sv_u64map_get(&m, probe, 12345);
+        CU_ASSERT_EQUAL(got, want ? *want : 12345);
+        CU_ASSERT_EQUAL(m.len, g_hash_table_size(ref));
+    }
+    sv_u64map_clear(&m);
+    CU_ASSERT_EQUAL(sv_u64map_get(&m, 3, 9), 9);
+    sv_rng_free(rng);
+    g_hash_table_destroy(ref);
+}
+
 int main(void)
 {
     static const sv_test_case engine[] = {
@@ -487,6 +520,7 @@ int main(void)
                                         {"time helpers", test_time_helpers},
                                         {"config getters", test_config_getters},
                                         {"yaml tree", test_yaml},
+                                        {"u64 map", test_u64map},
                                         {NULL, NULL}};
     sv_test_add_suite("engine", engine);
     sv_test_add_suite("core", misc);
