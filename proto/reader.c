@@ -231,7 +231,7 @@ static int read_frame(sv_et_reader *r, const uint8_t **data, size_t *len, GError
 
 sv_et_reader *sv_et_reader_open(const char *path, GError **error)
 {
-    g_return_val_if_fail(path != NULL, NULL);
+    SV_ASSERT(path != NULL);
     FILE *fp = fopen(path, "rb");
     if (!fp) {
         g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_IO, "cannot open: %s: %s", path,
@@ -316,7 +316,7 @@ void sv_et_reader_close(sv_et_reader *r)
 
 void sv_et_reader_set_dep_check(sv_et_reader *r, sv_et_dep_flags flags)
 {
-    g_return_if_fail(r != NULL && r->next_index <= 1);
+    SV_ASSERT(r != NULL && r->next_index <= 1);
     r->deps = flags;
 }
 
@@ -395,7 +395,7 @@ static gboolean finish_deps(sv_et_reader *r, GError **error)
 
 gboolean sv_et_reader_next_raw(sv_et_reader *r, const uint8_t **data, size_t *len, GError **error)
 {
-    g_return_val_if_fail(r != NULL && data != NULL && len != NULL, FALSE);
+    SV_ASSERT(r != NULL && data != NULL && len != NULL);
     if (r->done)
         return FALSE;
     int rc = read_frame(r, data, len, error);
@@ -416,7 +416,7 @@ gboolean sv_et_reader_next_raw(sv_et_reader *r, const uint8_t **data, size_t *le
 
 gboolean sv_et_reader_next(sv_et_reader *r, ChakraProtoMsg__Node **node, GError **error)
 {
-    g_return_val_if_fail(node != NULL, FALSE);
+    SV_ASSERT(node != NULL);
     *node = NULL;
     const uint8_t *data;
     size_t len;

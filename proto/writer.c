@@ -63,7 +63,7 @@ FILE *sv_et_tmpfile_open(const char *path, char **tmp_name, GError **error)
 
 sv_et_writer *sv_et_writer_open(const char *path, GError **error)
 {
-    g_return_val_if_fail(path != NULL, NULL);
+    SV_ASSERT(path != NULL);
     char *tmp = NULL;
     FILE *fp = sv_et_tmpfile_open(path, &tmp, error);
     if (!fp)
@@ -136,7 +136,12 @@ static gboolean put_bytes(sv_et_writer *w, const uint8_t *data, size_t len, GErr
 
 static gboolean put_frame(sv_et_writer *w, const uint8_t *data, size_t len, GError **error)
 {
-    g_return_val_if_fail(w != NULL && !w->failed, FALSE);
+    SV_ASSERT(w != NULL);
+    if (w->failed) {
+        g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_INVALID,
+                    "writer used after an earlier error: %s", w->path);
+        return FALSE;
+    }
     if (len > UINT32_MAX) {
         w->failed = TRUE;
         g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_INVALID,
@@ -169,7 +174,7 @@ gboolean sv_et_writer_put_raw(sv_et_writer *w, const uint8_t *data, size_t len, 
 gboolean sv_et_writer_put_metadata(sv_et_writer *w, const ChakraProtoMsg__GlobalMetadata *md,
                                    GError **error)
 {
-    g_return_val_if_fail(w != NULL && md != NULL, FALSE);
+    SV_ASSERT(w != NULL && md != NULL);
     if (w->count != 0) {
         g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_INVALID,
                     "GlobalMetadata must be the first message: %s", w->path);
@@ -185,7 +190,7 @@ gboolean sv_et_writer_put_metadata(sv_et_writer *w, const ChakraProtoMsg__Global
 
 gboolean sv_et_writer_put_node(sv_et_writer *w, const ChakraProtoMsg__Node *node, GError **error)
 {
-    g_return_val_if_fail(w != NULL && node != NULL, FALSE);
+    SV_ASSERT(w != NULL && node != NULL);
     if (w->count == 0) {
         g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_INVALID,
                     "node written before the GlobalMetadata: %s", w->path);
@@ -223,7 +228,7 @@ void sv_et_writer_abort(sv_et_writer *w)
 
 gboolean sv_et_writer_close(sv_et_writer *w, GError **error)
 {
-    g_return_val_if_fail(w != NULL, FALSE);
+    SV_ASSERT(w != NULL);
     if (w->failed) {
         g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_INVALID,
                     "writer closed after an earlier error: %s", w->path);
