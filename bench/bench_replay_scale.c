@@ -65,18 +65,18 @@ static gboolean write_workload(const char *dir, int n, GError **error)
 {
     for (int i = 0; i < n; i++) {
         g_autofree char *path = g_strdup_printf("%s/ar.%d.et", dir, i);
-        g_autoptr(sv_et_writer) w = sv_et_writer_open(path, error);
+        g_autoptr(sv_proto_writer) w = sv_proto_writer_open(path, error);
         if (w == NULL)
             return FALSE;
-        g_autoptr(ChakraProtoMsg__GlobalMetadata) md = sv_et_metadata_new("0.0.4");
+        g_autoptr(ChakraProtoMsg__GlobalMetadata) md = sv_proto_metadata_new("0.0.4");
         g_autoptr(ChakraProtoMsg__Node) node =
-            sv_et_node_new(0, "all_reduce_64MiB", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE);
-        sv_et_node_add_attr(node, sv_et_attr_new_bool("is_cpu_op", FALSE));
-        sv_et_node_add_attr(node, sv_et_attr_new_int64("comm_type", 0));
-        sv_et_node_add_attr(node, sv_et_attr_new_int64("comm_size", (int64_t)COMM_BYTES));
-        if (!sv_et_writer_put_metadata(w, md, error) || !sv_et_writer_put_node(w, node, error))
+            sv_proto_node_new(0, "all_reduce_64MiB", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE);
+        sv_proto_node_add_attr(node, sv_proto_attr_new_bool("is_cpu_op", FALSE));
+        sv_proto_node_add_attr(node, sv_proto_attr_new_int64("comm_type", 0));
+        sv_proto_node_add_attr(node, sv_proto_attr_new_int64("comm_size", (int64_t)COMM_BYTES));
+        if (!sv_proto_writer_put_metadata(w, md, error) || !sv_proto_writer_put_node(w, node, error))
             return FALSE;
-        if (!sv_et_writer_close(g_steal_pointer(&w), error))
+        if (!sv_proto_writer_close(g_steal_pointer(&w), error))
             return FALSE;
     }
     return TRUE;

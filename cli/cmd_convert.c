@@ -28,9 +28,9 @@ int sv_cli_convert(int argc, char **argv)
         return 2;
     }
     const char *pos[2] = {argv[1], argv[2]};
-    struct sv_et_convert_stats st;
+    struct sv_proto_convert_stats st;
     GError *err = NULL;
-    if (!sv_et_convert(pos[0], pos[1], &st, &err)) {
+    if (!sv_proto_convert(pos[0], pos[1], &st, &err)) {
         fprintf(stderr, "servesim convert: %s\n", err->message);
         g_error_free(err);
         return 1;

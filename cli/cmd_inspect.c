@@ -31,20 +31,20 @@ int sv_cli_inspect(int argc, char **argv)
     }
     const char *path = argv[1];
     GError *err = NULL;
-    struct sv_et_summary *s = sv_et_summary_new(path, &err);
+    struct sv_proto_summary *s = sv_proto_summary_new(path, &err);
     if (!s) {
         fprintf(stderr, "servesim inspect: %s\n", err->message);
         g_error_free(err);
         return 1;
     }
     if (as_json) {
-        g_autoptr(JsonNode) j = sv_et_summary_to_json(s);
-        g_autofree char *text = sv_et_json_to_text(j);
+        g_autoptr(JsonNode) j = sv_proto_summary_to_json(s);
+        g_autofree char *text = sv_proto_json_to_text(j);
         fputs(text, stdout);
     } else {
-        g_autofree char *text = sv_et_summary_to_text(s);
+        g_autofree char *text = sv_proto_summary_to_text(s);
         fputs(text, stdout);
     }
-    sv_et_summary_free(s);
+    sv_proto_summary_free(s);
     return 0;
 }

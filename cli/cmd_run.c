@@ -281,16 +281,16 @@ static void progress_clear(progress_ctx *p)
 
 /* One line per instance on stderr, --quiet or not: a run on the roofline must never pass for one
  * on measured profiles (docs/serving.md). */
-static void report_latency_sources(const struct sv_run_cfg *cfg, gboolean builtin,
+static void report_latency_sources(const struct sv_planner_run_cfg *cfg, gboolean builtin,
                                    char *const *sources)
 {
     for (int32_t i = 0; sources && i < cfg->cluster->n_instances && sources[i]; i++) {
-        const struct sv_instance_cfg *ic = &cfg->cluster->instances[i];
+        const struct sv_planner_instance_cfg *ic = &cfg->cluster->instances[i];
         const char *src = sources[i];
         g_autofree char *why = NULL;
         if (g_str_has_prefix(src, "profile:"))
             why = g_strdup("");
-        else if (cfg->latency == SV_RUN_LATENCY_ROOFLINE)
+        else if (cfg->latency == SV_PLANNER_RUN_LATENCY_ROOFLINE)
             why = g_strdup(builtin ? " (the built-in default run)" : " (--latency roofline)");
         else if (!cfg->profiles_root)
             why = g_strdup(" (no profiles: neither --profiles DIR nor " PROFILES_ENV ")");
@@ -346,12 +346,12 @@ int sv_cli_run(int argc, char **argv)
         fputs(usage, stdout);
         return 0;
     }
-    struct sv_run_cfg cfg = {0};
+    struct sv_planner_run_cfg cfg = {0};
     if (o.latency) {
         if (!strcmp(o.latency, "profile"))
-            cfg.latency = SV_RUN_LATENCY_PROFILE;
+            cfg.latency = SV_PLANNER_RUN_LATENCY_PROFILE;
         else if (!strcmp(o.latency, "roofline"))
-            cfg.latency = SV_RUN_LATENCY_ROOFLINE;
+            cfg.latency = SV_PLANNER_RUN_LATENCY_ROOFLINE;
         else
             return bad_value("--latency", o.latency, "profile or roofline");
     }
@@ -371,7 +371,7 @@ int sv_cli_run(int argc, char **argv)
     /* Policies by name from the registry: the built-ins plus what --plugin files register. */
     g_autoptr(sv_registry) reg = sv_planner_registry_new(&err);
     for (int i = 0; reg && i < o.n_plugins; i++) {
-        if (!sv_plugin_load(reg, o.plugins[i], &err))
+        if (!sv_planner_plugin_load(reg, o.plugins[i], &err))
             break;
     }
     if (err) {
@@ -417,7 +417,7 @@ int sv_cli_run(int argc, char **argv)
         return 2;
     }
 
-    struct sv_cluster_cfg *cluster = NULL;
+    struct sv_planner_cluster_cfg *cluster = NULL;
     sv_wl_source *src = NULL;
     g_autoptr(sv_metrics) m = NULL;
     progress_ctx pc = {0};
@@ -440,7 +440,7 @@ int sv_cli_run(int argc, char **argv)
                                                         : NULL;
     if (quick || builtin) {
         if (builtin && !o.latency)
-            cfg.latency = SV_RUN_LATENCY_ROOFLINE;
+            cfg.latency = SV_PLANNER_RUN_LATENCY_ROOFLINE;
         cluster = sv_planner_cluster_single(o.model ? o.model : DEFAULT_MODEL,
                                             o.hardware ? o.hardware : DEFAULT_HARDWARE,
                                             o.tp ? (int)o.tp : 1, &err);
@@ -473,7 +473,7 @@ int sv_cli_run(int argc, char **argv)
     m = sv_metrics_new(&mc, &err);
     if (!m)
         goto fail;
-    struct sv_run_observer obs;
+    struct sv_planner_run_observer obs;
     sv_planner_metrics_observer_init(m, &obs);
     cfg.observer = &obs;
 
@@ -483,7 +483,7 @@ int sv_cli_run(int argc, char **argv)
     cfg.progress_every = PROGRESS_EVERY;
     cfg.progress_ctx = &pc;
 
-    struct sv_run_result res;
+    struct sv_planner_run_result res;
     gboolean ok = sv_planner_run(&cfg, &res, &err);
     progress_clear(&pc);
     report_latency_sources(&cfg, builtin && !o.latency,

@@ -28,19 +28,19 @@ typedef enum {
 
 /* Decoder architectures; each has one layer sequence (models/<model_type>.yaml). */
 typedef enum {
-    SV_ARCH_LLAMA,     /* llama.yaml (Llama-2 and Llama-3.x) */
-    SV_ARCH_QWEN3,     /* qwen3.yaml */
-    SV_ARCH_QWEN3_MOE, /* qwen3_moe.yaml */
-    SV_ARCH_MIXTRAL,   /* mixtral.yaml */
-    SV_ARCH_PHIMOE,    /* phimoe.yaml */
-    SV_ARCH_COUNT
-} sv_model_arch;
+    SV_COMPUTE_ARCH_LLAMA,     /* llama.yaml (Llama-2 and Llama-3.x) */
+    SV_COMPUTE_ARCH_QWEN3,     /* qwen3.yaml */
+    SV_COMPUTE_ARCH_QWEN3_MOE, /* qwen3_moe.yaml */
+    SV_COMPUTE_ARCH_MIXTRAL,   /* mixtral.yaml */
+    SV_COMPUTE_ARCH_PHIMOE,    /* phimoe.yaml */
+    SV_COMPUTE_ARCH_COUNT
+} sv_compute_model_arch;
 
 /* Hugging Face config.json facts. */
-struct sv_model_cfg {
+struct sv_compute_model_cfg {
     char name[96];       /* "org/name" when the org is known, else "name" */
     char model_type[24]; /* config.json model_type: llama, qwen3, qwen3_moe, mixtral, phimoe */
-    sv_model_arch arch;
+    sv_compute_model_arch arch;
     int64_t hidden_size;
     int64_t num_heads;
     int64_t num_kv_heads;
@@ -59,77 +59,77 @@ struct sv_model_cfg {
 /* Built-in catalog or `<model_dir>/<org>/<name>.json` (model_dir may be NULL). Names match with
  * or without the org ("meta-llama/Llama-3.1-8B" or "Llama-3.1-8B"), case-insensitively. A file
  * in model_dir wins over the built-in entry of the same name. */
-gboolean sv_compute_model_lookup(const char *name, const char *model_dir, struct sv_model_cfg *out,
+gboolean sv_compute_model_lookup(const char *name, const char *model_dir, struct sv_compute_model_cfg *out,
                                  GError **error);
 /* Fill from a parsed config.json object; `where` names it in errors. */
 gboolean sv_compute_model_from_json(JsonObject *obj, const char *name, const char *where,
-                                    struct sv_model_cfg *out, GError **error);
+                                    struct sv_compute_model_cfg *out, GError **error);
 
-gboolean sv_compute_model_is_moe(const struct sv_model_cfg *m);
+gboolean sv_compute_model_is_moe(const struct sv_compute_model_cfg *m);
 /* Total parameter count (embedding, lm_head unless tied, attention, MLP or experts + router,
  * norms). */
-double sv_compute_model_params(const struct sv_model_cfg *m);
+double sv_compute_model_params(const struct sv_compute_model_cfg *m);
 /* Weight bytes held by one rank under tensor parallelism `tp` (vLLM sharding: vocab, heads and
  * FFN columns split by tp; KV heads replicated when tp > num_kv_heads; norms replicated). */
-uint64_t sv_compute_model_weight_bytes(const struct sv_model_cfg *m, int tp);
+uint64_t sv_compute_model_weight_bytes(const struct sv_compute_model_cfg *m, int tp);
 /* KV-cache bytes per token per layer on one rank (K and V). */
-uint64_t sv_compute_model_kv_bytes_per_token_layer(const struct sv_model_cfg *m, int tp);
+uint64_t sv_compute_model_kv_bytes_per_token_layer(const struct sv_compute_model_cfg *m, int tp);
 
 /* ---- operators and layer sequences ------------------------------------------------------ */
 
 typedef enum {
-    SV_OP_EMBEDDING,
-    SV_OP_LAYERNORM,
-    SV_OP_QKV_PROJ,
-    SV_OP_QK_NORM,
-    SV_OP_ROTARY_EMB,
-    SV_OP_ATTENTION,
-    SV_OP_O_PROJ,
-    SV_OP_GATE_UP_PROJ,
-    SV_OP_ACT_FN,
-    SV_OP_DOWN_PROJ,
-    SV_OP_MOE,
-    SV_OP_FINAL_LAYERNORM,
-    SV_OP_LM_HEAD,
-    SV_OP_SAMPLER,
-    SV_OP_COUNT
-} sv_op_kind;
+    SV_COMPUTE_OP_EMBEDDING,
+    SV_COMPUTE_OP_LAYERNORM,
+    SV_COMPUTE_OP_QKV_PROJ,
+    SV_COMPUTE_OP_QK_NORM,
+    SV_COMPUTE_OP_ROTARY_EMB,
+    SV_COMPUTE_OP_ATTENTION,
+    SV_COMPUTE_OP_O_PROJ,
+    SV_COMPUTE_OP_GATE_UP_PROJ,
+    SV_COMPUTE_OP_ACT_FN,
+    SV_COMPUTE_OP_DOWN_PROJ,
+    SV_COMPUTE_OP_MOE,
+    SV_COMPUTE_OP_FINAL_LAYERNORM,
+    SV_COMPUTE_OP_LM_HEAD,
+    SV_COMPUTE_OP_SAMPLER,
+    SV_COMPUTE_OP_COUNT
+} sv_compute_op_kind;
 
 /* Profile category: which table (and which batch-shape key) an operator uses. */
 typedef enum {
-    SV_OP_CAT_DENSE,        /* keyed by tokens this iteration */
-    SV_OP_CAT_PER_SEQUENCE, /* keyed by scheduled sequences */
-    SV_OP_CAT_ATTENTION,    /* 4-D (prefill chunk, prefill KV, decode count, decode KV) */
-    SV_OP_CAT_MOE,          /* 2-D (local tokens, activated experts) */
-} sv_op_category;
+    SV_COMPUTE_OP_CAT_DENSE,        /* keyed by tokens this iteration */
+    SV_COMPUTE_OP_CAT_PER_SEQUENCE, /* keyed by scheduled sequences */
+    SV_COMPUTE_OP_CAT_ATTENTION,    /* 4-D (prefill chunk, prefill KV, decode count, decode KV) */
+    SV_COMPUTE_OP_CAT_MOE,          /* 2-D (local tokens, activated experts) */
+} sv_compute_op_category_kind;
 
-const char *sv_compute_op_name(sv_op_kind op); /* canonical name: "qkv_proj" */
-sv_op_category sv_compute_op_category(sv_op_kind op);
+const char *sv_compute_op_name(sv_compute_op_kind op); /* canonical name: "qkv_proj" */
+sv_compute_op_category_kind sv_compute_op_category(sv_compute_op_kind op);
 
-#define SV_SEQ_MAX 8
+#define SV_COMPUTE_SEQ_MAX 8
 /* One iteration = prologue, num_layers x (pre_attn, post_attn, mlp), head. TP all-reduce follows
  * o_proj and down_proj (and moe) when tp > 1; the yaml leaves those to the simulator. */
-struct sv_layer_seq {
-    sv_op_kind prologue[SV_SEQ_MAX];
+struct sv_compute_layer_seq {
+    sv_compute_op_kind prologue[SV_COMPUTE_SEQ_MAX];
     int n_prologue;
-    sv_op_kind pre_attn[SV_SEQ_MAX];
+    sv_compute_op_kind pre_attn[SV_COMPUTE_SEQ_MAX];
     int n_pre_attn;
-    sv_op_kind post_attn[SV_SEQ_MAX];
+    sv_compute_op_kind post_attn[SV_COMPUTE_SEQ_MAX];
     int n_post_attn;
-    sv_op_kind mlp[SV_SEQ_MAX]; /* mlp_dense or mlp_moe, whichever the architecture uses */
+    sv_compute_op_kind mlp[SV_COMPUTE_SEQ_MAX]; /* mlp_dense or mlp_moe, whichever the architecture uses */
     int n_mlp;
     gboolean mlp_is_moe;
-    sv_op_kind head[SV_SEQ_MAX];
+    sv_compute_op_kind head[SV_COMPUTE_SEQ_MAX];
     int n_head;
     /* Layers marked tp_stable in the yaml catalog: profiled once at TP=1. */
-    gboolean tp_stable[SV_OP_COUNT];
+    gboolean tp_stable[SV_COMPUTE_OP_COUNT];
 };
-const struct sv_layer_seq *sv_compute_layer_seq(sv_model_arch arch);
-const char *sv_compute_arch_name(sv_model_arch arch); /* "llama": the yaml file stem */
+const struct sv_compute_layer_seq *sv_compute_layer_seq(sv_compute_model_arch arch);
+const char *sv_compute_arch_name(sv_compute_model_arch arch); /* "llama": the yaml file stem */
 
 /* ---- hardware --------------------------------------------------------------------------- */
 
-struct sv_hw_cfg {
+struct sv_compute_hw_cfg {
     char name[32];       /* canonical name: "H100-SXM" */
     double bf16_tflops;  /* peak dense tensor BF16 (= FP16), no sparsity */
     double fp8_tflops;   /* peak dense FP8 (0: none) */
@@ -140,21 +140,21 @@ struct sv_hw_cfg {
     const char *source;  /* where the numbers come from */
 };
 /* Case-insensitive; aliases accepted (H100, A100, RTX4090, RTXPRO6000, A6000, TPUv6e...). */
-gboolean sv_compute_hw_lookup(const char *name, struct sv_hw_cfg *out, GError **error);
+gboolean sv_compute_hw_lookup(const char *name, struct sv_compute_hw_cfg *out, GError **error);
 /* Apply overrides from a JSON object with any of the keys bf16_tflops, fp8_tflops,
  * fp32_tflops, mem_gb, mem_bw_gbps, link_bw_gbps. Unknown keys and non-positive values are
  * errors naming `where`.key. */
-gboolean sv_compute_hw_apply_overrides(struct sv_hw_cfg *hw, JsonObject *obj, const char *where,
+gboolean sv_compute_hw_apply_overrides(struct sv_compute_hw_cfg *hw, JsonObject *obj, const char *where,
                                        GError **error);
 /* Peak FLOP/s for a weight dtype size (1: fp8, 2: bf16/fp16, 4: fp32). */
-double sv_compute_hw_peak_flops(const struct sv_hw_cfg *hw, int dtype_bytes);
+double sv_compute_hw_peak_flops(const struct sv_compute_hw_cfg *hw, int dtype_bytes);
 
 /* ---- batch shape ------------------------------------------------------------------------ */
 
 /* What one iteration computes on one rank. Attention is one lookup for the whole batch
  * (VALIDATION_NOTES item 1): prefill chunks and their histories are summed, decode KV lengths
  * are reduced to floor(mean), max and min. */
-struct sv_batch_shape {
+struct sv_compute_batch_shape {
     int64_t n_prefill_tokens; /* sum of this step's prefill chunks */
     int64_t prefill_kv;       /* sum of those requests' KV history before the chunk */
     int64_t n_prefill_seqs;
@@ -172,88 +172,88 @@ struct sv_batch_shape {
 };
 /* Build a shape from per-request lists: prefill chunk and history per prefill request, KV
  * length per decode request. Any list may be NULL when its count is 0. */
-void sv_compute_batch_shape_init(struct sv_batch_shape *s, const int64_t *prefill_chunk,
+void sv_compute_batch_shape_init(struct sv_compute_batch_shape *s, const int64_t *prefill_chunk,
                                  const int64_t *prefill_hist, int64_t n_prefill,
                                  const int64_t *decode_kv, int64_t n_decode);
 
 /* ---- latency ---------------------------------------------------------------------------- */
 
-typedef struct sv_latency sv_latency;
+typedef struct sv_compute_latency sv_compute_latency;
 
 typedef enum {
-    SV_LATENCY_PROFILE,  /* LLMServingSim bundle (<hw>/<org>/<model>/<variant>/) */
-    SV_LATENCY_LEGACY,   /* perf_models/<hw>/<org>/<model>/tp<N>/layers.csv + predictions */
-    SV_LATENCY_ROOFLINE, /* fitted roofline from the model and hardware catalogs */
-} sv_latency_backend;
+    SV_COMPUTE_LATENCY_PROFILE,  /* LLMServingSim bundle (<hw>/<org>/<model>/<variant>/) */
+    SV_COMPUTE_LATENCY_LEGACY,   /* perf_models/<hw>/<org>/<model>/tp<N>/layers.csv + predictions */
+    SV_COMPUTE_LATENCY_ROOFLINE, /* fitted roofline from the model and hardware catalogs */
+} sv_compute_latency_backend;
 
 /* Profile bundle: `variant_dir` is <profiles>/<hw>/<org>/<model>/<variant> (holding meta.yaml
  * and tp<N>/). Every operator of the model's layer sequence must be present in tp<tp> (or tp1
  * for tp_stable layers); otherwise the error names the file and the layer. */
-sv_latency *sv_compute_latency_new_profile(const char *variant_dir, const struct sv_model_cfg *m,
+sv_compute_latency *sv_compute_latency_new_profile(const char *variant_dir, const struct sv_compute_model_cfg *m,
                                            int tp, GError **error);
 /* Find <profiles_root>/<hw>/<org>/<name>/<variant>; returns a newly allocated path or NULL
  * with an error naming the missing folder. `variant` NULL means "bf16". */
 char *sv_compute_profile_find(const char *profiles_root, const char *hw, const char *model_name,
                               const char *variant, GError **error);
 /* Legacy layout: `tp_dir` is perf_models/<hw>/<org>/<model>/tp<N>. */
-sv_latency *sv_compute_latency_new_legacy(const char *tp_dir, const struct sv_model_cfg *m, int tp,
+sv_compute_latency *sv_compute_latency_new_legacy(const char *tp_dir, const struct sv_compute_model_cfg *m, int tp,
                                           GError **error);
 
 /* Roofline parameters of one operator. */
-struct sv_roofline_eff {
+struct sv_compute_roofline_eff {
     double compute_eff; /* fraction of peak FLOP/s */
     double memory_eff;  /* fraction of peak bandwidth */
     double overhead_ns; /* fixed launch overhead */
 };
-/* eff: per-operator parameters (SV_OP_COUNT entries) or NULL for the committed fit
+/* eff: per-operator parameters (SV_COMPUTE_OP_COUNT entries) or NULL for the committed fit
  * (compute/roofline_fit.inc, produced by tools/fit_roofline). */
-sv_latency *sv_compute_latency_new_roofline(const struct sv_model_cfg *m,
-                                            const struct sv_hw_cfg *hw, int tp,
-                                            const struct sv_roofline_eff *eff, GError **error);
-/* The committed fit (SV_OP_COUNT entries). */
-const struct sv_roofline_eff *sv_compute_roofline_fit(void);
+sv_compute_latency *sv_compute_latency_new_roofline(const struct sv_compute_model_cfg *m,
+                                            const struct sv_compute_hw_cfg *hw, int tp,
+                                            const struct sv_compute_roofline_eff *eff, GError **error);
+/* The committed fit (SV_COMPUTE_OP_COUNT entries). */
+const struct sv_compute_roofline_eff *sv_compute_roofline_fit(void);
 /* FLOPs and bytes moved by one operator on one rank for a shape (roofline inputs). */
-void sv_compute_op_cost(const struct sv_model_cfg *m, int tp, sv_op_kind op,
-                        const struct sv_batch_shape *s, double *flops, double *bytes);
+void sv_compute_op_cost(const struct sv_compute_model_cfg *m, int tp, sv_compute_op_kind op,
+                        const struct sv_compute_batch_shape *s, double *flops, double *bytes);
 
-void sv_latency_free(sv_latency *lat);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_latency, sv_latency_free)
+void sv_compute_latency_free(sv_compute_latency *lat);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_compute_latency, sv_compute_latency_free)
 
-const struct sv_model_cfg *sv_compute_latency_model(const sv_latency *lat);
+const struct sv_compute_model_cfg *sv_compute_latency_model(const sv_compute_latency *lat);
 
 /* Time of one operator for a batch shape, ns (>= 0; 0 for attention with no tokens). */
-sv_time sv_compute_op_time(sv_latency *lat, sv_op_kind op, const struct sv_batch_shape *s);
+sv_time sv_compute_op_time(sv_compute_latency *lat, sv_compute_op_kind op, const struct sv_compute_batch_shape *s);
 
 /* Attention pieces the profile backend blends (for tests and diagnostics): the plain 4-D
  * lookup at one decode KV value, and the skew alpha that applies to a shape. */
-double sv_compute_attention_lookup(sv_latency *lat, int64_t prefill_chunk, int64_t kv_prefill,
+double sv_compute_attention_lookup(sv_compute_latency *lat, int64_t prefill_chunk, int64_t kv_prefill,
                                    int64_t n_decode, int64_t kv_decode);
-double sv_compute_skew_alpha(sv_latency *lat, const struct sv_batch_shape *s);
+double sv_compute_skew_alpha(sv_compute_latency *lat, const struct sv_compute_batch_shape *s);
 
 /* One operator of an iteration, in execution order. */
-struct sv_iter_op {
-    sv_op_kind op;
+struct sv_compute_iter_op {
+    sv_compute_op_kind op;
     sv_time ns;
     /* Bytes of the TP all-reduce that follows this operator (0 when tp == 1 or none). */
     uint64_t allreduce_bytes;
 };
 /* One iteration on one rank. Layers [layer_begin, layer_end) run (a PP stage); the prologue
  * runs only when layer_begin == 0 and the head only when layer_end == num_layers. */
-struct sv_iter_time {
+struct sv_compute_iter_time {
     sv_time total_ns;    /* prologue + n_layers x layer + head, compute only */
     sv_time prologue_ns; /* embedding */
     sv_time layer_ns;    /* one decoder layer */
     sv_time head_ns;     /* final norm, lm_head, sampler */
     int64_t n_layers;
-    struct sv_iter_op prologue[SV_SEQ_MAX];
+    struct sv_compute_iter_op prologue[SV_COMPUTE_SEQ_MAX];
     int n_prologue;
-    struct sv_iter_op layer[3 * SV_SEQ_MAX];
+    struct sv_compute_iter_op layer[3 * SV_COMPUTE_SEQ_MAX];
     int n_layer;
-    struct sv_iter_op head[SV_SEQ_MAX];
+    struct sv_compute_iter_op head[SV_COMPUTE_SEQ_MAX];
     int n_head;
 };
-void sv_compute_iter_time(sv_latency *lat, const struct sv_batch_shape *s, int64_t layer_begin,
-                          int64_t layer_end, struct sv_iter_time *out);
+void sv_compute_iter_time(sv_compute_latency *lat, const struct sv_compute_batch_shape *s, int64_t layer_begin,
+                          int64_t layer_end, struct sv_compute_iter_time *out);
 
 G_END_DECLS
 

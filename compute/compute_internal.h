@@ -4,7 +4,7 @@
 
 #include "compute/compute.h"
 
-int64_t sv_compute_kv_heads_per_rank(const struct sv_model_cfg *m, int tp);
+int64_t sv_compute__kv_heads_per_rank(const struct sv_compute_model_cfg *m, int tp);
 
 /* ---- CSV tables: a whole file read through core's CSV reader (sv_csv), kept for random
  * access by row ---- */
@@ -14,112 +14,112 @@ typedef struct {
     GPtrArray *rows;   /* char** (g_strfreev) */
     GArray *lines;     /* uint64_t: the file line of each row, for errors */
 } sv_compute_table;
-sv_compute_table *sv_compute_csv_load(const char *path, GError **error);
-void sv_compute_csv_free(sv_compute_table *c);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_compute_table, sv_compute_csv_free)
+sv_compute_table *sv_compute__csv_load(const char *path, GError **error);
+void sv_compute__csv_free(sv_compute_table *c);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_compute_table, sv_compute__csv_free)
 /* Column index, or -1 with an error naming the file and column. */
-int sv_compute_csv_col(const sv_compute_table *c, const char *name, GError **error);
-gboolean sv_compute_csv_double(const sv_compute_table *c, guint row, int col, double *out,
+int sv_compute__csv_col(const sv_compute_table *c, const char *name, GError **error);
+gboolean sv_compute__csv_double(const sv_compute_table *c, guint row, int col, double *out,
                                GError **error);
 
 /* ---- interpolation tables (values in ns) ---- */
-struct sv_table1d {
+struct sv_compute_table1d {
     int64_t *keys;
     double *vals;
     int n;
 };
 /* LLMServingSim's _lookup_1d: clamp below, linear inside, extrapolate from the top two above. */
-double sv_compute_lookup_1d(const struct sv_table1d *t, double q);
+double sv_compute__lookup_1d(const struct sv_compute_table1d *t, double q);
 
-struct sv_attn_slice {
+struct sv_compute_attn_slice {
     int64_t pc, nd;
     int n_kp;
     int64_t *kp;
-    struct sv_table1d *rows; /* one row per kp: keys = kv_decode */
+    struct sv_compute_table1d *rows; /* one row per kp: keys = kv_decode */
 };
-struct sv_attn_table {
+struct sv_compute_attn_table {
     int64_t *pc_vals;
     int n_pc;
     int64_t *nd_vals;
     int n_nd;
-    struct sv_attn_slice *slices; /* sorted by (pc, nd) */
+    struct sv_compute_attn_slice *slices; /* sorted by (pc, nd) */
     int n_slices;
 };
-double sv_compute_attn_lookup(const struct sv_attn_table *t, int64_t pc, int64_t kp, int64_t nd,
+double sv_compute__attn_lookup(const struct sv_compute_attn_table *t, int64_t pc, int64_t kp, int64_t nd,
                               int64_t kd);
 
 /* 2-D: rows by the first key (bracket, clamp below, extrapolate above), 1-D in each row. */
-struct sv_table2d {
+struct sv_compute_table2d {
     int64_t *keys;
     int n;
-    struct sv_table1d *rows;
+    struct sv_compute_table1d *rows;
 };
-double sv_compute_lookup_2d(const struct sv_table2d *t, double q_row, double q_col);
+double sv_compute__lookup_2d(const struct sv_compute_table2d *t, double q_row, double q_col);
 
 /* Round a CSV time in microseconds to integer ns as LLMServingSim does at load time:
  * round half to even, at least 1 ns. */
-double sv_compute_us_to_ns(double us);
+double sv_compute__us_to_ns(double us);
 
 /* Roofline time of one op from its cost. */
-double sv_compute_roofline_ns(const struct sv_roofline_eff *e, double flops, double bytes,
+double sv_compute__roofline_ns(const struct sv_compute_roofline_eff *e, double flops, double bytes,
                               double peak_flops, double bw_bytes_per_s);
 
 /* ---- profile tables of one tp<N> folder ---- */
-struct sv_tp_tables {
+struct sv_compute_tp_tables {
     int tp;
-    gboolean has_dense[SV_OP_COUNT];
-    struct sv_table1d dense[SV_OP_COUNT]; /* dense and per_sequence layers, by op */
+    gboolean has_dense[SV_COMPUTE_OP_COUNT];
+    struct sv_compute_table1d dense[SV_COMPUTE_OP_COUNT]; /* dense and per_sequence layers, by op */
     gboolean has_attn;
-    struct sv_attn_table attn;
+    struct sv_compute_attn_table attn;
     gboolean has_moe;
-    struct sv_table2d moe; /* rows: activated_experts, columns: tokens */
+    struct sv_compute_table2d moe; /* rows: activated_experts, columns: tokens */
 };
-void sv_compute_tp_tables_clear(struct sv_tp_tables *t);
+void sv_compute__tp_tables_clear(struct sv_compute_tp_tables *t);
 
 /* Skew alpha table of one TP degree (meta.yaml skew_fit + tp<N>/skew_fit.csv). */
-struct sv_skew_axis {
+struct sv_compute_skew_axis {
     int n;         /* labels */
     double *bins;  /* n + 1 edges */
     char **labels; /* n */
 };
-struct sv_skew_fit {
+struct sv_compute_skew_fit {
     gboolean enabled;
     gboolean have_entry;  /* per_tp has this TP */
     double alpha_default; /* per_tp[tp].alpha_default, or the block's, or 0 */
-    struct sv_skew_axis n_ax, sr_ax, kvb_ax, kp_ax;
+    struct sv_compute_skew_axis n_ax, sr_ax, kvb_ax, kp_ax;
     GHashTable *alpha; /* bucket key -> double* */
 };
-void sv_compute_skew_fit_clear(struct sv_skew_fit *f);
+void sv_compute__skew_fit_clear(struct sv_compute_skew_fit *f);
 
 /* Legacy perf_models tables. */
-struct sv_legacy_tables {
-    struct sv_table1d layer[SV_OP_COUNT]; /* by input tokens; summed parts (q+k+v ...) */
-    gboolean has_layer[SV_OP_COUNT];
-    struct sv_table2d prefill; /* rows: kv_cache_size, columns: prefill_chunk_size */
-    struct sv_table2d decode;  /* rows: batch_size, columns: kv_cache_size */
+struct sv_compute_legacy_tables {
+    struct sv_compute_table1d layer[SV_COMPUTE_OP_COUNT]; /* by input tokens; summed parts (q+k+v ...) */
+    gboolean has_layer[SV_COMPUTE_OP_COUNT];
+    struct sv_compute_table2d prefill; /* rows: kv_cache_size, columns: prefill_chunk_size */
+    struct sv_compute_table2d decode;  /* rows: batch_size, columns: kv_cache_size */
 };
 
-struct sv_latency {
-    sv_latency_backend backend;
-    struct sv_model_cfg model;
-    struct sv_hw_cfg hw;
+struct sv_compute_latency {
+    sv_compute_latency_backend backend;
+    struct sv_compute_model_cfg model;
+    struct sv_compute_hw_cfg hw;
     int tp;
-    const struct sv_layer_seq *seq;
+    const struct sv_compute_layer_seq *seq;
     /* profile */
     char *dir;
-    struct sv_tp_tables *t_tp; /* tables of tp<tp> */
-    struct sv_tp_tables *t_1;  /* tables of tp1 (tp_stable layers, MoE), may be t_tp */
-    struct sv_skew_fit skew;
+    struct sv_compute_tp_tables *t_tp; /* tables of tp<tp> */
+    struct sv_compute_tp_tables *t_1;  /* tables of tp1 (tp_stable layers, MoE), may be t_tp */
+    struct sv_compute_skew_fit skew;
     /* legacy */
-    struct sv_legacy_tables *legacy;
+    struct sv_compute_legacy_tables *legacy;
     /* roofline */
-    struct sv_roofline_eff eff[SV_OP_COUNT];
+    struct sv_compute_roofline_eff eff[SV_COMPUTE_OP_COUNT];
 };
 
-gboolean sv_compute_profile_load(sv_latency *lat, const char *variant_dir, GError **error);
-gboolean sv_compute_legacy_load(sv_latency *lat, const char *tp_dir, GError **error);
-void sv_compute_legacy_free(struct sv_legacy_tables *l);
-double sv_compute_profile_op_ns(sv_latency *lat, sv_op_kind op, const struct sv_batch_shape *s);
-double sv_compute_legacy_op_ns(sv_latency *lat, sv_op_kind op, const struct sv_batch_shape *s);
+gboolean sv_compute__profile_load(sv_compute_latency *lat, const char *variant_dir, GError **error);
+gboolean sv_compute__legacy_load(sv_compute_latency *lat, const char *tp_dir, GError **error);
+void sv_compute__legacy_free(struct sv_compute_legacy_tables *l);
+double sv_compute__profile_op_ns(sv_compute_latency *lat, sv_compute_op_kind op, const struct sv_compute_batch_shape *s);
+double sv_compute__legacy_op_ns(sv_compute_latency *lat, sv_compute_op_kind op, const struct sv_compute_batch_shape *s);
 
 #endif

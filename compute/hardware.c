@@ -12,7 +12,7 @@
 
 struct builtin_hw {
     const char *aliases; /* '|'-separated, compared case-insensitively, '-', '_', ' ' ignored */
-    struct sv_hw_cfg cfg;
+    struct sv_compute_hw_cfg cfg;
 };
 
 static const struct builtin_hw builtin_hw[] = {
@@ -74,7 +74,7 @@ static char *squash(const char *s, size_t n)
     return g_string_free(g, FALSE);
 }
 
-gboolean sv_compute_hw_lookup(const char *name, struct sv_hw_cfg *out, GError **error)
+gboolean sv_compute_hw_lookup(const char *name, struct sv_compute_hw_cfg *out, GError **error)
 {
     g_autofree char *want = squash(name, strlen(name));
     for (size_t i = 0; i < G_N_ELEMENTS(builtin_hw); i++) {
@@ -96,19 +96,19 @@ gboolean sv_compute_hw_lookup(const char *name, struct sv_hw_cfg *out, GError **
     return FALSE;
 }
 
-gboolean sv_compute_hw_apply_overrides(struct sv_hw_cfg *hw, JsonObject *obj, const char *where,
+gboolean sv_compute_hw_apply_overrides(struct sv_compute_hw_cfg *hw, JsonObject *obj, const char *where,
                                        GError **error)
 {
     static const struct {
         const char *key;
         size_t off;
     } fields[] = {
-        {"bf16_tflops", G_STRUCT_OFFSET(struct sv_hw_cfg, bf16_tflops)},
-        {"fp8_tflops", G_STRUCT_OFFSET(struct sv_hw_cfg, fp8_tflops)},
-        {"fp32_tflops", G_STRUCT_OFFSET(struct sv_hw_cfg, fp32_tflops)},
-        {"mem_gb", G_STRUCT_OFFSET(struct sv_hw_cfg, mem_gb)},
-        {"mem_bw_gbps", G_STRUCT_OFFSET(struct sv_hw_cfg, mem_bw_gbps)},
-        {"link_bw_gbps", G_STRUCT_OFFSET(struct sv_hw_cfg, link_bw_gbps)},
+        {"bf16_tflops", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, bf16_tflops)},
+        {"fp8_tflops", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, fp8_tflops)},
+        {"fp32_tflops", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, fp32_tflops)},
+        {"mem_gb", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, mem_gb)},
+        {"mem_bw_gbps", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, mem_bw_gbps)},
+        {"link_bw_gbps", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, link_bw_gbps)},
     };
     /* Check every key first (sorted, so the first error is deterministic). */
     g_autoptr(GList) members = json_object_get_members(obj);
@@ -139,7 +139,7 @@ gboolean sv_compute_hw_apply_overrides(struct sv_hw_cfg *hw, JsonObject *obj, co
     return TRUE;
 }
 
-double sv_compute_hw_peak_flops(const struct sv_hw_cfg *hw, int dtype_bytes)
+double sv_compute_hw_peak_flops(const struct sv_compute_hw_cfg *hw, int dtype_bytes)
 {
     double tf = hw->bf16_tflops;
     if (dtype_bytes == 1 && hw->fp8_tflops > 0)

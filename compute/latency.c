@@ -7,16 +7,16 @@
 
 /* The committed fit: regenerate with `build/tools/fit_roofline --out-c compute/roofline_fit.inc
  * --out-csv compute/roofline_fit.csv` (see docs/compute.md). */
-static const struct sv_roofline_eff roofline_fit[SV_OP_COUNT] = {
+static const struct sv_compute_roofline_eff roofline_fit[SV_COMPUTE_OP_COUNT] = {
 #include "compute/roofline_fit.inc"
 };
 
-const struct sv_roofline_eff *sv_compute_roofline_fit(void)
+const struct sv_compute_roofline_eff *sv_compute_roofline_fit(void)
 {
     return roofline_fit;
 }
 
-void sv_compute_batch_shape_init(struct sv_batch_shape *s, const int64_t *prefill_chunk,
+void sv_compute_batch_shape_init(struct sv_compute_batch_shape *s, const int64_t *prefill_chunk,
                                  const int64_t *prefill_hist, int64_t n_prefill,
                                  const int64_t *decode_kv, int64_t n_decode)
 {
@@ -39,7 +39,7 @@ void sv_compute_batch_shape_init(struct sv_batch_shape *s, const int64_t *prefil
     s->tokens = s->n_prefill_tokens + n_decode;
 }
 
-static sv_latency *latency_alloc(sv_latency_backend b, const struct sv_model_cfg *m, int tp,
+static sv_compute_latency *latency_alloc(sv_compute_latency_backend b, const struct sv_compute_model_cfg *m, int tp,
                                  GError **error)
 {
     if (tp < 1 || m->num_heads % tp != 0) {
@@ -48,7 +48,7 @@ static sv_latency *latency_alloc(sv_latency_backend b, const struct sv_model_cfg
                     m->num_heads, m->name);
         return NULL;
     }
-    sv_latency *lat = g_new0(sv_latency, 1);
+    sv_compute_latency *lat = g_new0(sv_compute_latency, 1);
     lat->backend = b;
     lat->model = *m;
     lat->tp = tp;
@@ -56,52 +56,52 @@ static sv_latency *latency_alloc(sv_latency_backend b, const struct sv_model_cfg
     return lat;
 }
 
-void sv_latency_free(sv_latency *lat)
+void sv_compute_latency_free(sv_compute_latency *lat)
 {
     if (!lat)
         return;
     if (lat->t_1 && lat->t_1 != lat->t_tp) {
-        sv_compute_tp_tables_clear(lat->t_1);
+        sv_compute__tp_tables_clear(lat->t_1);
         g_free(lat->t_1);
     }
     if (lat->t_tp) {
-        sv_compute_tp_tables_clear(lat->t_tp);
+        sv_compute__tp_tables_clear(lat->t_tp);
         g_free(lat->t_tp);
     }
-    sv_compute_skew_fit_clear(&lat->skew);
-    sv_compute_legacy_free(lat->legacy);
+    sv_compute__skew_fit_clear(&lat->skew);
+    sv_compute__legacy_free(lat->legacy);
     g_free(lat->dir);
     g_free(lat);
 }
 
-sv_latency *sv_compute_latency_new_profile(const char *variant_dir, const struct sv_model_cfg *m,
+sv_compute_latency *sv_compute_latency_new_profile(const char *variant_dir, const struct sv_compute_model_cfg *m,
                                            int tp, GError **error)
 {
-    g_autoptr(sv_latency) lat = latency_alloc(SV_LATENCY_PROFILE, m, tp, error);
-    if (!lat || !sv_compute_profile_load(lat, variant_dir, error))
+    g_autoptr(sv_compute_latency) lat = latency_alloc(SV_COMPUTE_LATENCY_PROFILE, m, tp, error);
+    if (!lat || !sv_compute__profile_load(lat, variant_dir, error))
         return NULL;
     return g_steal_pointer(&lat);
 }
 
-sv_latency *sv_compute_latency_new_legacy(const char *tp_dir, const struct sv_model_cfg *m, int tp,
+sv_compute_latency *sv_compute_latency_new_legacy(const char *tp_dir, const struct sv_compute_model_cfg *m, int tp,
                                           GError **error)
 {
-    g_autoptr(sv_latency) lat = latency_alloc(SV_LATENCY_LEGACY, m, tp, error);
-    if (!lat || !sv_compute_legacy_load(lat, tp_dir, error))
+    g_autoptr(sv_compute_latency) lat = latency_alloc(SV_COMPUTE_LATENCY_LEGACY, m, tp, error);
+    if (!lat || !sv_compute__legacy_load(lat, tp_dir, error))
         return NULL;
     return g_steal_pointer(&lat);
 }
 
-sv_latency *sv_compute_latency_new_roofline(const struct sv_model_cfg *m,
-                                            const struct sv_hw_cfg *hw, int tp,
-                                            const struct sv_roofline_eff *eff, GError **error)
+sv_compute_latency *sv_compute_latency_new_roofline(const struct sv_compute_model_cfg *m,
+                                            const struct sv_compute_hw_cfg *hw, int tp,
+                                            const struct sv_compute_roofline_eff *eff, GError **error)
 {
     if (!(hw->bf16_tflops > 0 && hw->mem_bw_gbps > 0)) {
         g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_INVALID,
                     "roofline needs positive bf16_tflops and mem_bw_gbps: hardware %s", hw->name);
         return NULL;
     }
-    sv_latency *lat = latency_alloc(SV_LATENCY_ROOFLINE, m, tp, error);
+    sv_compute_latency *lat = latency_alloc(SV_COMPUTE_LATENCY_ROOFLINE, m, tp, error);
     if (!lat)
         return NULL;
     lat->hw = *hw;
@@ -123,7 +123,7 @@ char *sv_compute_profile_find(const char *profiles_root, const char *hw, const c
     return NULL;
 }
 
-const struct sv_model_cfg *sv_compute_latency_model(const sv_latency *lat)
+const struct sv_compute_model_cfg *sv_compute_latency_model(const sv_compute_latency *lat)
 {
     return &lat->model;
 }
@@ -131,38 +131,38 @@ const struct sv_model_cfg *sv_compute_latency_model(const sv_latency *lat)
 /* ---- roofline costs ------------------------------------------------------------------------
  * FLOPs count multiply-adds as 2; bytes are what the kernel must move at least once: weights,
  * activations in and out, KV read. Shapes are per TP rank (heads and FFN columns / tp). */
-void sv_compute_op_cost(const struct sv_model_cfg *m, int tp, sv_op_kind op,
-                        const struct sv_batch_shape *s, double *flops, double *bytes)
+void sv_compute_op_cost(const struct sv_compute_model_cfg *m, int tp, sv_compute_op_kind op,
+                        const struct sv_compute_batch_shape *s, double *flops, double *bytes)
 {
     double b = (double)m->dtype_bytes, H = (double)m->hidden_size, hd = (double)m->head_dim;
-    double nh = (double)m->num_heads / tp, nkv = (double)sv_compute_kv_heads_per_rank(m, tp);
+    double nh = (double)m->num_heads / tp, nkv = (double)sv_compute__kv_heads_per_rank(m, tp);
     double I = (double)m->intermediate_size / tp, V = (double)m->vocab_size / tp;
     double T = (double)(s->tokens > 0 ? s->tokens : 0), S = (double)s->n_seqs;
     double f = 0, by = 0;
     switch (op) {
-    case SV_OP_EMBEDDING:
+    case SV_COMPUTE_OP_EMBEDDING:
         by = 2 * T * H * b; /* gather rows, write activations */
         break;
-    case SV_OP_LAYERNORM:
-    case SV_OP_FINAL_LAYERNORM:
+    case SV_COMPUTE_OP_LAYERNORM:
+    case SV_COMPUTE_OP_FINAL_LAYERNORM:
         f = 4 * T * H;
         by = 2 * T * H * b + H * b;
         break;
-    case SV_OP_QKV_PROJ: {
+    case SV_COMPUTE_OP_QKV_PROJ: {
         double out = (nh + 2 * nkv) * hd;
         f = 2 * T * H * out;
         by = H * out * b + T * (H + out) * b;
         break;
     }
-    case SV_OP_QK_NORM:
+    case SV_COMPUTE_OP_QK_NORM:
         f = 4 * T * (nh + nkv) * hd;
         by = 2 * T * (nh + nkv) * hd * b;
         break;
-    case SV_OP_ROTARY_EMB:
+    case SV_COMPUTE_OP_ROTARY_EMB:
         f = 3 * T * (nh + nkv) * hd;
         by = 2 * T * (nh + nkv) * hd * b;
         break;
-    case SV_OP_ATTENTION: {
+    case SV_COMPUTE_OP_ATTENTION: {
         /* Prefill: each chunk token attends to its history and (causally) half its chunk;
          * with only sums known, requests are taken as equal (mean chunk, mean history). */
         double P = (double)s->n_prefill_tokens,
@@ -174,23 +174,23 @@ void sv_compute_op_cost(const struct sv_model_cfg *m, int tp, sv_op_kind op,
         by = kv_tokens * 2 * nkv * hd * b + 2 * T * nh * hd * b;
         break;
     }
-    case SV_OP_O_PROJ:
+    case SV_COMPUTE_OP_O_PROJ:
         f = 2 * T * nh * hd * H;
         by = nh * hd * H * b + T * (nh * hd + H) * b;
         break;
-    case SV_OP_GATE_UP_PROJ:
+    case SV_COMPUTE_OP_GATE_UP_PROJ:
         f = 2 * T * H * 2 * I;
         by = 2 * H * I * b + T * (H + 2 * I) * b;
         break;
-    case SV_OP_ACT_FN:
+    case SV_COMPUTE_OP_ACT_FN:
         f = 5 * T * I;
         by = 3 * T * I * b;
         break;
-    case SV_OP_DOWN_PROJ:
+    case SV_COMPUTE_OP_DOWN_PROJ:
         f = 2 * T * I * H;
         by = I * H * b + T * (I + H) * b;
         break;
-    case SV_OP_MOE: {
+    case SV_COMPUTE_OP_MOE: {
         double Im = (double)m->moe_intermediate_size / tp, E = (double)m->num_experts;
         double Tl = (double)(s->moe_local_tokens > 0 ? s->moe_local_tokens : s->tokens);
         double A = (double)s->moe_activated_experts;
@@ -200,43 +200,43 @@ void sv_compute_op_cost(const struct sv_model_cfg *m, int tp, sv_op_kind op,
         by = A * 3 * H * Im * b + H * E * b + 2 * Tl * H * b;
         break;
     }
-    case SV_OP_LM_HEAD:
+    case SV_COMPUTE_OP_LM_HEAD:
         f = 2 * S * H * V;
         by = V * H * b + S * (H * b + V * 4); /* logits in fp32 */
         break;
-    case SV_OP_SAMPLER:
+    case SV_COMPUTE_OP_SAMPLER:
         f = 5 * S * V * tp; /* full vocabulary after the gather */
         by = 2 * S * V * tp * 4;
         break;
-    case SV_OP_COUNT:
+    case SV_COMPUTE_OP_COUNT:
         break;
     }
     *flops = f;
     *bytes = by;
 }
 
-static double roofline_op_ns(sv_latency *lat, sv_op_kind op, const struct sv_batch_shape *s)
+static double roofline_op_ns(sv_compute_latency *lat, sv_compute_op_kind op, const struct sv_compute_batch_shape *s)
 {
-    if (op == SV_OP_ATTENTION && s->n_prefill_tokens == 0 && s->n_decode == 0)
+    if (op == SV_COMPUTE_OP_ATTENTION && s->n_prefill_tokens == 0 && s->n_decode == 0)
         return 0;
     double f, by;
     sv_compute_op_cost(&lat->model, lat->tp, op, s, &f, &by);
-    return sv_compute_roofline_ns(&lat->eff[op], f, by,
+    return sv_compute__roofline_ns(&lat->eff[op], f, by,
                                   sv_compute_hw_peak_flops(&lat->hw, (int)lat->model.dtype_bytes),
                                   lat->hw.mem_bw_gbps * 1e9);
 }
 
-sv_time sv_compute_op_time(sv_latency *lat, sv_op_kind op, const struct sv_batch_shape *s)
+sv_time sv_compute_op_time(sv_compute_latency *lat, sv_compute_op_kind op, const struct sv_compute_batch_shape *s)
 {
     double ns = 0;
     switch (lat->backend) {
-    case SV_LATENCY_PROFILE:
-        ns = sv_compute_profile_op_ns(lat, op, s);
+    case SV_COMPUTE_LATENCY_PROFILE:
+        ns = sv_compute__profile_op_ns(lat, op, s);
         break;
-    case SV_LATENCY_LEGACY:
-        ns = sv_compute_legacy_op_ns(lat, op, s);
+    case SV_COMPUTE_LATENCY_LEGACY:
+        ns = sv_compute__legacy_op_ns(lat, op, s);
         break;
-    case SV_LATENCY_ROOFLINE:
+    case SV_COMPUTE_LATENCY_ROOFLINE:
         ns = roofline_op_ns(lat, op, s);
         break;
     }
@@ -245,8 +245,8 @@ sv_time sv_compute_op_time(sv_latency *lat, sv_op_kind op, const struct sv_batch
 
 /* ---- iterations ------------------------------------------------------------------------------ */
 
-static sv_time fill_ops(sv_latency *lat, const struct sv_batch_shape *s, const sv_op_kind *ops,
-                        int n, struct sv_iter_op *out, int *nout)
+static sv_time fill_ops(sv_compute_latency *lat, const struct sv_compute_batch_shape *s, const sv_compute_op_kind *ops,
+                        int n, struct sv_compute_iter_op *out, int *nout)
 {
     sv_time sum = 0;
     /* TP all-reduce of the activations after the row-parallel layers and the MoE block
@@ -256,20 +256,20 @@ static sv_time fill_ops(sv_latency *lat, const struct sv_batch_shape *s, const s
                             (uint64_t)lat->model.hidden_size * (uint64_t)lat->model.dtype_bytes
                       : 0;
     for (int i = 0; i < n; i++) {
-        struct sv_iter_op *o = &out[(*nout)++];
+        struct sv_compute_iter_op *o = &out[(*nout)++];
         o->op = ops[i];
         o->ns = sv_compute_op_time(lat, ops[i], s);
         o->allreduce_bytes =
-            (ops[i] == SV_OP_O_PROJ || ops[i] == SV_OP_DOWN_PROJ || ops[i] == SV_OP_MOE) ? ar : 0;
+            (ops[i] == SV_COMPUTE_OP_O_PROJ || ops[i] == SV_COMPUTE_OP_DOWN_PROJ || ops[i] == SV_COMPUTE_OP_MOE) ? ar : 0;
         sum += o->ns;
     }
     return sum;
 }
 
-void sv_compute_iter_time(sv_latency *lat, const struct sv_batch_shape *s, int64_t layer_begin,
-                          int64_t layer_end, struct sv_iter_time *out)
+void sv_compute_iter_time(sv_compute_latency *lat, const struct sv_compute_batch_shape *s, int64_t layer_begin,
+                          int64_t layer_end, struct sv_compute_iter_time *out)
 {
-    const struct sv_layer_seq *q = lat->seq;
+    const struct sv_compute_layer_seq *q = lat->seq;
     SV_ASSERT(layer_begin >= 0 && layer_begin <= layer_end && layer_end <= lat->model.num_layers);
     memset(out, 0, sizeof *out);
     out->n_layers = layer_end - layer_begin;

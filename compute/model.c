@@ -17,7 +17,7 @@ GQuark sv_compute_error_quark(void)
 struct builtin_model {
     const char *name;  /* org/name */
     const char *alias; /* extra short name (NULL: none) */
-    struct sv_model_cfg cfg;
+    struct sv_compute_model_cfg cfg;
 };
 
 #define DENSE(t, a, h, nh, nkv, hd, l, i, v, tie, bias)                                            \
@@ -37,27 +37,27 @@ struct builtin_model {
 static const struct builtin_model builtin_models[] = {
     /* meta-llama/Llama-2-7b-hf config.json */
     {"meta-llama/Llama-2-7B", "Llama-2-7b-hf",
-     DENSE("llama", SV_ARCH_LLAMA, 4096, 32, 32, 128, 32, 11008, 32000, FALSE, FALSE)},
+     DENSE("llama", SV_COMPUTE_ARCH_LLAMA, 4096, 32, 32, 128, 32, 11008, 32000, FALSE, FALSE)},
     /* configs/model/meta-llama/Llama-3.1-8B.json */
     {"meta-llama/Llama-3.1-8B", NULL,
-     DENSE("llama", SV_ARCH_LLAMA, 4096, 32, 8, 128, 32, 14336, 128256, FALSE, FALSE)},
+     DENSE("llama", SV_COMPUTE_ARCH_LLAMA, 4096, 32, 8, 128, 32, 14336, 128256, FALSE, FALSE)},
     /* configs/model/meta-llama/Llama-3.1-70B.json */
     {"meta-llama/Llama-3.1-70B", NULL,
-     DENSE("llama", SV_ARCH_LLAMA, 8192, 64, 8, 128, 80, 28672, 128256, FALSE, FALSE)},
+     DENSE("llama", SV_COMPUTE_ARCH_LLAMA, 8192, 64, 8, 128, 80, 28672, 128256, FALSE, FALSE)},
     /* configs/model/Qwen/Qwen3-32B.json (head_dim 128 given explicitly) */
     {"Qwen/Qwen3-32B", NULL,
-     DENSE("qwen3", SV_ARCH_QWEN3, 5120, 64, 8, 128, 64, 25600, 151936, FALSE, FALSE)},
+     DENSE("qwen3", SV_COMPUTE_ARCH_QWEN3, 5120, 64, 8, 128, 64, 25600, 151936, FALSE, FALSE)},
     /* configs/model/Qwen/Qwen3-30B-A3B-Instruct-2507.json: 128 experts, top-8, 768 wide */
     {"Qwen/Qwen3-30B-A3B-Instruct-2507", "Qwen3-30B-A3B",
-     MOE("qwen3_moe", SV_ARCH_QWEN3_MOE, 2048, 32, 4, 128, 48, 6144, 151936, 128, 8, 768, FALSE)},
+     MOE("qwen3_moe", SV_COMPUTE_ARCH_QWEN3_MOE, 2048, 32, 4, 128, 48, 6144, 151936, 128, 8, 768, FALSE)},
     /* configs/model/mistralai/Mixtral-8x7B-v0.1.json: 8 local experts, top-2, each
      * intermediate_size wide */
     {"mistralai/Mixtral-8x7B-v0.1", "Mixtral-8x7B",
-     MOE("mixtral", SV_ARCH_MIXTRAL, 4096, 32, 8, 128, 32, 14336, 32000, 8, 2, 14336, FALSE)},
+     MOE("mixtral", SV_COMPUTE_ARCH_MIXTRAL, 4096, 32, 8, 128, 32, 14336, 32000, 8, 2, 14336, FALSE)},
     /* configs/model/microsoft/Phi-mini-MoE-instruct.json: 16 local experts, top-2, experts
      * intermediate_size (960) wide, attention_bias true */
     {"microsoft/Phi-mini-MoE-instruct", "Phi-mini-MoE",
-     MOE("phimoe", SV_ARCH_PHIMOE, 4096, 32, 8, 128, 32, 960, 32064, 16, 2, 960, TRUE)},
+     MOE("phimoe", SV_COMPUTE_ARCH_PHIMOE, 4096, 32, 8, 128, 32, 960, 32064, 16, 2, 960, TRUE)},
 };
 
 static const char *const builtin_model_names[] = {
@@ -79,13 +79,13 @@ static const char *base_name(const char *name)
 
 static const struct {
     const char *model_type;
-    sv_model_arch arch;
+    sv_compute_model_arch arch;
 } arch_by_type[] = {
-    {"llama", SV_ARCH_LLAMA},     {"qwen3", SV_ARCH_QWEN3},   {"qwen3_moe", SV_ARCH_QWEN3_MOE},
-    {"mixtral", SV_ARCH_MIXTRAL}, {"phimoe", SV_ARCH_PHIMOE},
+    {"llama", SV_COMPUTE_ARCH_LLAMA},     {"qwen3", SV_COMPUTE_ARCH_QWEN3},   {"qwen3_moe", SV_COMPUTE_ARCH_QWEN3_MOE},
+    {"mixtral", SV_COMPUTE_ARCH_MIXTRAL}, {"phimoe", SV_COMPUTE_ARCH_PHIMOE},
 };
 
-const char *sv_compute_arch_name(sv_model_arch arch)
+const char *sv_compute_arch_name(sv_compute_model_arch arch)
 {
     for (size_t i = 0; i < G_N_ELEMENTS(arch_by_type); i++)
         if (arch_by_type[i].arch == arch)
@@ -109,9 +109,9 @@ static gboolean get_int_any(JsonObject *obj, const char *const *keys, const char
 }
 
 gboolean sv_compute_model_from_json(JsonObject *obj, const char *name, const char *where,
-                                    struct sv_model_cfg *out, GError **error)
+                                    struct sv_compute_model_cfg *out, GError **error)
 {
-    struct sv_model_cfg m = {0};
+    struct sv_compute_model_cfg m = {0};
     g_strlcpy(m.name, name, sizeof m.name);
     const char *mt = NULL;
     if (!sv_cfg_get_string(obj, "model_type", where, TRUE, NULL, &mt, error))
@@ -175,7 +175,7 @@ gboolean sv_compute_model_from_json(JsonObject *obj, const char *name, const cha
     else
         m.dtype_bytes = 2;
     gboolean moe_arch =
-        m.arch == SV_ARCH_QWEN3_MOE || m.arch == SV_ARCH_MIXTRAL || m.arch == SV_ARCH_PHIMOE;
+        m.arch == SV_COMPUTE_ARCH_QWEN3_MOE || m.arch == SV_COMPUTE_ARCH_MIXTRAL || m.arch == SV_COMPUTE_ARCH_PHIMOE;
     if (moe_arch && (m.num_experts <= 0 || m.experts_per_tok <= 0)) {
         g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_MISSING,
                     "%s: MoE model_type %s without num_experts / num_experts_per_tok", where,
@@ -186,7 +186,7 @@ gboolean sv_compute_model_from_json(JsonObject *obj, const char *name, const cha
     return TRUE;
 }
 
-static gboolean load_model_file(const char *path, const char *name, struct sv_model_cfg *out,
+static gboolean load_model_file(const char *path, const char *name, struct sv_compute_model_cfg *out,
                                 GError **error)
 {
     g_autoptr(JsonNode) root = sv_cfg_load_json(path, error);
@@ -236,7 +236,7 @@ static char *find_model_file(const char *dir, const char *name, char **full_name
     return NULL;
 }
 
-gboolean sv_compute_model_lookup(const char *name, const char *model_dir, struct sv_model_cfg *out,
+gboolean sv_compute_model_lookup(const char *name, const char *model_dir, struct sv_compute_model_cfg *out,
                                  GError **error)
 {
     if (model_dir) {
@@ -272,22 +272,22 @@ gboolean sv_compute_model_lookup(const char *name, const char *model_dir, struct
     return FALSE;
 }
 
-gboolean sv_compute_model_is_moe(const struct sv_model_cfg *m)
+gboolean sv_compute_model_is_moe(const struct sv_compute_model_cfg *m)
 {
     return m->num_experts > 0 && m->experts_per_tok > 0;
 }
 
 /* Per-layer parameter groups; `tp` divides the sharded ones as vLLM does. */
-static double layer_params(const struct sv_model_cfg *m, int tp, gboolean *has_qk_norm)
+static double layer_params(const struct sv_compute_model_cfg *m, int tp, gboolean *has_qk_norm)
 {
     double H = (double)m->hidden_size, hd = (double)m->head_dim;
     double nh = (double)m->num_heads / tp;
-    double nkv = (double)sv_compute_kv_heads_per_rank(m, tp);
+    double nkv = (double)sv_compute__kv_heads_per_rank(m, tp);
     double p = H * nh * hd + 2.0 * H * nkv * hd + nh * hd * H; /* q, k, v, o */
     if (m->attention_bias)
         p += nh * hd + 2.0 * nkv * hd + H;
     p += 2.0 * H; /* input and post-attention RMSNorm (replicated) */
-    *has_qk_norm = m->arch == SV_ARCH_QWEN3 || m->arch == SV_ARCH_QWEN3_MOE;
+    *has_qk_norm = m->arch == SV_COMPUTE_ARCH_QWEN3 || m->arch == SV_COMPUTE_ARCH_QWEN3_MOE;
     if (*has_qk_norm)
         p += 2.0 * hd;
     if (sv_compute_model_is_moe(m))
@@ -298,7 +298,7 @@ static double layer_params(const struct sv_model_cfg *m, int tp, gboolean *has_q
     return p;
 }
 
-int64_t sv_compute_kv_heads_per_rank(const struct sv_model_cfg *m, int tp)
+int64_t sv_compute__kv_heads_per_rank(const struct sv_compute_model_cfg *m, int tp)
 {
     /* vLLM replicates KV heads when tp exceeds their number (one head per rank). */
     if (tp >= m->num_kv_heads)
@@ -306,7 +306,7 @@ int64_t sv_compute_kv_heads_per_rank(const struct sv_model_cfg *m, int tp)
     return m->num_kv_heads / tp;
 }
 
-double sv_compute_model_params(const struct sv_model_cfg *m)
+double sv_compute_model_params(const struct sv_compute_model_cfg *m)
 {
     gboolean qk;
     double emb = (double)m->vocab_size * (double)m->hidden_size;
@@ -314,7 +314,7 @@ double sv_compute_model_params(const struct sv_model_cfg *m)
            (double)m->hidden_size;
 }
 
-uint64_t sv_compute_model_weight_bytes(const struct sv_model_cfg *m, int tp)
+uint64_t sv_compute_model_weight_bytes(const struct sv_compute_model_cfg *m, int tp)
 {
     if (tp < 1)
         tp = 1;
@@ -325,42 +325,42 @@ uint64_t sv_compute_model_weight_bytes(const struct sv_model_cfg *m, int tp)
     return (uint64_t)llround(p * (double)m->dtype_bytes);
 }
 
-uint64_t sv_compute_model_kv_bytes_per_token_layer(const struct sv_model_cfg *m, int tp)
+uint64_t sv_compute_model_kv_bytes_per_token_layer(const struct sv_compute_model_cfg *m, int tp)
 {
-    return (uint64_t)(2 * sv_compute_kv_heads_per_rank(m, tp) * m->head_dim * m->dtype_bytes);
+    return (uint64_t)(2 * sv_compute__kv_heads_per_rank(m, tp) * m->head_dim * m->dtype_bytes);
 }
 
 /* ---- operators ---------------------------------------------------------------------------- */
 
 static const struct {
     const char *name;
-    sv_op_category cat;
-} op_info[SV_OP_COUNT] = {
-    [SV_OP_EMBEDDING] = {"embedding", SV_OP_CAT_DENSE},
-    [SV_OP_LAYERNORM] = {"layernorm", SV_OP_CAT_DENSE},
-    [SV_OP_QKV_PROJ] = {"qkv_proj", SV_OP_CAT_DENSE},
-    [SV_OP_QK_NORM] = {"qk_norm", SV_OP_CAT_DENSE},
-    [SV_OP_ROTARY_EMB] = {"rotary_emb", SV_OP_CAT_DENSE},
-    [SV_OP_ATTENTION] = {"attention", SV_OP_CAT_ATTENTION},
-    [SV_OP_O_PROJ] = {"o_proj", SV_OP_CAT_DENSE},
-    [SV_OP_GATE_UP_PROJ] = {"gate_up_proj", SV_OP_CAT_DENSE},
-    [SV_OP_ACT_FN] = {"act_fn", SV_OP_CAT_DENSE},
-    [SV_OP_DOWN_PROJ] = {"down_proj", SV_OP_CAT_DENSE},
-    [SV_OP_MOE] = {"moe", SV_OP_CAT_MOE},
-    [SV_OP_FINAL_LAYERNORM] = {"final_layernorm", SV_OP_CAT_DENSE},
-    [SV_OP_LM_HEAD] = {"lm_head", SV_OP_CAT_PER_SEQUENCE},
-    [SV_OP_SAMPLER] = {"sampler", SV_OP_CAT_PER_SEQUENCE},
+    sv_compute_op_category_kind cat;
+} op_info[SV_COMPUTE_OP_COUNT] = {
+    [SV_COMPUTE_OP_EMBEDDING] = {"embedding", SV_COMPUTE_OP_CAT_DENSE},
+    [SV_COMPUTE_OP_LAYERNORM] = {"layernorm", SV_COMPUTE_OP_CAT_DENSE},
+    [SV_COMPUTE_OP_QKV_PROJ] = {"qkv_proj", SV_COMPUTE_OP_CAT_DENSE},
+    [SV_COMPUTE_OP_QK_NORM] = {"qk_norm", SV_COMPUTE_OP_CAT_DENSE},
+    [SV_COMPUTE_OP_ROTARY_EMB] = {"rotary_emb", SV_COMPUTE_OP_CAT_DENSE},
+    [SV_COMPUTE_OP_ATTENTION] = {"attention", SV_COMPUTE_OP_CAT_ATTENTION},
+    [SV_COMPUTE_OP_O_PROJ] = {"o_proj", SV_COMPUTE_OP_CAT_DENSE},
+    [SV_COMPUTE_OP_GATE_UP_PROJ] = {"gate_up_proj", SV_COMPUTE_OP_CAT_DENSE},
+    [SV_COMPUTE_OP_ACT_FN] = {"act_fn", SV_COMPUTE_OP_CAT_DENSE},
+    [SV_COMPUTE_OP_DOWN_PROJ] = {"down_proj", SV_COMPUTE_OP_CAT_DENSE},
+    [SV_COMPUTE_OP_MOE] = {"moe", SV_COMPUTE_OP_CAT_MOE},
+    [SV_COMPUTE_OP_FINAL_LAYERNORM] = {"final_layernorm", SV_COMPUTE_OP_CAT_DENSE},
+    [SV_COMPUTE_OP_LM_HEAD] = {"lm_head", SV_COMPUTE_OP_CAT_PER_SEQUENCE},
+    [SV_COMPUTE_OP_SAMPLER] = {"sampler", SV_COMPUTE_OP_CAT_PER_SEQUENCE},
 };
 
-const char *sv_compute_op_name(sv_op_kind op)
+const char *sv_compute_op_name(sv_compute_op_kind op)
 {
-    SV_ASSERT(op >= 0 && op < SV_OP_COUNT);
+    SV_ASSERT(op >= 0 && op < SV_COMPUTE_OP_COUNT);
     return op_info[op].name;
 }
 
-sv_op_category sv_compute_op_category(sv_op_kind op)
+sv_compute_op_category_kind sv_compute_op_category(sv_compute_op_kind op)
 {
-    SV_ASSERT(op >= 0 && op < SV_OP_COUNT);
+    SV_ASSERT(op >= 0 && op < SV_COMPUTE_OP_COUNT);
     return op_info[op].cat;
 }
 
@@ -369,51 +369,51 @@ sv_op_category sv_compute_op_category(sv_op_kind op)
  * (LLMServingSim's profiler catalogs) so that the catalog works without ../shared; the test
  * suite compares these with the yaml files. tp_stable per the same files' `catalog:`
  * (layernorm, qk_norm, final_layernorm, sampler). */
-#define OPS(...) {__VA_ARGS__}, (int)(sizeof((sv_op_kind[]){__VA_ARGS__}) / sizeof(sv_op_kind))
+#define OPS(...) {__VA_ARGS__}, (int)(sizeof((sv_compute_op_kind[]){__VA_ARGS__}) / sizeof(sv_compute_op_kind))
 #define TP_STABLE_QK                                                                               \
     {                                                                                              \
-        [SV_OP_LAYERNORM] = TRUE, [SV_OP_QK_NORM] = TRUE, [SV_OP_FINAL_LAYERNORM] = TRUE,          \
-        [SV_OP_SAMPLER] = TRUE                                                                     \
+        [SV_COMPUTE_OP_LAYERNORM] = TRUE, [SV_COMPUTE_OP_QK_NORM] = TRUE, [SV_COMPUTE_OP_FINAL_LAYERNORM] = TRUE,          \
+        [SV_COMPUTE_OP_SAMPLER] = TRUE                                                                     \
     }
 #define TP_STABLE                                                                                  \
     {                                                                                              \
-        [SV_OP_LAYERNORM] = TRUE, [SV_OP_FINAL_LAYERNORM] = TRUE, [SV_OP_SAMPLER] = TRUE           \
+        [SV_COMPUTE_OP_LAYERNORM] = TRUE, [SV_COMPUTE_OP_FINAL_LAYERNORM] = TRUE, [SV_COMPUTE_OP_SAMPLER] = TRUE           \
     }
 
-static const struct sv_layer_seq layer_seqs[SV_ARCH_COUNT] = {
+static const struct sv_compute_layer_seq layer_seqs[SV_COMPUTE_ARCH_COUNT] = {
     /* llama.yaml */
-    [SV_ARCH_LLAMA] = {OPS(SV_OP_EMBEDDING),
-                       OPS(SV_OP_LAYERNORM, SV_OP_QKV_PROJ, SV_OP_ROTARY_EMB, SV_OP_ATTENTION),
-                       OPS(SV_OP_O_PROJ, SV_OP_LAYERNORM),
-                       OPS(SV_OP_GATE_UP_PROJ, SV_OP_ACT_FN, SV_OP_DOWN_PROJ), FALSE,
-                       OPS(SV_OP_FINAL_LAYERNORM, SV_OP_LM_HEAD, SV_OP_SAMPLER), TP_STABLE},
+    [SV_COMPUTE_ARCH_LLAMA] = {OPS(SV_COMPUTE_OP_EMBEDDING),
+                       OPS(SV_COMPUTE_OP_LAYERNORM, SV_COMPUTE_OP_QKV_PROJ, SV_COMPUTE_OP_ROTARY_EMB, SV_COMPUTE_OP_ATTENTION),
+                       OPS(SV_COMPUTE_OP_O_PROJ, SV_COMPUTE_OP_LAYERNORM),
+                       OPS(SV_COMPUTE_OP_GATE_UP_PROJ, SV_COMPUTE_OP_ACT_FN, SV_COMPUTE_OP_DOWN_PROJ), FALSE,
+                       OPS(SV_COMPUTE_OP_FINAL_LAYERNORM, SV_COMPUTE_OP_LM_HEAD, SV_COMPUTE_OP_SAMPLER), TP_STABLE},
     /* qwen3.yaml */
-    [SV_ARCH_QWEN3] = {OPS(SV_OP_EMBEDDING),
-                       OPS(SV_OP_LAYERNORM, SV_OP_QKV_PROJ, SV_OP_QK_NORM, SV_OP_ROTARY_EMB,
-                           SV_OP_ATTENTION),
-                       OPS(SV_OP_O_PROJ, SV_OP_LAYERNORM),
-                       OPS(SV_OP_GATE_UP_PROJ, SV_OP_ACT_FN, SV_OP_DOWN_PROJ), FALSE,
-                       OPS(SV_OP_FINAL_LAYERNORM, SV_OP_LM_HEAD, SV_OP_SAMPLER), TP_STABLE_QK},
+    [SV_COMPUTE_ARCH_QWEN3] = {OPS(SV_COMPUTE_OP_EMBEDDING),
+                       OPS(SV_COMPUTE_OP_LAYERNORM, SV_COMPUTE_OP_QKV_PROJ, SV_COMPUTE_OP_QK_NORM, SV_COMPUTE_OP_ROTARY_EMB,
+                           SV_COMPUTE_OP_ATTENTION),
+                       OPS(SV_COMPUTE_OP_O_PROJ, SV_COMPUTE_OP_LAYERNORM),
+                       OPS(SV_COMPUTE_OP_GATE_UP_PROJ, SV_COMPUTE_OP_ACT_FN, SV_COMPUTE_OP_DOWN_PROJ), FALSE,
+                       OPS(SV_COMPUTE_OP_FINAL_LAYERNORM, SV_COMPUTE_OP_LM_HEAD, SV_COMPUTE_OP_SAMPLER), TP_STABLE_QK},
     /* qwen3_moe.yaml */
-    [SV_ARCH_QWEN3_MOE] = {OPS(SV_OP_EMBEDDING),
-                           OPS(SV_OP_LAYERNORM, SV_OP_QKV_PROJ, SV_OP_QK_NORM, SV_OP_ROTARY_EMB,
-                               SV_OP_ATTENTION),
-                           OPS(SV_OP_O_PROJ, SV_OP_LAYERNORM), OPS(SV_OP_MOE), TRUE,
-                           OPS(SV_OP_FINAL_LAYERNORM, SV_OP_LM_HEAD, SV_OP_SAMPLER), TP_STABLE_QK},
+    [SV_COMPUTE_ARCH_QWEN3_MOE] = {OPS(SV_COMPUTE_OP_EMBEDDING),
+                           OPS(SV_COMPUTE_OP_LAYERNORM, SV_COMPUTE_OP_QKV_PROJ, SV_COMPUTE_OP_QK_NORM, SV_COMPUTE_OP_ROTARY_EMB,
+                               SV_COMPUTE_OP_ATTENTION),
+                           OPS(SV_COMPUTE_OP_O_PROJ, SV_COMPUTE_OP_LAYERNORM), OPS(SV_COMPUTE_OP_MOE), TRUE,
+                           OPS(SV_COMPUTE_OP_FINAL_LAYERNORM, SV_COMPUTE_OP_LM_HEAD, SV_COMPUTE_OP_SAMPLER), TP_STABLE_QK},
     /* mixtral.yaml */
-    [SV_ARCH_MIXTRAL] = {OPS(SV_OP_EMBEDDING),
-                         OPS(SV_OP_LAYERNORM, SV_OP_QKV_PROJ, SV_OP_ROTARY_EMB, SV_OP_ATTENTION),
-                         OPS(SV_OP_O_PROJ, SV_OP_LAYERNORM), OPS(SV_OP_MOE), TRUE,
-                         OPS(SV_OP_FINAL_LAYERNORM, SV_OP_LM_HEAD, SV_OP_SAMPLER), TP_STABLE},
+    [SV_COMPUTE_ARCH_MIXTRAL] = {OPS(SV_COMPUTE_OP_EMBEDDING),
+                         OPS(SV_COMPUTE_OP_LAYERNORM, SV_COMPUTE_OP_QKV_PROJ, SV_COMPUTE_OP_ROTARY_EMB, SV_COMPUTE_OP_ATTENTION),
+                         OPS(SV_COMPUTE_OP_O_PROJ, SV_COMPUTE_OP_LAYERNORM), OPS(SV_COMPUTE_OP_MOE), TRUE,
+                         OPS(SV_COMPUTE_OP_FINAL_LAYERNORM, SV_COMPUTE_OP_LM_HEAD, SV_COMPUTE_OP_SAMPLER), TP_STABLE},
     /* phimoe.yaml */
-    [SV_ARCH_PHIMOE] = {OPS(SV_OP_EMBEDDING),
-                        OPS(SV_OP_LAYERNORM, SV_OP_QKV_PROJ, SV_OP_ROTARY_EMB, SV_OP_ATTENTION),
-                        OPS(SV_OP_O_PROJ, SV_OP_LAYERNORM), OPS(SV_OP_MOE), TRUE,
-                        OPS(SV_OP_FINAL_LAYERNORM, SV_OP_LM_HEAD, SV_OP_SAMPLER), TP_STABLE},
+    [SV_COMPUTE_ARCH_PHIMOE] = {OPS(SV_COMPUTE_OP_EMBEDDING),
+                        OPS(SV_COMPUTE_OP_LAYERNORM, SV_COMPUTE_OP_QKV_PROJ, SV_COMPUTE_OP_ROTARY_EMB, SV_COMPUTE_OP_ATTENTION),
+                        OPS(SV_COMPUTE_OP_O_PROJ, SV_COMPUTE_OP_LAYERNORM), OPS(SV_COMPUTE_OP_MOE), TRUE,
+                        OPS(SV_COMPUTE_OP_FINAL_LAYERNORM, SV_COMPUTE_OP_LM_HEAD, SV_COMPUTE_OP_SAMPLER), TP_STABLE},
 };
 
-const struct sv_layer_seq *sv_compute_layer_seq(sv_model_arch arch)
+const struct sv_compute_layer_seq *sv_compute_layer_seq(sv_compute_model_arch arch)
 {
-    SV_ASSERT(arch >= 0 && arch < SV_ARCH_COUNT);
+    SV_ASSERT(arch >= 0 && arch < SV_COMPUTE_ARCH_COUNT);
     return &layer_seqs[arch];
 }

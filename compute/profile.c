@@ -39,7 +39,7 @@ static void sort_dedupe(GArray *rows)
     g_array_set_size(rows, w);
 }
 
-static void table1d_from(struct sv_table1d *t, const struct kv_row *r, int n, int key_idx)
+static void table1d_from(struct sv_compute_table1d *t, const struct kv_row *r, int n, int key_idx)
 {
     t->n = n;
     t->keys = g_new(int64_t, n);
@@ -50,14 +50,14 @@ static void table1d_from(struct sv_table1d *t, const struct kv_row *r, int n, in
     }
 }
 
-static void table1d_clear(struct sv_table1d *t)
+static void table1d_clear(struct sv_compute_table1d *t)
 {
     g_free(t->keys);
     g_free(t->vals);
     memset(t, 0, sizeof *t);
 }
 
-static void table2d_clear(struct sv_table2d *t)
+static void table2d_clear(struct sv_compute_table2d *t)
 {
     for (int i = 0; i < t->n; i++)
         table1d_clear(&t->rows[i]);
@@ -67,7 +67,7 @@ static void table2d_clear(struct sv_table2d *t)
 }
 
 /* rows sorted by (k0, k1): one table row per k0, keyed by k1. */
-static void table2d_from(struct sv_table2d *t, GArray *rows)
+static void table2d_from(struct sv_compute_table2d *t, GArray *rows)
 {
     const struct kv_row *r = (const struct kv_row *)rows->data;
     int n = (int)rows->len, nrow = 0;
@@ -76,7 +76,7 @@ static void table2d_from(struct sv_table2d *t, GArray *rows)
             nrow++;
     t->n = nrow;
     t->keys = g_new0(int64_t, nrow);
-    t->rows = g_new0(struct sv_table1d, nrow);
+    t->rows = g_new0(struct sv_compute_table1d, nrow);
     for (int i = 0, j = -1, start = 0; i <= n; i++) {
         if (i == n || (i > 0 && r[i].k[0] != r[i - 1].k[0])) {
             j++;
@@ -87,14 +87,14 @@ static void table2d_from(struct sv_table2d *t, GArray *rows)
     }
 }
 
-void sv_compute_tp_tables_clear(struct sv_tp_tables *t)
+void sv_compute__tp_tables_clear(struct sv_compute_tp_tables *t)
 {
     if (!t)
         return;
-    for (int i = 0; i < SV_OP_COUNT; i++)
+    for (int i = 0; i < SV_COMPUTE_OP_COUNT; i++)
         table1d_clear(&t->dense[i]);
     for (int i = 0; i < t->attn.n_slices; i++) {
-        struct sv_attn_slice *s = &t->attn.slices[i];
+        struct sv_compute_attn_slice *s = &t->attn.slices[i];
         for (int j = 0; j < s->n_kp; j++)
             table1d_clear(&s->rows[j]);
         g_free(s->rows);
@@ -112,11 +112,11 @@ static gboolean read_rows(const sv_compute_table *c, const char *const *cols, in
                           const char *tcol, gboolean time_is_us, int filter_col,
                           const char *filter_val, GArray *out, GError **error)
 {
-    int idx[4], ti = sv_compute_csv_col(c, tcol, error);
+    int idx[4], ti = sv_compute__csv_col(c, tcol, error);
     if (ti < 0)
         return FALSE;
     for (int i = 0; i < ncols; i++)
-        if ((idx[i] = sv_compute_csv_col(c, cols[i], error)) < 0)
+        if ((idx[i] = sv_compute__csv_col(c, cols[i], error)) < 0)
             return FALSE;
     for (guint r = 0; r < c->rows->len; r++) {
         if (filter_col >= 0 && strcmp(((char **)c->rows->pdata[r])[filter_col], filter_val))
@@ -124,30 +124,30 @@ static gboolean read_rows(const sv_compute_table *c, const char *const *cols, in
         struct kv_row kr = {.seq = r};
         for (int i = 0; i < ncols; i++) {
             double v;
-            if (!sv_compute_csv_double(c, r, idx[i], &v, error))
+            if (!sv_compute__csv_double(c, r, idx[i], &v, error))
                 return FALSE;
             kr.k[i] = (int64_t)v;
         }
         double t;
-        if (!sv_compute_csv_double(c, r, ti, &t, error))
+        if (!sv_compute__csv_double(c, r, ti, &t, error))
             return FALSE;
-        kr.v = time_is_us ? sv_compute_us_to_ns(t) : t;
+        kr.v = time_is_us ? sv_compute__us_to_ns(t) : t;
         g_array_append_val(out, kr);
     }
     return TRUE;
 }
 
 /* dense.csv / per_sequence.csv: layer,<key>,time_us. Layers we do not model are ignored. */
-static gboolean load_1d_file(struct sv_tp_tables *t, const char *path, const char *key,
+static gboolean load_1d_file(struct sv_compute_tp_tables *t, const char *path, const char *key,
                              GError **error)
 {
-    g_autoptr(sv_compute_table) c = sv_compute_csv_load(path, error);
+    g_autoptr(sv_compute_table) c = sv_compute__csv_load(path, error);
     if (!c)
         return FALSE;
-    int lc = sv_compute_csv_col(c, "layer", error);
+    int lc = sv_compute__csv_col(c, "layer", error);
     if (lc < 0)
         return FALSE;
-    for (int op = 0; op < SV_OP_COUNT; op++) {
+    for (int op = 0; op < SV_COMPUTE_OP_COUNT; op++) {
         const char *kcols[] = {key};
         g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(struct kv_row));
         if (!read_rows(c, kcols, 1, "time_us", TRUE, lc, sv_compute_op_name(op), rows, error))
@@ -184,7 +184,7 @@ static int64_t *distinct(const struct kv_row *r, int n, int k, int *out_n)
 }
 
 /* rows sorted by (pc, nd, kp, kd): one slice per (pc, nd), one row per kp inside it. */
-static void attn_build(struct sv_attn_table *a, const struct kv_row *r, int n)
+static void attn_build(struct sv_compute_attn_table *a, const struct kv_row *r, int n)
 {
     a->pc_vals = distinct(r, n, 0, &a->n_pc);
     a->nd_vals = distinct(r, n, 1, &a->n_nd);
@@ -193,13 +193,13 @@ static void attn_build(struct sv_attn_table *a, const struct kv_row *r, int n)
         if (i == 0 || r[i].k[0] != r[i - 1].k[0] || r[i].k[1] != r[i - 1].k[1])
             ns++;
     a->n_slices = ns;
-    a->slices = g_new0(struct sv_attn_slice, ns);
+    a->slices = g_new0(struct sv_compute_attn_slice, ns);
     int si = -1;
     for (int i = 0; i < n;) {
         int j = i;
         while (j < n && r[j].k[0] == r[i].k[0] && r[j].k[1] == r[i].k[1])
             j++;
-        struct sv_attn_slice *s = &a->slices[++si];
+        struct sv_compute_attn_slice *s = &a->slices[++si];
         s->pc = r[i].k[0];
         s->nd = r[i].k[1];
         int nkp = 0;
@@ -208,7 +208,7 @@ static void attn_build(struct sv_attn_table *a, const struct kv_row *r, int n)
                 nkp++;
         s->n_kp = nkp;
         s->kp = g_new(int64_t, nkp);
-        s->rows = g_new0(struct sv_table1d, nkp);
+        s->rows = g_new0(struct sv_compute_table1d, nkp);
         int ki = -1;
         for (int q = i; q < j;) {
             int e = q;
@@ -222,9 +222,9 @@ static void attn_build(struct sv_attn_table *a, const struct kv_row *r, int n)
     }
 }
 
-static gboolean load_attention(struct sv_tp_tables *t, const char *path, GError **error)
+static gboolean load_attention(struct sv_compute_tp_tables *t, const char *path, GError **error)
 {
-    g_autoptr(sv_compute_table) c = sv_compute_csv_load(path, error);
+    g_autoptr(sv_compute_table) c = sv_compute__csv_load(path, error);
     if (!c)
         return FALSE;
     /* A bundle with a `layer` column may hold several kernels; ours is `attention`. */
@@ -247,9 +247,9 @@ static gboolean load_attention(struct sv_tp_tables *t, const char *path, GError 
     return TRUE;
 }
 
-static gboolean load_moe(struct sv_tp_tables *t, const char *path, GError **error)
+static gboolean load_moe(struct sv_compute_tp_tables *t, const char *path, GError **error)
 {
-    g_autoptr(sv_compute_table) c = sv_compute_csv_load(path, error);
+    g_autoptr(sv_compute_table) c = sv_compute__csv_load(path, error);
     if (!c)
         return FALSE;
     static const char *const cols[] = {"activated_experts", "tokens"};
@@ -266,9 +266,9 @@ static gboolean load_moe(struct sv_tp_tables *t, const char *path, GError **erro
     return TRUE;
 }
 
-static struct sv_tp_tables *load_tp(const char *root, int tp, GError **error)
+static struct sv_compute_tp_tables *load_tp(const char *root, int tp, GError **error)
 {
-    struct sv_tp_tables *t = g_new0(struct sv_tp_tables, 1);
+    struct sv_compute_tp_tables *t = g_new0(struct sv_compute_tp_tables, 1);
     t->tp = tp;
     g_autofree char *dir = g_strdup_printf("%s/tp%d", root, tp);
     static const char *const files[] = {"dense.csv", "per_sequence.csv", "attention.csv",
@@ -282,7 +282,7 @@ static struct sv_tp_tables *load_tp(const char *root, int tp, GError **error)
                       : f == 2 ? load_attention(t, p, error)
                                : load_moe(t, p, error);
         if (!ok) {
-            sv_compute_tp_tables_clear(t);
+            sv_compute__tp_tables_clear(t);
             g_free(t);
             return NULL;
         }
@@ -292,7 +292,7 @@ static struct sv_tp_tables *load_tp(const char *root, int tp, GError **error)
 
 /* ---- skew fit ------------------------------------------------------------------------------ */
 
-static void axis_clear(struct sv_skew_axis *a)
+static void axis_clear(struct sv_compute_skew_axis *a)
 {
     g_free(a->bins);
     for (int i = 0; i < a->n; i++)
@@ -301,7 +301,7 @@ static void axis_clear(struct sv_skew_axis *a)
     memset(a, 0, sizeof *a);
 }
 
-void sv_compute_skew_fit_clear(struct sv_skew_fit *f)
+void sv_compute__skew_fit_clear(struct sv_compute_skew_fit *f)
 {
     axis_clear(&f->n_ax);
     axis_clear(&f->sr_ax);
@@ -314,7 +314,7 @@ void sv_compute_skew_fit_clear(struct sv_skew_fit *f)
 
 /* Module defaults for bundles written before bucket_axes was recorded
  * (trace_generator._DEFAULT_SKEW_AXES). */
-static void axis_set(struct sv_skew_axis *a, int n, const double *bins, const char *const *lab)
+static void axis_set(struct sv_compute_skew_axis *a, int n, const double *bins, const char *const *lab)
 {
     axis_clear(a);
     a->n = n;
@@ -324,7 +324,7 @@ static void axis_set(struct sv_skew_axis *a, int n, const double *bins, const ch
         a->labels[i] = g_strdup(lab[i]);
 }
 
-static void axes_default(struct sv_skew_fit *f)
+static void axes_default(struct sv_compute_skew_fit *f)
 {
     static const double nb[] = {0, 2, 4, 8, 16, 32, 64, 128, 1000000};
     static const char *const nl[] = {"n<=2",  "n<=4",  "n<=8",   "n<=16",
@@ -341,7 +341,7 @@ static void axes_default(struct sv_skew_fit *f)
     axis_set(&f->kp_ax, 3, pb, pl);
 }
 
-static gboolean axis_from_yaml(struct sv_skew_axis *a, sv_yaml_node *axes, const char *bins_key,
+static gboolean axis_from_yaml(struct sv_compute_skew_axis *a, sv_yaml_node *axes, const char *bins_key,
                                const char *labels_key, const char *where, GError **error)
 {
     sv_yaml_node *b = sv_yaml_get(axes, bins_key);
@@ -368,7 +368,7 @@ static gboolean axis_from_yaml(struct sv_skew_axis *a, sv_yaml_node *axes, const
     return TRUE;
 }
 
-static gboolean load_skew(struct sv_skew_fit *f, sv_yaml_node *meta, const char *root, int tp,
+static gboolean load_skew(struct sv_compute_skew_fit *f, sv_yaml_node *meta, const char *root, int tp,
                           GError **error)
 {
     memset(f, 0, sizeof *f);
@@ -407,25 +407,25 @@ static gboolean load_skew(struct sv_skew_fit *f, sv_yaml_node *meta, const char 
     /* LLMServingSim only warns when the table is missing; a bundle that names a table it does
      * not ship is broken, so this is an error here. */
     g_autofree char *path = g_strdup_printf("%s/%s", root, bt->scalar);
-    g_autoptr(sv_compute_table) c = sv_compute_csv_load(path, error);
+    g_autoptr(sv_compute_table) c = sv_compute__csv_load(path, error);
     if (!c)
         return FALSE;
     int lc = -1;
     for (guint i = 0; i < c->header->len; i++)
         if (!strcmp(c->header->pdata[i], "layer"))
             lc = (int)i;
-    int pc = sv_compute_csv_col(c, "pc", error), nl, sl, kl, pl, al;
-    if (pc < 0 || (nl = sv_compute_csv_col(c, "n_label", error)) < 0 ||
-        (sl = sv_compute_csv_col(c, "skew_rate_label", error)) < 0 ||
-        (kl = sv_compute_csv_col(c, "kv_big_label", error)) < 0 ||
-        (pl = sv_compute_csv_col(c, "kp_label", error)) < 0 ||
-        (al = sv_compute_csv_col(c, "alpha", error)) < 0)
+    int pc = sv_compute__csv_col(c, "pc", error), nl, sl, kl, pl, al;
+    if (pc < 0 || (nl = sv_compute__csv_col(c, "n_label", error)) < 0 ||
+        (sl = sv_compute__csv_col(c, "skew_rate_label", error)) < 0 ||
+        (kl = sv_compute__csv_col(c, "kv_big_label", error)) < 0 ||
+        (pl = sv_compute__csv_col(c, "kp_label", error)) < 0 ||
+        (al = sv_compute__csv_col(c, "alpha", error)) < 0)
         return FALSE;
     for (guint r = 0; r < c->rows->len; r++) {
         char **cell = c->rows->pdata[r];
         double pcv, a;
-        if (!sv_compute_csv_double(c, r, pc, &pcv, error) ||
-            !sv_compute_csv_double(c, r, al, &a, error))
+        if (!sv_compute__csv_double(c, r, pc, &pcv, error) ||
+            !sv_compute__csv_double(c, r, al, &a, error))
             return FALSE;
         char *key = g_strdup_printf("%s%spc=%" G_GINT64_FORMAT "|%s|%s|%s|%s",
                                     lc >= 0 ? cell[lc] : "", lc >= 0 ? "|" : "", (int64_t)pcv,
@@ -436,7 +436,7 @@ static gboolean load_skew(struct sv_skew_fit *f, sv_yaml_node *meta, const char 
 }
 
 /* _bucket_label: buckets are (bins[i], bins[i+1]]; above the last edge, the last label. */
-static const char *bucket_label(const struct sv_skew_axis *a, double v)
+static const char *bucket_label(const struct sv_compute_skew_axis *a, double v)
 {
     for (int i = 0; i < a->n; i++)
         if (v <= a->bins[i + 1])
@@ -444,10 +444,10 @@ static const char *bucket_label(const struct sv_skew_axis *a, double v)
     return a->labels[a->n - 1];
 }
 
-double sv_compute_skew_alpha(sv_latency *lat, const struct sv_batch_shape *s)
+double sv_compute_skew_alpha(sv_compute_latency *lat, const struct sv_compute_batch_shape *s)
 {
-    const struct sv_skew_fit *f = &lat->skew;
-    if (lat->backend != SV_LATENCY_PROFILE || !f->enabled)
+    const struct sv_compute_skew_fit *f = &lat->skew;
+    if (lat->backend != SV_COMPUTE_LATENCY_PROFILE || !f->enabled)
         return 0;
     if (!f->have_entry)
         return f->alpha_default;
@@ -469,26 +469,26 @@ double sv_compute_skew_alpha(sv_latency *lat, const struct sv_batch_shape *s)
 
 /* ---- bundle ---------------------------------------------------------------------------------- */
 
-static gboolean check_coverage(sv_latency *lat, GError **error)
+static gboolean check_coverage(sv_compute_latency *lat, GError **error)
 {
-    const struct sv_layer_seq *q = lat->seq;
-    const sv_op_kind *lists[4] = {q->prologue, q->pre_attn, q->post_attn, q->mlp};
+    const struct sv_compute_layer_seq *q = lat->seq;
+    const sv_compute_op_kind *lists[4] = {q->prologue, q->pre_attn, q->post_attn, q->mlp};
     int counts[4] = {q->n_prologue, q->n_pre_attn, q->n_post_attn, q->n_mlp};
     for (int l = 0; l < 5; l++) {
-        const sv_op_kind *ops = l < 4 ? lists[l] : q->head;
+        const sv_compute_op_kind *ops = l < 4 ? lists[l] : q->head;
         int n = l < 4 ? counts[l] : q->n_head;
         for (int i = 0; i < n; i++) {
-            sv_op_kind op = ops[i];
-            sv_op_category cat = sv_compute_op_category(op);
-            const struct sv_tp_tables *t = q->tp_stable[op] ? lat->t_1 : lat->t_tp;
+            sv_compute_op_kind op = ops[i];
+            sv_compute_op_category_kind cat = sv_compute_op_category(op);
+            const struct sv_compute_tp_tables *t = q->tp_stable[op] ? lat->t_1 : lat->t_tp;
             const char *file = NULL;
-            if (cat == SV_OP_CAT_DENSE && !t->has_dense[op])
+            if (cat == SV_COMPUTE_OP_CAT_DENSE && !t->has_dense[op])
                 file = "dense.csv";
-            else if (cat == SV_OP_CAT_PER_SEQUENCE && !t->has_dense[op])
+            else if (cat == SV_COMPUTE_OP_CAT_PER_SEQUENCE && !t->has_dense[op])
                 file = "per_sequence.csv";
-            else if (cat == SV_OP_CAT_ATTENTION && !lat->t_tp->has_attn)
+            else if (cat == SV_COMPUTE_OP_CAT_ATTENTION && !lat->t_tp->has_attn)
                 file = "attention.csv", t = lat->t_tp;
-            else if (cat == SV_OP_CAT_MOE && !lat->t_1->has_moe)
+            else if (cat == SV_COMPUTE_OP_CAT_MOE && !lat->t_1->has_moe)
                 file = "moe.csv", t = lat->t_1;
             if (file) {
                 g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_MISSING,
@@ -501,7 +501,7 @@ static gboolean check_coverage(sv_latency *lat, GError **error)
     return TRUE;
 }
 
-gboolean sv_compute_profile_load(sv_latency *lat, const char *variant_dir, GError **error)
+gboolean sv_compute__profile_load(sv_compute_latency *lat, const char *variant_dir, GError **error)
 {
     lat->dir = g_strdup(variant_dir);
     if (!g_file_test(variant_dir, G_FILE_TEST_IS_DIR)) {
@@ -553,17 +553,17 @@ gboolean sv_compute_profile_load(sv_latency *lat, const char *variant_dir, GErro
     return check_coverage(lat, error);
 }
 
-static double lookup_attention_skew(sv_latency *lat, const struct sv_batch_shape *s)
+static double lookup_attention_skew(sv_compute_latency *lat, const struct sv_compute_batch_shape *s)
 {
-    const struct sv_attn_table *a = &lat->t_tp->attn;
-    double t_mean = sv_compute_attn_lookup(a, s->n_prefill_tokens, s->prefill_kv, s->n_decode,
+    const struct sv_compute_attn_table *a = &lat->t_tp->attn;
+    double t_mean = sv_compute__attn_lookup(a, s->n_prefill_tokens, s->prefill_kv, s->n_decode,
                                            s->decode_kv_mean);
     if (s->n_decode <= 1 || s->decode_kv_max == s->decode_kv_mean)
         return t_mean;
     double alpha = sv_compute_skew_alpha(lat, s);
     if (alpha == 0)
         return t_mean;
-    double t_max = sv_compute_attn_lookup(a, s->n_prefill_tokens, s->prefill_kv, s->n_decode,
+    double t_max = sv_compute__attn_lookup(a, s->n_prefill_tokens, s->prefill_kv, s->n_decode,
                                           s->decode_kv_max);
     if (t_max <= t_mean)
         return t_mean;
@@ -571,11 +571,11 @@ static double lookup_attention_skew(sv_latency *lat, const struct sv_batch_shape
     return v < 1 ? 1 : v;
 }
 
-double sv_compute_attention_lookup(sv_latency *lat, int64_t prefill_chunk, int64_t kv_prefill,
+double sv_compute_attention_lookup(sv_compute_latency *lat, int64_t prefill_chunk, int64_t kv_prefill,
                                    int64_t n_decode, int64_t kv_decode)
 {
-    SV_ASSERT(lat->backend == SV_LATENCY_PROFILE);
-    return sv_compute_attn_lookup(&lat->t_tp->attn, prefill_chunk, kv_prefill, n_decode, kv_decode);
+    SV_ASSERT(lat->backend == SV_COMPUTE_LATENCY_PROFILE);
+    return sv_compute__attn_lookup(&lat->t_tp->attn, prefill_chunk, kv_prefill, n_decode, kv_decode);
 }
 
 static double trunc_at_least_1(double v)
@@ -584,21 +584,21 @@ static double trunc_at_least_1(double v)
     return v < 1 ? 1 : v;
 }
 
-double sv_compute_profile_op_ns(sv_latency *lat, sv_op_kind op, const struct sv_batch_shape *s)
+double sv_compute__profile_op_ns(sv_compute_latency *lat, sv_compute_op_kind op, const struct sv_compute_batch_shape *s)
 {
-    const struct sv_tp_tables *t = lat->seq->tp_stable[op] ? lat->t_1 : lat->t_tp;
+    const struct sv_compute_tp_tables *t = lat->seq->tp_stable[op] ? lat->t_1 : lat->t_tp;
     switch (sv_compute_op_category(op)) {
-    case SV_OP_CAT_DENSE:
+    case SV_COMPUTE_OP_CAT_DENSE:
         return trunc_at_least_1(
-            sv_compute_lookup_1d(&t->dense[op], (double)(s->tokens > 1 ? s->tokens : 1)));
-    case SV_OP_CAT_PER_SEQUENCE:
+            sv_compute__lookup_1d(&t->dense[op], (double)(s->tokens > 1 ? s->tokens : 1)));
+    case SV_COMPUTE_OP_CAT_PER_SEQUENCE:
         return trunc_at_least_1(
-            sv_compute_lookup_1d(&t->dense[op], (double)(s->n_seqs > 1 ? s->n_seqs : 1)));
-    case SV_OP_CAT_ATTENTION:
+            sv_compute__lookup_1d(&t->dense[op], (double)(s->n_seqs > 1 ? s->n_seqs : 1)));
+    case SV_COMPUTE_OP_CAT_ATTENTION:
         if (s->n_prefill_tokens == 0 && s->n_decode == 0)
             return 0; /* _emit_npu_attention emits nothing */
         return lookup_attention_skew(lat, s);
-    case SV_OP_CAT_MOE: {
+    case SV_COMPUTE_OP_CAT_MOE: {
         int64_t tok = s->moe_local_tokens, ae = s->moe_activated_experts;
         if (tok <= 0)
             tok = s->tokens;
@@ -610,7 +610,7 @@ double sv_compute_profile_op_ns(sv_latency *lat, sv_op_kind op, const struct sv_
                 ae = lat->model.num_experts;
         }
         return trunc_at_least_1(
-            sv_compute_lookup_2d(&lat->t_1->moe, (double)(ae > 1 ? ae : 1), (double)tok));
+            sv_compute__lookup_2d(&lat->t_1->moe, (double)(ae > 1 ? ae : 1), (double)tok));
     }
     }
     return 0;
@@ -624,11 +624,11 @@ double sv_compute_profile_op_ns(sv_latency *lat, sv_op_kind op, const struct sv_
  * up_proj); layernorm is the mean of input_layernorm and post_layernorm, so the two layernorm
  * slots of a layer add up to both. The legacy layout has no sampler (it costs 0). */
 
-void sv_compute_legacy_free(struct sv_legacy_tables *l)
+void sv_compute__legacy_free(struct sv_compute_legacy_tables *l)
 {
     if (!l)
         return;
-    for (int i = 0; i < SV_OP_COUNT; i++)
+    for (int i = 0; i < SV_COMPUTE_OP_COUNT; i++)
         table1d_clear(&l->layer[i]);
     table2d_clear(&l->prefill);
     table2d_clear(&l->decode);
@@ -636,9 +636,9 @@ void sv_compute_legacy_free(struct sv_legacy_tables *l)
 }
 
 static gboolean legacy_parts(const sv_compute_table *c, const char *path, const char *const *parts,
-                             double scale, struct sv_table1d *out, GError **error)
+                             double scale, struct sv_compute_table1d *out, GError **error)
 {
-    int nc = sv_compute_csv_col(c, "layer_name", error);
+    int nc = sv_compute__csv_col(c, "layer_name", error);
     if (nc < 0)
         return FALSE;
     g_autoptr(GArray) sum = NULL;
@@ -672,10 +672,10 @@ static gboolean legacy_parts(const sv_compute_table *c, const char *path, const 
     return TRUE;
 }
 
-static gboolean legacy_2d(const char *path, const char *c0, const char *c1, struct sv_table2d *out,
+static gboolean legacy_2d(const char *path, const char *c0, const char *c1, struct sv_compute_table2d *out,
                           GError **error)
 {
-    g_autoptr(sv_compute_table) c = sv_compute_csv_load(path, error);
+    g_autoptr(sv_compute_table) c = sv_compute__csv_load(path, error);
     if (!c)
         return FALSE;
     const char *cols[] = {c0, c1};
@@ -691,29 +691,29 @@ static gboolean legacy_2d(const char *path, const char *c0, const char *c1, stru
     return TRUE;
 }
 
-gboolean sv_compute_legacy_load(sv_latency *lat, const char *tp_dir, GError **error)
+gboolean sv_compute__legacy_load(sv_compute_latency *lat, const char *tp_dir, GError **error)
 {
     lat->dir = g_strdup(tp_dir);
-    lat->legacy = g_new0(struct sv_legacy_tables, 1);
+    lat->legacy = g_new0(struct sv_compute_legacy_tables, 1);
     g_autofree char *lp = g_strdup_printf("%s/layers.csv", tp_dir);
-    g_autoptr(sv_compute_table) c = sv_compute_csv_load(lp, error);
+    g_autoptr(sv_compute_table) c = sv_compute__csv_load(lp, error);
     if (!c)
         return FALSE;
     static const struct {
-        sv_op_kind op;
+        sv_compute_op_kind op;
         const char *parts[4];
         double scale;
     } map[] = {
-        {SV_OP_EMBEDDING, {"embedding"}, 1},
-        {SV_OP_LAYERNORM, {"input_layernorm", "post_layernorm"}, 0.5},
-        {SV_OP_QKV_PROJ, {"q_proj", "k_proj", "v_proj"}, 1},
-        {SV_OP_ROTARY_EMB, {"rope"}, 1},
-        {SV_OP_O_PROJ, {"o_proj"}, 1},
-        {SV_OP_GATE_UP_PROJ, {"gate_proj", "up_proj"}, 1},
-        {SV_OP_ACT_FN, {"act_fn"}, 1},
-        {SV_OP_DOWN_PROJ, {"down_proj"}, 1},
-        {SV_OP_FINAL_LAYERNORM, {"final_layernorm"}, 1},
-        {SV_OP_LM_HEAD, {"lm_head"}, 1},
+        {SV_COMPUTE_OP_EMBEDDING, {"embedding"}, 1},
+        {SV_COMPUTE_OP_LAYERNORM, {"input_layernorm", "post_layernorm"}, 0.5},
+        {SV_COMPUTE_OP_QKV_PROJ, {"q_proj", "k_proj", "v_proj"}, 1},
+        {SV_COMPUTE_OP_ROTARY_EMB, {"rope"}, 1},
+        {SV_COMPUTE_OP_O_PROJ, {"o_proj"}, 1},
+        {SV_COMPUTE_OP_GATE_UP_PROJ, {"gate_proj", "up_proj"}, 1},
+        {SV_COMPUTE_OP_ACT_FN, {"act_fn"}, 1},
+        {SV_COMPUTE_OP_DOWN_PROJ, {"down_proj"}, 1},
+        {SV_COMPUTE_OP_FINAL_LAYERNORM, {"final_layernorm"}, 1},
+        {SV_COMPUTE_OP_LM_HEAD, {"lm_head"}, 1},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(map); i++) {
         if (!legacy_parts(c, lp, map[i].parts, map[i].scale, &lat->legacy->layer[map[i].op], error))
@@ -725,7 +725,7 @@ gboolean sv_compute_legacy_load(sv_latency *lat, const char *tp_dir, GError **er
     if (!legacy_2d(pp, "kv_cache_size", "prefill_chunk_size", &lat->legacy->prefill, error) ||
         !legacy_2d(dp, "batch_size", "kv_cache_size", &lat->legacy->decode, error))
         return FALSE;
-    const struct sv_layer_seq *q = lat->seq;
+    const struct sv_compute_layer_seq *q = lat->seq;
     if (q->n_mlp && q->mlp_is_moe) {
         g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_UNKNOWN,
                     "legacy profiles are supported for dense models only (%s is MoE): %s",
@@ -733,7 +733,7 @@ gboolean sv_compute_legacy_load(sv_latency *lat, const char *tp_dir, GError **er
         return FALSE;
     }
     for (int i = 0; i < q->n_pre_attn; i++)
-        if (q->pre_attn[i] == SV_OP_QK_NORM) {
+        if (q->pre_attn[i] == SV_COMPUTE_OP_QK_NORM) {
             g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_MISSING,
                         "no legacy profile for layer qk_norm (%s): %s", lat->model.name, lp);
             return FALSE;
@@ -741,21 +741,21 @@ gboolean sv_compute_legacy_load(sv_latency *lat, const char *tp_dir, GError **er
     return TRUE;
 }
 
-double sv_compute_legacy_op_ns(sv_latency *lat, sv_op_kind op, const struct sv_batch_shape *s)
+double sv_compute__legacy_op_ns(sv_compute_latency *lat, sv_compute_op_kind op, const struct sv_compute_batch_shape *s)
 {
-    const struct sv_legacy_tables *l = lat->legacy;
-    if (op == SV_OP_SAMPLER)
+    const struct sv_compute_legacy_tables *l = lat->legacy;
+    if (op == SV_COMPUTE_OP_SAMPLER)
         return 0;
-    if (op == SV_OP_ATTENTION) {
+    if (op == SV_COMPUTE_OP_ATTENTION) {
         double v = 0;
         if (s->n_prefill_tokens > 0)
-            v += sv_compute_lookup_2d(&l->prefill, (double)s->prefill_kv,
+            v += sv_compute__lookup_2d(&l->prefill, (double)s->prefill_kv,
                                       (double)s->n_prefill_tokens);
         if (s->n_decode > 0)
-            v += sv_compute_lookup_2d(&l->decode, (double)s->n_decode, (double)s->decode_kv_mean);
+            v += sv_compute__lookup_2d(&l->decode, (double)s->n_decode, (double)s->decode_kv_mean);
         return trunc(v);
     }
     SV_ASSERT(l->has_layer[op]);
-    double key = (double)(op == SV_OP_LM_HEAD ? s->n_seqs : s->tokens);
-    return trunc_at_least_1(sv_compute_lookup_1d(&l->layer[op], key < 1 ? 1 : key));
+    double key = (double)(op == SV_COMPUTE_OP_LM_HEAD ? s->n_seqs : s->tokens);
+    return trunc_at_least_1(sv_compute__lookup_1d(&l->layer[op], key < 1 ? 1 : key));
 }

@@ -7,7 +7,7 @@
 
 /* ---- CSV ---------------------------------------------------------------------------------- */
 
-void sv_compute_csv_free(sv_compute_table *c)
+void sv_compute__csv_free(sv_compute_table *c)
 {
     if (!c)
         return;
@@ -21,7 +21,7 @@ void sv_compute_csv_free(sv_compute_table *c)
     g_free(c);
 }
 
-sv_compute_table *sv_compute_csv_load(const char *path, GError **error)
+sv_compute_table *sv_compute__csv_load(const char *path, GError **error)
 {
     GError *e = NULL;
     g_autoptr(sv_csv) in = sv_csv_open(path, &e);
@@ -65,7 +65,7 @@ sv_compute_table *sv_compute_csv_load(const char *path, GError **error)
     return g_steal_pointer(&c);
 }
 
-int sv_compute_csv_col(const sv_compute_table *c, const char *name, GError **error)
+int sv_compute__csv_col(const sv_compute_table *c, const char *name, GError **error)
 {
     for (guint i = 0; i < c->header->len; i++)
         if (!strcmp(c->header->pdata[i], name))
@@ -75,7 +75,7 @@ int sv_compute_csv_col(const sv_compute_table *c, const char *name, GError **err
     return -1;
 }
 
-gboolean sv_compute_csv_double(const sv_compute_table *c, guint row, int col, double *out,
+gboolean sv_compute__csv_double(const sv_compute_table *c, guint row, int col, double *out,
                                GError **error)
 {
     const char *s = ((char **)c->rows->pdata[row])[col];
@@ -93,7 +93,7 @@ gboolean sv_compute_csv_double(const sv_compute_table *c, guint row, int col, do
 
 /* ---- interpolation ------------------------------------------------------------------------ */
 
-double sv_compute_us_to_ns(double us)
+double sv_compute__us_to_ns(double us)
 {
     /* pandas .round() is numpy's round half to even; nearbyint in the default mode is too. */
     double ns = nearbyint(us * 1000.0);
@@ -137,7 +137,7 @@ static double lin(double x0, double y0, double x1, double y1, double q)
     return y0 + (q - x0) / (x1 - x0) * (y1 - y0);
 }
 
-double sv_compute_lookup_1d(const struct sv_table1d *t, double q)
+double sv_compute__lookup_1d(const struct sv_compute_table1d *t, double q)
 {
     if (t->n == 0)
         return 0;
@@ -150,14 +150,14 @@ double sv_compute_lookup_1d(const struct sv_table1d *t, double q)
     return lin((double)t->keys[lo], t->vals[lo], (double)t->keys[hi], t->vals[hi], q);
 }
 
-double sv_compute_lookup_2d(const struct sv_table2d *t, double q_row, double q_col)
+double sv_compute__lookup_2d(const struct sv_compute_table2d *t, double q_row, double q_col)
 {
     int lo, hi;
     lookup_bounds(t->keys, t->n, q_row, &lo, &hi);
-    double v_lo = sv_compute_lookup_1d(&t->rows[lo], q_col);
+    double v_lo = sv_compute__lookup_1d(&t->rows[lo], q_col);
     if (lo == hi)
         return v_lo;
-    double v_hi = sv_compute_lookup_1d(&t->rows[hi], q_col);
+    double v_hi = sv_compute__lookup_1d(&t->rows[hi], q_col);
     return lin((double)t->keys[lo], v_lo, (double)t->keys[hi], v_hi, q_row);
 }
 
@@ -180,12 +180,12 @@ static void axis_bracket(const int64_t *v, int n, int64_t q, int *lo, int *hi, d
     *t = x1 == x0 ? 0 : ((double)q - x0) / (x1 - x0);
 }
 
-static const struct sv_attn_slice *find_slice(const struct sv_attn_table *t, int64_t pc, int64_t nd)
+static const struct sv_compute_attn_slice *find_slice(const struct sv_compute_attn_table *t, int64_t pc, int64_t nd)
 {
     int lo = 0, hi = t->n_slices;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        const struct sv_attn_slice *s = &t->slices[mid];
+        const struct sv_compute_attn_slice *s = &t->slices[mid];
         if (s->pc < pc || (s->pc == pc && s->nd < nd))
             lo = mid + 1;
         else
@@ -196,7 +196,7 @@ static const struct sv_attn_slice *find_slice(const struct sv_attn_table *t, int
     return NULL;
 }
 
-static double row_lookup(const struct sv_table1d *r, int64_t kd)
+static double row_lookup(const struct sv_compute_table1d *r, int64_t kd)
 {
     if (r->n == 1)
         return r->vals[0];
@@ -208,7 +208,7 @@ static double row_lookup(const struct sv_table1d *r, int64_t kd)
 
 /* Bilinear inside one (prefill_chunk, n_decode) slice: row by row over kv_decode, then across
  * the two bracketing kv_prefill rows. */
-static double slice_lookup(const struct sv_attn_slice *s, int64_t kp, int64_t kd)
+static double slice_lookup(const struct sv_compute_attn_slice *s, int64_t kp, int64_t kd)
 {
     int lo, hi;
     double t;
@@ -223,9 +223,9 @@ static double slice_lookup(const struct sv_attn_slice *s, int64_t kp, int64_t kd
 
 /* A corner whose slice was not profiled takes the nearest profiled (pc, nd) slice (squared
  * distance, first in sorted order on ties), as LLMServingSim's _corner does. */
-static double corner(const struct sv_attn_table *t, int64_t pc, int64_t nd, int64_t kp, int64_t kd)
+static double corner(const struct sv_compute_attn_table *t, int64_t pc, int64_t nd, int64_t kp, int64_t kd)
 {
-    const struct sv_attn_slice *s = find_slice(t, pc, nd);
+    const struct sv_compute_attn_slice *s = find_slice(t, pc, nd);
     if (!s) {
         int64_t best = INT64_MAX;
         for (int i = 0; i < t->n_slices; i++) {
@@ -240,7 +240,7 @@ static double corner(const struct sv_attn_table *t, int64_t pc, int64_t nd, int6
     return slice_lookup(s, kp, kd);
 }
 
-double sv_compute_attn_lookup(const struct sv_attn_table *t, int64_t pc, int64_t kp, int64_t nd,
+double sv_compute__attn_lookup(const struct sv_compute_attn_table *t, int64_t pc, int64_t kp, int64_t nd,
                               int64_t kd)
 {
     pc = pc < 0 ? 0 : pc;
@@ -261,7 +261,7 @@ double sv_compute_attn_lookup(const struct sv_attn_table *t, int64_t pc, int64_t
     return out < 1 ? 1 : out;
 }
 
-double sv_compute_roofline_ns(const struct sv_roofline_eff *e, double flops, double bytes,
+double sv_compute__roofline_ns(const struct sv_compute_roofline_eff *e, double flops, double bytes,
                               double peak_flops, double bw_bytes_per_s)
 {
     double tc = flops > 0 ? flops / (peak_flops * e->compute_eff) * 1e9 : 0;

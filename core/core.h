@@ -110,7 +110,7 @@ sv_time sv_engine_event_time(const sv_engine *eng, sv_event_id id); /* -1 if sta
 /* A place in the event order reserved without scheduling anything: where an event scheduled now
  * at (time, priority) would go. A model whose event would, when it fires, only clear a flag
  * (a link becoming free with nothing queued) takes a mark instead, asks whether that event would
- * have run by now (sv_engine_mark_passed), and schedules the real event at the mark's place
+ * have run by now (sv_core__engine_mark_passed), and schedules the real event at the mark's place
  * only if something comes to depend on it; the order of every other event is unchanged, and
  * the engine does one event less per mark never scheduled. */
 typedef struct sv_event_mark {
@@ -123,7 +123,7 @@ typedef struct sv_event_mark {
  * possible for at == now with a priority above the running event's); schedule a real event then. */
 gboolean sv_engine_mark(sv_engine *eng, sv_time at, int priority, sv_event_mark *out);
 /* TRUE when an event at the mark's place would have run already (the running event included). */
-gboolean sv_engine_mark_passed(const sv_engine *eng, const sv_event_mark *mark);
+gboolean sv_core__engine_mark_passed(const sv_engine *eng, const sv_event_mark *mark);
 /* Schedule an event at a mark's place, as if it had been scheduled when the mark was taken. The
  * mark must not have passed, and is used up. */
 sv_event_id sv_engine_schedule_at_mark(sv_engine *eng, const sv_event_mark *mark, sv_event_fn fn,
@@ -374,9 +374,9 @@ gboolean sv_cfg_get_string(JsonObject *obj, const char *key, const char *where, 
 /* ---- policy registry -------------------------------------------------------------------- */
 
 /* Policies (router, batch scheduler, KV eviction, expert routing) are chosen by name. Each module
- * defines the callback table of its kind in its own public header (struct sv_router_ops in
- * planner/planner.h, struct sv_sched_ops and struct sv_expert_route_ops in msg/msg.h, struct
- * sv_kv_evict_ops in memory-tier/kvcache.h); the registry only maps (kind, name) to a table and
+ * defines the callback table of its kind in its own public header (struct sv_planner_router_ops in
+ * planner/planner.h, struct sv_msg_sched_ops and struct sv_msg_expert_route_ops in msg/msg.h, struct
+ * sv_memtier_kv_evict_ops in memory-tier/kvcache.h); the registry only maps (kind, name) to a table and
  * never looks inside. Built-ins and plugins (planner/plugin.h) register the same way. Every table
  * starts with `unsigned api_version`, which must equal SV_REGISTRY_API_VERSION. */
 #define SV_REGISTRY_API_VERSION 1u

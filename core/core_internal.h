@@ -16,7 +16,7 @@ struct sv_engine {
     uint64_t events_run;
     gboolean stopped;
     /* The largest (time, tag) run so far: an event's place has passed iff it is not after it
-     * (sv_engine_mark_passed). */
+     * (sv_core__engine_mark_passed). */
     sv_time front_time;
     uint64_t front_tag;
     gboolean root_hole; /* heap[0] is a removed bucket's entry, to be refilled (engine.c) */

@@ -543,7 +543,7 @@ gboolean sv_engine_mark(sv_engine *eng, sv_time at, int priority, sv_event_mark 
     return TRUE;
 }
 
-gboolean sv_engine_mark_passed(const sv_engine *eng, const sv_event_mark *mark)
+gboolean sv_core__engine_mark_passed(const sv_engine *eng, const sv_event_mark *mark)
 {
     return !after_front(eng, mark->time, mark->tag);
 }

@@ -333,7 +333,7 @@ sv_dag *sv_dag_load_et(const char *path, const struct sv_dag_et_opts *opts, GErr
 gboolean sv_dag_save_et(const sv_dag *dag, const char *path, GError **error);
 gboolean sv_dag_save_et_device(const sv_dag *dag, int32_t device, const char *path, GError **error);
 
-/* The Chakra node that would be written for `node` (all deps; free with sv_et_node_free).
+/* The Chakra node that would be written for `node` (all deps; free with sv_proto_node_free).
  * Original attributes keep their order and value kind with current parameter values; parameters
  * set since are appended. Readers of attributes the DAG does not model (inputs.values of a
  * metadata node, PyTorch provenance) use this. */

@@ -14,8 +14,8 @@ typedef ChakraProtoMsg__AttributeProto attr_t;
 
 /* servesim's own attributes: the DAG kind for PIM/LOGICAL, and durations that are not whole
  * microseconds (duration_micros alone would truncate them). Consumed on load, written on save. */
-#define SV_ATTR_KIND "sv_kind"
-#define SV_ATTR_DURATION_NS "sv_duration_ns"
+#define SV_DAG_ATTR_KIND "sv_kind"
+#define SV_DAG_ATTR_DURATION_NS "sv_duration_ns"
 
 /* The modelled attributes, in SV_DAG_HAS_* bit order (names from CHAKRA_ET.md 1.3). */
 static const char *const param_names[] = {
@@ -35,7 +35,7 @@ static int param_bit(const char *name)
 static gboolean int32_of(const attr_t *a, int32_t *out)
 {
     int64_t v;
-    if (!sv_et_attr_int(a, &v) || v < INT32_MIN || v > INT32_MAX)
+    if (!sv_proto_attr_int(a, &v) || v < INT32_MIN || v > INT32_MAX)
         return FALSE;
     *out = (int32_t)v;
     return TRUE;
@@ -50,7 +50,7 @@ static gboolean param_parse(const attr_t *a, int bit, struct sv_dag_params *p)
     case SV_DAG_HAS_COMM_TYPE:
         return int32_of(a, &p->comm_type);
     case SV_DAG_HAS_COMM_SIZE:
-        return sv_et_attr_uint(a, &p->comm_size_bytes);
+        return sv_proto_attr_uint(a, &p->comm_size_bytes);
     case SV_DAG_HAS_COMM_SRC:
         return int32_of(a, &p->comm_src);
     case SV_DAG_HAS_COMM_DST:
@@ -60,21 +60,21 @@ static gboolean param_parse(const attr_t *a, int bit, struct sv_dag_params *p)
     case SV_DAG_HAS_COMM_PRIORITY:
         return int32_of(a, &p->comm_priority);
     case SV_DAG_HAS_TENSOR_SIZE:
-        return sv_et_attr_uint(a, &p->tensor_size_bytes);
+        return sv_proto_attr_uint(a, &p->tensor_size_bytes);
     case SV_DAG_HAS_NUM_OPS:
-        if (!sv_et_attr_int(a, &v))
+        if (!sv_proto_attr_int(a, &v))
             return FALSE;
         p->num_ops = v;
         return TRUE;
     case SV_DAG_HAS_IS_CPU_OP:
-        if (!sv_et_attr_bool(a, &b))
+        if (!sv_proto_attr_bool(a, &b))
             return FALSE;
         p->is_cpu_op = b;
         return TRUE;
     case SV_DAG_HAS_INVOLVED_DIMS: {
         g_autofree gboolean *vals = NULL;
         size_t n = 0;
-        if (!sv_et_attr_bool_list(a, &vals, &n) || n > SV_DAG_MAX_DIMS)
+        if (!sv_proto_attr_bool_list(a, &vals, &n) || n > SV_DAG_MAX_DIMS)
             return FALSE;
         p->involved_dims = 0;
         for (size_t i = 0; i < n; i++)
@@ -84,7 +84,7 @@ static gboolean param_parse(const attr_t *a, int bit, struct sv_dag_params *p)
         return TRUE;
     }
     case SV_DAG_HAS_PG_NAME:
-        return sv_et_attr_string(a, &p->pg_name);
+        return sv_proto_attr_string(a, &p->pg_name);
     default:
         return FALSE;
     }
@@ -143,12 +143,12 @@ sv_dag *sv_dag_load_et(const char *path, const struct sv_dag_et_opts *opts, GErr
     struct sv_dag_et_opts o = {0};
     if (opts)
         o = *opts;
-    g_autoptr(sv_et_reader) rd = sv_et_reader_open(path, error);
+    g_autoptr(sv_proto_reader) rd = sv_proto_reader_open(path, error);
     if (!rd)
         return NULL;
     g_autoptr(sv_dag) dag = sv_dag_new();
     size_t md_len = 0;
-    const uint8_t *md = sv_et_reader_metadata_raw(rd, &md_len);
+    const uint8_t *md = sv_proto_reader_metadata_raw(rd, &md_len);
     dag->et_metadata = g_memdup2(md ? md : (const uint8_t *)"", md_len ? md_len : 1);
     dag->et_metadata_len = md_len;
 
@@ -159,8 +159,8 @@ sv_dag *sv_dag_load_et(const char *path, const struct sv_dag_et_opts *opts, GErr
     ChakraProtoMsg__Node *et = NULL;
     GError *err = NULL;
     gboolean ok = TRUE;
-    while (ok && sv_et_reader_next(rd, &et, &err)) {
-        uint64_t msg = sv_et_reader_index(rd);
+    while (ok && sv_proto_reader_next(rd, &et, &err)) {
+        uint64_t msg = sv_proto_reader_index(rd);
         if ((int)et->type < 0 || et->type > CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) {
             g_set_error(&err, SV_DAG_ERROR, SV_DAG_ERROR_INVALID,
                         "unknown node type %d: %s: node %" G_GUINT64_FORMAT
@@ -201,13 +201,13 @@ sv_dag *sv_dag_load_et(const char *path, const struct sv_dag_et_opts *opts, GErr
             const char *s;
             int64_t v;
             /* First match wins (ASTRA-sim); later duplicates are kept verbatim. */
-            if (!seen_kind && strcmp(nm, SV_ATTR_KIND) == 0 && sv_et_attr_string(a, &s) &&
+            if (!seen_kind && strcmp(nm, SV_DAG_ATTR_KIND) == 0 && sv_proto_attr_string(a, &s) &&
                 (strcmp(s, "pim") == 0 || strcmp(s, "logical") == 0)) {
                 seen_kind = TRUE;
                 cfg.kind = s[0] == 'p' ? SV_DAG_KIND_PIM : SV_DAG_KIND_LOGICAL;
                 continue;
             }
-            if (!seen_dur && strcmp(nm, SV_ATTR_DURATION_NS) == 0 && sv_et_attr_int(a, &v) &&
+            if (!seen_dur && strcmp(nm, SV_DAG_ATTR_DURATION_NS) == 0 && sv_proto_attr_int(a, &v) &&
                 v >= 0 && v / SV_NS_PER_US == (int64_t)et->duration_micros) {
                 seen_dur = TRUE;
                 cfg.duration_ns = v;
@@ -251,10 +251,10 @@ sv_dag *sv_dag_load_et(const char *path, const struct sv_dag_et_opts *opts, GErr
             struct dep_rec d = {et->ctrl_deps[i], node->index, SV_DAG_EDGE_CTRL};
             g_array_append_val(deps, d);
         }
-        sv_et_node_free(et);
+        sv_proto_node_free(et);
         et = NULL;
     }
-    sv_et_node_free(et);
+    sv_proto_node_free(et);
     g_byte_array_unref(buf);
     if (err) {
         g_propagate_error(error, err);
@@ -367,34 +367,34 @@ static attr_t *param_new(int bit, const struct sv_dag_params *p)
     const char *nm = param_names[bit];
     switch (1u << bit) {
     case SV_DAG_HAS_COMM_TYPE:
-        return sv_et_attr_new_int64(nm, p->comm_type);
+        return sv_proto_attr_new_int64(nm, p->comm_type);
     case SV_DAG_HAS_COMM_SIZE:
         return p->comm_size_bytes > (uint64_t)INT64_MAX
-                   ? sv_et_attr_new_uint64(nm, p->comm_size_bytes)
-                   : sv_et_attr_new_int64(nm, (int64_t)p->comm_size_bytes);
+                   ? sv_proto_attr_new_uint64(nm, p->comm_size_bytes)
+                   : sv_proto_attr_new_int64(nm, (int64_t)p->comm_size_bytes);
     case SV_DAG_HAS_COMM_SRC:
-        return sv_et_attr_new_int32(nm, p->comm_src);
+        return sv_proto_attr_new_int32(nm, p->comm_src);
     case SV_DAG_HAS_COMM_DST:
-        return sv_et_attr_new_int32(nm, p->comm_dst);
+        return sv_proto_attr_new_int32(nm, p->comm_dst);
     case SV_DAG_HAS_COMM_TAG:
-        return sv_et_attr_new_int32(nm, p->comm_tag);
+        return sv_proto_attr_new_int32(nm, p->comm_tag);
     case SV_DAG_HAS_COMM_PRIORITY:
-        return sv_et_attr_new_int32(nm, p->comm_priority);
+        return sv_proto_attr_new_int32(nm, p->comm_priority);
     case SV_DAG_HAS_TENSOR_SIZE:
-        return sv_et_attr_new_uint64(nm, p->tensor_size_bytes);
+        return sv_proto_attr_new_uint64(nm, p->tensor_size_bytes);
     case SV_DAG_HAS_NUM_OPS:
-        return sv_et_attr_new_int64(nm, p->num_ops);
+        return sv_proto_attr_new_int64(nm, p->num_ops);
     case SV_DAG_HAS_IS_CPU_OP:
-        return sv_et_attr_new_bool(nm, p->is_cpu_op);
+        return sv_proto_attr_new_bool(nm, p->is_cpu_op);
     case SV_DAG_HAS_INVOLVED_DIMS: {
         gboolean vals[SV_DAG_MAX_DIMS];
         uint32_t n = MIN(p->n_involved_dims, (uint32_t)SV_DAG_MAX_DIMS);
         for (uint32_t i = 0; i < n; i++)
             vals[i] = (p->involved_dims >> i) & 1u;
-        return sv_et_attr_new_bool_list(nm, vals, n);
+        return sv_proto_attr_new_bool_list(nm, vals, n);
     }
     case SV_DAG_HAS_PG_NAME:
-        return sv_et_attr_new_string(nm, p->pg_name ? p->pg_name : "");
+        return sv_proto_attr_new_string(nm, p->pg_name ? p->pg_name : "");
     default:
         g_assert_not_reached();
     }
@@ -462,17 +462,17 @@ static attr_t *param_update(attr_t *a, int bit, const struct sv_dag_params *cur)
         if (parsed && old.involved_dims == cur->involved_dims &&
             old.n_involved_dims == cur->n_involved_dims)
             return a;
-        sv_et_attr_free(a);
+        sv_proto_attr_free(a);
         return param_new(bit, cur);
     default: /* pg_name */
         if (parsed && g_strcmp0(old.pg_name, cur->pg_name) == 0)
             return a;
-        sv_et_attr_free(a);
+        sv_proto_attr_free(a);
         return param_new(bit, cur);
     }
     if (parsed && attr_store_int(a, neg, mag))
         return a;
-    sv_et_attr_free(a);
+    sv_proto_attr_free(a);
     return param_new(bit, cur);
 }
 
@@ -498,7 +498,7 @@ static ChakraProtoMsg__Node *node_to_et(const sv_dag *dag, const sv_dag_node *no
         type = (ChakraProtoMsg__NodeType)node->kind;
         break;
     }
-    ChakraProtoMsg__Node *et = sv_et_node_new(node->id, node->name, type);
+    ChakraProtoMsg__Node *et = sv_proto_node_new(node->id, node->name, type);
     const struct sv_dag_nrt *r = sv_dag__nrt(dag, node->index);
     for (int k = 0; k < 2; k++) {
         for (uint32_t e = r->in_head; e != SV_DAG_NONE; e = sv_dag__edge(dag, e)->next_in) {
@@ -509,9 +509,9 @@ static ChakraProtoMsg__Node *node_to_et(const sv_dag *dag, const sv_dag_node *no
             if (!p)
                 continue;
             if (k == SV_DAG_EDGE_DATA)
-                sv_et_node_add_data_dep(et, p->id);
+                sv_proto_node_add_data_dep(et, p->id);
             else
-                sv_et_node_add_ctrl_dep(et, p->id);
+                sv_proto_node_add_ctrl_dep(et, p->id);
         }
     }
     et->duration_micros = (uint64_t)(node->duration_ns / SV_NS_PER_US);
@@ -521,9 +521,9 @@ static ChakraProtoMsg__Node *node_to_et(const sv_dag *dag, const sv_dag_node *no
         ChakraProtoMsg__Node *x = chakra_proto_msg__node__unpack(NULL, r->extra_len, r->extra);
         SV_ASSERT(x != NULL); /* we packed it ourselves */
         for (size_t i = 0; i < x->n_data_deps; i++)
-            sv_et_node_add_data_dep(et, x->data_deps[i]);
+            sv_proto_node_add_data_dep(et, x->data_deps[i]);
         for (size_t i = 0; i < x->n_ctrl_deps; i++)
-            sv_et_node_add_ctrl_dep(et, x->ctrl_deps[i]);
+            sv_proto_node_add_ctrl_dep(et, x->ctrl_deps[i]);
         et->start_time_micros = x->start_time_micros;
         et->inputs = g_steal_pointer(&x->inputs);
         et->outputs = g_steal_pointer(&x->outputs);
@@ -535,23 +535,23 @@ static ChakraProtoMsg__Node *node_to_et(const sv_dag *dag, const sv_dag_node *no
                 if (node->p.has & (1u << bit)) {
                     a = param_update(a, bit, &node->p);
                 } else if (r->et_has & (1u << bit)) {
-                    sv_et_attr_free(a); /* cleared since loading */
+                    sv_proto_attr_free(a); /* cleared since loading */
                     continue;
                 }
             }
-            sv_et_node_add_attr(et, a);
+            sv_proto_node_add_attr(et, a);
         }
         chakra_proto_msg__node__free_unpacked(x, NULL);
     }
     for (int bit = 0; bit < N_PARAMS; bit++)
         if ((node->p.has & (1u << bit)) && !(seen & (1u << bit)))
-            sv_et_node_add_attr(et, param_new(bit, &node->p));
+            sv_proto_node_add_attr(et, param_new(bit, &node->p));
     if (node->kind == SV_DAG_KIND_PIM || node->kind == SV_DAG_KIND_LOGICAL)
-        sv_et_node_add_attr(
+        sv_proto_node_add_attr(
             et,
-            sv_et_attr_new_string(SV_ATTR_KIND, node->kind == SV_DAG_KIND_PIM ? "pim" : "logical"));
+            sv_proto_attr_new_string(SV_DAG_ATTR_KIND, node->kind == SV_DAG_KIND_PIM ? "pim" : "logical"));
     if (node->duration_ns % SV_NS_PER_US != 0)
-        sv_et_node_add_attr(et, sv_et_attr_new_int64(SV_ATTR_DURATION_NS, node->duration_ns));
+        sv_proto_node_add_attr(et, sv_proto_attr_new_int64(SV_DAG_ATTR_DURATION_NS, node->duration_ns));
     return et;
 }
 
@@ -562,32 +562,32 @@ ChakraProtoMsg__Node *sv_dag_node_to_et(const sv_dag *dag, const sv_dag_node *no
 
 static gboolean save(const sv_dag *dag, int32_t device, const char *path, GError **error)
 {
-    sv_et_writer *w = sv_et_writer_open(path, error);
+    sv_proto_writer *w = sv_proto_writer_open(path, error);
     if (!w)
         return FALSE;
     gboolean ok;
     if (dag->et_metadata) {
-        ok = sv_et_writer_put_raw(w, dag->et_metadata, dag->et_metadata_len, error);
+        ok = sv_proto_writer_put_raw(w, dag->et_metadata, dag->et_metadata_len, error);
     } else {
         /* ASTRA-sim's microbenchmark ETs carry version "0.0.4"; nothing reads it (CHAKRA_ET.md
          * 1.2). */
-        g_autoptr(ChakraProtoMsg__GlobalMetadata) md = sv_et_metadata_new("0.0.4");
-        ok = sv_et_writer_put_metadata(w, md, error);
+        g_autoptr(ChakraProtoMsg__GlobalMetadata) md = sv_proto_metadata_new("0.0.4");
+        ok = sv_proto_writer_put_metadata(w, md, error);
     }
     for (size_t i = 0; ok && i < dag->n_nodes; i++) {
         const sv_dag_node *n = sv_dag__node(dag, (uint32_t)i);
         if (device >= 0 && n->device != device)
             continue;
         g_autoptr(ChakraProtoMsg__Node) et = node_to_et(dag, n, device);
-        ok = sv_et_writer_put_node(w, et, error);
+        ok = sv_proto_writer_put_node(w, et, error);
         if (!ok)
             g_prefix_error(error, "node %" G_GUINT64_FORMAT ": ", n->id);
     }
     if (!ok) {
-        sv_et_writer_abort(w);
+        sv_proto_writer_abort(w);
         return FALSE;
     }
-    return sv_et_writer_close(w, error);
+    return sv_proto_writer_close(w, error);
 }
 
 gboolean sv_dag_save_et(const sv_dag *dag, const char *path, GError **error)

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-GQuark sv_kv_error_quark(void)
+GQuark sv_memtier_kv_error_quark(void)
 {
     return g_quark_from_static_string("servesim-kv-error-quark");
 }
@@ -27,7 +27,7 @@ typedef struct {
     uint8_t pad;
 } kv_block;
 
-struct sv_kv_manager {
+struct sv_memtier_kv_manager {
     uint32_t num_blocks;
     uint32_t block_size;
     int bs_shift; /* log2(block_size) when it is a power of two (always, in practice), else -1:
@@ -40,10 +40,10 @@ struct sv_kv_manager {
     /* The free queue is the eviction policy's (default lru: vLLM's FreeKVCacheBlockQueue, whose
      * O(1) removal from the middle touch() needs); the manager keeps the count. The lru policy
      * is built in (builtin_lru; evict_state NULL; see "free queue" below). */
-    const struct sv_kv_evict_ops *evict;
+    const struct sv_memtier_kv_evict_ops *evict;
     void *evict_state;
     gboolean builtin_lru;
-    sv_kv__lru lru; /* built-in lru: the ring, slots in blocks[].pos */
+    sv_memtier__lru lru; /* built-in lru: the ring, slots in blocks[].pos */
     uint32_t num_free;
     /* hash -> owning block. Keys point at the owner's hashes[] entry. Only looked up, never
      * iterated, so its order cannot influence the simulation. One block per hash: a block
@@ -52,12 +52,12 @@ struct sv_kv_manager {
     GHashTable *index;
     uint32_t cached_free; /* owners with ref == 0 */
     uint32_t live_seqs;
-    struct sv_kv_stats stats;
+    struct sv_memtier_kv_stats stats;
 };
 
 /* What every step of a running request reads comes first (within 48 bytes). */
-struct sv_kv_seq {
-    sv_kv_manager *mgr;
+struct sv_memtier_kv_seq {
+    sv_memtier_kv_manager *mgr;
     uint32_t *table; /* block ids in sequence order */
     uint32_t num_blocks;
     uint32_t cap_blocks;
@@ -73,7 +73,7 @@ struct sv_kv_seq {
 
 /* ---- capacity ---------------------------------------------------------------------------- */
 
-uint64_t sv_kv_blocks_from_bytes(uint64_t kv_bytes, uint64_t kv_bytes_per_token,
+uint64_t sv_memtier_kv_blocks_from_bytes(uint64_t kv_bytes, uint64_t kv_bytes_per_token,
                                  uint32_t block_size)
 {
     uint64_t per_block = kv_bytes_per_token * (uint64_t)block_size;
@@ -81,7 +81,7 @@ uint64_t sv_kv_blocks_from_bytes(uint64_t kv_bytes, uint64_t kv_bytes_per_token,
     return kv_bytes / per_block;
 }
 
-gboolean sv_kv_capacity_blocks(uint64_t mem_bytes, double mem_util, uint64_t weight_bytes,
+gboolean sv_memtier_kv_capacity_blocks(uint64_t mem_bytes, double mem_util, uint64_t weight_bytes,
                                uint64_t kv_bytes_per_token, uint32_t block_size,
                                uint64_t *num_blocks, GError **error)
 {
@@ -91,7 +91,7 @@ gboolean sv_kv_capacity_blocks(uint64_t mem_bytes, double mem_util, uint64_t wei
     uint64_t requested = requested_d <= 0 ? 0 : (uint64_t)requested_d;
     uint64_t per_block = kv_bytes_per_token * (uint64_t)block_size;
     if (requested < weight_bytes || requested - weight_bytes < per_block) {
-        g_set_error(error, SV_KV_ERROR, SV_KV_ERROR_CAPACITY,
+        g_set_error(error, SV_MEMTIER_KV_ERROR, SV_MEMTIER_KV_ERROR_CAPACITY,
                     "kv cache: mem_util %g of %" G_GUINT64_FORMAT " bytes minus %" G_GUINT64_FORMAT
                     " bytes of weights leaves less than one %u-token block (%" G_GUINT64_FORMAT
                     " bytes)",
@@ -106,7 +106,7 @@ gboolean sv_kv_capacity_blocks(uint64_t mem_bytes, double mem_util, uint64_t wei
 
 /* FNV-1a then SplitMix64's finalizer (core.h's sv_hash_*): FNV's low bits mix poorly, and the
  * chain feeds each hash back as the next parent. */
-uint64_t sv_kv_hash_tokens(uint64_t parent, const uint32_t *tokens, size_t n)
+uint64_t sv_memtier_kv_hash_tokens(uint64_t parent, const uint32_t *tokens, size_t n)
 {
     uint64_t h = sv_hash_fnv1a(SV_HASH_FNV_OFFSET, parent, 8);
     for (size_t i = 0; i < n; i++)
@@ -136,43 +136,43 @@ static uint64_t hash_ids_link(uint64_t parent, uint64_t offset, const uint64_t *
  * ~10 ns of work per block). */
 #define QUEUE_PREFETCH 8
 
-static inline void prefetch_ahead(const sv_kv_manager *mgr, uint32_t k)
+static inline void prefetch_ahead(const sv_memtier_kv_manager *mgr, uint32_t k)
 {
-    uint32_t ahead = sv_kv__lru_ahead(&mgr->lru, k);
+    uint32_t ahead = sv_memtier__lru_ahead(&mgr->lru, k);
     if (ahead < mgr->num_blocks) /* not a hole, nor a stale slot past the tail */
         __builtin_prefetch(&mgr->blocks[ahead], 1);
 }
 
-static void queue_append(sv_kv_manager *mgr, uint32_t id)
+static void queue_append(sv_memtier_kv_manager *mgr, uint32_t id)
 {
     kv_block *b = &mgr->blocks[id];
     SV_ASSERT(!b->queued);
     b->queued = TRUE;
     if (mgr->builtin_lru)
-        sv_kv__lru_push(&mgr->lru, id);
+        sv_memtier__lru_push(&mgr->lru, id);
     else
         mgr->evict->push(mgr->evict_state, id);
     mgr->num_free++;
 }
 
-static void queue_remove(sv_kv_manager *mgr, uint32_t id)
+static void queue_remove(sv_memtier_kv_manager *mgr, uint32_t id)
 {
     kv_block *b = &mgr->blocks[id];
     SV_ASSERT(b->queued);
     b->queued = FALSE;
     if (mgr->builtin_lru)
-        sv_kv__lru_remove(&mgr->lru, id);
+        sv_memtier__lru_remove(&mgr->lru, id);
     else
         mgr->evict->remove(mgr->evict_state, id);
     mgr->num_free--;
 }
 
-static uint32_t queue_popleft(sv_kv_manager *mgr)
+static uint32_t queue_popleft(sv_memtier_kv_manager *mgr)
 {
     SV_ASSERT(mgr->num_free > 0);
     uint32_t id;
     if (mgr->builtin_lru) {
-        id = sv_kv__lru_pop(&mgr->lru);
+        id = sv_memtier__lru_pop(&mgr->lru);
         prefetch_ahead(mgr, QUEUE_PREFETCH);
     } else {
         id = mgr->evict->pop(mgr->evict_state);
@@ -184,45 +184,45 @@ static uint32_t queue_popleft(sv_kv_manager *mgr)
     return id;
 }
 
-static uint32_t queue_order(const sv_kv_manager *mgr, uint32_t *ids, uint32_t max)
+static uint32_t queue_order(const sv_memtier_kv_manager *mgr, uint32_t *ids, uint32_t max)
 {
     if (mgr->builtin_lru)
-        return sv_kv__lru_order(&mgr->lru, ids, max);
+        return sv_memtier__lru_order(&mgr->lru, ids, max);
     return mgr->evict->order ? mgr->evict->order(mgr->evict_state, ids, max) : 0;
 }
 
 /* ---- index ------------------------------------------------------------------------------- */
 
-static kv_block *index_get(const sv_kv_manager *mgr, uint64_t hash)
+static kv_block *index_get(const sv_memtier_kv_manager *mgr, uint64_t hash)
 {
     return g_hash_table_lookup(mgr->index, &hash);
 }
 
-static gboolean is_owner(const sv_kv_manager *mgr, const kv_block *b)
+static gboolean is_owner(const sv_memtier_kv_manager *mgr, const kv_block *b)
 {
     return b->owner; /* kept in step with the index by get_new_blocks and cache_blocks */
 }
 
 /* ---- manager ----------------------------------------------------------------------------- */
 
-sv_kv_manager *sv_kv_manager_new_with_eviction(uint32_t num_blocks, uint32_t block_size_tokens,
+sv_memtier_kv_manager *sv_memtier_kv_manager_new_with_eviction(uint32_t num_blocks, uint32_t block_size_tokens,
                                                gboolean enable_prefix_caching,
-                                               const struct sv_kv_evict_ops *ops, const char *param,
+                                               const struct sv_memtier_kv_evict_ops *ops, const char *param,
                                                GError **error)
 {
     SV_ASSERT(num_blocks > 0 && num_blocks < (uint32_t)INT32_MAX && block_size_tokens > 0);
     if (!ops)
-        ops = sv_kv_evict_lru();
+        ops = sv_memtier_kv_evict_lru();
     /* The policy validates its parameter; the built-in lru's own state is then not needed. */
     void *state = ops->create(num_blocks, param, error);
     if (!state)
         return NULL;
-    gboolean builtin_lru = ops == sv_kv_evict_lru();
+    gboolean builtin_lru = ops == sv_memtier_kv_evict_lru();
     if (builtin_lru) {
         ops->destroy(state);
         state = NULL;
     }
-    sv_kv_manager *mgr = g_new0(sv_kv_manager, 1);
+    sv_memtier_kv_manager *mgr = g_new0(sv_memtier_kv_manager, 1);
     mgr->num_blocks = num_blocks;
     mgr->block_size = block_size_tokens;
     mgr->bs_shift = -1;
@@ -235,7 +235,7 @@ sv_kv_manager *sv_kv_manager_new_with_eviction(uint32_t num_blocks, uint32_t blo
     mgr->evict_state = state;
     mgr->builtin_lru = builtin_lru;
     if (builtin_lru)
-        sv_kv__lru_init(&mgr->lru, num_blocks, &mgr->blocks[0].pos, sizeof(kv_block));
+        sv_memtier__lru_init(&mgr->lru, num_blocks, &mgr->blocks[0].pos, sizeof(kv_block));
     /* Initially in block-id order (vLLM's FreeKVCacheBlockQueue constructor). */
     for (uint32_t i = 0; i < num_blocks; i++)
         queue_append(mgr, i);
@@ -243,16 +243,16 @@ sv_kv_manager *sv_kv_manager_new_with_eviction(uint32_t num_blocks, uint32_t blo
     return mgr;
 }
 
-sv_kv_manager *sv_kv_manager_new(uint32_t num_blocks, uint32_t block_size_tokens,
+sv_memtier_kv_manager *sv_memtier_kv_manager_new(uint32_t num_blocks, uint32_t block_size_tokens,
                                  gboolean enable_prefix_caching)
 {
-    sv_kv_manager *mgr = sv_kv_manager_new_with_eviction(num_blocks, block_size_tokens,
+    sv_memtier_kv_manager *mgr = sv_memtier_kv_manager_new_with_eviction(num_blocks, block_size_tokens,
                                                          enable_prefix_caching, NULL, NULL, NULL);
     SV_ASSERT(mgr); /* lru takes no parameter and cannot fail */
     return mgr;
 }
 
-void sv_kv_manager_free(sv_kv_manager *mgr)
+void sv_memtier_kv_manager_free(sv_memtier_kv_manager *mgr)
 {
     if (!mgr)
         return;
@@ -262,62 +262,62 @@ void sv_kv_manager_free(sv_kv_manager *mgr)
         mgr->evict->destroy(mgr->evict_state);
     g_free(mgr->blocks);
     g_free(mgr->hashes);
-    sv_kv__lru_clear(&mgr->lru);
+    sv_memtier__lru_clear(&mgr->lru);
     g_free(mgr);
 }
 
-uint32_t sv_kv_manager_num_blocks(const sv_kv_manager *mgr)
+uint32_t sv_memtier_kv_manager_num_blocks(const sv_memtier_kv_manager *mgr)
 {
     return mgr->num_blocks;
 }
 
-uint32_t sv_kv_manager_block_size(const sv_kv_manager *mgr)
+uint32_t sv_memtier_kv_manager_block_size(const sv_memtier_kv_manager *mgr)
 {
     return mgr->block_size;
 }
 
-gboolean sv_kv_manager_caching_enabled(const sv_kv_manager *mgr)
+gboolean sv_memtier_kv_manager_caching_enabled(const sv_memtier_kv_manager *mgr)
 {
     return mgr->caching;
 }
 
-uint32_t sv_kv_manager_num_free_blocks(const sv_kv_manager *mgr)
+uint32_t sv_memtier_kv_manager_num_free_blocks(const sv_memtier_kv_manager *mgr)
 {
     return mgr->num_free;
 }
 
-uint32_t sv_kv_manager_num_used_blocks(const sv_kv_manager *mgr)
+uint32_t sv_memtier_kv_manager_num_used_blocks(const sv_memtier_kv_manager *mgr)
 {
     return mgr->num_blocks - mgr->num_free;
 }
 
-double sv_kv_manager_usage(const sv_kv_manager *mgr)
+double sv_memtier_kv_manager_usage(const sv_memtier_kv_manager *mgr)
 {
     return (double)(mgr->num_blocks - mgr->num_free) / (double)mgr->num_blocks;
 }
 
-uint32_t sv_kv_manager_num_cached_blocks(const sv_kv_manager *mgr)
+uint32_t sv_memtier_kv_manager_num_cached_blocks(const sv_memtier_kv_manager *mgr)
 {
     return g_hash_table_size(mgr->index);
 }
 
-uint32_t sv_kv_manager_num_cached_free_blocks(const sv_kv_manager *mgr)
+uint32_t sv_memtier_kv_manager_num_cached_free_blocks(const sv_memtier_kv_manager *mgr)
 {
     return mgr->cached_free;
 }
 
-uint32_t sv_kv_manager_free_queue(const sv_kv_manager *mgr, uint32_t *ids, uint32_t max)
+uint32_t sv_memtier_kv_manager_free_queue(const sv_memtier_kv_manager *mgr, uint32_t *ids, uint32_t max)
 {
     return queue_order(mgr, ids, max);
 }
 
-uint32_t sv_kv_manager_block_ref(const sv_kv_manager *mgr, uint32_t id)
+uint32_t sv_memtier_kv_manager_block_ref(const sv_memtier_kv_manager *mgr, uint32_t id)
 {
     SV_ASSERT(id < mgr->num_blocks);
     return mgr->blocks[id].ref;
 }
 
-gboolean sv_kv_manager_lookup(const sv_kv_manager *mgr, uint64_t hash, uint32_t *id)
+gboolean sv_memtier_kv_manager_lookup(const sv_memtier_kv_manager *mgr, uint64_t hash, uint32_t *id)
 {
     kv_block *b = index_get(mgr, hash);
     if (!b)
@@ -327,12 +327,12 @@ gboolean sv_kv_manager_lookup(const sv_kv_manager *mgr, uint64_t hash, uint32_t 
     return TRUE;
 }
 
-void sv_kv_manager_get_stats(const sv_kv_manager *mgr, struct sv_kv_stats *stats)
+void sv_memtier_kv_manager_get_stats(const sv_memtier_kv_manager *mgr, struct sv_memtier_kv_stats *stats)
 {
     *stats = mgr->stats;
 }
 
-double sv_kv_manager_hit_rate(const sv_kv_manager *mgr)
+double sv_memtier_kv_manager_hit_rate(const sv_memtier_kv_manager *mgr)
 {
     if (mgr->stats.requested_tokens == 0)
         return 0.0;
@@ -344,7 +344,7 @@ double sv_kv_manager_hit_rate(const sv_kv_manager *mgr)
 /* Pop `n` blocks from the head and pin them. Eviction happens here and nowhere else: a popped
  * block that owns an index entry loses it (BlockPool.get_new_blocks). The caller has checked
  * that n blocks are free. */
-static void get_new_blocks(sv_kv_manager *mgr, sv_kv_seq *seq, uint32_t n)
+static void get_new_blocks(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq, uint32_t n)
 {
     SV_ASSERT(n <= mgr->num_free);
     if (mgr->builtin_lru) {
@@ -371,7 +371,7 @@ static void get_new_blocks(sv_kv_manager *mgr, sv_kv_seq *seq, uint32_t n)
 }
 
 /* Pin blocks found by a lookup; one sitting in the free queue leaves it (BlockPool.touch). */
-static void touch(sv_kv_manager *mgr, const uint32_t *ids, uint32_t n)
+static void touch(sv_memtier_kv_manager *mgr, const uint32_t *ids, uint32_t n)
 {
     for (uint32_t k = 0; k < n; k++) {
         kv_block *b = &mgr->blocks[ids[k]];
@@ -390,7 +390,7 @@ static void touch(sv_kv_manager *mgr, const uint32_t *ids, uint32_t n)
 
 /* Unpin the sequence's blocks in reverse order, so the tail is queued (and evicted) first
  * (KVCacheManager.free). Returns how many reached ref 0. */
-static uint32_t release(sv_kv_manager *mgr, sv_kv_seq *seq)
+static uint32_t release(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq)
 {
     uint32_t freed = 0;
     for (uint32_t k = seq->num_blocks; k-- > 0;) {
@@ -413,7 +413,7 @@ static uint32_t release(sv_kv_manager *mgr, sv_kv_seq *seq)
     return freed;
 }
 
-static void ensure_table(sv_kv_seq *seq, uint32_t need)
+static void ensure_table(sv_memtier_kv_seq *seq, uint32_t need)
 {
     if (need <= seq->cap_blocks)
         return;
@@ -430,20 +430,20 @@ static uint64_t cdiv(uint64_t a, uint64_t b)
 }
 
 /* Whole blocks in `tokens` tokens. */
-static uint64_t full_blocks(const sv_kv_manager *mgr, uint64_t tokens)
+static uint64_t full_blocks(const sv_memtier_kv_manager *mgr, uint64_t tokens)
 {
     return mgr->bs_shift >= 0 ? tokens >> mgr->bs_shift : tokens / mgr->block_size;
 }
 
 /* Blocks that hold `tokens` tokens. */
-static uint64_t blocks_for(const sv_kv_manager *mgr, uint64_t tokens)
+static uint64_t blocks_for(const sv_memtier_kv_manager *mgr, uint64_t tokens)
 {
     return full_blocks(mgr, tokens + mgr->block_size - 1);
 }
 
 /* ---- sequences --------------------------------------------------------------------------- */
 
-sv_kv_seq *sv_kv_seq_new(sv_kv_manager *mgr, const struct sv_kv_seq_cfg *cfg, GError **error)
+sv_memtier_kv_seq *sv_memtier_kv_seq_new(sv_memtier_kv_manager *mgr, const struct sv_memtier_kv_seq_cfg *cfg, GError **error)
 {
     const uint64_t bs = mgr->block_size;
     uint64_t *hashes = NULL;
@@ -456,7 +456,7 @@ sv_kv_seq *sv_kv_seq_new(sv_kv_manager *mgr, const struct sv_kv_seq_cfg *cfg, GE
         uint64_t total = (uint64_t)cfg->num_prompt_ids + cfg->num_output_ids;
         uint64_t nfull = total / bs;
         if (nfull > UINT32_MAX) {
-            g_set_error(error, SV_KV_ERROR, SV_KV_ERROR_INPUT,
+            g_set_error(error, SV_MEMTIER_KV_ERROR, SV_MEMTIER_KV_ERROR_INPUT,
                         "kv sequence: %" G_GUINT64_FORMAT " token ids exceed the block table",
                         total);
             return NULL;
@@ -466,22 +466,22 @@ sv_kv_seq *sv_kv_seq_new(sv_kv_manager *mgr, const struct sv_kv_seq_cfg *cfg, GE
         /* One block's ids may straddle the prompt/output boundary: gather them in a small
          * buffer instead of concatenating the whole sequence. */
         uint32_t *buf = g_new(uint32_t, bs);
-        uint64_t parent = SV_KV_HASH_SEED;
+        uint64_t parent = SV_MEMTIER_KV_HASH_SEED;
         for (uint32_t i = 0; i < nh; i++) {
             for (uint64_t t = 0; t < bs; t++) {
                 uint64_t pos = (uint64_t)i * bs + t;
                 buf[t] = pos < cfg->num_prompt_ids ? cfg->prompt_ids[pos]
                                                    : cfg->output_ids[pos - cfg->num_prompt_ids];
             }
-            parent = sv_kv_hash_tokens(parent, buf, bs);
+            parent = sv_memtier_kv_hash_tokens(parent, buf, bs);
             hashes[i] = parent;
         }
         g_free(buf);
     } else if (cfg->num_hash_ids > 0) {
         SV_ASSERT(cfg->hash_ids != NULL);
-        uint64_t m = cfg->hash_block_tokens ? cfg->hash_block_tokens : SV_KV_MOONCAKE_BLOCK_TOKENS;
+        uint64_t m = cfg->hash_block_tokens ? cfg->hash_block_tokens : SV_MEMTIER_KV_MOONCAKE_BLOCK_TOKENS;
         if (cfg->prompt_tokens == 0) {
-            g_set_error(error, SV_KV_ERROR, SV_KV_ERROR_INPUT,
+            g_set_error(error, SV_MEMTIER_KV_ERROR, SV_MEMTIER_KV_ERROR_INPUT,
                         "kv sequence: hash_ids given without a prompt length");
             return NULL;
         }
@@ -489,14 +489,14 @@ sv_kv_seq *sv_kv_seq_new(sv_kv_manager *mgr, const struct sv_kv_seq_cfg *cfg, GE
         uint64_t covered = MIN(cfg->prompt_tokens, (uint64_t)cfg->num_hash_ids * m);
         uint64_t nfull = covered / bs;
         if (nfull > UINT32_MAX) {
-            g_set_error(error, SV_KV_ERROR, SV_KV_ERROR_INPUT,
+            g_set_error(error, SV_MEMTIER_KV_ERROR, SV_MEMTIER_KV_ERROR_INPUT,
                         "kv sequence: %" G_GUINT64_FORMAT " prompt tokens exceed the block table",
                         covered);
             return NULL;
         }
         nh = (uint32_t)nfull;
         hashes = g_new(uint64_t, nh ? nh : 1);
-        uint64_t parent = SV_KV_HASH_SEED;
+        uint64_t parent = SV_MEMTIER_KV_HASH_SEED;
         for (uint32_t i = 0; i < nh; i++) {
             uint64_t first = (uint64_t)i * bs, last = first + bs - 1;
             uint64_t j0 = first / m, j1 = last / m;
@@ -506,7 +506,7 @@ sv_kv_seq *sv_kv_seq_new(sv_kv_manager *mgr, const struct sv_kv_seq_cfg *cfg, GE
         }
     }
 
-    sv_kv_seq *seq = g_new0(sv_kv_seq, 1);
+    sv_memtier_kv_seq *seq = g_new0(sv_memtier_kv_seq, 1);
     seq->mgr = mgr;
     seq->prompt_tokens = cfg->prompt_tokens;
     seq->hashes = hashes;
@@ -517,7 +517,7 @@ sv_kv_seq *sv_kv_seq_new(sv_kv_manager *mgr, const struct sv_kv_seq_cfg *cfg, GE
     return seq;
 }
 
-void sv_kv_seq_free(sv_kv_seq *seq)
+void sv_memtier_kv_seq_free(sv_memtier_kv_seq *seq)
 {
     if (!seq)
         return;
@@ -529,35 +529,35 @@ void sv_kv_seq_free(sv_kv_seq *seq)
     g_free(seq);
 }
 
-uint32_t sv_kv_seq_num_blocks(const sv_kv_seq *seq)
+uint32_t sv_memtier_kv_seq_num_blocks(const sv_memtier_kv_seq *seq)
 {
     return seq->num_blocks;
 }
 
-const uint32_t *sv_kv_seq_block_ids(const sv_kv_seq *seq)
+const uint32_t *sv_memtier_kv_seq_block_ids(const sv_memtier_kv_seq *seq)
 {
     return seq->table;
 }
 
-uint32_t sv_kv_seq_num_hashes(const sv_kv_seq *seq)
+uint32_t sv_memtier_kv_seq_num_hashes(const sv_memtier_kv_seq *seq)
 {
     return seq->num_hashes;
 }
 
-uint64_t sv_kv_seq_block_hash(const sv_kv_seq *seq, uint32_t i)
+uint64_t sv_memtier_kv_seq_block_hash(const sv_memtier_kv_seq *seq, uint32_t i)
 {
     SV_ASSERT(i < seq->num_hashes);
     return seq->hashes[i];
 }
 
-uint32_t sv_kv_seq_num_cached(const sv_kv_seq *seq)
+uint32_t sv_memtier_kv_seq_num_cached(const sv_memtier_kv_seq *seq)
 {
     return seq->num_cached;
 }
 
 /* ---- scheduler-facing operations --------------------------------------------------------- */
 
-uint64_t sv_kv_manager_get_computed_blocks(sv_kv_manager *mgr, sv_kv_seq *seq, uint64_t num_tokens)
+uint64_t sv_memtier_kv_manager_get_computed_blocks(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq, uint64_t num_tokens)
 {
     SV_ASSERT(seq->mgr == mgr);
     seq->num_hits = 0;
@@ -583,7 +583,7 @@ uint64_t sv_kv_manager_get_computed_blocks(sv_kv_manager *mgr, sv_kv_seq *seq, u
 
 /* Blocks the free queue must give up for the sequence to hold `num_tokens` tokens, with
  * `num_hits` remembered hit blocks (single_type_kv_cache_manager.get_num_blocks_to_allocate). */
-static uint64_t blocks_to_allocate(const sv_kv_manager *mgr, const sv_kv_seq *seq,
+static uint64_t blocks_to_allocate(const sv_memtier_kv_manager *mgr, const sv_memtier_kv_seq *seq,
                                    uint64_t num_tokens, uint32_t num_hits)
 {
     uint64_t required = blocks_for(mgr, num_tokens);
@@ -597,7 +597,7 @@ static uint64_t blocks_to_allocate(const sv_kv_manager *mgr, const sv_kv_seq *se
     return n;
 }
 
-static uint32_t hits_for(const sv_kv_manager *mgr, const sv_kv_seq *seq,
+static uint32_t hits_for(const sv_memtier_kv_manager *mgr, const sv_memtier_kv_seq *seq,
                          uint64_t num_new_computed_tokens)
 {
     if (num_new_computed_tokens == 0)
@@ -610,7 +610,7 @@ static uint32_t hits_for(const sv_kv_manager *mgr, const sv_kv_seq *seq,
     return seq->num_hits;
 }
 
-gboolean sv_kv_manager_can_fit_full_sequence(const sv_kv_manager *mgr, const sv_kv_seq *seq,
+gboolean sv_memtier_kv_manager_can_fit_full_sequence(const sv_memtier_kv_manager *mgr, const sv_memtier_kv_seq *seq,
                                              uint64_t num_computed_tokens,
                                              uint64_t num_new_computed_tokens, uint64_t num_tokens)
 {
@@ -621,7 +621,7 @@ gboolean sv_kv_manager_can_fit_full_sequence(const sv_kv_manager *mgr, const sv_
     return blocks_to_allocate(mgr, seq, full, nh) <= mgr->num_free;
 }
 
-gboolean sv_kv_manager_allocate_slots(sv_kv_manager *mgr, sv_kv_seq *seq,
+gboolean sv_memtier_kv_manager_allocate_slots(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq,
                                       uint64_t num_computed_tokens, uint64_t num_new_tokens,
                                       uint64_t num_new_computed_tokens, uint64_t num_tokens)
 {
@@ -655,11 +655,11 @@ gboolean sv_kv_manager_allocate_slots(sv_kv_manager *mgr, sv_kv_seq *seq,
         seq->stats_counted = TRUE;
     }
     /* vLLM indexes at allocation, capped at the reached length: only known tokens. */
-    sv_kv_manager_cache_blocks(mgr, seq, MIN(need_tokens, num_tokens));
+    sv_memtier_kv_manager_cache_blocks(mgr, seq, MIN(need_tokens, num_tokens));
     return TRUE;
 }
 
-void sv_kv_manager_cache_blocks(sv_kv_manager *mgr, sv_kv_seq *seq, uint64_t num_tokens)
+void sv_memtier_kv_manager_cache_blocks(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq, uint64_t num_tokens)
 {
     SV_ASSERT(seq->mgr == mgr);
     if (!mgr->caching || seq->num_hashes == 0)
@@ -688,13 +688,13 @@ void sv_kv_manager_cache_blocks(sv_kv_manager *mgr, sv_kv_seq *seq, uint64_t num
     seq->num_cached = (uint32_t)num_full;
 }
 
-void sv_kv_manager_free_seq(sv_kv_manager *mgr, sv_kv_seq *seq)
+void sv_memtier_kv_manager_free_seq(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq)
 {
     SV_ASSERT(seq->mgr == mgr);
     release(mgr, seq);
 }
 
-void sv_kv_manager_preempt_seq(sv_kv_manager *mgr, sv_kv_seq *seq)
+void sv_memtier_kv_manager_preempt_seq(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq)
 {
     SV_ASSERT(seq->mgr == mgr);
     mgr->stats.preemptions++;

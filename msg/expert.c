@@ -1,4 +1,4 @@
-/* Built-in expert routing policies (struct sv_expert_route_ops, msg.h): how one MoE layer's
+/* Built-in expert routing policies (struct sv_msg_expert_route_ops, msg.h): how one MoE layer's
  * tokens spread over its experts. The skewed policy follows the usual Zipf load model of expert
  * popularity (expert of rank r chosen with weight r^-S); S = 0 is uniform. */
 #include "msg/msg.h"
@@ -56,7 +56,7 @@ static gboolean no_param(const char *name, const char *param, GError **error)
     return TRUE;
 }
 
-static void check_req(const struct sv_expert_route_req *q)
+static void check_req(const struct sv_msg_expert_route_req *q)
 {
     SV_ASSERT(q->n_experts >= 1 && q->top_k >= 1 && q->top_k <= q->n_experts && q->tokens >= 0);
 }
@@ -67,7 +67,7 @@ static void *balanced_create(const char *param, sv_rng *rng, GError **error)
     return no_param("balanced", param, error) ? state_new(rng) : NULL;
 }
 
-static void balanced_route(void *state, const struct sv_expert_route_req *q, int64_t *counts)
+static void balanced_route(void *state, const struct sv_msg_expert_route_req *q, int64_t *counts)
 {
     check_req(q);
     int64_t total = q->tokens * q->top_k;
@@ -82,7 +82,7 @@ static void *rr_create(const char *param, sv_rng *rng, GError **error)
     return no_param("round_robin", param, error) ? state_new(rng) : NULL;
 }
 
-static void rr_route(void *state, const struct sv_expert_route_req *q, int64_t *counts)
+static void rr_route(void *state, const struct sv_msg_expert_route_req *q, int64_t *counts)
 {
     check_req(q);
     er_state *st = state;
@@ -104,7 +104,7 @@ static void *random_create(const char *param, sv_rng *rng, GError **error)
     return state_new(rng);
 }
 
-static void random_route(void *state, const struct sv_expert_route_req *q, int64_t *counts)
+static void random_route(void *state, const struct sv_msg_expert_route_req *q, int64_t *counts)
 {
     check_req(q);
     er_state *st = state;
@@ -154,7 +154,7 @@ static int32_t zipf_draw(er_state *st)
     return lo;
 }
 
-static void zipf_route(void *state, const struct sv_expert_route_req *q, int64_t *counts)
+static void zipf_route(void *state, const struct sv_msg_expert_route_req *q, int64_t *counts)
 {
     check_req(q);
     er_state *st = state;
@@ -182,7 +182,7 @@ static void zipf_route(void *state, const struct sv_expert_route_req *q, int64_t
     }
 }
 
-static const struct sv_expert_route_ops builtin[] = {
+static const struct sv_msg_expert_route_ops builtin[] = {
     {SV_REGISTRY_API_VERSION, balanced_create, er_destroy, balanced_route},
     {SV_REGISTRY_API_VERSION, rr_create, er_destroy, rr_route},
     {SV_REGISTRY_API_VERSION, random_create, er_destroy, random_route},

@@ -60,7 +60,7 @@ sv_msg *sv_msg_new(sv_engine *eng, const struct sv_msg_cfg *cfg, const struct sv
         return NULL;
     }
     /* The batch scheduler policy: a registry table, or the built-in of cfg->scheduler. */
-    const struct sv_sched_ops *sched =
+    const struct sv_msg_sched_ops *sched =
         cfg->sched_ops ? cfg->sched_ops : sv_msg_sched_builtin(cfg->scheduler);
     struct sv_msg_limits limits = {
         .max_num_seqs = cfg->max_num_seqs,
@@ -164,8 +164,8 @@ static void step(sv_msg *m)
                                 " cannot be scheduled in an empty engine (%" G_GINT64_FORMAT
                                 " tokens, %u KV blocks of %u tokens)",
                                 m->cfg.instance, r->id, r->num_reached,
-                                sv_kv_manager_num_blocks(m->cfg.kv),
-                                sv_kv_manager_block_size(m->cfg.kv)));
+                                sv_memtier_kv_manager_num_blocks(m->cfg.kv),
+                                sv_memtier_kv_manager_block_size(m->cfg.kv)));
         }
         return;
     }
@@ -255,14 +255,14 @@ void sv_msg_commit(sv_msg *m, sv_time finish_ns)
     m->iterations++;
     it.running = m->running->len;
     it.waiting = m->waiting.length;
-    it.kv_usage = sv_kv_manager_usage(m->cfg.kv);
+    it.kv_usage = sv_memtier_kv_manager_usage(m->cfg.kv);
     if (m->hooks.on_iter_done)
         m->hooks.on_iter_done(m->hooks.ctx, &it);
 }
 
 gboolean sv_msg_submit(sv_msg *m, const struct sv_msg_req_cfg *rc, GError **error)
 {
-    uint32_t bs = sv_kv_manager_block_size(m->cfg.kv);
+    uint32_t bs = sv_memtier_kv_manager_block_size(m->cfg.kv);
     int64_t total = rc->input_tokens + rc->output_tokens;
     if (rc->input_tokens < 1 || rc->output_tokens < 1) {
         g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
@@ -271,14 +271,14 @@ gboolean sv_msg_submit(sv_msg *m, const struct sv_msg_req_cfg *rc, GError **erro
         return FALSE;
     }
     /* A request whose whole sequence exceeds the pool could never finish, even alone. */
-    if ((uint64_t)((total + bs - 1) / bs) > sv_kv_manager_num_blocks(m->cfg.kv)) {
+    if ((uint64_t)((total + bs - 1) / bs) > sv_memtier_kv_manager_num_blocks(m->cfg.kv)) {
         g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_NOFIT,
                     "request %" G_GUINT64_FORMAT ": %" G_GINT64_FORMAT
                     " tokens need more than the %u KV blocks of instance %d",
-                    rc->request_id, total, sv_kv_manager_num_blocks(m->cfg.kv), m->cfg.instance);
+                    rc->request_id, total, sv_memtier_kv_manager_num_blocks(m->cfg.kv), m->cfg.instance);
         return FALSE;
     }
-    struct sv_kv_seq_cfg sc = {
+    struct sv_memtier_kv_seq_cfg sc = {
         .prompt_tokens = (uint64_t)rc->input_tokens,
         .prompt_ids = rc->input_tok_ids,
         .num_prompt_ids = rc->n_input_tok_ids,
@@ -288,7 +288,7 @@ gboolean sv_msg_submit(sv_msg *m, const struct sv_msg_req_cfg *rc, GError **erro
         .num_hash_ids = rc->n_hash_ids,
         .hash_block_tokens = rc->hash_block_tokens,
     };
-    sv_kv_seq *seq = sv_kv_seq_new(m->cfg.kv, &sc, error);
+    sv_memtier_kv_seq *seq = sv_memtier_kv_seq_new(m->cfg.kv, &sc, error);
     if (!seq)
         return FALSE;
     msg_req *r = g_new0(msg_req, 1);
@@ -341,7 +341,7 @@ uint64_t sv_msg_num_preemptions(const sv_msg *m)
     return m->preemptions;
 }
 
-sv_kv_manager *sv_msg_kv(const sv_msg *m)
+sv_memtier_kv_manager *sv_msg_kv(const sv_msg *m)
 {
     return m->cfg.kv;
 }
@@ -363,7 +363,7 @@ gboolean sv_msg__pd_unpin_waiting(sv_msg *m)
         msg_req *r = l->data;
         if (r->num_computed == 0)
             continue;
-        sv_kv_manager_preempt_seq(m->cfg.kv, r->seq);
+        sv_memtier_kv_manager_preempt_seq(m->cfg.kv, r->seq);
         m->waiting_tokens += r->num_computed;
         r->num_computed = 0;
         r->preemptions++;
@@ -386,12 +386,12 @@ void sv_msg__pd_launched(sv_msg *m)
         if (!r->is_init || r->num_computed < r->input || r->total <= r->input + 1)
             continue;
         if (!have) {
-            struct sv_batch_shape shape;
+            struct sv_compute_batch_shape shape;
             sv_compute_batch_shape_init(&shape, (const int64_t *)(void *)m->pf_chunk->data,
                                         (const int64_t *)(void *)m->pf_hist->data, m->pf_chunk->len,
                                         (const int64_t *)(void *)m->dec_kv->data, m->dec_kv->len);
-            struct sv_iter_time it;
-            const struct sv_model_cfg *mc = sv_compute_latency_model(m->cfg.lat);
+            struct sv_compute_iter_time it;
+            const struct sv_compute_model_cfg *mc = sv_compute_latency_model(m->cfg.lat);
             sv_compute_iter_time(m->cfg.lat, &shape, 0, mc->num_layers, &it);
             l.prologue_ns = it.prologue_ns;
             l.layer_ns = it.layer_ns;
@@ -429,30 +429,30 @@ void sv_msg_handoff_get_info(const sv_msg_handoff *h, struct sv_msg_handoff_info
 
 uint32_t sv_msg_pd_blocks_needed(const sv_msg *m, int64_t tokens)
 {
-    uint32_t bs = sv_kv_manager_block_size(m->cfg.kv);
+    uint32_t bs = sv_memtier_kv_manager_block_size(m->cfg.kv);
     return (uint32_t)((tokens + bs - 1) / bs);
 }
 
 sv_msg_handoff *sv_msg_pd_reserve(sv_msg *m, const struct sv_msg_handoff_info *info, GError **error)
 {
-    uint32_t bs = sv_kv_manager_block_size(m->cfg.kv);
+    uint32_t bs = sv_memtier_kv_manager_block_size(m->cfg.kv);
     int64_t total = info->input_tokens + info->output_tokens;
-    if ((uint64_t)((total + bs - 1) / bs) > sv_kv_manager_num_blocks(m->cfg.kv)) {
+    if ((uint64_t)((total + bs - 1) / bs) > sv_memtier_kv_manager_num_blocks(m->cfg.kv)) {
         g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_NOFIT,
                     "request %" G_GUINT64_FORMAT ": %" G_GINT64_FORMAT
                     " tokens need more than the %u KV blocks of decode instance %d",
-                    info->request_id, total, sv_kv_manager_num_blocks(m->cfg.kv), m->cfg.instance);
+                    info->request_id, total, sv_memtier_kv_manager_num_blocks(m->cfg.kv), m->cfg.instance);
         return NULL;
     }
     /* The sequence carries no token ids: transferred KV is not indexed in the decode group's
      * prefix cache (vLLM's NIXL connector writes it into fresh blocks). */
-    struct sv_kv_seq_cfg sc = {.prompt_tokens = (uint64_t)info->input_tokens};
-    sv_kv_seq *seq = sv_kv_seq_new(m->cfg.kv, &sc, error);
+    struct sv_memtier_kv_seq_cfg sc = {.prompt_tokens = (uint64_t)info->input_tokens};
+    sv_memtier_kv_seq *seq = sv_memtier_kv_seq_new(m->cfg.kv, &sc, error);
     if (!seq)
         return NULL;
-    if (!sv_kv_manager_allocate_slots(m->cfg.kv, seq, 0, (uint64_t)info->input_tokens, 0,
+    if (!sv_memtier_kv_manager_allocate_slots(m->cfg.kv, seq, 0, (uint64_t)info->input_tokens, 0,
                                       (uint64_t)info->input_tokens)) {
-        sv_kv_seq_free(seq);
+        sv_memtier_kv_seq_free(seq);
         return NULL; /* back-pressure: the caller retries when blocks free up */
     }
     msg_req *r = g_new0(msg_req, 1);

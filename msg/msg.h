@@ -83,7 +83,7 @@ struct sv_msg_limits {
     gboolean reserve_full_isl;
 };
 
-struct sv_sched_ops {
+struct sv_msg_sched_ops {
     unsigned api_version; /* SV_REGISTRY_API_VERSION */
     /* Optional per-group state; `param` is the text after "name:" (NULL when none). */
     void *(*create)(int32_t instance, const struct sv_msg_limits *lim, const char *param,
@@ -129,7 +129,7 @@ gboolean sv_msg_view_waiting_fits_full(sv_msg_view *v);
 gboolean sv_msg_view_admit_waiting(sv_msg_view *v, int64_t num_new);
 
 /* The built-in tables, and their registration ("vllm", "static", "dynamic"). */
-const struct sv_sched_ops *sv_msg_sched_builtin(sv_msg_sched_kind kind);
+const struct sv_msg_sched_ops *sv_msg_sched_builtin(sv_msg_sched_kind kind);
 gboolean sv_msg_sched_register_builtins(sv_registry *reg, GError **error);
 
 /* ---- expert routing policies (MoE) --------------------------------------------------------
@@ -140,20 +140,20 @@ gboolean sv_msg_sched_register_builtins(sv_registry *reg, GError **error);
  * the cursor carried across calls), "random" (uniform choices, distinct per token), "zipf:S"
  * (expert rank r chosen with weight 1 / r^S, distinct per token). Counts sum to tokens x top_k.
  */
-struct sv_expert_route_req {
+struct sv_msg_expert_route_req {
     int32_t layer;
     int64_t tokens;
     int32_t n_experts;
     int32_t top_k; /* 1 <= top_k <= n_experts */
 };
 
-struct sv_expert_route_ops {
+struct sv_msg_expert_route_ops {
     unsigned api_version; /* SV_REGISTRY_API_VERSION */
     /* Per-use state; `rng` is a stream owned by the caller (random policies draw from it only). */
     void *(*create)(const char *param, sv_rng *rng, GError **error);
     void (*destroy)(void *state);
     /* Fill counts[0 .. n_experts) with the tokens routed to each expert. */
-    void (*route)(void *state, const struct sv_expert_route_req *req, int64_t *counts);
+    void (*route)(void *state, const struct sv_msg_expert_route_req *req, int64_t *counts);
 };
 gboolean sv_msg_expert_route_register_builtins(sv_registry *reg, GError **error);
 
@@ -198,7 +198,7 @@ struct sv_msg_cfg {
     sv_msg_sched_kind scheduler;
     /* A scheduler table (from the registry) wins over `scheduler` when set; borrowed, must
      * outlive the msg. `sched_param` is its parameter (the text after "name:", or NULL). */
-    const struct sv_sched_ops *sched_ops;
+    const struct sv_msg_sched_ops *sched_ops;
     const char *sched_param;
     int64_t max_num_seqs;                 /* > 0 */
     int64_t max_num_batched_tokens;       /* > 0 */
@@ -206,8 +206,8 @@ struct sv_msg_cfg {
     gboolean enable_chunked_prefill;
     gboolean reserve_full_isl; /* admit only when the whole sequence fits (vLLM default on) */
     /* Borrowed, must outlive the msg. */
-    sv_kv_manager *kv;
-    sv_latency *lat;
+    sv_memtier_kv_manager *kv;
+    sv_compute_latency *lat;
     int32_t first_device; /* device id of rank 0 (DAG nodes, ET files) */
     int32_t num_devices;  /* TP ranks of this instance (>= 1) */
     /* TP all-reduce after o_proj / down_proj when num_devices > 1: a ring over this link
@@ -231,7 +231,7 @@ struct sv_msg_cfg {
     int32_t ep_group;
     int32_t ep_rank_base;
     sv_msg_moe_comm moe_comm;
-    const struct sv_expert_route_ops *expert_route; /* NULL = built-in "balanced" */
+    const struct sv_msg_expert_route_ops *expert_route; /* NULL = built-in "balanced" */
     const char *expert_route_param;                 /* copied */
     /* Data parallel group (vLLM DP: members step in waves, idle ones run dummy steps). */
     sv_msg_dp *dp;
@@ -337,9 +337,9 @@ void sv_msg_moe_rank_load(const int64_t *counts, int32_t n_experts, int32_t ep_s
 /* Expert routing "hist:W0,W1,...": each token's top_k distinct experts drawn by the given
  * per-expert weights (a load histogram from a trace; repeated cyclically over the experts). For
  * the planner to register beside msg/expert.c's built-ins. */
-const struct sv_expert_route_ops *sv_msg_expert_route_hist(void);
+const struct sv_msg_expert_route_ops *sv_msg_expert_route_hist(void);
 /* The built-in "balanced" table (the default of cfg.expert_route). */
-const struct sv_expert_route_ops *sv_msg_expert_route_balanced(void);
+const struct sv_msg_expert_route_ops *sv_msg_expert_route_balanced(void);
 
 /* A data-parallel group of `size` members (vLLM DP): a member that wants to step waits until
  * every member has scheduled; then all run together, idle members a dummy batch of one decode
@@ -368,7 +368,7 @@ gboolean sv_msg_idle(const sv_msg *msg); /* no request queued, running, or in fl
 int64_t sv_msg_waiting_tokens(const sv_msg *msg);
 uint64_t sv_msg_num_iterations(const sv_msg *msg);
 uint64_t sv_msg_num_preemptions(const sv_msg *msg);
-sv_kv_manager *sv_msg_kv(const sv_msg *msg);
+sv_memtier_kv_manager *sv_msg_kv(const sv_msg *msg);
 /* Error raised inside an event (ET write failure); NULL when none. Owned by the msg. */
 const GError *sv_msg_error(const sv_msg *msg);
 

@@ -25,7 +25,7 @@ typedef struct msg_req {
     gboolean detached; /* held by a PD handoff, in neither waiting nor running */
     uint32_t preemptions;
     uint64_t step_mark; /* == sv_msg.step_seq while it has a share of the step being formed */
-    sv_kv_seq *seq;
+    sv_memtier_kv_seq *seq;
     void *user;
 } msg_req;
 
@@ -61,7 +61,7 @@ struct sv_msg {
     uint64_t step_seq;      /* schedule calls so far (marks requests scheduled in this one) */
     int64_t waiting_tokens; /* sum of reached - computed over the waiting queue */
     /* Batch scheduler policy (sched.c). */
-    const struct sv_sched_ops *sched;
+    const struct sv_msg_sched_ops *sched;
     void *sched_state;
     struct sv_msg_limits limits;
     struct sv_msg_view view;

@@ -50,7 +50,7 @@ static sv_time ring_allreduce_ns(const struct sv_msg_cfg *c, uint64_t bytes)
  * per-layer nodes stay unnamed (NULL). Formatting and interning a name for each of the ~2,000
  * nodes of a TP 2 iteration was ~20 % of a TP serving run's CPU (perf, Qwen3-32B TP 2, 300
  * requests). Stall diagnostics still give each node's id, kind and device. */
-static const char *op_name(const sv_msg *m, char *buf, size_t size, int layer, sv_op_kind op,
+static const char *op_name(const sv_msg *m, char *buf, size_t size, int layer, sv_compute_op_kind op,
                            const char *suffix)
 {
     if (!m->emit_et_dir)
@@ -63,7 +63,7 @@ static const char *op_name(const sv_msg *m, char *buf, size_t size, int layer, s
     return buf;
 }
 
-static sv_dag_node *add_ops(sv_msg *m, const struct sv_iter_op *ops, int n_ops, int32_t dev,
+static sv_dag_node *add_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int n_ops, int32_t dev,
                             int layer, sv_dag_node *prev)
 {
     char name[80];
@@ -84,7 +84,7 @@ static sv_dag_node *add_ops(sv_msg *m, const struct sv_iter_op *ops, int n_ops, 
     return prev;
 }
 
-static void build_dag(sv_msg *m, const struct sv_iter_time *it)
+static void build_dag(sv_msg *m, const struct sv_compute_iter_time *it)
 {
     gboolean detailed = m->emit_et_dir != NULL || m->cfg.num_devices > 1;
     for (int32_t r = 0; r < m->cfg.num_devices; r++) {
@@ -127,7 +127,7 @@ static gboolean emit_et(sv_msg *m, GError **error)
     return TRUE;
 }
 
-static gboolean par_launch(sv_msg *m, const struct sv_batch_shape *shape_in, GError **error);
+static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape_in, GError **error);
 
 gboolean sv_msg__launch(sv_msg *m, GError **error)
 {
@@ -153,14 +153,14 @@ gboolean sv_msg__launch(sv_msg *m, GError **error)
     g_array_set_size(m->pf_chunk, n_pf);
     g_array_set_size(m->pf_hist, n_pf);
     g_array_set_size(m->dec_kv, n_dec);
-    struct sv_batch_shape shape;
+    struct sv_compute_batch_shape shape;
     sv_compute_batch_shape_init(&shape, (const int64_t *)(void *)m->pf_chunk->data,
                                 (const int64_t *)(void *)m->pf_hist->data, m->pf_chunk->len,
                                 (const int64_t *)(void *)m->dec_kv->data, m->dec_kv->len);
     if (m->par)
         return par_launch(m, &shape, error);
-    struct sv_iter_time it;
-    const struct sv_model_cfg *mc = sv_compute_latency_model(m->cfg.lat);
+    struct sv_compute_iter_time it;
+    const struct sv_compute_model_cfg *mc = sv_compute_latency_model(m->cfg.lat);
     sv_compute_iter_time(m->cfg.lat, &shape, 0, mc->num_layers, &it);
 
     /* Without ET output the DAG and its executor are kept across iterations and recycled every
@@ -222,7 +222,7 @@ struct msg_par {
     gboolean moe;        /* model has MoE layers and ep_size > 1 */
     int32_t ep_members;  /* instances sharing the experts (the DP group's size, else 1) */
     int32_t ep_k;        /* TP ranks per EP rank (tp / (ep_size / ep_members)) */
-    const struct sv_expert_route_ops *route;
+    const struct sv_msg_expert_route_ops *route;
     void *route_state;
     int64_t *counts;               /* per expert */
     struct sv_msg_moe_rank *ranks; /* per EP rank */
@@ -265,7 +265,7 @@ gboolean sv_msg__par_init(sv_msg *m, GError **error)
                     c->num_devices, pp);
         return FALSE;
     }
-    const struct sv_model_cfg *mc = sv_compute_latency_model(c->lat);
+    const struct sv_compute_model_cfg *mc = sv_compute_latency_model(c->lat);
     if (pp > mc->num_layers) {
         g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
                     "instance %d: pp_size %d exceeds the model's %" G_GINT64_FORMAT " layers",
@@ -488,30 +488,30 @@ static sv_dag_node *par_coll(sv_msg *m, const char *name, int32_t dev, sv_sys_co
 }
 
 /* Expert compute of TP rank r (EP rank ep_rank_base + r) for this step's routing. */
-static sv_time par_moe_ns(sv_msg *m, const struct sv_batch_shape *shape, int64_t route_tokens,
+static sv_time par_moe_ns(sv_msg *m, const struct sv_compute_batch_shape *shape, int64_t route_tokens,
                           int32_t r)
 {
     const struct sv_msg_moe_rank *rk = &m->par->ranks[m->cfg.ep_rank_base + r / m->par->ep_k];
     if (rk->pairs == 0)
         return 0; /* no token reaches this rank: no expert kernel */
-    struct sv_batch_shape s = *shape;
+    struct sv_compute_batch_shape s = *shape;
     /* All-gather backend: every rank runs the gathered tokens through its experts (vLLM's
      * default; LLMServingSim _emit_moe); all-to-all: only the tokens dispatched to it. */
     s.moe_local_tokens =
         m->cfg.moe_comm == SV_MSG_MOE_ALLGATHER_RS ? route_tokens : rk->local_tokens;
     s.moe_activated_experts = rk->activated;
-    return sv_compute_op_time(m->cfg.lat, SV_OP_MOE, &s);
+    return sv_compute_op_time(m->cfg.lat, SV_COMPUTE_OP_MOE, &s);
 }
 
-static sv_dag_node *par_ops(sv_msg *m, const struct sv_iter_op *ops, int n_ops, int32_t dev,
+static sv_dag_node *par_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int n_ops, int32_t dev,
                             int32_t r, int32_t stage, int layer, sv_time moe_ns, uint64_t ep_bytes,
                             sv_dag_node *prev)
 {
     struct msg_par *P = m->par;
     char name[80];
     for (int i = 0; i < n_ops; i++) {
-        sv_op_kind op = ops[i].op;
-        if (op == SV_OP_MOE && P->moe) {
+        sv_compute_op_kind op = ops[i].op;
+        if (op == SV_COMPUTE_OP_MOE && P->moe) {
             /* Dispatch, experts, combine (LLMServingSim trace_generator around the MoE block;
              * all sized tokens x hidden x bytes, the DP wave's largest member's tokens). */
             gboolean a2a = m->cfg.moe_comm == SV_MSG_MOE_ALLTOALL;
@@ -536,12 +536,12 @@ static sv_dag_node *par_ops(sv_msg *m, const struct sv_iter_op *ops, int n_ops, 
     return prev;
 }
 
-static gboolean par_launch(sv_msg *m, const struct sv_batch_shape *shape_in, GError **error)
+static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape_in, GError **error)
 {
     struct msg_par *P = m->par;
     const struct sv_msg_cfg *c = &m->cfg;
-    const struct sv_model_cfg *mc = sv_compute_latency_model(c->lat);
-    struct sv_batch_shape shape = *shape_in;
+    const struct sv_compute_model_cfg *mc = sv_compute_latency_model(c->lat);
+    struct sv_compute_batch_shape shape = *shape_in;
     gboolean dummy = m->inflight->len == 0;
     if (dummy) {
         /* LLMServingSim's DP dummy batch: one decode token (vLLM's execute_dummy_batch). */
@@ -559,7 +559,7 @@ static gboolean par_launch(sv_msg *m, const struct sv_batch_shape *shape_in, GEr
         /* The EP group's tokens: every member's (padded) batch, routed once per step and
          * reused by every layer (LLMServingSim's block_copy). */
         route_tokens = comm_tokens * P->ep_members;
-        struct sv_expert_route_req rq = {
+        struct sv_msg_expert_route_req rq = {
             .layer = 0,
             .tokens = route_tokens,
             .n_experts = (int32_t)mc->num_experts,
@@ -579,7 +579,7 @@ static gboolean par_launch(sv_msg *m, const struct sv_batch_shape *shape_in, GEr
     if (fresh)
         m->dag = sv_dag_new();
 
-    struct sv_iter_time it;
+    struct sv_compute_iter_time it;
     sv_dag_node *final = NULL;
     for (int32_t s = 0; s < P->pp; s++) {
         int64_t lb, le;

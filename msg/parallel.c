@@ -156,7 +156,7 @@ static void *hist_create(const char *param, sv_rng *rng, GError **error)
     return st;
 }
 
-static void hist_route(void *p, const struct sv_expert_route_req *req, int64_t *counts)
+static void hist_route(void *p, const struct sv_msg_expert_route_req *req, int64_t *counts)
 {
     hist_state *st = p;
     int32_t n = req->n_experts, k = req->top_k;
@@ -187,15 +187,15 @@ static void hist_route(void *p, const struct sv_expert_route_req *req, int64_t *
     }
 }
 
-static const struct sv_expert_route_ops route_hist = {SV_REGISTRY_API_VERSION, hist_create,
+static const struct sv_msg_expert_route_ops route_hist = {SV_REGISTRY_API_VERSION, hist_create,
                                                       hist_destroy, hist_route};
 
-const struct sv_expert_route_ops *sv_msg_expert_route_hist(void)
+const struct sv_msg_expert_route_ops *sv_msg_expert_route_hist(void)
 {
     return &route_hist;
 }
 
-const struct sv_expert_route_ops *sv_msg_expert_route_balanced(void)
+const struct sv_msg_expert_route_ops *sv_msg_expert_route_balanced(void)
 {
     /* msg/expert.c's table (static storage: valid after the registry is gone). */
     g_autoptr(sv_registry) reg = sv_registry_new();

@@ -18,7 +18,7 @@
  * `dynamic` (TokenSim's dynamic batching): iteration-level admission as vLLM, but prompts are
  * never split: a prompt runs whole in one iteration (one larger than the token budget runs alone).
  *
- * The three are policy tables (struct sv_sched_ops) written against the scheduler's view
+ * The three are policy tables (struct sv_msg_sched_ops) written against the scheduler's view
  * (sv_msg_view_*), the same narrow API a plugin's scheduler gets.
  */
 #include "msg/msg_internal.h"
@@ -27,7 +27,7 @@ void sv_msg__req_free(msg_req *r)
 {
     if (!r)
         return;
-    sv_kv_seq_free(r->seq);
+    sv_memtier_kv_seq_free(r->seq);
     g_free(r);
 }
 
@@ -135,7 +135,7 @@ gboolean sv_msg_view_schedule_running(sv_msg_view *v, uint32_t i, int64_t num_ne
     SV_ASSERT(num_new >= 1 && num_new <= r->num_reached - r->num_computed);
     /* Any allocation may evict the blocks a waiting-head lookup found: look up again later. */
     v->head = NULL;
-    if (!sv_kv_manager_allocate_slots(m->cfg.kv, r->seq, (uint64_t)r->num_computed,
+    if (!sv_memtier_kv_manager_allocate_slots(m->cfg.kv, r->seq, (uint64_t)r->num_computed,
                                       (uint64_t)num_new, 0, (uint64_t)r->num_reached))
         return FALSE;
     add_slot(m, r, num_new, r->num_computed);
@@ -148,7 +148,7 @@ void sv_msg_view_preempt(sv_msg_view *v, uint32_t i)
     msg_req *victim = running_at(v, i);
     SV_ASSERT(victim->step_mark != m->step_seq);
     g_ptr_array_remove_index(m->running, i); /* keeps the order of the others */
-    sv_kv_manager_preempt_seq(m->cfg.kv, victim->seq);
+    sv_memtier_kv_manager_preempt_seq(m->cfg.kv, victim->seq);
     victim->num_computed = 0;
     victim->preemptions++;
     m->preemptions++;
@@ -170,7 +170,7 @@ int64_t sv_msg_view_waiting_computed(sv_msg_view *v)
     v->head_computed = r->num_computed;
     if (r->num_computed == 0) {
         v->head_hit =
-            (int64_t)sv_kv_manager_get_computed_blocks(m->cfg.kv, r->seq, (uint64_t)r->num_reached);
+            (int64_t)sv_memtier_kv_manager_get_computed_blocks(m->cfg.kv, r->seq, (uint64_t)r->num_reached);
         r->prefix_hit = v->head_hit;
         v->head_computed = v->head_hit;
     }
@@ -182,7 +182,7 @@ gboolean sv_msg_view_waiting_fits_full(sv_msg_view *v)
     sv_msg *m = v->m;
     sv_msg_view_waiting_computed(v);
     msg_req *r = v->head;
-    return sv_kv_manager_can_fit_full_sequence(m->cfg.kv, r->seq, (uint64_t)r->num_computed,
+    return sv_memtier_kv_manager_can_fit_full_sequence(m->cfg.kv, r->seq, (uint64_t)r->num_computed,
                                                (uint64_t)v->head_hit, (uint64_t)r->num_reached);
 }
 
@@ -192,7 +192,7 @@ gboolean sv_msg_view_admit_waiting(sv_msg_view *v, int64_t num_new)
     int64_t computed = sv_msg_view_waiting_computed(v);
     msg_req *r = v->head;
     SV_ASSERT(num_new >= 1 && num_new <= r->num_reached - computed);
-    if (!sv_kv_manager_allocate_slots(m->cfg.kv, r->seq, (uint64_t)r->num_computed,
+    if (!sv_memtier_kv_manager_allocate_slots(m->cfg.kv, r->seq, (uint64_t)r->num_computed,
                                       (uint64_t)num_new, (uint64_t)v->head_hit,
                                       (uint64_t)r->num_reached))
         return FALSE; /* the lookup stays valid: nothing changed */
@@ -315,13 +315,13 @@ static void schedule_dynamic(void *state, sv_msg_view *v)
     schedule_builtin(v, SV_MSG_SCHED_DYNAMIC);
 }
 
-static const struct sv_sched_ops builtin_ops[] = {
+static const struct sv_msg_sched_ops builtin_ops[] = {
     [SV_MSG_SCHED_VLLM] = {.api_version = SV_REGISTRY_API_VERSION, .schedule = schedule_vllm},
     [SV_MSG_SCHED_STATIC] = {.api_version = SV_REGISTRY_API_VERSION, .schedule = schedule_static},
     [SV_MSG_SCHED_DYNAMIC] = {.api_version = SV_REGISTRY_API_VERSION, .schedule = schedule_dynamic},
 };
 
-const struct sv_sched_ops *sv_msg_sched_builtin(sv_msg_sched_kind kind)
+const struct sv_msg_sched_ops *sv_msg_sched_builtin(sv_msg_sched_kind kind)
 {
     SV_ASSERT((unsigned)kind < G_N_ELEMENTS(builtin_ops));
     return &builtin_ops[kind];
@@ -357,7 +357,7 @@ static void retire(sv_msg *m, msg_req *r)
 void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t)
 {
     const struct sv_msg_cfg *c = &m->cfg;
-    gboolean caching = sv_kv_manager_caching_enabled(c->kv);
+    gboolean caching = sv_memtier_kv_manager_caching_enabled(c->kv);
     *prompt_t = 0;
     *gen_t = 0;
     for (guint i = 0; i < m->inflight->len; i++) {
@@ -371,11 +371,11 @@ void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t
             /* LLMServingSim counts the prompt's cached prefix as prompt throughput here. */
             *prompt_t += s->num_new + r->prefix_hit;
             if (caching)
-                sv_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)r->num_computed);
+                sv_memtier_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)r->num_computed);
         } else if (s->num_new > 1) {
             *prompt_t += s->num_new; /* a chunk, or a resumed request catching up */
             if (caching)
-                sv_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)r->num_computed);
+                sv_memtier_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)r->num_computed);
         }
         /* A token is produced when the request has caught up with the length it reached. */
         if (r->num_computed >= r->num_reached) {
@@ -388,10 +388,10 @@ void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t
                     m->hooks.on_token(m->hooks.ctx, r->id, c->instance, finish, gap);
             }
             if (caching)
-                sv_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)r->num_computed);
+                sv_memtier_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)r->num_computed);
         }
         if (r->num_reached >= r->total) {
-            sv_kv_manager_free_seq(c->kv, r->seq);
+            sv_memtier_kv_manager_free_seq(c->kv, r->seq);
             retire(m, r);
             if (m->hooks.on_req_done) {
                 struct sv_msg_req_done d = {

@@ -238,7 +238,7 @@ static struct share_entry share_pop(GArray *h)
 
 /* ---- model ------------------------------------------------------------------------------ */
 
-sv_net_flow_model *sv_net_flow_model_new(sv_net *net)
+sv_net_flow_model *sv_net__flow_model_new(sv_net *net)
 {
     sv_net_flow_model *fm = g_new0(sv_net_flow_model, 1);
     fm->net = net;
@@ -252,7 +252,7 @@ sv_net_flow_model *sv_net_flow_model_new(sv_net *net)
     return fm;
 }
 
-void sv_net_flow_model_free(sv_net_flow_model *fm)
+void sv_net__flow_model_free(sv_net_flow_model *fm)
 {
     if (fm == NULL)
         return;
@@ -435,7 +435,7 @@ static void flow_finish(sv_net_flow_model *fm, int id, sv_time now)
     }
     f->active = FALSE;
     fm->active--;
-    sv_net_schedule_delivery(net, at, f->dst, f->bytes, f->done, f->ctx, f->arg);
+    sv_net__schedule_delivery(net, at, f->dst, f->bytes, f->done, f->ctx, f->arg);
     f->next_free = fm->flow_free;
     fm->flow_free = id;
 }
@@ -457,7 +457,7 @@ static void on_tick(sv_engine *eng, void *ctx, uint64_t arg)
         set_tick(fm, fm->heap[0].fin);
 }
 
-void sv_net_flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
+void sv_net__flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
                       uint64_t arg)
 {
     sv_net_flow_model *fm = net->flow;
@@ -466,8 +466,8 @@ void sv_net_flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done
     double lat = 0;
     if (bytes == 0) {
         /* Nothing to transmit: the (empty) last byte leaves at once. */
-        sv_net_geom_route(g, src, dst, NULL, &lat);
-        sv_net_schedule_delivery(net, now + sv_time_from_ns(lat), dst, 0, done, ctx, arg);
+        sv_net__geom_route(g, src, dst, NULL, &lat);
+        sv_net__schedule_delivery(net, now + sv_time_from_ns(lat), dst, 0, done, ctx, arg);
         return;
     }
     int id = fm->flow_free;
@@ -483,7 +483,7 @@ void sv_net_flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done
         f->links = g_renew(int, f->links, f->route_cap);
         f->pos = g_renew(int, f->pos, f->route_cap);
     }
-    f->nlinks = sv_net_geom_route(g, src, dst, f->links, &lat);
+    f->nlinks = sv_net__geom_route(g, src, dst, f->links, &lat);
     f->seq = fm->next_seq++;
     f->bytes = bytes;
     f->rem = (double)bytes;
@@ -520,12 +520,12 @@ void sv_net_flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done
     set_tick(fm, now);
 }
 
-int sv_net_flow_active(const sv_net *net)
+int sv_net__flow_active(const sv_net *net)
 {
     return net->flow != NULL ? net->flow->active : 0;
 }
 
-double sv_net_flow_rate(const sv_net *net, uint64_t seq)
+double sv_net__flow_rate(const sv_net *net, uint64_t seq)
 {
     sv_net_flow_model *fm = net->flow;
     if (fm == NULL)

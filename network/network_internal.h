@@ -41,12 +41,12 @@ struct sv_net_geom {
 };
 
 /* Validate a cfg (also one built by hand, not from YAML). */
-gboolean sv_net_topo_validate(const struct sv_net_topo_cfg *cfg, const char *where, GError **error);
-gboolean sv_net_geom_init(struct sv_net_geom *g, const struct sv_net_topo_cfg *cfg, GError **error);
-void sv_net_geom_clear(struct sv_net_geom *g);
+gboolean sv_net__topo_validate(const struct sv_net_topo_cfg *cfg, const char *where, GError **error);
+gboolean sv_net__geom_init(struct sv_net_geom *g, const struct sv_net_topo_cfg *cfg, GError **error);
+void sv_net__geom_clear(struct sv_net_geom *g);
 
 /* Coordinate of NPU `npu` in dimension d (dim 0 varies fastest). */
-static inline int sv_net_geom_coord(const struct sv_net_geom *g, int npu, int d)
+static inline int sv_net__geom_coord(const struct sv_net_geom *g, int npu, int d)
 {
     /* 1-D networks (and dim 0 of an NPU inside it): no division on the per-hop path */
     if (g->stride[d] == 1 && npu < g->cfg.npus[d])
@@ -56,7 +56,7 @@ static inline int sv_net_geom_coord(const struct sv_net_geom *g, int npu, int d)
 
 /* Clockwise distance from coordinate i to j in a ring of n: ((j - i) mod n), without a division
  * when both are coordinates (in [0, n)). */
-static inline int sv_net_ring_cw(int i, int j, int n)
+static inline int sv_net__ring_cw(int i, int j, int n)
 {
     int cw = j - i;
     if (cw < 0)
@@ -67,21 +67,21 @@ static inline int sv_net_ring_cw(int i, int j, int n)
 }
 
 /* First dimension in which the two NPUs' coordinates differ; -1 when src == dst. */
-int sv_net_geom_first_diff_dim(const struct sv_net_geom *g, int src, int dst);
+int sv_net__geom_first_diff_dim(const struct sv_net_geom *g, int src, int dst);
 
 /* Hops from local coordinate i to j (i != j) inside one dimension d: Ring = shorter way,
  * FullyConnected = 1, Switch = 2 (ASTRA-sim congestion_unaware compute_hops_count). */
-int sv_net_geom_dim_hops(const struct sv_net_geom *g, int d, int i, int j);
+int sv_net__geom_dim_hops(const struct sv_net_geom *g, int d, int i, int j);
 
 /* The next directed link a message at device `cur` takes towards NPU `dst` (cur != dst) under
  * dimension-ordered routing: fix the first differing dimension first, inside it take the
  * ASTRA-sim route (Ring shorter way, ties clockwise; FullyConnected direct; Switch via the
  * dimension's switch). In 1-D this is exactly ASTRA-sim's congestion-aware route. */
-int sv_net_geom_next_link(const struct sv_net_geom *g, int cur, int dst);
+int sv_net__geom_next_link(const struct sv_net_geom *g, int cur, int dst);
 
 /* Total number of links and the sum of their latencies on the route src -> dst. The latency sum
  * is accumulated as sum over dims of hops_d * L_d, which in 1-D is ASTRA-sim's hops * L. */
-int sv_net_geom_route(const struct sv_net_geom *g, int src, int dst, int *links_out,
+int sv_net__geom_route(const struct sv_net_geom *g, int src, int dst, int *links_out,
                       double *lat_sum_ns);
 
 /* ---- the transport object ---------------------------------------------------------------- */
@@ -101,9 +101,9 @@ struct sv_net_chunk {
 };
 
 enum sv_net_fifo_state {
-    SV_FIFO_FREE,
-    SV_FIFO_BUSY_MARK,  /* transmitting until `free_at` (no event: see transport_fifo.c) */
-    SV_FIFO_BUSY_EVENT, /* transmitting; an engine event frees it */
+    SV_NET_FIFO_FREE,
+    SV_NET_FIFO_BUSY_MARK,  /* transmitting until `free_at` (no event: see transport_fifo.c) */
+    SV_NET_FIFO_BUSY_EVENT, /* transmitting; an engine event frees it */
 };
 
 struct sv_net_fifo_link {
@@ -136,31 +136,31 @@ struct sv_net {
 
 /* Message record pool (fifo chunks; analytical/ideal pending deliveries): slabs with a free
  * list, so records stay put and no message calls malloc. */
-struct sv_net_chunk *sv_net_chunk_alloc(sv_net *net, int cur_dev, int dst, uint64_t bytes,
+struct sv_net_chunk *sv_net__chunk_alloc(sv_net *net, int cur_dev, int dst, uint64_t bytes,
                                         sv_net_done_fn done, void *ctx, uint64_t arg);
 /* Release record `c`, count the delivery and run its callback (in that order, so the
  * callback may send again). */
-void sv_net_chunk_deliver(struct sv_net_chunk *c);
+void sv_net__chunk_deliver(struct sv_net_chunk *c);
 /* Count a delivery and run a callback (flow model, which keeps its own records). */
-void sv_net_deliver(sv_net *net, uint64_t bytes, sv_net_done_fn done, void *ctx, uint64_t arg);
+void sv_net__deliver(sv_net *net, uint64_t bytes, sv_net_done_fn done, void *ctx, uint64_t arg);
 /* Schedule the arrival of `bytes` at absolute time `at` (>= now): a pooled record and one engine
  * event that counts the delivery and runs `done`. */
-void sv_net_schedule_delivery(sv_net *net, sv_time at, int dst, uint64_t bytes, sv_net_done_fn done,
+void sv_net__schedule_delivery(sv_net *net, sv_time at, int dst, uint64_t bytes, sv_net_done_fn done,
                               void *ctx, uint64_t arg);
 
-void sv_net_fifo_init(sv_net *net);
-void sv_net_fifo_clear(sv_net *net);
-void sv_net_fifo_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
+void sv_net__fifo_init(sv_net *net);
+void sv_net__fifo_clear(sv_net *net);
+void sv_net__fifo_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
                       uint64_t arg);
 
-sv_net_flow_model *sv_net_flow_model_new(sv_net *net);
-void sv_net_flow_model_free(sv_net_flow_model *fm);
-void sv_net_flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
+sv_net_flow_model *sv_net__flow_model_new(sv_net *net);
+void sv_net__flow_model_free(sv_net_flow_model *fm);
+void sv_net__flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
                       uint64_t arg);
 /* Number of flows still transmitting (for tests and the stall diagnosis). */
-int sv_net_flow_active(const sv_net *net);
+int sv_net__flow_active(const sv_net *net);
 /* The current max-min rate (bytes/ns) of the k-th flow started (0-based sequence number), or
  * -1 when that flow is not transmitting any more. For tests. */
-double sv_net_flow_rate(const sv_net *net, uint64_t seq);
+double sv_net__flow_rate(const sv_net *net, uint64_t seq);
 
 #endif

@@ -44,7 +44,7 @@ static const char *topo_kind_name(sv_net_topo_kind k)
     return "unknown";
 }
 
-gboolean sv_net_topo_validate(const struct sv_net_topo_cfg *cfg, const char *where, GError **error)
+gboolean sv_net__topo_validate(const struct sv_net_topo_cfg *cfg, const char *where, GError **error)
 {
     if (cfg->ndims < 1 || cfg->ndims > SV_NET_MAX_DIMS) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "%s: %d dimensions, expected 1 to %d",
@@ -250,7 +250,7 @@ gboolean sv_net_topo_load_yaml(const char *path, struct sv_net_topo_cfg *cfg, GE
         }
     }
     out.ndims = count[LIST_TOPOLOGY];
-    if (!sv_net_topo_validate(&out, path, error))
+    if (!sv_net__topo_validate(&out, path, error))
         return FALSE;
     *cfg = out;
     return TRUE;
@@ -265,10 +265,10 @@ static int ring_links_per_line(int n)
     return n == 2 ? 2 : 2 * n;
 }
 
-gboolean sv_net_geom_init(struct sv_net_geom *g, const struct sv_net_topo_cfg *cfg, GError **error)
+gboolean sv_net__geom_init(struct sv_net_geom *g, const struct sv_net_topo_cfg *cfg, GError **error)
 {
     memset(g, 0, sizeof *g);
-    if (!sv_net_topo_validate(cfg, "network topology", error))
+    if (!sv_net__topo_validate(cfg, "network topology", error))
         return FALSE;
     g->cfg = *cfg;
     g->npus = sv_net_topo_npus(cfg);
@@ -370,28 +370,28 @@ gboolean sv_net_geom_init(struct sv_net_geom *g, const struct sv_net_topo_cfg *c
     return TRUE;
 }
 
-void sv_net_geom_clear(struct sv_net_geom *g)
+void sv_net__geom_clear(struct sv_net_geom *g)
 {
     g_clear_pointer(&g->links, g_free);
     g_clear_pointer(&g->switch_dim, g_free);
     g_clear_pointer(&g->switch_line, g_free);
 }
 
-int sv_net_geom_first_diff_dim(const struct sv_net_geom *g, int src, int dst)
+int sv_net__geom_first_diff_dim(const struct sv_net_geom *g, int src, int dst)
 {
     for (int d = 0; d < g->cfg.ndims; d++)
-        if (sv_net_geom_coord(g, src, d) != sv_net_geom_coord(g, dst, d))
+        if (sv_net__geom_coord(g, src, d) != sv_net__geom_coord(g, dst, d))
             return d;
     return -1;
 }
 
-int sv_net_geom_dim_hops(const struct sv_net_geom *g, int d, int i, int j)
+int sv_net__geom_dim_hops(const struct sv_net_geom *g, int d, int i, int j)
 {
     SV_ASSERT(i != j);
     switch (g->cfg.kind[d]) {
     case SV_NET_TOPO_RING: {
         int n = g->cfg.npus[d];
-        int cw = sv_net_ring_cw(i, j, n);
+        int cw = sv_net__ring_cw(i, j, n);
         int acw = n - cw;
         return cw < acw ? cw : acw;
     }
@@ -411,7 +411,7 @@ static inline int line_of(const struct sv_net_geom *g, int npu, int d)
     return npu % s + (npu / (s * g->cfg.npus[d])) * s;
 }
 
-int sv_net_geom_next_link(const struct sv_net_geom *g, int cur, int dst)
+int sv_net__geom_next_link(const struct sv_net_geom *g, int cur, int dst)
 {
     SV_ASSERT(cur != dst && dst >= 0 && dst < g->npus && cur >= 0 && cur < g->ndevs);
     if (cur >= g->npus) {
@@ -419,21 +419,21 @@ int sv_net_geom_next_link(const struct sv_net_geom *g, int cur, int dst)
          * dimension is the destination's. */
         int d = g->switch_dim[cur - g->npus];
         int line = g->switch_line[cur - g->npus];
-        int j = sv_net_geom_coord(g, dst, d);
+        int j = sv_net__geom_coord(g, dst, d);
         return g->link_base[d] + line * g->links_per_line[d] + 2 * j + 1;
     }
-    int d = sv_net_geom_first_diff_dim(g, cur, dst);
+    int d = sv_net__geom_first_diff_dim(g, cur, dst);
     SV_ASSERT(d >= 0);
     int n = g->cfg.npus[d];
-    int i = sv_net_geom_coord(g, cur, d);
-    int j = sv_net_geom_coord(g, dst, d);
+    int i = sv_net__geom_coord(g, cur, d);
+    int j = sv_net__geom_coord(g, dst, d);
     int base = g->link_base[d] + line_of(g, cur, d) * g->links_per_line[d];
     switch (g->cfg.kind[d]) {
     case SV_NET_TOPO_RING: {
         if (n == 2)
             return base + i;
         /* ASTRA-sim congestion_aware Ring::route: anticlockwise only when strictly shorter. */
-        int cw = sv_net_ring_cw(i, j, n);
+        int cw = sv_net__ring_cw(i, j, n);
         int acw = n - cw;
         return base + 2 * i + (acw < cw ? 1 : 0);
     }
@@ -445,12 +445,12 @@ int sv_net_geom_next_link(const struct sv_net_geom *g, int cur, int dst)
     g_assert_not_reached();
 }
 
-int sv_net_geom_route(const struct sv_net_geom *g, int src, int dst, int *links_out,
+int sv_net__geom_route(const struct sv_net_geom *g, int src, int dst, int *links_out,
                       double *lat_sum_ns)
 {
     int nl = 0;
     for (int cur = src; cur != dst;) {
-        int l = sv_net_geom_next_link(g, cur, dst);
+        int l = sv_net__geom_next_link(g, cur, dst);
         if (links_out != NULL)
             links_out[nl] = l;
         nl++;
@@ -460,9 +460,9 @@ int sv_net_geom_route(const struct sv_net_geom *g, int src, int dst, int *links_
     if (lat_sum_ns != NULL) {
         double lat = 0;
         for (int d = 0; d < g->cfg.ndims; d++) {
-            int i = sv_net_geom_coord(g, src, d), j = sv_net_geom_coord(g, dst, d);
+            int i = sv_net__geom_coord(g, src, d), j = sv_net__geom_coord(g, dst, d);
             if (i != j)
-                lat += sv_net_geom_dim_hops(g, d, i, j) * g->cfg.latency_ns[d];
+                lat += sv_net__geom_dim_hops(g, d, i, j) * g->cfg.latency_ns[d];
         }
         *lat_sum_ns = lat;
     }

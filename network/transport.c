@@ -46,14 +46,14 @@ sv_net *sv_net_new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_mod
     net->model = model;
     net->chunk_slabs = g_ptr_array_new_with_free_func(g_free);
     net->chunk_slab_used = SV_NET_CHUNK_SLAB;
-    if (!sv_net_geom_init(&net->geom, cfg, error)) {
+    if (!sv_net__geom_init(&net->geom, cfg, error)) {
         sv_net_free(net);
         return NULL;
     }
     if (model == SV_NET_MODEL_FIFO)
-        sv_net_fifo_init(net);
+        sv_net__fifo_init(net);
     if (model == SV_NET_MODEL_FLOW)
-        net->flow = sv_net_flow_model_new(net);
+        net->flow = sv_net__flow_model_new(net);
     return net;
 }
 
@@ -61,9 +61,9 @@ void sv_net_free(sv_net *net)
 {
     if (net == NULL)
         return;
-    sv_net_fifo_clear(net);
-    sv_net_flow_model_free(net->flow);
-    sv_net_geom_clear(&net->geom);
+    sv_net__fifo_clear(net);
+    sv_net__flow_model_free(net->flow);
+    sv_net__geom_clear(&net->geom);
     if (net->chunk_slabs != NULL)
         g_ptr_array_free(net->chunk_slabs, TRUE);
     g_free(net);
@@ -96,7 +96,7 @@ void sv_net_get_stats(const sv_net *net, struct sv_net_stats *out)
 
 /* ---- message record pool ------------------------------------------------------------------ */
 
-struct sv_net_chunk *sv_net_chunk_alloc(sv_net *net, int cur_dev, int dst, uint64_t bytes,
+struct sv_net_chunk *sv_net__chunk_alloc(sv_net *net, int cur_dev, int dst, uint64_t bytes,
                                         sv_net_done_fn done, void *ctx, uint64_t arg)
 {
     struct sv_net_chunk *c = net->chunk_free;
@@ -121,33 +121,33 @@ struct sv_net_chunk *sv_net_chunk_alloc(sv_net *net, int cur_dev, int dst, uint6
     return c;
 }
 
-void sv_net_deliver(sv_net *net, uint64_t bytes, sv_net_done_fn done, void *ctx, uint64_t arg)
+void sv_net__deliver(sv_net *net, uint64_t bytes, sv_net_done_fn done, void *ctx, uint64_t arg)
 {
     net->stats.bytes_delivered += bytes;
     if (done != NULL)
         done(net->eng, ctx, arg);
 }
 
-void sv_net_chunk_deliver(struct sv_net_chunk *c)
+void sv_net__chunk_deliver(struct sv_net_chunk *c)
 {
     sv_net *net = c->net;
     struct sv_net_chunk copy = *c;
     c->next = net->chunk_free;
     net->chunk_free = c;
-    sv_net_deliver(net, copy.bytes, copy.done, copy.ctx, copy.arg);
+    sv_net__deliver(net, copy.bytes, copy.done, copy.ctx, copy.arg);
 }
 
 static void on_delivery(sv_engine *eng, void *ctx, uint64_t arg)
 {
     (void)eng;
     (void)arg;
-    sv_net_chunk_deliver(ctx);
+    sv_net__chunk_deliver(ctx);
 }
 
-void sv_net_schedule_delivery(sv_net *net, sv_time at, int dst, uint64_t bytes, sv_net_done_fn done,
+void sv_net__schedule_delivery(sv_net *net, sv_time at, int dst, uint64_t bytes, sv_net_done_fn done,
                               void *ctx, uint64_t arg)
 {
-    struct sv_net_chunk *c = sv_net_chunk_alloc(net, dst, dst, bytes, done, ctx, arg);
+    struct sv_net_chunk *c = sv_net__chunk_alloc(net, dst, dst, bytes, done, ctx, arg);
     sv_engine_schedule(net->eng, at, SV_PRIO_DEFAULT, on_delivery, c, 0);
 }
 
@@ -160,15 +160,15 @@ static void analytical_send(sv_net *net, int src, int dst, uint64_t bytes, sv_ne
                             void *ctx, uint64_t arg)
 {
     const struct sv_net_geom *g = &net->geom;
-    int d = sv_net_geom_first_diff_dim(g, src, dst);
+    int d = sv_net__geom_first_diff_dim(g, src, dst);
     int hops =
-        sv_net_geom_dim_hops(g, d, sv_net_geom_coord(g, src, d), sv_net_geom_coord(g, dst, d));
+        sv_net__geom_dim_hops(g, d, sv_net__geom_coord(g, src, d), sv_net__geom_coord(g, dst, d));
     double link_delay = hops * g->cfg.latency_ns[d];
     double serialization = (double)bytes / g->bw_bpns[d];
     sv_time delay = sv_time_from_ns(link_delay + serialization);
     net->stats.link_bytes += bytes * (uint64_t)hops;
     net->stats.link_transfers += (uint64_t)hops;
-    sv_net_schedule_delivery(net, sv_engine_now(net->eng) + delay, dst, bytes, done, ctx, arg);
+    sv_net__schedule_delivery(net, sv_engine_now(net->eng) + delay, dst, bytes, done, ctx, arg);
 }
 
 /* Infinite bandwidth: the latency of the dimension-ordered route only (the route fifo and flow
@@ -177,10 +177,10 @@ static void ideal_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_don
                        void *ctx, uint64_t arg)
 {
     double lat = 0;
-    int hops = sv_net_geom_route(&net->geom, src, dst, NULL, &lat);
+    int hops = sv_net__geom_route(&net->geom, src, dst, NULL, &lat);
     net->stats.link_bytes += bytes * (uint64_t)hops;
     net->stats.link_transfers += (uint64_t)hops;
-    sv_net_schedule_delivery(net, sv_engine_now(net->eng) + sv_time_from_ns(lat), dst, bytes, done,
+    sv_net__schedule_delivery(net, sv_engine_now(net->eng) + sv_time_from_ns(lat), dst, bytes, done,
                              ctx, arg);
 }
 
@@ -197,10 +197,10 @@ void sv_net_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn o
         analytical_send(net, src, dst, bytes, on_arrival, ctx, arg);
         return;
     case SV_NET_MODEL_FIFO:
-        sv_net_fifo_send(net, src, dst, bytes, on_arrival, ctx, arg);
+        sv_net__fifo_send(net, src, dst, bytes, on_arrival, ctx, arg);
         return;
     case SV_NET_MODEL_FLOW:
-        sv_net_flow_send(net, src, dst, bytes, on_arrival, ctx, arg);
+        sv_net__flow_send(net, src, dst, bytes, on_arrival, ctx, arg);
         return;
     case SV_NET_MODEL_IDEAL:
         ideal_send(net, src, dst, bytes, on_arrival, ctx, arg);

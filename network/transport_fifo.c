@@ -2,7 +2,7 @@
  * congestion_aware/Link.cpp, Chunk.cpp, Device.cpp; CHAKRA_ET.md 3.6).
  *
  * A message is one chunk carrying its destination; its route is recomputed hop by hop with
- * sv_net_geom_next_link, which yields the same links as ASTRA-sim's precomputed route (the
+ * sv_net__geom_next_link, which yields the same links as ASTRA-sim's precomputed route (the
  * shorter ring direction never flips along the way). Each directed link is a FIFO with a busy
  * flag. Starting a transmission schedules, in this order, (1) the arrival at the next device at
  * now + trunc(L + bytes/B) and (2) the link becoming free at now + trunc(bytes/B): ASTRA-sim's
@@ -14,22 +14,22 @@
  * the rare case (never in a ring collective, where each link carries one message at a time): it
  * is taken as an engine mark (sv_engine_mark) and scheduled at the mark's place only when a
  * chunk finds the link busy. Whether the link is still busy is then exactly whether that event
- * would have run yet (sv_engine_mark_passed), so every order and time is as with the event. */
+ * would have run yet (sv_core__engine_mark_passed), so every order and time is as with the event. */
 #include "network/network_internal.h"
 
 static void link_transmit(sv_net *net, int link, struct sv_net_chunk *c);
 
-void sv_net_fifo_init(sv_net *net)
+void sv_net__fifo_init(sv_net *net)
 {
     net->fifo_links = g_new0(struct sv_net_fifo_link, net->geom.nlinks);
     for (int l = 0; l < net->geom.nlinks; l++) {
-        net->fifo_links[l].state = SV_FIFO_FREE;
+        net->fifo_links[l].state = SV_NET_FIFO_FREE;
         net->fifo_links[l].head = NULL;
         net->fifo_links[l].tail = NULL;
     }
 }
 
-void sv_net_fifo_clear(sv_net *net)
+void sv_net__fifo_clear(sv_net *net)
 {
     g_clear_pointer(&net->fifo_links, g_free);
 }
@@ -40,16 +40,16 @@ static void on_link_free(sv_engine *eng, void *ctx, uint64_t arg);
 static void link_send(sv_net *net, int link, struct sv_net_chunk *c)
 {
     struct sv_net_fifo_link *fl = &net->fifo_links[link];
-    if (fl->state == SV_FIFO_BUSY_MARK && sv_engine_mark_passed(net->eng, &fl->free_at))
-        fl->state = SV_FIFO_FREE; /* its link-free event would have run, with nothing queued */
-    if (fl->state == SV_FIFO_FREE) {
+    if (fl->state == SV_NET_FIFO_BUSY_MARK && sv_core__engine_mark_passed(net->eng, &fl->free_at))
+        fl->state = SV_NET_FIFO_FREE; /* its link-free event would have run, with nothing queued */
+    if (fl->state == SV_NET_FIFO_FREE) {
         link_transmit(net, link, c);
         return;
     }
-    if (fl->state == SV_FIFO_BUSY_MARK) {
+    if (fl->state == SV_NET_FIFO_BUSY_MARK) {
         /* the link-free event now has work: schedule it where it would have been */
         sv_engine_schedule_at_mark(net->eng, &fl->free_at, on_link_free, net, (uint64_t)link);
-        fl->state = SV_FIFO_BUSY_EVENT;
+        fl->state = SV_NET_FIFO_BUSY_EVENT;
     }
     c->next = NULL;
     if (fl->tail != NULL)
@@ -66,11 +66,11 @@ static void on_chunk_arrived(sv_engine *eng, void *ctx, uint64_t arg)
     (void)arg;
     struct sv_net_chunk *c = ctx; /* the record itself: the engine prefetched it */
     if (c->cur_dev == c->dst) {
-        sv_net_chunk_deliver(c);
+        sv_net__chunk_deliver(c);
         return;
     }
     sv_net *net = c->net;
-    link_send(net, sv_net_geom_next_link(&net->geom, c->cur_dev, c->dst), c);
+    link_send(net, sv_net__geom_next_link(&net->geom, c->cur_dev, c->dst), c);
 }
 
 /* Link::link_become_free: free, then serve the oldest pending chunk. */
@@ -78,7 +78,7 @@ static void on_link_free(sv_engine *eng, void *ctx, uint64_t arg)
 {
     sv_net *net = ctx;
     struct sv_net_fifo_link *fl = &net->fifo_links[arg];
-    fl->state = SV_FIFO_FREE;
+    fl->state = SV_NET_FIFO_FREE;
     struct sv_net_chunk *c = fl->head;
     if (c == NULL)
         return;
@@ -93,7 +93,7 @@ static void link_transmit(sv_net *net, int link, struct sv_net_chunk *c)
 {
     struct sv_net_fifo_link *fl = &net->fifo_links[link];
     const struct sv_net_link *L = &net->geom.links[link];
-    SV_ASSERT(fl->state == SV_FIFO_FREE);
+    SV_ASSERT(fl->state == SV_NET_FIFO_FREE);
     double serialization = (double)c->bytes / L->bw_bpns;
     sv_time comm = sv_time_from_ns(L->lat_ns + serialization);
     sv_time ser = sv_time_from_ns(serialization);
@@ -105,16 +105,16 @@ static void link_transmit(sv_net *net, int link, struct sv_net_chunk *c)
     sv_time free_at = sv_engine_now(net->eng) + ser;
     /* with chunks still queued the link-free event has work: schedule it for real */
     if (fl->head == NULL && sv_engine_mark(net->eng, free_at, SV_PRIO_DEFAULT, &fl->free_at)) {
-        fl->state = SV_FIFO_BUSY_MARK;
+        fl->state = SV_NET_FIFO_BUSY_MARK;
     } else {
         sv_engine_schedule(net->eng, free_at, SV_PRIO_DEFAULT, on_link_free, net, (uint64_t)link);
-        fl->state = SV_FIFO_BUSY_EVENT;
+        fl->state = SV_NET_FIFO_BUSY_EVENT;
     }
 }
 
-void sv_net_fifo_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
+void sv_net__fifo_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
                       uint64_t arg)
 {
-    struct sv_net_chunk *c = sv_net_chunk_alloc(net, src, dst, bytes, done, ctx, arg);
-    link_send(net, sv_net_geom_next_link(&net->geom, src, dst), c);
+    struct sv_net_chunk *c = sv_net__chunk_alloc(net, src, dst, bytes, done, ctx, arg);
+    link_send(net, sv_net__geom_next_link(&net->geom, src, dst), c);
 }

@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-struct sv_cluster_net {
+struct sv_planner_cluster_net {
     sv_net *net;
     sv_sys *coll;
     int32_t n_inst;
@@ -23,14 +23,14 @@ struct sv_cluster_net {
     int32_t *dp_size;
 };
 
-static gboolean level_equal(const struct sv_net_level_cfg *a, const struct sv_net_level_cfg *b)
+static gboolean level_equal(const struct sv_planner_net_level_cfg *a, const struct sv_planner_net_level_cfg *b)
 {
     return a->set == b->set && (!a->set || (a->kind == b->kind && a->bw_gbps == b->bw_gbps &&
                                             a->latency_ns == b->latency_ns));
 }
 
-static gboolean fill_dim(const struct sv_cluster_cfg *c, int dim, int npus,
-                         const struct sv_net_level_cfg *lv, struct sv_net_topo_cfg *t, int at,
+static gboolean fill_dim(const struct sv_planner_cluster_cfg *c, int dim, int npus,
+                         const struct sv_planner_net_level_cfg *lv, struct sv_net_topo_cfg *t, int at,
                          GError **error)
 {
     double bw = c->n_link_bw > 0 ? c->link_bw_dims[MIN(dim, c->n_link_bw - 1)] : c->link_bw_gbps;
@@ -58,7 +58,7 @@ static gboolean fill_dim(const struct sv_cluster_cfg *c, int dim, int npus,
     return TRUE;
 }
 
-gboolean sv_planner_cluster_topo(const struct sv_cluster_cfg *c, struct sv_net_topo_cfg *out,
+gboolean sv_planner_cluster_topo(const struct sv_planner_cluster_cfg *c, struct sv_net_topo_cfg *out,
                                  int32_t *npus_per_node, GError **error)
 {
     memset(out, 0, sizeof *out);
@@ -97,7 +97,7 @@ gboolean sv_planner_cluster_topo(const struct sv_cluster_cfg *c, struct sv_net_t
     return TRUE;
 }
 
-static void cn_free_arrays(sv_cluster_net *cn)
+static void cn_free_arrays(sv_planner_cluster_net *cn)
 {
     g_free(cn->first_device);
     g_free(cn->tp_group_base);
@@ -108,7 +108,7 @@ static void cn_free_arrays(sv_cluster_net *cn)
     g_free(cn->dp_size);
 }
 
-void sv_planner_cluster_net_free(sv_cluster_net *cn)
+void sv_planner_cluster_net_free(sv_planner_cluster_net *cn)
 {
     if (!cn)
         return;
@@ -128,14 +128,14 @@ static gboolean add_group(sv_sys_groups *g, int32_t *next, int first, int n, int
     return sv_sys_groups_add(g, *id, members, n, error);
 }
 
-sv_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_cluster_cfg *c,
+sv_planner_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_planner_cluster_cfg *c,
                                            sv_net_model model, GError **error)
 {
     struct sv_net_topo_cfg topo;
     int32_t ppn = 0;
     if (!sv_planner_cluster_topo(c, &topo, &ppn, error))
         return NULL;
-    sv_cluster_net *cn = g_new0(sv_cluster_net, 1);
+    sv_planner_cluster_net *cn = g_new0(sv_planner_cluster_net, 1);
     int32_t ni = c->n_instances;
     cn->n_inst = ni;
     cn->first_device = g_new0(int32_t, (size_t)ni);
@@ -147,19 +147,19 @@ sv_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_clust
     cn->dp_size = g_new0(int32_t, (size_t)ni);
     g_autofree int32_t *used = g_new0(int32_t, (size_t)c->n_nodes);
     for (int32_t i = 0; i < ni; i++) {
-        const struct sv_instance_cfg *ic = &c->instances[i];
+        const struct sv_planner_instance_cfg *ic = &c->instances[i];
         cn->first_device[i] = ic->node * ppn + used[ic->node];
         used[ic->node] += ic->num_npus;
         cn->dp_index[i] = -1;
     }
     /* Data-parallel groups, in order of first appearance (deterministic). */
     for (int32_t i = 0; i < ni; i++) {
-        const struct sv_instance_cfg *ic = &c->instances[i];
+        const struct sv_planner_instance_cfg *ic = &c->instances[i];
         if (!ic->dp_group[0] || cn->dp_index[i] >= 0)
             continue;
         int32_t idx = cn->n_dp++;
         for (int32_t j = i; j < ni; j++) {
-            const struct sv_instance_cfg *jc = &c->instances[j];
+            const struct sv_planner_instance_cfg *jc = &c->instances[j];
             if (strcmp(jc->dp_group, ic->dp_group) != 0)
                 continue;
             if (jc->tp_size != ic->tp_size || jc->pp_size != ic->pp_size ||
@@ -186,7 +186,7 @@ sv_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_clust
     sv_sys_groups *groups = sv_sys_groups_new();
     int32_t next = 1;
     for (int32_t i = 0; i < ni; i++) {
-        const struct sv_instance_cfg *ic = &c->instances[i];
+        const struct sv_planner_instance_cfg *ic = &c->instances[i];
         if (ic->tp_size > 1) {
             for (int32_t s = 0; s < ic->pp_size; s++) {
                 int32_t id;
@@ -208,7 +208,7 @@ sv_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_clust
      * groups, group g holding the TP ranks r = g (mod k) of every member. Group ids are
      * consecutive: ep_group + stage x k + r mod k. */
     for (int32_t i = 0; i < ni; i++) {
-        const struct sv_instance_cfg *ic = &c->instances[i];
+        const struct sv_planner_instance_cfg *ic = &c->instances[i];
         if (ic->ep_size <= 1)
             continue;
         int32_t d = cn->dp_index[i];
@@ -271,41 +271,41 @@ fail:
     return NULL;
 }
 
-sv_net *sv_planner_cluster_net_net(const sv_cluster_net *cn)
+sv_net *sv_planner_cluster_net_net(const sv_planner_cluster_net *cn)
 {
     return cn->net;
 }
 
-sv_sys *sv_planner_cluster_net_coll(const sv_cluster_net *cn)
+sv_sys *sv_planner_cluster_net_coll(const sv_planner_cluster_net *cn)
 {
     return cn->coll;
 }
 
-int32_t sv_planner_cluster_net_first_device(const sv_cluster_net *cn, int32_t i)
+int32_t sv_planner_cluster_net_first_device(const sv_planner_cluster_net *cn, int32_t i)
 {
     SV_ASSERT(i >= 0 && i < cn->n_inst);
     return cn->first_device[i];
 }
 
-int32_t sv_planner_cluster_net_tp_group(const sv_cluster_net *cn, int32_t i, int32_t stage)
+int32_t sv_planner_cluster_net_tp_group(const sv_planner_cluster_net *cn, int32_t i, int32_t stage)
 {
     SV_ASSERT(i >= 0 && i < cn->n_inst);
     return cn->tp_group_base[i] > 0 ? cn->tp_group_base[i] + stage : 0;
 }
 
-int32_t sv_planner_cluster_net_ep_group(const sv_cluster_net *cn, int32_t i)
+int32_t sv_planner_cluster_net_ep_group(const sv_planner_cluster_net *cn, int32_t i)
 {
     SV_ASSERT(i >= 0 && i < cn->n_inst);
     return cn->ep_group[i];
 }
 
-int32_t sv_planner_cluster_net_ep_rank_base(const sv_cluster_net *cn, int32_t i)
+int32_t sv_planner_cluster_net_ep_rank_base(const sv_planner_cluster_net *cn, int32_t i)
 {
     SV_ASSERT(i >= 0 && i < cn->n_inst);
     return cn->ep_rank_base[i];
 }
 
-int32_t sv_planner_cluster_net_dp_index(const sv_cluster_net *cn, int32_t i, int32_t *rank)
+int32_t sv_planner_cluster_net_dp_index(const sv_planner_cluster_net *cn, int32_t i, int32_t *rank)
 {
     SV_ASSERT(i >= 0 && i < cn->n_inst);
     if (rank)
@@ -313,12 +313,12 @@ int32_t sv_planner_cluster_net_dp_index(const sv_cluster_net *cn, int32_t i, int
     return cn->dp_index[i];
 }
 
-int32_t sv_planner_cluster_net_num_dp(const sv_cluster_net *cn)
+int32_t sv_planner_cluster_net_num_dp(const sv_planner_cluster_net *cn)
 {
     return cn->n_dp;
 }
 
-int32_t sv_planner_cluster_net_dp_size(const sv_cluster_net *cn, int32_t d)
+int32_t sv_planner_cluster_net_dp_size(const sv_planner_cluster_net *cn, int32_t d)
 {
     SV_ASSERT(d >= 0 && d < cn->n_dp);
     return cn->dp_size[d];

@@ -286,7 +286,7 @@ static const char *const level_keys[] = {"kind", "bw_gbps", "latency_ns", NULL};
 /* A network level (node "topology", cluster "fabric"; docs/cluster-network.md). "nvlink"
  * (NVSwitch) and "pcie" (a PCIe switch) are switch levels under other names. */
 static gboolean parse_level(JsonObject *parent, const char *key, const char *where,
-                            struct sv_net_level_cfg *out, GError **error)
+                            struct sv_planner_net_level_cfg *out, GError **error)
 {
     out->set = FALSE;
     out->latency_ns = -1;
@@ -353,7 +353,7 @@ static gboolean get_dims(JsonObject *o, const char *key, const char *where, gboo
     return TRUE;
 }
 
-static gboolean parse_instance(JsonObject *o, const char *where, struct sv_instance_cfg *ic,
+static gboolean parse_instance(JsonObject *o, const char *where, struct sv_planner_instance_cfg *ic,
                                GPtrArray *notes, GError **error)
 {
     warn_unknown(o, inst_keys, where);
@@ -427,7 +427,7 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_insta
     return TRUE;
 }
 
-struct sv_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, const char *where,
+struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, const char *where,
                                                     GError **error)
 {
     if (!root || !JSON_NODE_HOLDS_OBJECT(root)) {
@@ -437,7 +437,7 @@ struct sv_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, const char *
     }
     JsonObject *top = json_node_get_object(root);
     warn_unknown(top, top_keys, where);
-    struct sv_cluster_cfg *c = g_new0(struct sv_cluster_cfg, 1);
+    struct sv_planner_cluster_cfg *c = g_new0(struct sv_planner_cluster_cfg, 1);
     g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
     if (json_object_has_member(top, "cxl_mem")) {
         /* Devices only: what lives there is decided by placement (checked per instance). */
@@ -457,8 +457,8 @@ struct sv_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, const char *
         !get_str(top, "kv_transfer", where, FALSE, c->kv_transfer, sizeof c->kv_transfer, error) ||
         !get_num(top, "slo_ttft_ms", where, FALSE, 0, FALSE, &c->slo_ttft_ms, error))
         goto fail;
-    sv_pd_kv_mode kv_mode;
-    if (c->kv_transfer[0] && !sv_pd_kv_mode_parse(c->kv_transfer, &kv_mode, NULL)) {
+    sv_planner_pd_kv_mode kv_mode;
+    if (c->kv_transfer[0] && !sv_planner_pd_kv_mode_parse(c->kv_transfer, &kv_mode, NULL)) {
         bad(error, where, "kv_transfer", "must be \"whole\" or \"per_layer\"");
         goto fail;
     }
@@ -476,8 +476,8 @@ struct sv_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, const char *
         goto fail;
     }
     c->n_nodes = (int32_t)n_nodes;
-    c->nodes = g_new0(struct sv_node_cfg, n_nodes);
-    GArray *insts = g_array_new(FALSE, TRUE, sizeof(struct sv_instance_cfg));
+    c->nodes = g_new0(struct sv_planner_node_cfg, n_nodes);
+    GArray *insts = g_array_new(FALSE, TRUE, sizeof(struct sv_planner_instance_cfg));
     for (guint ni = 0; ni < n_nodes; ni++) {
         g_autofree char *nw = g_strdup_printf("%s: nodes[%u]", where, ni);
         JsonNode *node = json_array_get_element(nodes, ni);
@@ -537,7 +537,7 @@ struct sv_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, const char *
                             "%s: must be an object", iw);
                 goto fail_insts;
             }
-            struct sv_instance_cfg ic = {0};
+            struct sv_planner_instance_cfg ic = {0};
             ic.node = (int32_t)ni;
             ic.index = (int32_t)insts->len;
             if (!parse_instance(json_node_get_object(inode), iw, &ic, notes, error))
@@ -546,7 +546,7 @@ struct sv_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, const char *
         }
     }
     c->n_instances = (int32_t)insts->len;
-    c->instances = (struct sv_instance_cfg *)(void *)g_array_free(insts, FALSE);
+    c->instances = (struct sv_planner_instance_cfg *)(void *)g_array_free(insts, FALSE);
     if (notes->len > 0) {
         g_ptr_array_add(notes, NULL);
         c->unsupported = (char **)g_ptr_array_steal(notes, NULL);
@@ -559,7 +559,7 @@ fail:
     return NULL;
 }
 
-struct sv_cluster_cfg *sv_planner_cluster_load(const char *path, GError **error)
+struct sv_planner_cluster_cfg *sv_planner_cluster_load(const char *path, GError **error)
 {
     GError *e = NULL;
     JsonNode *root = sv_cfg_load_json(path, &e);
@@ -569,29 +569,29 @@ struct sv_cluster_cfg *sv_planner_cluster_load(const char *path, GError **error)
         return NULL;
     }
     g_autofree char *base = g_path_get_basename(path);
-    struct sv_cluster_cfg *c = sv_planner_cluster_from_json(root, base, error);
+    struct sv_planner_cluster_cfg *c = sv_planner_cluster_from_json(root, base, error);
     json_node_unref(root);
     return c;
 }
 
-struct sv_cluster_cfg *sv_planner_cluster_single(const char *model, const char *hardware, int tp,
+struct sv_planner_cluster_cfg *sv_planner_cluster_single(const char *model, const char *hardware, int tp,
                                                  GError **error)
 {
-    struct sv_hw_cfg hw;
+    struct sv_compute_hw_cfg hw;
     if (!sv_compute_hw_lookup(hardware, &hw, error))
         return NULL;
     if (tp < 1) {
         g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, "--tp must be >= 1");
         return NULL;
     }
-    struct sv_cluster_cfg *c = g_new0(struct sv_cluster_cfg, 1);
+    struct sv_planner_cluster_cfg *c = g_new0(struct sv_planner_cluster_cfg, 1);
     c->n_nodes = 1;
-    c->nodes = g_new0(struct sv_node_cfg, 1);
+    c->nodes = g_new0(struct sv_planner_node_cfg, 1);
     c->n_instances = 1;
-    c->instances = g_new0(struct sv_instance_cfg, 1);
+    c->instances = g_new0(struct sv_planner_instance_cfg, 1);
     /* NVLink-class scale-up link from the hardware catalog for TP all-reduce. */
     c->link_bw_gbps = hw.link_bw_gbps;
-    struct sv_instance_cfg *ic = &c->instances[0];
+    struct sv_planner_instance_cfg *ic = &c->instances[0];
     g_strlcpy(ic->model_name, model, sizeof ic->model_name);
     g_strlcpy(ic->hardware, hw.name, sizeof ic->hardware);
     /* The catalog gives GB (1e9 B); the cluster config's mem_size is read as GiB. */
@@ -608,7 +608,7 @@ struct sv_cluster_cfg *sv_planner_cluster_single(const char *model, const char *
     return c;
 }
 
-void sv_planner_cluster_free(struct sv_cluster_cfg *cfg)
+void sv_planner_cluster_free(struct sv_planner_cluster_cfg *cfg)
 {
     if (!cfg)
         return;

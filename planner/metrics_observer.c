@@ -1,7 +1,7 @@
 /* The run loop's observer (planner.h) feeding the output writer. */
 #include "planner/planner.h"
 
-static void on_request(void *ctx, const struct sv_req_record *rec)
+static void on_request(void *ctx, const struct sv_planner_req_record *rec)
 {
     sv_metrics *m = ctx;
     struct sv_metrics_request r = {
@@ -22,7 +22,7 @@ static void on_request(void *ctx, const struct sv_req_record *rec)
         sv_metrics_request_add(m, &r, slot);
 }
 
-static void on_iteration(void *ctx, const struct sv_iter_sample *s)
+static void on_iteration(void *ctx, const struct sv_planner_iter_sample *s)
 {
     sv_metrics *m = ctx;
     sv_metrics_tokens(m, s->instance, s->end_ns, s->prompt_tokens, s->gen_tokens);
@@ -40,7 +40,7 @@ static void on_instance(void *ctx, int32_t instance, const char *latency_source)
     sv_metrics_set_latency_source(ctx, instance, latency_source);
 }
 
-void sv_planner_metrics_observer_init(sv_metrics *m, struct sv_run_observer *obs)
+void sv_planner_metrics_observer_init(sv_metrics *m, struct sv_planner_run_observer *obs)
 {
     obs->on_request = on_request;
     obs->on_iteration = on_iteration;

@@ -17,7 +17,7 @@
  * only once the decode side has allocated its blocks); every commit of a decode instance retries.
  *
  * Per-layer transfer (kv_mode per_layer): the breakpoint moves to the start of the iteration
- * that completes the prompt (sv_pd_prefill_launch, as vLLM's layer-wise KV connectors pick the
+ * that completes the prompt (sv_planner_pd_prefill_launch, as vLLM's layer-wise KV connectors pick the
  * decode side before prefill runs). The transfer is then one message per layer and rank pair,
  * each gated by a timer node at the time its layer finishes (the latency model's estimate), and
  * the admission also waits for a "prefill-done" node completed when the prompt commits. If no
@@ -38,26 +38,26 @@ static const char tag_bp[] = "breakpoint", tag_admit[] = "admit", tag_fan[] = "f
 
 typedef struct pd_req pd_req;
 
-struct sv_pd {
+struct sv_planner_pd {
     sv_engine *eng;
     sv_net *net;
-    sv_pd_kv_mode kv_mode;
+    sv_planner_pd_kv_mode kv_mode;
     int32_t n;
-    struct sv_pd_instance *inst;
+    struct sv_planner_pd_instance *inst;
     uint32_t *incoming;
-    sv_pd_pick_fn pick;
+    sv_planner_pd_pick_fn pick;
     void *pick_ctx;
     GQueue waiting;    /* pd_req* whose breakpoint waits for decode memory, FIFO */
     GHashTable *live;  /* every pd_req (set), freed with the pd when a run stops early */
     GHashTable *early; /* sv_msg_handoff* -> pd_req announced at launch (per_layer), lookup only */
     gboolean retry_pending;
     int32_t *cand; /* scratch */
-    struct sv_pd_stats stats;
+    struct sv_planner_pd_stats stats;
     GError *error;
 };
 
 struct pd_req {
-    sv_pd *pd;
+    sv_planner_pd *pd;
     int32_t src, dst;
     sv_msg_handoff *hp, *hd;
     struct sv_msg_handoff_info info;
@@ -73,12 +73,12 @@ struct pd_req {
     gboolean waited;
 };
 
-gboolean sv_pd_kv_mode_parse(const char *name, sv_pd_kv_mode *out, GError **error)
+gboolean sv_planner_pd_kv_mode_parse(const char *name, sv_planner_pd_kv_mode *out, GError **error)
 {
     if (g_ascii_strcasecmp(name, "whole") == 0)
-        *out = SV_PD_KV_WHOLE;
+        *out = SV_PLANNER_PD_KV_WHOLE;
     else if (g_ascii_strcasecmp(name, "per_layer") == 0 || g_ascii_strcasecmp(name, "layer") == 0)
-        *out = SV_PD_KV_PER_LAYER;
+        *out = SV_PLANNER_PD_KV_PER_LAYER;
     else {
         g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
                     "unknown kv_transfer '%s' (known: whole, per_layer)", name);
@@ -87,9 +87,9 @@ gboolean sv_pd_kv_mode_parse(const char *name, sv_pd_kv_mode *out, GError **erro
     return TRUE;
 }
 
-const char *sv_pd_kv_mode_name(sv_pd_kv_mode mode)
+const char *sv_planner_pd_kv_mode_name(sv_planner_pd_kv_mode mode)
 {
-    return mode == SV_PD_KV_PER_LAYER ? "per_layer" : "whole";
+    return mode == SV_PLANNER_PD_KV_PER_LAYER ? "per_layer" : "whole";
 }
 
 /* vLLM's pipeline split (get_pp_indices): even, the remainder to the earlier stages. */
@@ -107,8 +107,8 @@ static int64_t overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1)
 }
 
 /* Layers both ranks hold and the share of KV heads both hold, in units of 1 / (tp_p x tp_d). */
-static void pair_overlap(const struct sv_pd_instance *p, int32_t src_rank,
-                         const struct sv_pd_instance *d, int32_t dst_rank, int64_t *l_lo,
+static void pair_overlap(const struct sv_planner_pd_instance *p, int32_t src_rank,
+                         const struct sv_planner_pd_instance *d, int32_t dst_rank, int64_t *l_lo,
                          int64_t *l_hi, int64_t *units)
 {
     int32_t sp = src_rank / p->tp, rp = src_rank % p->tp;
@@ -123,8 +123,8 @@ static void pair_overlap(const struct sv_pd_instance *p, int32_t src_rank,
                      (int64_t)(rd + 1) * p->tp);
 }
 
-uint64_t sv_pd_pair_bytes(const struct sv_pd_instance *p, int32_t src_rank,
-                          const struct sv_pd_instance *d, int32_t dst_rank, int64_t tokens)
+uint64_t sv_planner_pd_pair_bytes(const struct sv_planner_pd_instance *p, int32_t src_rank,
+                          const struct sv_planner_pd_instance *d, int32_t dst_rank, int64_t tokens)
 {
     int64_t lo, hi, units;
     pair_overlap(p, src_rank, d, dst_rank, &lo, &hi, &units);
@@ -135,7 +135,7 @@ uint64_t sv_pd_pair_bytes(const struct sv_pd_instance *p, int32_t src_rank,
 /* ---- errors and teardown ----------------------------------------------------------------------
  */
 
-static void pd_fail(sv_pd *pd, GError *e)
+static void pd_fail(sv_planner_pd *pd, GError *e)
 {
     if (!pd->error)
         pd->error = e;
@@ -209,8 +209,8 @@ static sv_dag_node *add_send(pd_req *r, int32_t src_npu, int32_t dst_npu, uint64
 /* Build fan-out -> sends -> join and splice it between the breakpoint and the admission. */
 static void splice_transfer(pd_req *r)
 {
-    sv_pd *pd = r->pd;
-    const struct sv_pd_instance *p = &pd->inst[r->src], *d = &pd->inst[r->dst];
+    sv_planner_pd *pd = r->pd;
+    const struct sv_planner_pd_instance *p = &pd->inst[r->src], *d = &pd->inst[r->dst];
     int64_t tokens = r->info.input_tokens;
     sv_dag_node *fan = add_node(r, "kv.fan-out", SV_DAG_KIND_LOGICAL, p->npus[0], 0, tag_fan);
     sv_dag_node *join = add_node(r, "kv.join", SV_DAG_KIND_LOGICAL, d->npus[0], 0, tag_join);
@@ -223,8 +223,8 @@ static void splice_transfer(pd_req *r)
             pair_overlap(p, rs, d, rd, &lo, &hi, &units);
             if (hi <= lo || units == 0)
                 continue;
-            if (pd->kv_mode == SV_PD_KV_WHOLE) {
-                uint64_t b = sv_pd_pair_bytes(p, rs, d, rd, tokens);
+            if (pd->kv_mode == SV_PLANNER_PD_KV_WHOLE) {
+                uint64_t b = sv_planner_pd_pair_bytes(p, rs, d, rd, tokens);
                 sv_dag_node *s = add_send(r, p->npus[rs], d->npus[rd], b, -1);
                 edge(r, fan, s);
                 edge(r, s, join);
@@ -265,19 +265,19 @@ static void splice_transfer(pd_req *r)
 /* Pick a decode instance with room and reserve the KV there; FALSE when none has room now. */
 static gboolean try_place(pd_req *r)
 {
-    sv_pd *pd = r->pd;
-    const struct sv_pd_instance *p = &pd->inst[r->src];
+    sv_planner_pd *pd = r->pd;
+    const struct sv_planner_pd_instance *p = &pd->inst[r->src];
     int32_t n_cand = 0;
     gboolean any = FALSE;
     for (int32_t i = 0; i < pd->n; i++) {
-        const struct sv_pd_instance *d = &pd->inst[i];
+        const struct sv_planner_pd_instance *d = &pd->inst[i];
         if (d->role != SV_MSG_ROLE_DECODE || g_strcmp0(d->model, p->model) != 0)
             continue;
         any = TRUE;
         /* Room now, and no preempted request of its own waiting for those blocks: vLLM's decode
          * scheduler allocates a remote request's blocks when it admits it, in queue order. */
-        sv_kv_manager *kv = sv_msg_kv(d->msg);
-        if (sv_kv_manager_num_free_blocks(kv) >=
+        sv_memtier_kv_manager *kv = sv_msg_kv(d->msg);
+        if (sv_memtier_kv_manager_num_free_blocks(kv) >=
                 sv_msg_pd_blocks_needed(d->msg, r->info.input_tokens) &&
             sv_msg_pd_num_waiting_unpinned(d->msg) == 0)
             pd->cand[n_cand++] = i;
@@ -323,7 +323,7 @@ static gboolean try_place(pd_req *r)
 
 static void retry_event(sv_engine *eng, void *ctx, uint64_t arg)
 {
-    sv_pd *pd = ctx;
+    sv_planner_pd *pd = ctx;
     pd->retry_pending = FALSE;
     /* FIFO: a later (maybe smaller) request never overtakes the head, as vLLM's waiting queue. */
     while (!g_queue_is_empty(&pd->waiting) && !pd->error) {
@@ -334,7 +334,7 @@ static void retry_event(sv_engine *eng, void *ctx, uint64_t arg)
     }
 }
 
-void sv_pd_decode_progress(sv_pd *pd, int32_t instance)
+void sv_planner_pd_decode_progress(sv_planner_pd *pd, int32_t instance)
 {
     if (!pd || g_queue_is_empty(&pd->waiting) || pd->retry_pending)
         return;
@@ -348,7 +348,7 @@ void sv_pd_decode_progress(sv_pd *pd, int32_t instance)
 static void logical_handler(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
 {
     pd_req *r = ctx;
-    sv_pd *pd = r->pd;
+    sv_planner_pd *pd = r->pd;
     if (node->user == tag_bp) {
         /* The breakpoint: back to the global router. Waiting requests queue behind each other. */
         if (!g_queue_is_empty(&pd->waiting) || !try_place(r)) {
@@ -378,7 +378,7 @@ static void logical_handler(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
     if (node->user == tag_pfdone) {
         if (r->prefill_finished)
             sv_dag_exec_node_done(ex, node);
-        return; /* else completed when the prefill side commits (sv_pd_prefill_done) */
+        return; /* else completed when the prefill side commits (sv_planner_pd_prefill_done) */
     }
     if (node->user == tag_gate && node->duration_ns > 0) {
         sv_dag_exec_handler_replay(ex, node, NULL); /* finishes after its duration */
@@ -400,7 +400,7 @@ static void start_event(sv_engine *eng, void *ctx, uint64_t arg)
     sv_dag_exec_start(r->ex);
 }
 
-static pd_req *req_new(sv_pd *pd, int32_t instance, sv_msg_handoff *h, gboolean early)
+static pd_req *req_new(sv_planner_pd *pd, int32_t instance, sv_msg_handoff *h, gboolean early)
 {
     pd_req *r = g_new0(pd_req, 1);
     r->pd = pd;
@@ -443,10 +443,10 @@ static pd_req *req_new(sv_pd *pd, int32_t instance, sv_msg_handoff *h, gboolean 
     return r;
 }
 
-void sv_pd_prefill_launch(sv_pd *pd, int32_t instance, sv_msg_handoff *h,
+void sv_planner_pd_prefill_launch(sv_planner_pd *pd, int32_t instance, sv_msg_handoff *h,
                           const struct sv_msg_prefill_launch *l)
 {
-    if (pd->kv_mode != SV_PD_KV_PER_LAYER)
+    if (pd->kv_mode != SV_PLANNER_PD_KV_PER_LAYER)
         return;
     pd_req *r = req_new(pd, instance, h, TRUE);
     r->t0 = l->start_ns;
@@ -462,7 +462,7 @@ static void prefill_finished_event(sv_engine *eng, void *ctx, uint64_t arg)
         sv_dag_exec_node_done(r->ex, r->pf_done);
 }
 
-void sv_pd_prefill_done(sv_pd *pd, int32_t instance, sv_msg_handoff *h)
+void sv_planner_pd_prefill_done(sv_planner_pd *pd, int32_t instance, sv_msg_handoff *h)
 {
     pd_req *r = g_hash_table_lookup(pd->early, h);
     if (!r) {
@@ -478,7 +478,7 @@ void sv_pd_prefill_done(sv_pd *pd, int32_t instance, sv_msg_handoff *h)
 
 /* ---- lifecycle ------------------------------------------------------------------------------ */
 
-sv_pd *sv_pd_new(const struct sv_pd_cfg *cfg, GError **error)
+sv_planner_pd *sv_planner_pd_new(const struct sv_planner_pd_cfg *cfg, GError **error)
 {
     if (!cfg->eng || !cfg->net || cfg->n_instances < 1 || !cfg->inst) {
         g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
@@ -487,7 +487,7 @@ sv_pd *sv_pd_new(const struct sv_pd_cfg *cfg, GError **error)
     }
     int npus = sv_net_npus(cfg->net);
     for (int32_t i = 0; i < cfg->n_instances; i++) {
-        const struct sv_pd_instance *in = &cfg->inst[i];
+        const struct sv_planner_pd_instance *in = &cfg->inst[i];
         if (in->role == SV_MSG_ROLE_BOTH)
             continue;
         if (!in->msg || in->tp < 1 || in->pp < 1 || in->num_layers < in->pp || !in->npus ||
@@ -505,7 +505,7 @@ sv_pd *sv_pd_new(const struct sv_pd_cfg *cfg, GError **error)
             }
         }
     }
-    sv_pd *pd = g_new0(sv_pd, 1);
+    sv_planner_pd *pd = g_new0(sv_planner_pd, 1);
     pd->eng = cfg->eng;
     pd->net = cfg->net;
     pd->kv_mode = cfg->kv_mode;
@@ -521,7 +521,7 @@ sv_pd *sv_pd_new(const struct sv_pd_cfg *cfg, GError **error)
     return pd;
 }
 
-void sv_pd_free(sv_pd *pd)
+void sv_planner_pd_free(sv_planner_pd *pd)
 {
     if (!pd)
         return;
@@ -535,22 +535,22 @@ void sv_pd_free(sv_pd *pd)
     g_free(pd);
 }
 
-uint32_t sv_pd_incoming(const sv_pd *pd, int32_t instance)
+uint32_t sv_planner_pd_incoming(const sv_planner_pd *pd, int32_t instance)
 {
     return pd && instance >= 0 && instance < pd->n ? pd->incoming[instance] : 0;
 }
 
-uint32_t sv_pd_num_waiting(const sv_pd *pd)
+uint32_t sv_planner_pd_num_waiting(const sv_planner_pd *pd)
 {
     return pd ? pd->waiting.length : 0;
 }
 
-const GError *sv_pd_error(const sv_pd *pd)
+const GError *sv_planner_pd_error(const sv_planner_pd *pd)
 {
     return pd ? pd->error : NULL;
 }
 
-void sv_pd_get_stats(const sv_pd *pd, struct sv_pd_stats *out)
+void sv_planner_pd_get_stats(const sv_planner_pd *pd, struct sv_planner_pd_stats *out)
 {
     *out = pd->stats;
 }

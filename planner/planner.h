@@ -2,7 +2,7 @@
  * group (msg) per instance, the global router, agentic sessions, and the run loop.
  *
  * Outputs never need the run to keep finished requests: everything a writer needs arrives through
- * struct sv_run_observer (one record per finished request, one sample per iteration, one call per
+ * struct sv_planner_run_observer (one record per finished request, one sample per iteration, one call per
  * inter-token gap). docs/serving.md describes the model and the options. */
 #ifndef SV_PLANNER_H
 #define SV_PLANNER_H
@@ -33,7 +33,7 @@ typedef enum {
 
 /* One instance of LLMServingSim's cluster config (docs/reference/cluster-config.md) with the
  * per-instance runtime overrides resolved against the run's defaults. */
-struct sv_instance_cfg {
+struct sv_planner_instance_cfg {
     int32_t node;  /* index in nodes[] */
     int32_t index; /* global instance index, in config order */
     char model_name[128];
@@ -61,21 +61,21 @@ struct sv_instance_cfg {
 
 /* One level of the cluster network (docs/cluster-network.md): a node's device interconnect
  * ("topology") or the inter-node fabric. */
-struct sv_net_level_cfg {
+struct sv_planner_net_level_cfg {
     gboolean set;          /* given in the config */
     sv_net_topo_kind kind; /* ring, fully_connected, switch (nvlink / pcie are switches) */
     double bw_gbps;        /* per link per direction, ASTRA-sim GB/s; 0 = link_bw of the dim */
     double latency_ns;     /* per link; < 0 = link_latency of the dim */
 };
 
-struct sv_node_cfg {
-    struct sv_net_level_cfg topology; /* nodes[].topology */
+struct sv_planner_node_cfg {
+    struct sv_planner_net_level_cfg topology; /* nodes[].topology */
     double cpu_mem_gib;
     double cpu_mem_bw_gbps;
     double cpu_mem_latency_ns;
 };
 
-struct sv_cluster_cfg {
+struct sv_planner_cluster_cfg {
     double link_bw_gbps;    /* top-level link_bw (ASTRA-sim GB/s) */
     double link_latency_ns; /* top-level link_latency */
     /* link_bw / link_latency given as arrays: one value per network dimension (dim 0 = devices
@@ -83,16 +83,16 @@ struct sv_cluster_cfg {
     int32_t n_link_bw, n_link_latency;
     double link_bw_dims[SV_NET_MAX_DIMS];
     double link_latency_dims[SV_NET_MAX_DIMS];
-    struct sv_net_level_cfg fabric; /* top-level "fabric" (between nodes) */
+    struct sv_planner_net_level_cfg fabric; /* top-level "fabric" (between nodes) */
     char network_model[16];         /* top-level "network_model" ("" = the run's, default flow) */
     /* Disaggregation and routing defaults (docs/disaggregation.md, docs/routing.md); the run's
      * kv_transfer / slo_ttft_ms (command line) win over them. */
     char kv_transfer[16]; /* top-level "kv_transfer": "whole" | "per_layer" ("" = whole) */
     double slo_ttft_ms;   /* top-level "slo_ttft_ms" (0 = none) */
     int32_t n_nodes;
-    struct sv_node_cfg *nodes;
+    struct sv_planner_node_cfg *nodes;
     int32_t n_instances;
-    struct sv_instance_cfg *instances;
+    struct sv_planner_instance_cfg *instances;
     /* Keys of the memory-tier / power / PIM features the run ignores, one line each
      * ("<file>: <key path>: <feature> is not yet supported (ignored)"; NULL-terminated, NULL
      * when none); the caller reports them (docs/reference-configs.md lists the decisions). */
@@ -102,13 +102,13 @@ struct sv_cluster_cfg {
 /* Parse LLMServingSim's cluster config. `where` prefixes error messages (usually the file's base
  * name). Unknown keys are g_warning'ed with their path; invalid values fail with the path
  * ("config.json: nodes[0].instances[1].tp_size: must be a positive integer"). */
-struct sv_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, const char *where,
+struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, const char *where,
                                                     GError **error);
-struct sv_cluster_cfg *sv_planner_cluster_load(const char *path, GError **error);
+struct sv_planner_cluster_cfg *sv_planner_cluster_load(const char *path, GError **error);
 /* A one-node, one-instance cluster (the quick form). mem_size from the hardware catalog. */
-struct sv_cluster_cfg *sv_planner_cluster_single(const char *model, const char *hardware, int tp,
+struct sv_planner_cluster_cfg *sv_planner_cluster_single(const char *model, const char *hardware, int tp,
                                                  GError **error);
-void sv_planner_cluster_free(struct sv_cluster_cfg *cfg);
+void sv_planner_cluster_free(struct sv_planner_cluster_cfg *cfg);
 
 /* ---- routers -------------------------------------------------------------------------------- */
 
@@ -116,19 +116,19 @@ void sv_planner_cluster_free(struct sv_cluster_cfg *cfg);
  * ("load"), "round_robin" ("rr") and "random" ("rand") are such tables; planner/plugin.h
  * explains how a plugin adds one. For each arriving request the run calls `route` with every
  * instance's state, in instance order, and sends the request to the index returned. */
-struct sv_router_inst {
+struct sv_planner_router_inst {
     int32_t index;
     uint32_t waiting;       /* requests queued */
     uint32_t running;       /* requests admitted */
     int64_t waiting_tokens; /* tokens the queue still has to compute */
     double kv_usage;        /* used / total KV blocks */
     /* For prefix- and SLO-aware policies (planner/router_policies.c, docs/routing.md). */
-    const sv_kv_manager *kv;      /* the instance's KV pool: sv_planner_prefix_match() */
+    const sv_memtier_kv_manager *kv;      /* the instance's KV pool: sv_planner_prefix_match() */
     sv_time step_remaining_ns;    /* estimated rest of the iteration in flight (0 when idle) */
     double prefill_tokens_per_ns; /* recent prefill throughput (prompt tokens / iteration time) */
 };
 
-struct sv_router_req {
+struct sv_planner_router_req {
     uint64_t request_id;
     sv_time arrival_ns;
     int64_t input_tokens;
@@ -143,15 +143,15 @@ struct sv_router_req {
     sv_time slo_ttft_ns; /* --slo-ttft-ms (0 = none) */
 };
 
-struct sv_router_ops {
+struct sv_planner_router_ops {
     unsigned api_version; /* SV_REGISTRY_API_VERSION */
     /* Optional per-run state. `param` is the text after "name:" (NULL when none); `rng` the
      * run's stream "router/random" (the only randomness a router may use). */
     void *(*create)(int32_t n_instances, const char *param, sv_rng *rng, GError **error);
     void (*destroy)(void *state);
     /* Return an index in [0, n); anything else stops the run with an error. */
-    int32_t (*route)(void *state, const struct sv_router_req *req, int32_t n,
-                     const struct sv_router_inst *inst);
+    int32_t (*route)(void *state, const struct sv_planner_router_req *req, int32_t n,
+                     const struct sv_planner_router_inst *inst);
 };
 gboolean sv_planner_router_register_builtins(sv_registry *reg, GError **error);
 
@@ -163,11 +163,11 @@ gboolean sv_planner_router_register_policies(sv_registry *reg, GError **error);
 /* Longest prefix of the request's prompt cached in `kv`, in tokens (block-aligned, at most
  * floor((input - 1) / block) blocks as vLLM looks up). Changes nothing in the pool and counts no
  * query. 0 when the request has no token or hash ids or caching is off. */
-int64_t sv_planner_prefix_match(const sv_kv_manager *kv, const struct sv_router_req *req);
+int64_t sv_planner_prefix_match(const sv_memtier_kv_manager *kv, const struct sv_planner_router_req *req);
 /* Estimated TTFT of `req` on `inst`: step remainder + (queued tokens + the prompt) / recent
  * prefill throughput; G_MAXINT64 when the throughput is unknown and work is queued. */
-sv_time sv_planner_ttft_estimate(const struct sv_router_inst *inst,
-                                 const struct sv_router_req *req);
+sv_time sv_planner_ttft_estimate(const struct sv_planner_router_inst *inst,
+                                 const struct sv_planner_router_req *req);
 
 /* A registry holding every built-in policy: routers, batch schedulers, KV eviction, expert
  * routing. Plugins (planner/plugin.h) add to it. */
@@ -178,14 +178,14 @@ sv_registry *sv_planner_registry_new(GError **error);
 /* How a request's KV leaves the prefill instance: "whole" after its prefill, or "per_layer": one
  * message per layer, each sent as soon as the final prefill iteration has produced that layer. */
 typedef enum {
-    SV_PD_KV_WHOLE = 0,
-    SV_PD_KV_PER_LAYER,
-} sv_pd_kv_mode;
-gboolean sv_pd_kv_mode_parse(const char *name, sv_pd_kv_mode *out, GError **error);
-const char *sv_pd_kv_mode_name(sv_pd_kv_mode mode);
+    SV_PLANNER_PD_KV_WHOLE = 0,
+    SV_PLANNER_PD_KV_PER_LAYER,
+} sv_planner_pd_kv_mode;
+gboolean sv_planner_pd_kv_mode_parse(const char *name, sv_planner_pd_kv_mode *out, GError **error);
+const char *sv_planner_pd_kv_mode_name(sv_planner_pd_kv_mode mode);
 
 /* One instance as the disaggregation layer sees it. */
-struct sv_pd_instance {
+struct sv_planner_pd_instance {
     sv_msg *msg;
     sv_msg_role role;
     const char *model; /* a decode instance must serve the prefill instance's model */
@@ -197,45 +197,45 @@ struct sv_pd_instance {
 
 /* The global router's decode choice: `cand` holds the decode instances serving the model whose
  * pool can take the request's KV now (n >= 1); return an index into it. */
-typedef int32_t (*sv_pd_pick_fn)(void *ctx, const struct sv_msg_handoff_info *req,
+typedef int32_t (*sv_planner_pd_pick_fn)(void *ctx, const struct sv_msg_handoff_info *req,
                                  const int32_t *cand, int32_t n);
 
-struct sv_pd_cfg {
+struct sv_planner_pd_cfg {
     sv_engine *eng;
-    sv_net *net; /* NPU ids as in sv_pd_instance.npus */
-    sv_pd_kv_mode kv_mode;
+    sv_net *net; /* NPU ids as in sv_planner_pd_instance.npus */
+    sv_planner_pd_kv_mode kv_mode;
     int32_t n_instances;
-    const struct sv_pd_instance *inst; /* copied; npus arrays borrowed */
-    sv_pd_pick_fn pick;                /* NULL = the first candidate */
+    const struct sv_planner_pd_instance *inst; /* copied; npus arrays borrowed */
+    sv_planner_pd_pick_fn pick;                /* NULL = the first candidate */
     void *pick_ctx;
 };
 
-typedef struct sv_pd sv_pd;
-sv_pd *sv_pd_new(const struct sv_pd_cfg *cfg, GError **error);
-void sv_pd_free(sv_pd *pd); /* accepts NULL; before the msgs and the network */
+typedef struct sv_planner_pd sv_planner_pd;
+sv_planner_pd *sv_planner_pd_new(const struct sv_planner_pd_cfg *cfg, GError **error);
+void sv_planner_pd_free(sv_planner_pd *pd); /* accepts NULL; before the msgs and the network */
 /* The msg hook (sv_msg_hooks.on_prefill_done) of every prefill instance. */
-void sv_pd_prefill_done(sv_pd *pd, int32_t instance, sv_msg_handoff *h);
+void sv_planner_pd_prefill_done(sv_planner_pd *pd, int32_t instance, sv_msg_handoff *h);
 /* The msg hook on_prefill_launch (per_layer only; ignored otherwise): the breakpoint comes when
  * the iteration completing the prompt starts, so each layer's KV leaves as it is produced. */
-void sv_pd_prefill_launch(sv_pd *pd, int32_t instance, sv_msg_handoff *h,
+void sv_planner_pd_prefill_launch(sv_planner_pd *pd, int32_t instance, sv_msg_handoff *h,
                           const struct sv_msg_prefill_launch *l);
 /* A decode instance may have freed blocks (after its iteration commits): retry the handoffs
  * that wait for decode memory. */
-void sv_pd_decode_progress(sv_pd *pd, int32_t instance);
+void sv_planner_pd_decode_progress(sv_planner_pd *pd, int32_t instance);
 /* Requests whose KV is reserved on / travelling to decode instance `instance`. */
-uint32_t sv_pd_incoming(const sv_pd *pd, int32_t instance);
+uint32_t sv_planner_pd_incoming(const sv_planner_pd *pd, int32_t instance);
 /* Handoffs waiting for decode memory (back-pressure). */
-uint32_t sv_pd_num_waiting(const sv_pd *pd);
+uint32_t sv_planner_pd_num_waiting(const sv_planner_pd *pd);
 /* Error raised inside an event (no decode instance for a model, a sequence that never fits). */
-const GError *sv_pd_error(const sv_pd *pd);
+const GError *sv_planner_pd_error(const sv_planner_pd *pd);
 
 /* Bytes of a `tokens`-token prompt's KV that prefill rank `src_rank` sends to decode rank
  * `dst_rank`: layers split over PP stages (even, remainder to the earlier stages, vLLM), KV heads
  * over TP ranks; the product of the layer and head-range overlaps. */
-uint64_t sv_pd_pair_bytes(const struct sv_pd_instance *p, int32_t src_rank,
-                          const struct sv_pd_instance *d, int32_t dst_rank, int64_t tokens);
+uint64_t sv_planner_pd_pair_bytes(const struct sv_planner_pd_instance *p, int32_t src_rank,
+                          const struct sv_planner_pd_instance *d, int32_t dst_rank, int64_t tokens);
 
-struct sv_pd_stats {
+struct sv_planner_pd_stats {
     uint64_t handoffs;   /* requests whose KV moved */
     uint64_t messages;   /* network messages (rank pairs x layers) */
     uint64_t bytes;      /* KV bytes moved */
@@ -245,14 +245,14 @@ struct sv_pd_stats {
     sv_time max_transfer_ns;
     uint32_t max_waiting; /* most handoffs waiting at once */
 };
-void sv_pd_get_stats(const sv_pd *pd, struct sv_pd_stats *out);
+void sv_planner_pd_get_stats(const sv_planner_pd *pd, struct sv_planner_pd_stats *out);
 
 /* ---- outputs -------------------------------------------------------------------------------- */
 
 /* One finished request (requests.csv row). ttft = first_token - arrival, tpot = (last - first) /
  * (output_tokens - 1), e2e = last - arrival, queue = first_scheduled - arrival (vLLM's metric
  * definitions). */
-struct sv_req_record {
+struct sv_planner_req_record {
     uint64_t request_id; /* 0-based position in the workload */
     int32_t instance;
     sv_time arrival_ns;
@@ -267,7 +267,7 @@ struct sv_req_record {
 };
 
 /* One committed iteration of one instance (timeseries.csv is aggregated from these). */
-struct sv_iter_sample {
+struct sv_planner_iter_sample {
     int32_t instance;
     sv_time start_ns;
     sv_time end_ns;
@@ -279,9 +279,9 @@ struct sv_iter_sample {
 };
 
 /* Every callback may be NULL. Records are passed by pointer, valid during the call only. */
-struct sv_run_observer {
-    void (*on_request)(void *ctx, const struct sv_req_record *rec);
-    void (*on_iteration)(void *ctx, const struct sv_iter_sample *s);
+struct sv_planner_run_observer {
+    void (*on_request)(void *ctx, const struct sv_planner_req_record *rec);
+    void (*on_iteration)(void *ctx, const struct sv_planner_iter_sample *s);
     /* Each output token after the first: its time and the gap since the previous token (ITL). */
     void (*on_token_gap)(void *ctx, uint64_t request_id, sv_time t_ns, sv_time gap_ns);
     /* Once per instance as it is set up (config order, before any request): what computes its
@@ -296,25 +296,25 @@ struct sv_run_observer {
  * -> sv_metrics_request_add (the first error is kept and returned by sv_metrics_finish),
  * on_iteration -> sv_metrics_tokens + sv_metrics_sample at the iteration's end, on_token_gap ->
  * sv_metrics_itl. */
-void sv_planner_metrics_observer_init(sv_metrics *m, struct sv_run_observer *obs);
+void sv_planner_metrics_observer_init(sv_metrics *m, struct sv_planner_run_observer *obs);
 
 /* ---- run ------------------------------------------------------------------------------------ */
 
 typedef enum {
-    SV_RUN_LATENCY_AUTO = 0, /* profile when a bundle matches under profiles_root, else roofline */
-    SV_RUN_LATENCY_PROFILE,
-    SV_RUN_LATENCY_ROOFLINE,
-} sv_run_latency;
+    SV_PLANNER_RUN_LATENCY_AUTO = 0, /* profile when a bundle matches under profiles_root, else roofline */
+    SV_PLANNER_RUN_LATENCY_PROFILE,
+    SV_PLANNER_RUN_LATENCY_ROOFLINE,
+} sv_planner_run_latency;
 
-struct sv_run_cfg {
-    const struct sv_cluster_cfg *cluster;
+struct sv_planner_run_cfg {
+    const struct sv_planner_cluster_cfg *cluster;
     sv_wl_source *workload;    /* pulled lazily */
     /* LLMServingSim profiles/ folder; NULL = none: every instance uses the roofline. The caller
      * names it (the CLI: --profiles or SERVESIM_PROFILES); the run never guesses one from the
      * working directory, so results do not depend on where it is started. */
     const char *profiles_root;
     const char *model_dir;     /* extra model configs (NULL) */
-    sv_run_latency latency;
+    sv_planner_run_latency latency;
     sv_msg_sched_kind scheduler;
     /* Policies by name, looked up in `registry` (NULL: the built-ins only). A scheduler name wins
      * over the enum above; NULL names take "least_load" (router), the enum's (scheduler) or "lru"
@@ -349,15 +349,15 @@ struct sv_run_cfg {
     int enable_prefix_caching;
     int enable_chunked_prefill;
     int reserve_full_isl;
-    const struct sv_run_observer *observer;
+    const struct sv_planner_run_observer *observer;
     /* Progress, for a display only: called about every `progress_every` finished requests
-     * (0 = never). The final counts are in struct sv_run_result. */
+     * (0 = never). The final counts are in struct sv_planner_run_result. */
     void (*progress)(void *ctx, sv_time now_ns, uint64_t done, uint64_t submitted);
     uint64_t progress_every;
     void *progress_ctx;
 };
 
-struct sv_run_result {
+struct sv_planner_run_result {
     uint64_t requests;  /* finished */
     uint64_t submitted; /* arrived and handed to an instance */
     sv_time end_ns;     /* simulated time when the run stopped (finished or not) */
@@ -384,7 +384,7 @@ struct sv_run_result {
     sv_time kv_transfer_ns;
 };
 
-gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *result, GError **error);
+gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_run_result *result, GError **error);
 
 /* ---- cluster network (planner/cluster_net.c; docs/cluster-network.md) ----------------------
  *
@@ -393,32 +393,32 @@ gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *resu
  * devices contiguous in config order within their node. An sv_sys runs over it with one
  * communicator group per TP group (per pipeline stage) and per EP group. Other traffic (KV
  * transfers) can use sv_net_send / sv_sys_send on the same network and contends with it. */
-typedef struct sv_cluster_net sv_cluster_net;
+typedef struct sv_planner_cluster_net sv_planner_cluster_net;
 
 /* The topology the cluster builds (dims with one NPU are left out). *npus_per_node gets the
  * devices per node (the largest node; smaller nodes leave ids unused). FALSE + error on
  * disagreeing per-node topologies or array lengths that do not match the dimensions. */
-gboolean sv_planner_cluster_topo(const struct sv_cluster_cfg *cfg, struct sv_net_topo_cfg *out,
+gboolean sv_planner_cluster_topo(const struct sv_planner_cluster_cfg *cfg, struct sv_net_topo_cfg *out,
                                  int32_t *npus_per_node, GError **error);
 /* Build the network and system layer. A cluster with a single device gets no network
  * (sv_planner_cluster_net_net returns NULL). */
-sv_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_cluster_cfg *cfg,
+sv_planner_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_planner_cluster_cfg *cfg,
                                            sv_net_model model, GError **error);
-void sv_planner_cluster_net_free(sv_cluster_net *cn); /* accepts NULL; after the engine ran */
-sv_net *sv_planner_cluster_net_net(const sv_cluster_net *cn);
-sv_sys *sv_planner_cluster_net_coll(const sv_cluster_net *cn);
+void sv_planner_cluster_net_free(sv_planner_cluster_net *cn); /* accepts NULL; after the engine ran */
+sv_net *sv_planner_cluster_net_net(const sv_planner_cluster_net *cn);
+sv_sys *sv_planner_cluster_net_coll(const sv_planner_cluster_net *cn);
 /* NPU id of instance i's rank 0 (its devices are first .. first + num_npus - 1, tp fastest,
  * then pipeline stage). */
-int32_t sv_planner_cluster_net_first_device(const sv_cluster_net *cn, int32_t instance);
+int32_t sv_planner_cluster_net_first_device(const sv_planner_cluster_net *cn, int32_t instance);
 /* Communicator group of instance i's TP ranks of stage s (0 when tp_size == 1). */
-int32_t sv_planner_cluster_net_tp_group(const sv_cluster_net *cn, int32_t instance, int32_t stage);
+int32_t sv_planner_cluster_net_tp_group(const sv_planner_cluster_net *cn, int32_t instance, int32_t stage);
 /* EP group of instance i (0 = none), and the EP rank of its TP rank 0. */
-int32_t sv_planner_cluster_net_ep_group(const sv_cluster_net *cn, int32_t instance);
-int32_t sv_planner_cluster_net_ep_rank_base(const sv_cluster_net *cn, int32_t instance);
+int32_t sv_planner_cluster_net_ep_group(const sv_planner_cluster_net *cn, int32_t instance);
+int32_t sv_planner_cluster_net_ep_rank_base(const sv_planner_cluster_net *cn, int32_t instance);
 /* Data-parallel groups: index of instance i's group (-1 = none) and its rank in it. */
-int32_t sv_planner_cluster_net_dp_index(const sv_cluster_net *cn, int32_t instance, int32_t *rank);
-int32_t sv_planner_cluster_net_num_dp(const sv_cluster_net *cn);
-int32_t sv_planner_cluster_net_dp_size(const sv_cluster_net *cn, int32_t dp_index);
+int32_t sv_planner_cluster_net_dp_index(const sv_planner_cluster_net *cn, int32_t instance, int32_t *rank);
+int32_t sv_planner_cluster_net_num_dp(const sv_planner_cluster_net *cn);
+int32_t sv_planner_cluster_net_dp_size(const sv_planner_cluster_net *cn, int32_t dp_index);
 
 G_END_DECLS
 

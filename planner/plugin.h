@@ -6,19 +6,19 @@
  *
  * Writing one
  *   #include "planner/plugin.h"
- *   static int32_t my_route(void *state, const struct sv_router_req *req, int32_t n,
- *                           const struct sv_router_inst *inst) { ... return index; }
- *   static const struct sv_router_ops my_router = {
+ *   static int32_t my_route(void *state, const struct sv_planner_router_req *req, int32_t n,
+ *                           const struct sv_planner_router_inst *inst) { ... return index; }
+ *   static const struct sv_planner_router_ops my_router = {
  *       .api_version = SV_REGISTRY_API_VERSION, .route = my_route};
  *   G_MODULE_EXPORT gboolean sv_plugin_register(sv_registry *r, unsigned api_version,
  *                                               GError **error)
  *   {
- *       if (!sv_plugin_check_version(api_version, error))
+ *       if (!sv_planner_plugin_check_version(api_version, error))
  *           return FALSE;
  *       return sv_registry_add(r, SV_REGISTRY_ROUTER, "my_router", &my_router, NULL, error);
  *   }
- *   The tables: struct sv_router_ops (planner/planner.h), struct sv_sched_ops with the scheduler
- *   view sv_msg_view_* and struct sv_expert_route_ops (msg/msg.h), struct sv_kv_evict_ops
+ *   The tables: struct sv_planner_router_ops (planner/planner.h), struct sv_msg_sched_ops with the scheduler
+ *   view sv_msg_view_* and struct sv_msg_expert_route_ops (msg/msg.h), struct sv_memtier_kv_evict_ops
  *   (memory-tier/kvcache.h). Tables must be static (they are borrowed until the registry is
  *   freed); per-run or per-instance state comes from the table's `create`.
  *
@@ -38,7 +38,7 @@
  * ABI and versions
  *   SV_REGISTRY_API_VERSION changes whenever a table, a struct passed to a callback, or the
  *   meaning of a callback changes. sv_plugin_register receives the host's version and must refuse
- *   any other (sv_plugin_check_version); the registry also refuses a table whose api_version
+ *   any other (sv_planner_plugin_check_version); the registry also refuses a table whose api_version
  *   differs. Names are unique per kind: registering a taken name fails and names both origins.
  *   Tables only grow at the end within a version; callbacks marked optional may be NULL. */
 #ifndef SV_PLANNER_PLUGIN_H
@@ -54,11 +54,11 @@
 G_BEGIN_DECLS
 
 /* The entry point a plugin exports. */
-#define SV_PLUGIN_ENTRY "sv_plugin_register"
-typedef gboolean (*sv_plugin_register_fn)(sv_registry *r, unsigned api_version, GError **error);
+#define SV_PLANNER_PLUGIN_ENTRY "sv_plugin_register"
+typedef gboolean (*sv_planner_plugin_register_fn)(sv_registry *r, unsigned api_version, GError **error);
 
 /* For plugins: TRUE when `host_version` is the version this plugin was compiled against. */
-static inline gboolean sv_plugin_check_version(unsigned host_version, GError **error)
+static inline gboolean sv_planner_plugin_check_version(unsigned host_version, GError **error)
 {
     if (host_version == SV_REGISTRY_API_VERSION)
         return TRUE;
@@ -72,7 +72,7 @@ static inline gboolean sv_plugin_check_version(unsigned host_version, GError **e
  * file: cannot be opened, no sv_plugin_register symbol, version mismatch, or whatever the plugin
  * reported (a duplicate name). On failure the registry may hold the tables the plugin registered
  * before failing; the module then stays open with it. */
-gboolean sv_plugin_load(sv_registry *reg, const char *path, GError **error);
+gboolean sv_planner_plugin_load(sv_registry *reg, const char *path, GError **error);
 
 G_END_DECLS
 

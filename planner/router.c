@@ -1,4 +1,4 @@
-/* Built-in router policies as registry tables (struct sv_router_ops, planner.h). */
+/* Built-in router policies as registry tables (struct sv_planner_router_ops, planner.h). */
 #include "planner/planner.h"
 
 typedef struct {
@@ -20,8 +20,8 @@ static void *router_create(int32_t n_instances, const char *param, sv_rng *rng, 
 
 /* LLMServingSim's LOAD policy (vLLM's DP load balancer): score = 4 x waiting + running, the
  * lowest score wins, ties to the lowest index. */
-static int32_t least_load_route(void *state, const struct sv_router_req *req, int32_t n,
-                                const struct sv_router_inst *inst)
+static int32_t least_load_route(void *state, const struct sv_planner_router_req *req, int32_t n,
+                                const struct sv_planner_router_inst *inst)
 {
     int32_t best = 0;
     uint64_t best_score = UINT64_MAX;
@@ -35,8 +35,8 @@ static int32_t least_load_route(void *state, const struct sv_router_req *req, in
     return best;
 }
 
-static int32_t round_robin_route(void *state, const struct sv_router_req *req, int32_t n,
-                                 const struct sv_router_inst *inst)
+static int32_t round_robin_route(void *state, const struct sv_planner_router_req *req, int32_t n,
+                                 const struct sv_planner_router_inst *inst)
 {
     router_state *s = state;
     int32_t i = (int32_t)(s->rr % (uint64_t)n);
@@ -44,18 +44,18 @@ static int32_t round_robin_route(void *state, const struct sv_router_req *req, i
     return i;
 }
 
-static int32_t random_route(void *state, const struct sv_router_req *req, int32_t n,
-                            const struct sv_router_inst *inst)
+static int32_t random_route(void *state, const struct sv_planner_router_req *req, int32_t n,
+                            const struct sv_planner_router_inst *inst)
 {
     router_state *s = state;
     return (int32_t)sv_rng_below(s->rng, (uint64_t)n);
 }
 
-static const struct sv_router_ops least_load_ops = {SV_REGISTRY_API_VERSION, router_create, g_free,
+static const struct sv_planner_router_ops least_load_ops = {SV_REGISTRY_API_VERSION, router_create, g_free,
                                                     least_load_route};
-static const struct sv_router_ops round_robin_ops = {SV_REGISTRY_API_VERSION, router_create, g_free,
+static const struct sv_planner_router_ops round_robin_ops = {SV_REGISTRY_API_VERSION, router_create, g_free,
                                                      round_robin_route};
-static const struct sv_router_ops random_ops = {SV_REGISTRY_API_VERSION, router_create, g_free,
+static const struct sv_planner_router_ops random_ops = {SV_REGISTRY_API_VERSION, router_create, g_free,
                                                 random_route};
 
 gboolean sv_planner_router_register_builtins(sv_registry *reg, GError **error)
@@ -63,7 +63,7 @@ gboolean sv_planner_router_register_builtins(sv_registry *reg, GError **error)
     /* Names first, then their short aliases. */
     static const struct {
         const char *name;
-        const struct sv_router_ops *ops;
+        const struct sv_planner_router_ops *ops;
     } t[] = {
         {"least_load", &least_load_ops}, {"round_robin", &round_robin_ops}, {"random", &random_ops},
         {"load", &least_load_ops},       {"rr", &round_robin_ops},          {"rand", &random_ops},

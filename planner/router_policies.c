@@ -1,7 +1,7 @@
 /* Router policies beyond LLMServingSim's three: prefix-aware and SLO-aware (docs/routing.md).
  *
- * Both are registry tables like the built-ins (struct sv_router_ops). They only read the
- * per-instance view the run fills (struct sv_router_inst) and the request; the prefix lookup
+ * Both are registry tables like the built-ins (struct sv_planner_router_ops). They only read the
+ * per-instance view the run fills (struct sv_planner_router_inst) and the request; the prefix lookup
  * walks the instance's prefix-cache index without touching it. */
 #include "planner/planner.h"
 
@@ -9,25 +9,25 @@
 
 /* LLMServingSim's LOAD score (vLLM's DP load balancer): 4 x waiting + running. The tie-break of
  * both policies below. */
-static uint64_t load_score(const struct sv_router_inst *in)
+static uint64_t load_score(const struct sv_planner_router_inst *in)
 {
     return 4 * (uint64_t)in->waiting + in->running;
 }
 
-int64_t sv_planner_prefix_match(const sv_kv_manager *kv_const, const struct sv_router_req *req)
+int64_t sv_planner_prefix_match(const sv_memtier_kv_manager *kv_const, const struct sv_planner_router_req *req)
 {
-    if (!kv_const || !sv_kv_manager_caching_enabled(kv_const) || req->input_tokens < 2)
+    if (!kv_const || !sv_memtier_kv_manager_caching_enabled(kv_const) || req->input_tokens < 2)
         return 0;
     if (req->n_input_tok_ids == 0 && req->n_hash_ids == 0)
         return 0;
     /* A throw-away sequence computes the request's hash chain with this pool's block size, the
      * same keys the pool would use on admission (memory-tier/kvcache.c). Creating and freeing a
      * sequence that never allocates changes no block, no index entry and no statistic. */
-    sv_kv_manager *kv = (sv_kv_manager *)kv_const;
+    sv_memtier_kv_manager *kv = (sv_memtier_kv_manager *)kv_const;
     size_t n_ids = req->n_input_tok_ids;
     if (n_ids > (size_t)req->input_tokens)
         n_ids = (size_t)req->input_tokens;
-    struct sv_kv_seq_cfg sc = {
+    struct sv_memtier_kv_seq_cfg sc = {
         .prompt_tokens = (uint64_t)req->input_tokens,
         .prompt_ids = n_ids ? req->input_tok_ids : NULL,
         .num_prompt_ids = n_ids,
@@ -35,26 +35,26 @@ int64_t sv_planner_prefix_match(const sv_kv_manager *kv_const, const struct sv_r
         .num_hash_ids = n_ids ? 0 : req->n_hash_ids,
         .hash_block_tokens = req->hash_block_tokens,
     };
-    sv_kv_seq *seq = sv_kv_seq_new(kv, &sc, NULL);
+    sv_memtier_kv_seq *seq = sv_memtier_kv_seq_new(kv, &sc, NULL);
     if (!seq)
         return 0;
-    uint32_t bs = sv_kv_manager_block_size(kv);
+    uint32_t bs = sv_memtier_kv_manager_block_size(kv);
     /* vLLM looks up at most floor((num_tokens - 1) / block) blocks: the last prompt token always
      * runs (kv_cache_manager.get_computed_blocks). */
     uint64_t max_blocks = (uint64_t)(req->input_tokens - 1) / bs;
-    uint32_t nh = sv_kv_seq_num_hashes(seq);
+    uint32_t nh = sv_memtier_kv_seq_num_hashes(seq);
     uint64_t hit = 0;
     for (uint32_t i = 0; i < nh && i < max_blocks; i++) {
         uint32_t id;
-        if (!sv_kv_manager_lookup(kv, sv_kv_seq_block_hash(seq, i), &id))
+        if (!sv_memtier_kv_manager_lookup(kv, sv_memtier_kv_seq_block_hash(seq, i), &id))
             break;
         hit++;
     }
-    sv_kv_seq_free(seq);
+    sv_memtier_kv_seq_free(seq);
     return (int64_t)(hit * bs);
 }
 
-sv_time sv_planner_ttft_estimate(const struct sv_router_inst *inst, const struct sv_router_req *req)
+sv_time sv_planner_ttft_estimate(const struct sv_planner_router_inst *inst, const struct sv_planner_router_req *req)
 {
     double tokens = (double)inst->waiting_tokens + (double)req->input_tokens;
     if (inst->prefill_tokens_per_ns <= 0)
@@ -77,8 +77,8 @@ static void *no_param_create(int32_t n_instances, const char *param, sv_rng *rng
 
 /* The longest cached prefix wins; ties (including "no instance has any of it") go to the lowest
  * load score, then the lowest index: with nothing cached it is least_load. */
-static int32_t prefix_aware_route(void *state, const struct sv_router_req *req, int32_t n,
-                                  const struct sv_router_inst *inst)
+static int32_t prefix_aware_route(void *state, const struct sv_planner_router_req *req, int32_t n,
+                                  const struct sv_planner_router_inst *inst)
 {
     int32_t best = 0;
     int64_t best_hit = -1;
@@ -122,8 +122,8 @@ static void *slo_create(int32_t n_instances, const char *param, sv_rng *rng, GEr
 /* Among the instances whose estimated TTFT meets the target, the least loaded (LOAD score, then
  * the lower estimate, then the lowest index): load stays spread while the target holds. When no
  * instance meets it, or there is no target, the lowest estimate (ties to the lowest index). */
-static int32_t slo_aware_route(void *state, const struct sv_router_req *req, int32_t n,
-                               const struct sv_router_inst *inst)
+static int32_t slo_aware_route(void *state, const struct sv_planner_router_req *req, int32_t n,
+                               const struct sv_planner_router_inst *inst)
 {
     const slo_state *s = state;
     sv_time target = s->target_ns > 0 ? s->target_ns : req->slo_ttft_ns;
@@ -148,9 +148,9 @@ static int32_t slo_aware_route(void *state, const struct sv_router_req *req, int
     return best >= 0 ? best : fastest;
 }
 
-static const struct sv_router_ops prefix_aware_ops = {SV_REGISTRY_API_VERSION, no_param_create,
+static const struct sv_planner_router_ops prefix_aware_ops = {SV_REGISTRY_API_VERSION, no_param_create,
                                                       g_free, prefix_aware_route};
-static const struct sv_router_ops slo_aware_ops = {SV_REGISTRY_API_VERSION, slo_create, g_free,
+static const struct sv_planner_router_ops slo_aware_ops = {SV_REGISTRY_API_VERSION, slo_create, g_free,
                                                    slo_aware_route};
 
 gboolean sv_planner_router_register_policies(sv_registry *reg, GError **error)

@@ -26,32 +26,32 @@ typedef struct {
 } run_session;
 
 typedef struct {
-    const struct sv_run_cfg *cfg;
+    const struct sv_planner_run_cfg *cfg;
     sv_engine *eng;
     int32_t n_inst;
     sv_msg **msgs;
-    sv_kv_manager **kvs;
-    sv_latency **lats;
-    struct sv_router_inst *inst_scratch;
+    sv_memtier_kv_manager **kvs;
+    sv_compute_latency **lats;
+    struct sv_planner_router_inst *inst_scratch;
     sv_rng *router_rng;
     /* Policies from the registry (plugin.c, router.c). */
     sv_registry *own_registry; /* the built-ins, when the caller gave no registry */
-    const struct sv_router_ops *router;
+    const struct sv_planner_router_ops *router;
     void *router_state;
-    const struct sv_sched_ops *sched;
+    const struct sv_msg_sched_ops *sched;
     const char *sched_param;
-    const struct sv_kv_evict_ops *evict;
+    const struct sv_memtier_kv_evict_ops *evict;
     const char *evict_param;
     /* Cluster network and parallelism (cluster_net.c; docs/parallelism.md). */
-    sv_cluster_net *cnet;
+    sv_planner_cluster_net *cnet;
     sv_msg_dp **dps;
-    const struct sv_expert_route_ops *eroute;
+    const struct sv_msg_expert_route_ops *eroute;
     const char *eroute_param;
     sv_msg_moe_comm moe_comm;
     /* Disaggregation and model-aware routing (pd.c, router_policies.c). */
-    sv_pd *pd;
+    sv_planner_pd *pd;
     void *decode_router_state; /* the router's own state for decode choices */
-    struct sv_model_cfg *models;
+    struct sv_compute_model_cfg *models;
     int32_t **npus;   /* per instance: its NPU ids, rank order (PD) */
     int32_t *cand;    /* scratch: candidate instance ids */
     double *pf_tput;  /* recent prefill throughput, prompt tokens per ns */
@@ -61,7 +61,7 @@ typedef struct {
     GError *error;
     GHashTable *sessions; /* live sessions (owned), only to free them on an early stop */
     uint64_t submitted, finished;
-    struct sv_run_result *res;
+    struct sv_planner_run_result *res;
 } run_state;
 
 static void run_fail(run_state *st, GError *e)
@@ -102,19 +102,19 @@ static gboolean serves(const run_state *st, int32_t i, const char *model)
 }
 
 /* The router's view of instance i (docs/routing.md). */
-static struct sv_router_inst router_view(const run_state *st, int32_t i)
+static struct sv_planner_router_inst router_view(const run_state *st, int32_t i)
 {
     sv_time remaining = 0;
     sv_time since = sv_msg_busy_since(st->msgs[i]);
     if (since >= 0)
         remaining = MAX(0, st->iter_ns[i] - (sv_engine_now(st->eng) - since));
-    return (struct sv_router_inst){
+    return (struct sv_planner_router_inst){
         .index = i,
         /* Requests whose KV is on its way to a decode instance are queued there already. */
-        .waiting = sv_msg_num_waiting(st->msgs[i]) + sv_pd_incoming(st->pd, i),
+        .waiting = sv_msg_num_waiting(st->msgs[i]) + sv_planner_pd_incoming(st->pd, i),
         .running = sv_msg_num_running(st->msgs[i]),
         .waiting_tokens = sv_msg_waiting_tokens(st->msgs[i]),
-        .kv_usage = sv_kv_manager_usage(st->kvs[i]),
+        .kv_usage = sv_memtier_kv_manager_usage(st->kvs[i]),
         .kv = st->kvs[i],
         .step_remaining_ns = remaining,
         .prefill_tokens_per_ns = st->pf_tput[i],
@@ -123,14 +123,14 @@ static struct sv_router_inst router_view(const run_state *st, int32_t i)
 
 /* The KV transfer mode and the TTFT target: the run's (command line) win over the cluster
  * config's top-level "kv_transfer" / "slo_ttft_ms" (docs/disaggregation.md, docs/routing.md). */
-static const char *run_kv_transfer(const struct sv_run_cfg *cfg)
+static const char *run_kv_transfer(const struct sv_planner_run_cfg *cfg)
 {
     return cfg->kv_transfer               ? cfg->kv_transfer
            : cfg->cluster->kv_transfer[0] ? cfg->cluster->kv_transfer
                                           : NULL;
 }
 
-static sv_time run_slo_ttft_ns(const struct sv_run_cfg *cfg)
+static sv_time run_slo_ttft_ns(const struct sv_planner_run_cfg *cfg)
 {
     double ms = cfg->slo_ttft_ms > 0 ? cfg->slo_ttft_ms : cfg->cluster->slo_ttft_ms;
     return ms > 0 ? sv_time_from_ns(ms * 1e6) : 0;
@@ -160,7 +160,7 @@ static gboolean submit(run_state *st, const sv_wl_req *q, sv_time arrival, void 
                                  q->request_id, model));
         return FALSE;
     }
-    struct sv_router_req rq = {
+    struct sv_planner_router_req rq = {
         .request_id = q->request_id,
         .arrival_ns = arrival,
         .input_tokens = q->input_tokens,
@@ -266,15 +266,15 @@ static void on_req_done(void *ctx, const struct sv_msg_req_done *d)
     run_state *st = ctx;
     run_session *s = d->user;
     st->finished++;
-    struct sv_run_result *res = st->res;
+    struct sv_planner_run_result *res = st->res;
     res->requests++;
     res->prompt_tokens += (uint64_t)d->input_tokens;
     res->output_tokens += (uint64_t)d->output_tokens;
     if (d->last_token_ns > res->makespan_ns)
         res->makespan_ns = d->last_token_ns;
-    const struct sv_run_observer *obs = st->cfg->observer;
+    const struct sv_planner_run_observer *obs = st->cfg->observer;
     if (obs && obs->on_request) {
-        struct sv_req_record rec = {
+        struct sv_planner_req_record rec = {
             .request_id = d->request_id,
             .instance = d->instance,
             .arrival_ns = d->arrival_ns,
@@ -321,10 +321,10 @@ static void on_iter_done(void *ctx, const struct sv_msg_iter_done *it)
         st->pf_tput[ii] = st->pf_tput[ii] > 0 ? 0.5 * (st->pf_tput[ii] + t) : t;
     }
     if (st->pd && st->cfg->cluster->instances[ii].role == SV_MSG_ROLE_DECODE)
-        sv_pd_decode_progress(st->pd, ii); /* blocks may have been freed */
-    const struct sv_run_observer *obs = st->cfg->observer;
+        sv_planner_pd_decode_progress(st->pd, ii); /* blocks may have been freed */
+    const struct sv_planner_run_observer *obs = st->cfg->observer;
     if (obs && obs->on_iteration) {
-        struct sv_iter_sample s = {
+        struct sv_planner_iter_sample s = {
             .instance = it->instance,
             .start_ns = it->start_ns,
             .end_ns = it->end_ns,
@@ -341,14 +341,14 @@ static void on_iter_done(void *ctx, const struct sv_msg_iter_done *it)
 static void on_prefill_done(void *ctx, int32_t instance, sv_msg_handoff *h)
 {
     run_state *st = ctx;
-    sv_pd_prefill_done(st->pd, instance, h);
+    sv_planner_pd_prefill_done(st->pd, instance, h);
 }
 
 static void on_prefill_launch(void *ctx, int32_t instance, sv_msg_handoff *h,
                               const struct sv_msg_prefill_launch *l)
 {
     run_state *st = ctx;
-    sv_pd_prefill_launch(st->pd, instance, h, l);
+    sv_planner_pd_prefill_launch(st->pd, instance, h, l);
 }
 
 /* The decode choice of a handed-off request: the run's router policy over the decode candidates
@@ -359,7 +359,7 @@ static int32_t pick_decode(void *ctx, const struct sv_msg_handoff_info *info, co
     run_state *st = ctx;
     for (int32_t k = 0; k < n; k++)
         st->inst_scratch[k] = router_view(st, cand[k]);
-    struct sv_router_req rq = {
+    struct sv_planner_router_req rq = {
         .request_id = info->request_id,
         .arrival_ns = info->arrival_ns,
         .input_tokens = info->input_tokens,
@@ -373,7 +373,7 @@ static int32_t pick_decode(void *ctx, const struct sv_msg_handoff_info *info, co
 static void on_token(void *ctx, uint64_t request_id, int32_t instance, sv_time t, sv_time gap)
 {
     run_state *st = ctx;
-    const struct sv_run_observer *obs = st->cfg->observer;
+    const struct sv_planner_run_observer *obs = st->cfg->observer;
     if (obs && obs->on_token_gap)
         obs->on_token_gap(obs->ctx, request_id, t, gap);
 }
@@ -400,16 +400,16 @@ static gboolean pick_bool(int run, int inst)
 
 /* The latency model of one instance: the profile bundle when profiles are given and one
  * matches (unless roofline is asked for), else the roofline. *source says which (struct
- * sv_run_observer.on_instance), so that outputs and stderr can say it. */
-static sv_latency *make_latency(const struct sv_run_cfg *cfg, const struct sv_instance_cfg *ic,
-                                const struct sv_model_cfg *m, char **source, GError **error)
+ * sv_planner_run_observer.on_instance), so that outputs and stderr can say it. */
+static sv_compute_latency *make_latency(const struct sv_planner_run_cfg *cfg, const struct sv_planner_instance_cfg *ic,
+                                const struct sv_compute_model_cfg *m, char **source, GError **error)
 {
     GError *e = NULL;
-    if (cfg->latency != SV_RUN_LATENCY_ROOFLINE && cfg->profiles_root) {
+    if (cfg->latency != SV_PLANNER_RUN_LATENCY_ROOFLINE && cfg->profiles_root) {
         g_autofree char *dir =
             sv_compute_profile_find(cfg->profiles_root, ic->hardware, ic->model_name, NULL, &e);
         if (dir) {
-            sv_latency *lat = sv_compute_latency_new_profile(dir, m, ic->tp_size, error);
+            sv_compute_latency *lat = sv_compute_latency_new_profile(dir, m, ic->tp_size, error);
             if (!lat) {
                 g_prefix_error(error, "instance %d (%s on %s): ", ic->index, ic->model_name,
                                ic->hardware);
@@ -425,7 +425,7 @@ static sv_latency *make_latency(const struct sv_run_cfg *cfg, const struct sv_in
             return lat;
         }
     }
-    if (cfg->latency == SV_RUN_LATENCY_PROFILE) {
+    if (cfg->latency == SV_PLANNER_RUN_LATENCY_PROFILE) {
         if (e)
             g_propagate_prefixed_error(error, e, "instance %d (%s on %s): --latency profile: ",
                                        ic->index, ic->model_name, ic->hardware);
@@ -437,12 +437,12 @@ static sv_latency *make_latency(const struct sv_run_cfg *cfg, const struct sv_in
         return NULL;
     }
     g_clear_error(&e);
-    struct sv_hw_cfg hw;
+    struct sv_compute_hw_cfg hw;
     if (!sv_compute_hw_lookup(ic->hardware, &hw, error))
         return NULL;
     if (ic->npu_mem_bw_gbps > 0)
         hw.mem_bw_gbps = ic->npu_mem_bw_gbps; /* the config's npu_mem.mem_bw wins */
-    sv_latency *lat = sv_compute_latency_new_roofline(m, &hw, ic->tp_size, NULL, error);
+    sv_compute_latency *lat = sv_compute_latency_new_roofline(m, &hw, ic->tp_size, NULL, error);
     if (lat)
         *source = g_strdup("roofline");
     return lat;
@@ -451,12 +451,12 @@ static sv_latency *make_latency(const struct sv_run_cfg *cfg, const struct sv_in
 /* Before an instance has run a prefill: its latency model's time for one full prefill chunk
  * (up to max_num_batched_tokens, at most 2048 tokens: vLLM's default budget) from an empty cache.
  */
-static double prefill_tput_estimate(sv_latency *lat, int64_t budget)
+static double prefill_tput_estimate(sv_compute_latency *lat, int64_t budget)
 {
     int64_t chunk = MIN(budget, (int64_t)SV_MSG_DEFAULT_MAX_NUM_BATCHED_TOKENS), hist = 0;
-    struct sv_batch_shape shape;
+    struct sv_compute_batch_shape shape;
     sv_compute_batch_shape_init(&shape, &chunk, &hist, 1, NULL, 0);
-    struct sv_iter_time it;
+    struct sv_compute_iter_time it;
     sv_compute_iter_time(lat, &shape, 0, sv_compute_latency_model(lat)->num_layers, &it);
     return it.total_ns > 0 ? (double)chunk / (double)it.total_ns : 0;
 }
@@ -465,7 +465,7 @@ static double prefill_tput_estimate(sv_latency *lat, int64_t budget)
  * instance over the cluster network (pd.c). */
 static gboolean setup_pd(run_state *st, GError **error)
 {
-    const struct sv_cluster_cfg *cl = st->cfg->cluster;
+    const struct sv_planner_cluster_cfg *cl = st->cfg->cluster;
     int n_prefill = 0, n_decode = 0;
     for (int32_t i = 0; i < st->n_inst; i++) {
         n_prefill += cl->instances[i].role == SV_MSG_ROLE_PREFILL;
@@ -483,9 +483,9 @@ static gboolean setup_pd(run_state *st, GError **error)
                     "pd_type: only decode instances: no instance takes new requests");
         return FALSE;
     }
-    sv_pd_kv_mode mode = SV_PD_KV_WHOLE;
+    sv_planner_pd_kv_mode mode = SV_PLANNER_PD_KV_WHOLE;
     const char *kv_transfer = run_kv_transfer(st->cfg);
-    if (kv_transfer && !sv_pd_kv_mode_parse(kv_transfer, &mode, error))
+    if (kv_transfer && !sv_planner_pd_kv_mode_parse(kv_transfer, &mode, error))
         return FALSE;
     sv_net *net = st->cnet ? sv_planner_cluster_net_net(st->cnet) : NULL;
     if (!net) {
@@ -493,10 +493,10 @@ static gboolean setup_pd(run_state *st, GError **error)
                     "pd_type: disaggregation needs a cluster network (more than one device)");
         return FALSE;
     }
-    struct sv_pd_instance *pi = g_new0(struct sv_pd_instance, st->n_inst);
+    struct sv_planner_pd_instance *pi = g_new0(struct sv_planner_pd_instance, st->n_inst);
     for (int32_t i = 0; i < st->n_inst; i++) {
-        const struct sv_instance_cfg *ic = &cl->instances[i];
-        pi[i] = (struct sv_pd_instance){
+        const struct sv_planner_instance_cfg *ic = &cl->instances[i];
+        pi[i] = (struct sv_planner_pd_instance){
             .msg = st->msgs[i],
             .role = ic->role,
             .model = ic->model_name,
@@ -509,7 +509,7 @@ static gboolean setup_pd(run_state *st, GError **error)
             .npus = st->npus[i],
         };
     }
-    struct sv_pd_cfg pc = {
+    struct sv_planner_pd_cfg pc = {
         .eng = st->eng,
         .net = net,
         .kv_mode = mode,
@@ -518,7 +518,7 @@ static gboolean setup_pd(run_state *st, GError **error)
         .pick = pick_decode,
         .pick_ctx = st,
     };
-    st->pd = sv_pd_new(&pc, error);
+    st->pd = sv_planner_pd_new(&pc, error);
     g_free(pi);
     if (!st->pd)
         return FALSE;
@@ -534,9 +534,9 @@ static gboolean setup_pd(run_state *st, GError **error)
 
 static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, GError **error)
 {
-    const struct sv_run_cfg *cfg = st->cfg;
-    const struct sv_instance_cfg *ic = &cfg->cluster->instances[i];
-    struct sv_model_cfg m;
+    const struct sv_planner_run_cfg *cfg = st->cfg;
+    const struct sv_planner_instance_cfg *ic = &cfg->cluster->instances[i];
+    struct sv_compute_model_cfg m;
     if (!sv_compute_model_lookup(ic->model_name, cfg->model_dir, &m, error)) {
         g_prefix_error(error, "instance %d: ", i);
         return FALSE;
@@ -556,7 +556,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     uint64_t kv_tok = sv_compute_model_kv_bytes_per_token_layer(&m, ic->tp_size) *
                       (uint64_t)((m.num_layers + ic->pp_size - 1) / ic->pp_size);
     uint64_t blocks;
-    if (!sv_kv_capacity_blocks(mem_bytes, ic->mem_util, weights, kv_tok, (uint32_t)block_size,
+    if (!sv_memtier_kv_capacity_blocks(mem_bytes, ic->mem_util, weights, kv_tok, (uint32_t)block_size,
                                &blocks, error)) {
         g_prefix_error(error, "instance %d (%s on %s): ", i, ic->model_name, ic->hardware);
         return FALSE;
@@ -564,7 +564,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     if (blocks > UINT32_MAX)
         blocks = UINT32_MAX;
     gboolean caching = pick_bool(cfg->enable_prefix_caching, ic->enable_prefix_caching);
-    st->kvs[i] = sv_kv_manager_new_with_eviction((uint32_t)blocks, (uint32_t)block_size, caching,
+    st->kvs[i] = sv_memtier_kv_manager_new_with_eviction((uint32_t)blocks, (uint32_t)block_size, caching,
                                                  st->evict, st->evict_param, error);
     if (!st->kvs[i]) {
         g_prefix_error(error, "instance %d: ", i);
@@ -596,7 +596,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     };
     if (st->cnet) {
         /* Issue 4: collectives and stage transfers on the cluster network. */
-        sv_cluster_net *cn = st->cnet;
+        sv_planner_cluster_net *cn = st->cnet;
         int32_t dp_rank = 0;
         int32_t d = sv_planner_cluster_net_dp_index(cn, i, &dp_rank);
         mc.first_device = sv_planner_cluster_net_first_device(cn, i);
@@ -625,9 +625,9 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         .on_prefill_done = on_prefill_done,
         .ctx = st,
     };
-    sv_pd_kv_mode kv_mode = SV_PD_KV_WHOLE;
-    if (run_kv_transfer(cfg) && sv_pd_kv_mode_parse(run_kv_transfer(cfg), &kv_mode, NULL) &&
-        kv_mode == SV_PD_KV_PER_LAYER)
+    sv_planner_pd_kv_mode kv_mode = SV_PLANNER_PD_KV_WHOLE;
+    if (run_kv_transfer(cfg) && sv_planner_pd_kv_mode_parse(run_kv_transfer(cfg), &kv_mode, NULL) &&
+        kv_mode == SV_PLANNER_PD_KV_PER_LAYER)
         hooks.on_prefill_launch = on_prefill_launch; /* setup_pd reports a bad name */
     mc.role = ic->role;
     st->models[i] = m;
@@ -643,7 +643,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
  * the MoE policies. */
 static gboolean setup_network(run_state *st, GError **error)
 {
-    const struct sv_run_cfg *cfg = st->cfg;
+    const struct sv_planner_run_cfg *cfg = st->cfg;
     sv_net_model model = SV_NET_MODEL_FLOW;
     const char *nm = cfg->network_model               ? cfg->network_model
                      : cfg->cluster->network_model[0] ? cfg->cluster->network_model
@@ -684,7 +684,7 @@ static gboolean setup_network(run_state *st, GError **error)
 /* Look the run's policies up by name (registry.c lists the known names on a miss). */
 static gboolean resolve_policies(run_state *st, GError **error)
 {
-    const struct sv_run_cfg *cfg = st->cfg;
+    const struct sv_planner_run_cfg *cfg = st->cfg;
     const sv_registry *reg = cfg->registry;
     if (!reg) {
         st->own_registry = sv_planner_registry_new(error);
@@ -718,7 +718,7 @@ static gboolean resolve_policies(run_state *st, GError **error)
     return TRUE;
 }
 
-gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *res, GError **error)
+gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_run_result *res, GError **error)
 {
     memset(res, 0, sizeof *res);
     res->first_arrival_ns = -1;
@@ -733,10 +733,10 @@ gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *res,
     st.eng = sv_engine_new(cfg->seed);
     st.n_inst = cfg->cluster->n_instances;
     st.msgs = g_new0(sv_msg *, st.n_inst);
-    st.kvs = g_new0(sv_kv_manager *, st.n_inst);
-    st.lats = g_new0(sv_latency *, st.n_inst);
-    st.inst_scratch = g_new0(struct sv_router_inst, st.n_inst);
-    st.models = g_new0(struct sv_model_cfg, st.n_inst);
+    st.kvs = g_new0(sv_memtier_kv_manager *, st.n_inst);
+    st.lats = g_new0(sv_compute_latency *, st.n_inst);
+    st.inst_scratch = g_new0(struct sv_planner_router_inst, st.n_inst);
+    st.models = g_new0(struct sv_compute_model_cfg, st.n_inst);
     st.npus = g_new0(int32_t *, st.n_inst);
     st.cand = g_new0(int32_t, st.n_inst);
     st.pf_tput = g_new0(double, st.n_inst);
@@ -765,8 +765,8 @@ gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *res,
             if (me)
                 st.error = g_error_copy(me);
         }
-        if (!st.error && sv_pd_error(st.pd))
-            st.error = g_error_copy(sv_pd_error(st.pd));
+        if (!st.error && sv_planner_pd_error(st.pd))
+            st.error = g_error_copy(sv_planner_pd_error(st.pd));
         if (st.error) {
             g_propagate_error(error, st.error);
             st.error = NULL;
@@ -781,8 +781,8 @@ gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *res,
     }
     for (int32_t i = 0; i < st.n_inst; i++) {
         if (st.kvs[i]) {
-            struct sv_kv_stats ks;
-            sv_kv_manager_get_stats(st.kvs[i], &ks);
+            struct sv_memtier_kv_stats ks;
+            sv_memtier_kv_manager_get_stats(st.kvs[i], &ks);
             res->prefix_requested_tokens += ks.requested_tokens;
             res->prefix_hit_tokens += ks.hit_tokens;
         }
@@ -791,10 +791,10 @@ gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *res,
     }
     res->bad_lines = sv_wl_source_bad_lines(cfg->workload);
     if (st.kvs[0])
-        res->kv_blocks = sv_kv_manager_num_blocks(st.kvs[0]);
+        res->kv_blocks = sv_memtier_kv_manager_num_blocks(st.kvs[0]);
     if (st.pd) {
-        struct sv_pd_stats ps;
-        sv_pd_get_stats(st.pd, &ps);
+        struct sv_planner_pd_stats ps;
+        sv_planner_pd_get_stats(st.pd, &ps);
         res->kv_handoffs = ps.handoffs;
         res->kv_bytes = ps.bytes;
         res->kv_waits = ps.kv_waits;
@@ -802,12 +802,12 @@ gboolean sv_planner_run(const struct sv_run_cfg *cfg, struct sv_run_result *res,
         res->kv_transfer_ns = ps.transfer_ns;
     }
     res->submitted = st.submitted;
-    sv_pd_free(st.pd); /* before the msgs: their held handoffs go with them */
+    sv_planner_pd_free(st.pd); /* before the msgs: their held handoffs go with them */
     for (int32_t i = 0; i < st.n_inst; i++) {
         g_free(st.npus[i]);
         sv_msg_free(st.msgs[i]);
-        sv_kv_manager_free(st.kvs[i]);
-        sv_latency_free(st.lats[i]);
+        sv_memtier_kv_manager_free(st.kvs[i]);
+        sv_compute_latency_free(st.lats[i]);
     }
     if (st.cnet) {
         for (int32_t d = 0; d < sv_planner_cluster_net_num_dp(st.cnet); d++)

@@ -9,7 +9,7 @@
 
 typedef ChakraProtoMsg__AttributeProto attr_t;
 
-const attr_t *sv_et_attr_find(const ChakraProtoMsg__Node *node, const char *name)
+const attr_t *sv_proto_attr_find(const ChakraProtoMsg__Node *node, const char *name)
 {
     SV_ASSERT(node != NULL && name != NULL);
     for (size_t i = 0; i < node->n_attr; i++) {
@@ -71,7 +71,7 @@ unsigned_val:
     return TRUE;
 }
 
-gboolean sv_et_attr_int(const attr_t *attr, int64_t *out)
+gboolean sv_proto_attr_int(const attr_t *attr, int64_t *out)
 {
     gboolean neg;
     uint64_t mag;
@@ -87,7 +87,7 @@ gboolean sv_et_attr_int(const attr_t *attr, int64_t *out)
     return TRUE;
 }
 
-gboolean sv_et_attr_uint(const attr_t *attr, uint64_t *out)
+gboolean sv_proto_attr_uint(const attr_t *attr, uint64_t *out)
 {
     gboolean neg;
     uint64_t mag;
@@ -97,7 +97,7 @@ gboolean sv_et_attr_uint(const attr_t *attr, uint64_t *out)
     return TRUE;
 }
 
-gboolean sv_et_attr_bool(const attr_t *attr, gboolean *out)
+gboolean sv_proto_attr_bool(const attr_t *attr, gboolean *out)
 {
     gboolean neg;
     uint64_t mag;
@@ -107,7 +107,7 @@ gboolean sv_et_attr_bool(const attr_t *attr, gboolean *out)
     return TRUE;
 }
 
-gboolean sv_et_attr_string(const attr_t *attr, const char **out)
+gboolean sv_proto_attr_string(const attr_t *attr, const char **out)
 {
     if (!attr || attr->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)
         return FALSE;
@@ -115,7 +115,7 @@ gboolean sv_et_attr_string(const attr_t *attr, const char **out)
     return TRUE;
 }
 
-gboolean sv_et_attr_bool_list(const attr_t *attr, gboolean **vals, size_t *n)
+gboolean sv_proto_attr_bool_list(const attr_t *attr, gboolean **vals, size_t *n)
 {
     if (!attr || attr->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_LIST ||
         !attr->bool_list)
@@ -164,42 +164,42 @@ static attr_t *attr_new(const char *name, ChakraProtoMsg__AttributeProto__ValueC
     return a;
 }
 
-attr_t *sv_et_attr_new_int64(const char *name, int64_t v)
+attr_t *sv_proto_attr_new_int64(const char *name, int64_t v)
 {
     attr_t *a = attr_new(name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL);
     a->int64_val = v;
     return a;
 }
 
-attr_t *sv_et_attr_new_uint64(const char *name, uint64_t v)
+attr_t *sv_proto_attr_new_uint64(const char *name, uint64_t v)
 {
     attr_t *a = attr_new(name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL);
     a->uint64_val = v;
     return a;
 }
 
-attr_t *sv_et_attr_new_int32(const char *name, int32_t v)
+attr_t *sv_proto_attr_new_int32(const char *name, int32_t v)
 {
     attr_t *a = attr_new(name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL);
     a->int32_val = v;
     return a;
 }
 
-attr_t *sv_et_attr_new_bool(const char *name, gboolean v)
+attr_t *sv_proto_attr_new_bool(const char *name, gboolean v)
 {
     attr_t *a = attr_new(name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL);
     a->bool_val = v ? 1 : 0;
     return a;
 }
 
-attr_t *sv_et_attr_new_string(const char *name, const char *v)
+attr_t *sv_proto_attr_new_string(const char *name, const char *v)
 {
     attr_t *a = attr_new(name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL);
     a->string_val = xstrdup(v);
     return a;
 }
 
-attr_t *sv_et_attr_new_bool_list(const char *name, const gboolean *vals, size_t n)
+attr_t *sv_proto_attr_new_bool_list(const char *name, const gboolean *vals, size_t n)
 {
     attr_t *a = attr_new(name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_LIST);
     ChakraProtoMsg__BoolList *l = xmalloc(sizeof(*l));
@@ -212,13 +212,13 @@ attr_t *sv_et_attr_new_bool_list(const char *name, const gboolean *vals, size_t 
     return a;
 }
 
-void sv_et_attr_free(attr_t *attr)
+void sv_proto_attr_free(attr_t *attr)
 {
     if (attr)
         chakra_proto_msg__attribute_proto__free_unpacked(attr, NULL);
 }
 
-ChakraProtoMsg__Node *sv_et_node_new(uint64_t id, const char *name, ChakraProtoMsg__NodeType type)
+ChakraProtoMsg__Node *sv_proto_node_new(uint64_t id, const char *name, ChakraProtoMsg__NodeType type)
 {
     ChakraProtoMsg__Node *n = xmalloc(sizeof(*n));
     chakra_proto_msg__node__init(n);
@@ -234,29 +234,29 @@ static void append_u64(uint64_t **arr, size_t *n, uint64_t v)
     (*arr)[(*n)++] = v;
 }
 
-void sv_et_node_add_data_dep(ChakraProtoMsg__Node *node, uint64_t parent_id)
+void sv_proto_node_add_data_dep(ChakraProtoMsg__Node *node, uint64_t parent_id)
 {
     append_u64(&node->data_deps, &node->n_data_deps, parent_id);
 }
 
-void sv_et_node_add_ctrl_dep(ChakraProtoMsg__Node *node, uint64_t parent_id)
+void sv_proto_node_add_ctrl_dep(ChakraProtoMsg__Node *node, uint64_t parent_id)
 {
     append_u64(&node->ctrl_deps, &node->n_ctrl_deps, parent_id);
 }
 
-void sv_et_node_add_attr(ChakraProtoMsg__Node *node, attr_t *attr)
+void sv_proto_node_add_attr(ChakraProtoMsg__Node *node, attr_t *attr)
 {
     node->attr = xrealloc(node->attr, (node->n_attr + 1) * sizeof(*node->attr));
     node->attr[node->n_attr++] = attr;
 }
 
-void sv_et_node_free(ChakraProtoMsg__Node *node)
+void sv_proto_node_free(ChakraProtoMsg__Node *node)
 {
     if (node)
         chakra_proto_msg__node__free_unpacked(node, NULL);
 }
 
-ChakraProtoMsg__GlobalMetadata *sv_et_metadata_new(const char *version)
+ChakraProtoMsg__GlobalMetadata *sv_proto_metadata_new(const char *version)
 {
     ChakraProtoMsg__GlobalMetadata *md = xmalloc(sizeof(*md));
     chakra_proto_msg__global_metadata__init(md);
@@ -264,7 +264,7 @@ ChakraProtoMsg__GlobalMetadata *sv_et_metadata_new(const char *version)
     return md;
 }
 
-void sv_et_metadata_free(ChakraProtoMsg__GlobalMetadata *md)
+void sv_proto_metadata_free(ChakraProtoMsg__GlobalMetadata *md)
 {
     if (md)
         chakra_proto_msg__global_metadata__free_unpacked(md, NULL);
@@ -280,14 +280,14 @@ static const char *const comm_type_names[] = {
     "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER",
 };
 
-const char *sv_et_node_type_name(int type)
+const char *sv_proto_node_type_name(int type)
 {
     if (type < 0 || (size_t)type >= G_N_ELEMENTS(node_type_names))
         return NULL;
     return node_type_names[type];
 }
 
-const char *sv_et_comm_type_name(int64_t comm_type)
+const char *sv_proto_comm_type_name(int64_t comm_type)
 {
     if (comm_type < 0 || (uint64_t)comm_type >= G_N_ELEMENTS(comm_type_names))
         return NULL;

@@ -1,51 +1,51 @@
 /* ET -> ET / JSON conversion behind `servesim convert`. */
 #include "proto/proto_internal.h"
 
-static gboolean convert_et(const char *in, const char *out, struct sv_et_convert_stats *stats,
+static gboolean convert_et(const char *in, const char *out, struct sv_proto_convert_stats *stats,
                            GError **error)
 {
-    g_autoptr(sv_et_reader) r = sv_et_reader_open(in, error);
+    g_autoptr(sv_proto_reader) r = sv_proto_reader_open(in, error);
     if (!r)
         return FALSE;
-    sv_et_reader_set_dep_check(r, SV_ET_DEP_COUNT);
-    sv_et_writer *w = sv_et_writer_open(out, error);
+    sv_proto_reader_set_dep_check(r, SV_PROTO_DEP_COUNT);
+    sv_proto_writer *w = sv_proto_writer_open(out, error);
     if (!w)
         return FALSE;
-    if (!sv_et_writer_put_metadata(w, sv_et_reader_metadata(r), error)) {
-        sv_et_writer_abort(w);
+    if (!sv_proto_writer_put_metadata(w, sv_proto_reader_metadata(r), error)) {
+        sv_proto_writer_abort(w);
         return FALSE;
     }
     ChakraProtoMsg__Node *n;
     GError *local = NULL;
     uint64_t count = 0;
-    while (sv_et_reader_next(r, &n, &local)) {
-        gboolean ok = sv_et_writer_put_node(w, n, &local);
-        sv_et_node_free(n);
+    while (sv_proto_reader_next(r, &n, &local)) {
+        gboolean ok = sv_proto_writer_put_node(w, n, &local);
+        sv_proto_node_free(n);
         if (!ok)
             break;
         count++;
     }
     if (local) {
         g_propagate_error(error, local);
-        sv_et_writer_abort(w);
+        sv_proto_writer_abort(w);
         return FALSE;
     }
-    if (!sv_et_writer_close(w, error))
+    if (!sv_proto_writer_close(w, error))
         return FALSE;
     stats->nodes = count;
-    sv_et_reader_dangling(r, &stats->data_dangling, &stats->ctrl_dangling);
+    sv_proto_reader_dangling(r, &stats->data_dangling, &stats->ctrl_dangling);
     return TRUE;
 }
 
-gboolean sv_et_convert(const char *in, const char *out, struct sv_et_convert_stats *stats,
+gboolean sv_proto_convert(const char *in, const char *out, struct sv_proto_convert_stats *stats,
                        GError **error)
 {
     SV_ASSERT(in != NULL && out != NULL);
-    struct sv_et_convert_stats local = {0};
+    struct sv_proto_convert_stats local = {0};
     if (!stats)
         stats = &local;
-    *stats = (struct sv_et_convert_stats){0};
+    *stats = (struct sv_proto_convert_stats){0};
     if (g_str_has_suffix(out, ".json"))
-        return sv_et_json_convert(in, out, SV_ET_DEP_COUNT, stats, error);
+        return sv_proto__json_convert(in, out, SV_PROTO_DEP_COUNT, stats, error);
     return convert_et(in, out, stats, error);
 }

@@ -266,7 +266,7 @@ static JsonNode *ioinfo_to_json(const ChakraProtoMsg__IOInfo *io)
     return j_obj(o);
 }
 
-JsonNode *sv_et_metadata_to_json(const ChakraProtoMsg__GlobalMetadata *md)
+JsonNode *sv_proto_metadata_to_json(const ChakraProtoMsg__GlobalMetadata *md)
 {
     SV_ASSERT(md != NULL);
     JsonObject *o = json_object_new();
@@ -275,7 +275,7 @@ JsonNode *sv_et_metadata_to_json(const ChakraProtoMsg__GlobalMetadata *md)
     return j_obj(o);
 }
 
-JsonNode *sv_et_node_to_json(const ChakraProtoMsg__Node *node)
+JsonNode *sv_proto_node_to_json(const ChakraProtoMsg__Node *node)
 {
     SV_ASSERT(node != NULL);
     JsonObject *o = json_object_new();
@@ -284,7 +284,7 @@ JsonNode *sv_et_node_to_json(const ChakraProtoMsg__Node *node)
     set_str_nonempty(o, "name", node->name);
     if (node->type) {
         /* An enum value outside the schema prints as its number (protobuf JSON mapping). */
-        const char *tn = sv_et_node_type_name((int)node->type);
+        const char *tn = sv_proto_node_type_name((int)node->type);
         json_object_set_member(o, "type", tn ? j_str(tn) : j_int((int64_t)node->type));
     }
     set_u64_list(o, "ctrl_deps", node->ctrl_deps, node->n_ctrl_deps);
@@ -409,7 +409,7 @@ static void newline(GString *out, int depth)
         g_string_append_c(out, ' ');
 }
 
-void sv_et_json_write(GString *out, JsonNode *node, int depth)
+void sv_proto__json_write(GString *out, JsonNode *node, int depth)
 {
     switch (json_node_get_node_type(node)) {
     case JSON_NODE_OBJECT: {
@@ -424,7 +424,7 @@ void sv_et_json_write(GString *out, JsonNode *node, int depth)
             newline(out, depth + 1);
             write_string(out, l->data);
             g_string_append(out, ": ");
-            sv_et_json_write(out, json_object_get_member(o, l->data), depth + 1);
+            sv_proto__json_write(out, json_object_get_member(o, l->data), depth + 1);
             if (l->next)
                 g_string_append_c(out, ',');
         }
@@ -443,7 +443,7 @@ void sv_et_json_write(GString *out, JsonNode *node, int depth)
         g_string_append_c(out, '[');
         for (guint i = 0; i < n; i++) {
             newline(out, depth + 1);
-            sv_et_json_write(out, json_array_get_element(a, i), depth + 1);
+            sv_proto__json_write(out, json_array_get_element(a, i), depth + 1);
             if (i + 1 < n)
                 g_string_append_c(out, ',');
         }
@@ -469,11 +469,11 @@ void sv_et_json_write(GString *out, JsonNode *node, int depth)
     }
 }
 
-char *sv_et_json_to_text(JsonNode *node)
+char *sv_proto_json_to_text(JsonNode *node)
 {
     SV_ASSERT(node != NULL);
     GString *out = g_string_new(NULL);
-    sv_et_json_write(out, node, 0);
+    sv_proto__json_write(out, node, 0);
     g_string_append_c(out, '\n');
     return g_string_free(out, FALSE);
 }
@@ -489,37 +489,37 @@ static gboolean flush_gstring(FILE *fp, GString *s, const char *tmp, GError **er
     return TRUE;
 }
 
-gboolean sv_et_file_to_json(const char *in, const char *out, GError **error)
+gboolean sv_proto_file_to_json(const char *in, const char *out, GError **error)
 {
-    return sv_et_json_convert(in, out, SV_ET_DEP_NONE, NULL, error);
+    return sv_proto__json_convert(in, out, SV_PROTO_DEP_NONE, NULL, error);
 }
 
-gboolean sv_et_json_convert(const char *in, const char *out, sv_et_dep_flags deps,
-                            struct sv_et_convert_stats *stats, GError **error)
+gboolean sv_proto__json_convert(const char *in, const char *out, sv_proto_dep_flags deps,
+                            struct sv_proto_convert_stats *stats, GError **error)
 {
-    g_autoptr(sv_et_reader) r = sv_et_reader_open(in, error);
+    g_autoptr(sv_proto_reader) r = sv_proto_reader_open(in, error);
     if (!r)
         return FALSE;
-    sv_et_reader_set_dep_check(r, deps);
+    sv_proto_reader_set_dep_check(r, deps);
     g_autofree char *tmp = NULL;
-    FILE *fp = sv_et_tmpfile_open(out, &tmp, error);
+    FILE *fp = sv_proto__tmpfile_open(out, &tmp, error);
     if (!fp)
         return FALSE;
     g_autoptr(GString) buf = g_string_new("{\n \"global_metadata\": ");
-    JsonNode *md = sv_et_metadata_to_json(sv_et_reader_metadata(r));
-    sv_et_json_write(buf, md, 1);
+    JsonNode *md = sv_proto_metadata_to_json(sv_proto_reader_metadata(r));
+    sv_proto__json_write(buf, md, 1);
     json_node_unref(md);
     g_string_append(buf, ",\n \"nodes\": [");
     gboolean ok = TRUE;
     uint64_t count = 0;
     ChakraProtoMsg__Node *node;
     GError *local = NULL;
-    while (ok && sv_et_reader_next(r, &node, &local)) {
+    while (ok && sv_proto_reader_next(r, &node, &local)) {
         g_string_append(buf, count ? ",\n  " : "\n  ");
-        JsonNode *jn = sv_et_node_to_json(node);
-        sv_et_json_write(buf, jn, 2);
+        JsonNode *jn = sv_proto_node_to_json(node);
+        sv_proto__json_write(buf, jn, 2);
         json_node_unref(jn);
-        sv_et_node_free(node);
+        sv_proto_node_free(node);
         count++;
         if (buf->len > 64 * 1024)
             ok = flush_gstring(fp, buf, tmp, error);
@@ -548,7 +548,7 @@ gboolean sv_et_json_convert(const char *in, const char *out, sv_et_dep_flags dep
         g_unlink(tmp);
     if (ok && stats) {
         stats->nodes = count;
-        sv_et_reader_dangling(r, &stats->data_dangling, &stats->ctrl_dangling);
+        sv_proto_reader_dangling(r, &stats->data_dangling, &stats->ctrl_dangling);
     }
     return ok;
 }

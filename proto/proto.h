@@ -7,8 +7,8 @@
  * proto/et_def.proto (same package, names and field numbers as Chakra's schema, so the bytes are
  * Chakra's); this header exposes them so other modules can read node fields directly.
  *
- * Ownership: a node returned by the reader or built with sv_et_node_new is freed with
- * sv_et_node_free (== chakra_proto_msg__node__free_unpacked(node, NULL)). Every allocation made by
+ * Ownership: a node returned by the reader or built with sv_proto_node_new is freed with
+ * sv_proto_node_free (== chakra_proto_msg__node__free_unpacked(node, NULL)). Every allocation made by
  * the builders here is plain malloc memory laid out as protobuf-c's unpacker lays it out, so the
  * same free function works for both. */
 #ifndef SV_PROTO_H
@@ -45,132 +45,132 @@ typedef enum {
 
 /* ---- streaming reader ------------------------------------------------------------------- */
 
-typedef struct sv_et_reader sv_et_reader;
+typedef struct sv_proto_reader sv_proto_reader;
 
 /* Dependency checking (off by default). Any flag makes the reader record node ids and references
  * it cannot yet resolve (forward or dangling ones only: memory O(nodes + unresolved refs)). At
- * EOF, sv_et_reader_next fails with SV_PROTO_ERROR_DANGLING_DEP for the first (in file order)
+ * EOF, sv_proto_reader_next fails with SV_PROTO_ERROR_DANGLING_DEP for the first (in file order)
  * reference of a checked kind whose id never appeared, naming the referencing node's message
- * index and byte offset and the missing id. SV_ET_DEP_COUNT only counts (see
- * sv_et_reader_dangling) without failing. */
+ * index and byte offset and the missing id. SV_PROTO_DEP_COUNT only counts (see
+ * sv_proto_reader_dangling) without failing. */
 typedef enum {
-    SV_ET_DEP_NONE = 0,
-    SV_ET_DEP_CHECK_DATA = 1 << 0,
-    SV_ET_DEP_CHECK_CTRL = 1 << 1,
-    SV_ET_DEP_CHECK_ALL = SV_ET_DEP_CHECK_DATA | SV_ET_DEP_CHECK_CTRL,
-    SV_ET_DEP_COUNT = 1 << 2,
-} sv_et_dep_flags;
+    SV_PROTO_DEP_NONE = 0,
+    SV_PROTO_DEP_CHECK_DATA = 1 << 0,
+    SV_PROTO_DEP_CHECK_CTRL = 1 << 1,
+    SV_PROTO_DEP_CHECK_ALL = SV_PROTO_DEP_CHECK_DATA | SV_PROTO_DEP_CHECK_CTRL,
+    SV_PROTO_DEP_COUNT = 1 << 2,
+} sv_proto_dep_flags;
 
 /* Open a file and read its GlobalMetadata (message 0). A zero-length first frame is a valid empty
  * GlobalMetadata; an empty file is an error (TRUNCATED). Reads through a bounded buffer: memory is
  * one frame plus a fixed I/O buffer, never the whole file. */
-sv_et_reader *sv_et_reader_open(const char *path, GError **error);
-void sv_et_reader_close(sv_et_reader *r); /* accepts NULL */
+sv_proto_reader *sv_proto_reader_open(const char *path, GError **error);
+void sv_proto_reader_close(sv_proto_reader *r); /* accepts NULL */
 
-/* Set before the first sv_et_reader_next call. */
-void sv_et_reader_set_dep_check(sv_et_reader *r, sv_et_dep_flags flags);
+/* Set before the first sv_proto_reader_next call. */
+void sv_proto_reader_set_dep_check(sv_proto_reader *r, sv_proto_dep_flags flags);
 
-gboolean sv_et_reader_is_gzip(const sv_et_reader *r);
-/* Owned by the reader; valid until sv_et_reader_close. */
-const ChakraProtoMsg__GlobalMetadata *sv_et_reader_metadata(const sv_et_reader *r);
+gboolean sv_proto_reader_is_gzip(const sv_proto_reader *r);
+/* Owned by the reader; valid until sv_proto_reader_close. */
+const ChakraProtoMsg__GlobalMetadata *sv_proto_reader_metadata(const sv_proto_reader *r);
 /* Serialized bytes of the GlobalMetadata frame (without the length prefix). */
-const uint8_t *sv_et_reader_metadata_raw(const sv_et_reader *r, size_t *len);
+const uint8_t *sv_proto_reader_metadata_raw(const sv_proto_reader *r, size_t *len);
 
-/* Next Node. TRUE + *node (caller frees with sv_et_node_free); FALSE with no error at clean EOF;
+/* Next Node. TRUE + *node (caller frees with sv_proto_node_free); FALSE with no error at clean EOF;
  * FALSE + error otherwise (malformed frame, undecodable bytes, zero-length node frame, or a
  * dangling dependency at EOF when checking is on). After an error or EOF every later call
  * returns FALSE without an error. */
-gboolean sv_et_reader_next(sv_et_reader *r, ChakraProtoMsg__Node **node, GError **error);
+gboolean sv_proto_reader_next(sv_proto_reader *r, ChakraProtoMsg__Node **node, GError **error);
 /* Next Node frame as serialized bytes (without the length prefix), not decoded: *data is owned by
- * the reader and valid until the next call. Same return convention as sv_et_reader_next; a
+ * the reader and valid until the next call. Same return convention as sv_proto_reader_next; a
  * zero-length frame is still an error. Dependency checking does not see raw frames. */
-gboolean sv_et_reader_next_raw(sv_et_reader *r, const uint8_t **data, size_t *len, GError **error);
+gboolean sv_proto_reader_next_raw(sv_proto_reader *r, const uint8_t **data, size_t *len, GError **error);
 
 /* Message index of the last message returned (0 = GlobalMetadata, 1 = first node) and the byte
  * offset of its length prefix in the decompressed stream. */
-uint64_t sv_et_reader_index(const sv_et_reader *r);
-uint64_t sv_et_reader_offset(const sv_et_reader *r);
+uint64_t sv_proto_reader_index(const sv_proto_reader *r);
+uint64_t sv_proto_reader_offset(const sv_proto_reader *r);
 /* Decompressed bytes consumed so far (the stream length after clean EOF). */
-uint64_t sv_et_reader_bytes(const sv_et_reader *r);
+uint64_t sv_proto_reader_bytes(const sv_proto_reader *r);
 
 /* After clean EOF with any dependency flag set: references (not distinct ids) to ids absent from
  * the file, by kind. Either pointer may be NULL. Returns FALSE if tracking was off or EOF not yet
  * reached. */
-gboolean sv_et_reader_dangling(const sv_et_reader *r, uint64_t *data_refs, uint64_t *ctrl_refs);
+gboolean sv_proto_reader_dangling(const sv_proto_reader *r, uint64_t *data_refs, uint64_t *ctrl_refs);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_et_reader, sv_et_reader_close)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_proto_reader, sv_proto_reader_close)
 
 /* ---- writer ----------------------------------------------------------------------------- */
 
-typedef struct sv_et_writer sv_et_writer;
+typedef struct sv_proto_writer sv_proto_writer;
 
 /* Output is gzip-compressed when the name ends in ".gz" (gzip header mtime 0, so equal input gives
- * equal bytes). Data goes to a temporary file next to `path` that sv_et_writer_close renames over
- * `path`; on any failure, or sv_et_writer_abort, the temporary file is removed, so a partial
+ * equal bytes). Data goes to a temporary file next to `path` that sv_proto_writer_close renames over
+ * `path`; on any failure, or sv_proto_writer_abort, the temporary file is removed, so a partial
  * output never appears at `path`. */
-sv_et_writer *sv_et_writer_open(const char *path, GError **error);
+sv_proto_writer *sv_proto_writer_open(const char *path, GError **error);
 /* Exactly once, first. */
-gboolean sv_et_writer_put_metadata(sv_et_writer *w, const ChakraProtoMsg__GlobalMetadata *md,
+gboolean sv_proto_writer_put_metadata(sv_proto_writer *w, const ChakraProtoMsg__GlobalMetadata *md,
                                    GError **error);
 /* Refuses a node that serializes to zero bytes (EMPTY_NODE): Chakra's readers would stop there. */
-gboolean sv_et_writer_put_node(sv_et_writer *w, const ChakraProtoMsg__Node *node, GError **error);
+gboolean sv_proto_writer_put_node(sv_proto_writer *w, const ChakraProtoMsg__Node *node, GError **error);
 /* Already-serialized message bytes (the first call is the metadata). A zero-length frame is
  * refused except for the metadata. */
-gboolean sv_et_writer_put_raw(sv_et_writer *w, const uint8_t *data, size_t len, GError **error);
+gboolean sv_proto_writer_put_raw(sv_proto_writer *w, const uint8_t *data, size_t len, GError **error);
 /* Flush, close and move into place. Frees `w` whatever the outcome. */
-gboolean sv_et_writer_close(sv_et_writer *w, GError **error);
+gboolean sv_proto_writer_close(sv_proto_writer *w, GError **error);
 /* Discard everything written; frees `w`; accepts NULL. */
-void sv_et_writer_abort(sv_et_writer *w);
+void sv_proto_writer_abort(sv_proto_writer *w);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_et_writer, sv_et_writer_abort)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_proto_writer, sv_proto_writer_abort)
 
 /* ---- attributes (ASTRA-sim semantics, CHAKRA_ET.md 1.3) --------------------------------- */
 
 /* First attribute named `name`, or NULL. */
-const ChakraProtoMsg__AttributeProto *sv_et_attr_find(const ChakraProtoMsg__Node *node,
+const ChakraProtoMsg__AttributeProto *sv_proto_attr_find(const ChakraProtoMsg__Node *node,
                                                       const char *name);
 /* Any scalar integer kind (int32/int64/uint32/uint64/sint32/sint64/fixed32/fixed64/sfixed32/
  * sfixed64/bool) converts; FALSE for float/double, lists, strings, no value, or a uint64/fixed64
  * above INT64_MAX. */
-gboolean sv_et_attr_int(const ChakraProtoMsg__AttributeProto *attr, int64_t *out);
+gboolean sv_proto_attr_int(const ChakraProtoMsg__AttributeProto *attr, int64_t *out);
 /* Unsigned view: any integer kind >= 0. */
-gboolean sv_et_attr_uint(const ChakraProtoMsg__AttributeProto *attr, uint64_t *out);
+gboolean sv_proto_attr_uint(const ChakraProtoMsg__AttributeProto *attr, uint64_t *out);
 /* bool_val, or any integer kind (nonzero = TRUE). */
-gboolean sv_et_attr_bool(const ChakraProtoMsg__AttributeProto *attr, gboolean *out);
+gboolean sv_proto_attr_bool(const ChakraProtoMsg__AttributeProto *attr, gboolean *out);
 /* string_val only; *out owned by the attribute. */
-gboolean sv_et_attr_string(const ChakraProtoMsg__AttributeProto *attr, const char **out);
+gboolean sv_proto_attr_string(const ChakraProtoMsg__AttributeProto *attr, const char **out);
 /* bool_list only (ASTRA-sim exits on another kind for involved_dim). *vals: g_free. */
-gboolean sv_et_attr_bool_list(const ChakraProtoMsg__AttributeProto *attr, gboolean **vals,
+gboolean sv_proto_attr_bool_list(const ChakraProtoMsg__AttributeProto *attr, gboolean **vals,
                               size_t *n);
 
-/* Builders (free with sv_et_attr_free, or hand to sv_et_node_add_attr which takes ownership). */
-ChakraProtoMsg__AttributeProto *sv_et_attr_new_int64(const char *name, int64_t v);
-ChakraProtoMsg__AttributeProto *sv_et_attr_new_uint64(const char *name, uint64_t v);
-ChakraProtoMsg__AttributeProto *sv_et_attr_new_int32(const char *name, int32_t v);
-ChakraProtoMsg__AttributeProto *sv_et_attr_new_bool(const char *name, gboolean v);
-ChakraProtoMsg__AttributeProto *sv_et_attr_new_string(const char *name, const char *v);
-ChakraProtoMsg__AttributeProto *sv_et_attr_new_bool_list(const char *name, const gboolean *vals,
+/* Builders (free with sv_proto_attr_free, or hand to sv_proto_node_add_attr which takes ownership). */
+ChakraProtoMsg__AttributeProto *sv_proto_attr_new_int64(const char *name, int64_t v);
+ChakraProtoMsg__AttributeProto *sv_proto_attr_new_uint64(const char *name, uint64_t v);
+ChakraProtoMsg__AttributeProto *sv_proto_attr_new_int32(const char *name, int32_t v);
+ChakraProtoMsg__AttributeProto *sv_proto_attr_new_bool(const char *name, gboolean v);
+ChakraProtoMsg__AttributeProto *sv_proto_attr_new_string(const char *name, const char *v);
+ChakraProtoMsg__AttributeProto *sv_proto_attr_new_bool_list(const char *name, const gboolean *vals,
                                                          size_t n);
-void sv_et_attr_free(ChakraProtoMsg__AttributeProto *attr); /* accepts NULL */
+void sv_proto_attr_free(ChakraProtoMsg__AttributeProto *attr); /* accepts NULL */
 
 /* ---- node / metadata builders ----------------------------------------------------------- */
 
-ChakraProtoMsg__Node *sv_et_node_new(uint64_t id, const char *name, ChakraProtoMsg__NodeType type);
-void sv_et_node_add_data_dep(ChakraProtoMsg__Node *node, uint64_t parent_id);
-void sv_et_node_add_ctrl_dep(ChakraProtoMsg__Node *node, uint64_t parent_id);
-void sv_et_node_add_attr(ChakraProtoMsg__Node *node, ChakraProtoMsg__AttributeProto *attr);
-void sv_et_node_free(ChakraProtoMsg__Node *node); /* accepts NULL */
+ChakraProtoMsg__Node *sv_proto_node_new(uint64_t id, const char *name, ChakraProtoMsg__NodeType type);
+void sv_proto_node_add_data_dep(ChakraProtoMsg__Node *node, uint64_t parent_id);
+void sv_proto_node_add_ctrl_dep(ChakraProtoMsg__Node *node, uint64_t parent_id);
+void sv_proto_node_add_attr(ChakraProtoMsg__Node *node, ChakraProtoMsg__AttributeProto *attr);
+void sv_proto_node_free(ChakraProtoMsg__Node *node); /* accepts NULL */
 
-ChakraProtoMsg__GlobalMetadata *sv_et_metadata_new(const char *version);
-void sv_et_metadata_free(ChakraProtoMsg__GlobalMetadata *md); /* accepts NULL */
+ChakraProtoMsg__GlobalMetadata *sv_proto_metadata_new(const char *version);
+void sv_proto_metadata_free(ChakraProtoMsg__GlobalMetadata *md); /* accepts NULL */
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(ChakraProtoMsg__Node, sv_et_node_free)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(ChakraProtoMsg__GlobalMetadata, sv_et_metadata_free)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(ChakraProtoMsg__AttributeProto, sv_et_attr_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ChakraProtoMsg__Node, sv_proto_node_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ChakraProtoMsg__GlobalMetadata, sv_proto_metadata_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ChakraProtoMsg__AttributeProto, sv_proto_attr_free)
 
 /* Enum names as in the schema ("COMP_NODE", "ALL_REDUCE"); NULL when out of range. */
-const char *sv_et_node_type_name(int type);
-const char *sv_et_comm_type_name(int64_t comm_type);
+const char *sv_proto_node_type_name(int type);
+const char *sv_proto_comm_type_name(int64_t comm_type);
 
 /* ---- JSON (protobuf canonical JSON mapping, proto field names) --------------------------- */
 
@@ -178,32 +178,32 @@ const char *sv_et_comm_type_name(int64_t comm_type);
  * proto3 defaults omitted except the set member of AttributeProto.value, doubles/floats as
  * protobuf's JSON printer writes them ("NaN", "Infinity", "-Infinity"; floats at float
  * precision). */
-JsonNode *sv_et_metadata_to_json(const ChakraProtoMsg__GlobalMetadata *md);
-JsonNode *sv_et_node_to_json(const ChakraProtoMsg__Node *node);
+JsonNode *sv_proto_metadata_to_json(const ChakraProtoMsg__GlobalMetadata *md);
+JsonNode *sv_proto_node_to_json(const ChakraProtoMsg__Node *node);
 /* JSON text laid out as Python's json.dump(indent=1) (the vectors' layout), doubles in their
  * shortest round-trip form, trailing newline. g_free the result. */
-char *sv_et_json_to_text(JsonNode *node);
+char *sv_proto_json_to_text(JsonNode *node);
 /* Writes {"global_metadata": ..., "nodes": [...]} node by node (same temp-file-and-rename
  * policy as the writer: no partial output on error). */
-gboolean sv_et_file_to_json(const char *in, const char *out, GError **error);
+gboolean sv_proto_file_to_json(const char *in, const char *out, GError **error);
 
-/* What sv_et_convert did. */
-struct sv_et_convert_stats {
+/* What sv_proto_convert did. */
+struct sv_proto_convert_stats {
     uint64_t nodes;
     uint64_t data_dangling, ctrl_dangling; /* references to ids absent from the file */
 };
 
 /* `servesim convert`: re-encode IN to OUT, choosing the output by OUT's name: ".json" -> JSON
- * (as sv_et_file_to_json), otherwise an ET (each message unpacked and packed again; gzip when it
+ * (as sv_proto_file_to_json), otherwise an ET (each message unpacked and packed again; gzip when it
  * ends in ".gz"). Dangling dependencies are counted in *stats (may be NULL), not an error: a
  * format tool must round-trip real traces that have them. No partial OUT on error; IN and OUT may
  * be the same file. */
-gboolean sv_et_convert(const char *in, const char *out, struct sv_et_convert_stats *stats,
+gboolean sv_proto_convert(const char *in, const char *out, struct sv_proto_convert_stats *stats,
                        GError **error);
 
 /* ---- summary (servesim inspect) --------------------------------------------------------- */
 
-struct sv_et_summary {
+struct sv_proto_summary {
     char *path;
     char *version; /* GlobalMetadata.version */
     ChakraProtoMsg__GlobalMetadata *metadata;
@@ -221,16 +221,16 @@ struct sv_et_summary {
     uint64_t nodes_with_duration;
     uint64_t sum_duration_micros;
     /* "name:kind" (kind = oneof member, e.g. "comm_size:int64_val"; "name:none" for no value)
-     * -> count; keys sorted by sv_et_summary_to_json. */
+     * -> count; keys sorted by sv_proto_summary_to_json. */
     GHashTable *attr_counts; /* char* -> uint64_t* */
 };
 
 /* Stream the whole file once. */
-struct sv_et_summary *sv_et_summary_new(const char *path, GError **error);
-void sv_et_summary_free(struct sv_et_summary *s); /* accepts NULL */
-JsonNode *sv_et_summary_to_json(const struct sv_et_summary *s);
+struct sv_proto_summary *sv_proto_summary_new(const char *path, GError **error);
+void sv_proto_summary_free(struct sv_proto_summary *s); /* accepts NULL */
+JsonNode *sv_proto_summary_to_json(const struct sv_proto_summary *s);
 /* Human-readable multi-line report. */
-char *sv_et_summary_to_text(const struct sv_et_summary *s);
+char *sv_proto_summary_to_text(const struct sv_proto_summary *s);
 
 G_END_DECLS
 

@@ -8,21 +8,21 @@
 #include "proto/proto.h"
 
 /* Longest protobuf varint32 (CHAKRA_ET.md 1.2: the length prefix is a varint32, <= 5 bytes). */
-#define SV_ET_VARINT32_MAX 5
+#define SV_PROTO_VARINT32_MAX 5
 
-/* Encode `v` as a base-128 varint into buf (>= SV_ET_VARINT32_MAX bytes); returns its length. */
-size_t sv_et_varint32_encode(uint32_t v, uint8_t *buf);
+/* Encode `v` as a base-128 varint into buf (>= SV_PROTO_VARINT32_MAX bytes); returns its length. */
+size_t sv_proto__varint32_encode(uint32_t v, uint8_t *buf);
 
 /* Create a temporary file next to `path` ("<path>.tmp-XXXXXX", same directory so that rename is
  * atomic); returns its FILE* and name. */
-FILE *sv_et_tmpfile_open(const char *path, char **tmp_name, GError **error);
+FILE *sv_proto__tmpfile_open(const char *path, char **tmp_name, GError **error);
 
 /* Serialize a JSON tree the way Python's json.dump(indent=1) lays it out, with doubles in the
  * shortest form that reads back to the same value. `indent` is the current depth. */
-void sv_et_json_write(GString *out, JsonNode *node, int depth);
+void sv_proto__json_write(GString *out, JsonNode *node, int depth);
 
-/* ET -> JSON conversion shared by sv_et_file_to_json and sv_et_convert. */
-gboolean sv_et_json_convert(const char *in, const char *out, sv_et_dep_flags deps,
-                            struct sv_et_convert_stats *stats, GError **error);
+/* ET -> JSON conversion shared by sv_proto_file_to_json and sv_proto_convert. */
+gboolean sv_proto__json_convert(const char *in, const char *out, sv_proto_dep_flags deps,
+                            struct sv_proto_convert_stats *stats, GError **error);
 
 #endif

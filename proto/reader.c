@@ -16,7 +16,7 @@ GQuark sv_proto_error_quark(void)
 }
 
 /* File read granularity. */
-#define SV_ET_CHUNK (64 * 1024)
+#define SV_PROTO_CHUNK (64 * 1024)
 
 /* The node ids seen (a set: sv_hash_mix64(id) -> 1). Lookup only, never iterated, so its order
  * cannot leak. */
@@ -33,7 +33,7 @@ struct pending_ref {
     gboolean ctrl;
 };
 
-struct sv_et_reader {
+struct sv_proto_reader {
     char *path;
     FILE *fp;
     gboolean gzip;
@@ -58,14 +58,14 @@ struct sv_et_reader {
     uint8_t *md_raw;
     size_t md_raw_len;
 
-    sv_et_dep_flags deps;
+    sv_proto_dep_flags deps;
     sv_u64map ids;
     GArray *pending; /* struct pending_ref, in file order */
     gboolean dangling_done;
     uint64_t dangling_data, dangling_ctrl;
 };
 
-static void set_frame_error(const sv_et_reader *r, GError **error, int code, uint64_t index,
+static void set_frame_error(const sv_proto_reader *r, GError **error, int code, uint64_t index,
                             uint64_t offset, const char *what)
 {
     g_set_error(error, SV_PROTO_ERROR, code,
@@ -75,7 +75,7 @@ static void set_frame_error(const sv_et_reader *r, GError **error, int code, uin
 
 /* Append up to `want` decompressed bytes at buf[end]; returns bytes added (0 at EOF), -1 on
  * error. */
-static gssize src_read(sv_et_reader *r, size_t want, GError **error)
+static gssize src_read(sv_proto_reader *r, size_t want, GError **error)
 {
     uint8_t *dst = r->buf + r->end;
     if (!r->gzip) {
@@ -93,7 +93,7 @@ static gssize src_read(sv_et_reader *r, size_t want, GError **error)
     r->zs.avail_out = (uInt)want;
     while (r->zs.avail_out == want) {
         if (r->zs.avail_in == 0) {
-            size_t n = fread(r->inbuf, 1, SV_ET_CHUNK, r->fp);
+            size_t n = fread(r->inbuf, 1, SV_PROTO_CHUNK, r->fp);
             if (n == 0 && ferror(r->fp)) {
                 g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_IO, "cannot read: %s: %s",
                             r->path, g_strerror(errno));
@@ -142,7 +142,7 @@ static gssize src_read(sv_et_reader *r, size_t want, GError **error)
 
 /* Make at least `need` unread bytes available if the stream has them. Returns the number of
  * unread bytes (< need only at EOF), or -1 on error. */
-static gssize fill(sv_et_reader *r, size_t need, GError **error)
+static gssize fill(sv_proto_reader *r, size_t need, GError **error)
 {
     while (r->end - r->pos < need && !r->src_eof) {
         if (r->pos > 0) { /* compact: drop consumed bytes */
@@ -151,8 +151,8 @@ static gssize fill(sv_et_reader *r, size_t need, GError **error)
             r->end -= r->pos;
             r->pos = 0;
         }
-        if (r->cap - r->end < SV_ET_CHUNK) {
-            r->cap = MAX(r->cap * 2, r->end + SV_ET_CHUNK);
+        if (r->cap - r->end < SV_PROTO_CHUNK) {
+            r->cap = MAX(r->cap * 2, r->end + SV_PROTO_CHUNK);
             r->buf = g_realloc(r->buf, r->cap);
         }
         gssize n = src_read(r, r->cap - r->end, error);
@@ -165,10 +165,10 @@ static gssize fill(sv_et_reader *r, size_t need, GError **error)
 
 /* Read one frame. Returns 1 with the frame bytes in *data, *len (pointing into buf, consumed), 0 at
  * clean EOF, -1 on error. Sets r->index/r->offset for the frame. */
-static int read_frame(sv_et_reader *r, const uint8_t **data, size_t *len, GError **error)
+static int read_frame(sv_proto_reader *r, const uint8_t **data, size_t *len, GError **error)
 {
     uint64_t index = r->next_index;
-    gssize avail = fill(r, SV_ET_VARINT32_MAX, error);
+    gssize avail = fill(r, SV_PROTO_VARINT32_MAX, error);
     if (avail < 0)
         return -1;
     uint64_t offset = r->base + r->pos;
@@ -178,7 +178,7 @@ static int read_frame(sv_et_reader *r, const uint8_t **data, size_t *len, GError
     uint64_t value = 0;
     size_t nb = 0;
     for (;;) {
-        if (nb == SV_ET_VARINT32_MAX) {
+        if (nb == SV_PROTO_VARINT32_MAX) {
             set_frame_error(r, error, SV_PROTO_ERROR_BAD_VARINT, index, offset,
                             "length prefix longer than 5 bytes");
             return -1;
@@ -229,7 +229,7 @@ static int read_frame(sv_et_reader *r, const uint8_t **data, size_t *len, GError
     return 1;
 }
 
-sv_et_reader *sv_et_reader_open(const char *path, GError **error)
+sv_proto_reader *sv_proto_reader_open(const char *path, GError **error)
 {
     SV_ASSERT(path != NULL);
     FILE *fp = fopen(path, "rb");
@@ -238,7 +238,7 @@ sv_et_reader *sv_et_reader_open(const char *path, GError **error)
                     g_strerror(errno));
         return NULL;
     }
-    sv_et_reader *r = g_new0(sv_et_reader, 1);
+    sv_proto_reader *r = g_new0(sv_proto_reader, 1);
     r->path = g_strdup(path);
     r->fp = fp;
     r->pending = g_array_new(FALSE, FALSE, sizeof(struct pending_ref));
@@ -251,21 +251,21 @@ sv_et_reader *sv_et_reader_open(const char *path, GError **error)
     size_t nm = fread(magic, 1, 2, fp);
     if (nm == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
         r->gzip = TRUE;
-        r->inbuf = g_malloc(SV_ET_CHUNK);
+        r->inbuf = g_malloc(SV_PROTO_CHUNK);
         memcpy(r->inbuf, magic, 2);
         r->zs.next_in = r->inbuf;
         r->zs.avail_in = 2;
         if (inflateInit2(&r->zs, 15 + 16) != Z_OK) { /* 15 + 16: zlib's "gzip only" mode */
             g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_GZIP, "cannot start inflate: %s",
                         path);
-            sv_et_reader_close(r);
+            sv_proto_reader_close(r);
             return NULL;
         }
         r->zs_state = 1;
     } else if (fseek(fp, 0, SEEK_SET) != 0) {
         g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_IO, "cannot seek: %s: %s", path,
                     g_strerror(errno));
-        sv_et_reader_close(r);
+        sv_proto_reader_close(r);
         return NULL;
     }
 
@@ -277,7 +277,7 @@ sv_et_reader *sv_et_reader_open(const char *path, GError **error)
         rc = -1;
     }
     if (rc < 0) {
-        sv_et_reader_close(r);
+        sv_proto_reader_close(r);
         return NULL;
     }
     r->md = chakra_proto_msg__global_metadata__unpack(NULL, len, data);
@@ -285,7 +285,7 @@ sv_et_reader *sv_et_reader_open(const char *path, GError **error)
         char *what = g_strdup_printf("undecodable GlobalMetadata protobuf (%zu bytes)", len);
         set_frame_error(r, error, SV_PROTO_ERROR_BAD_MESSAGE, 0, 0, what);
         g_free(what);
-        sv_et_reader_close(r);
+        sv_proto_reader_close(r);
         return NULL;
     }
     r->md_raw = g_malloc(len ? len : 1); /* never NULL, even for an empty GlobalMetadata */
@@ -295,7 +295,7 @@ sv_et_reader *sv_et_reader_open(const char *path, GError **error)
     return r;
 }
 
-void sv_et_reader_close(sv_et_reader *r)
+void sv_proto_reader_close(sv_proto_reader *r)
 {
     if (!r)
         return;
@@ -314,44 +314,44 @@ void sv_et_reader_close(sv_et_reader *r)
     g_free(r);
 }
 
-void sv_et_reader_set_dep_check(sv_et_reader *r, sv_et_dep_flags flags)
+void sv_proto_reader_set_dep_check(sv_proto_reader *r, sv_proto_dep_flags flags)
 {
     SV_ASSERT(r != NULL && r->next_index <= 1);
     r->deps = flags;
 }
 
-gboolean sv_et_reader_is_gzip(const sv_et_reader *r)
+gboolean sv_proto_reader_is_gzip(const sv_proto_reader *r)
 {
     return r->gzip;
 }
 
-const ChakraProtoMsg__GlobalMetadata *sv_et_reader_metadata(const sv_et_reader *r)
+const ChakraProtoMsg__GlobalMetadata *sv_proto_reader_metadata(const sv_proto_reader *r)
 {
     return r->md;
 }
 
-const uint8_t *sv_et_reader_metadata_raw(const sv_et_reader *r, size_t *len)
+const uint8_t *sv_proto_reader_metadata_raw(const sv_proto_reader *r, size_t *len)
 {
     *len = r->md_raw_len;
     return r->md_raw;
 }
 
-uint64_t sv_et_reader_index(const sv_et_reader *r)
+uint64_t sv_proto_reader_index(const sv_proto_reader *r)
 {
     return r->index;
 }
 
-uint64_t sv_et_reader_offset(const sv_et_reader *r)
+uint64_t sv_proto_reader_offset(const sv_proto_reader *r)
 {
     return r->offset;
 }
 
-uint64_t sv_et_reader_bytes(const sv_et_reader *r)
+uint64_t sv_proto_reader_bytes(const sv_proto_reader *r)
 {
     return r->base + r->pos;
 }
 
-static void track_refs(sv_et_reader *r, const uint64_t *ids, size_t n, gboolean ctrl)
+static void track_refs(sv_proto_reader *r, const uint64_t *ids, size_t n, gboolean ctrl)
 {
     for (size_t i = 0; i < n; i++) {
         if (ids_has(&r->ids, ids[i]))
@@ -362,7 +362,7 @@ static void track_refs(sv_et_reader *r, const uint64_t *ids, size_t n, gboolean 
 }
 
 /* At EOF: resolve pending references; error for the first dangling one of a checked kind. */
-static gboolean finish_deps(sv_et_reader *r, GError **error)
+static gboolean finish_deps(sv_proto_reader *r, GError **error)
 {
     if (r->dangling_done)
         return TRUE;
@@ -376,7 +376,7 @@ static gboolean finish_deps(sv_et_reader *r, GError **error)
             r->dangling_ctrl++;
         else
             r->dangling_data++;
-        sv_et_dep_flags kind = p->ctrl ? SV_ET_DEP_CHECK_CTRL : SV_ET_DEP_CHECK_DATA;
+        sv_proto_dep_flags kind = p->ctrl ? SV_PROTO_DEP_CHECK_CTRL : SV_PROTO_DEP_CHECK_DATA;
         if (!first && (r->deps & kind))
             first = p;
     }
@@ -393,7 +393,7 @@ static gboolean finish_deps(sv_et_reader *r, GError **error)
     return TRUE;
 }
 
-gboolean sv_et_reader_next_raw(sv_et_reader *r, const uint8_t **data, size_t *len, GError **error)
+gboolean sv_proto_reader_next_raw(sv_proto_reader *r, const uint8_t **data, size_t *len, GError **error)
 {
     SV_ASSERT(r != NULL && data != NULL && len != NULL);
     if (r->done)
@@ -414,13 +414,13 @@ gboolean sv_et_reader_next_raw(sv_et_reader *r, const uint8_t **data, size_t *le
     return TRUE;
 }
 
-gboolean sv_et_reader_next(sv_et_reader *r, ChakraProtoMsg__Node **node, GError **error)
+gboolean sv_proto_reader_next(sv_proto_reader *r, ChakraProtoMsg__Node **node, GError **error)
 {
     SV_ASSERT(node != NULL);
     *node = NULL;
     const uint8_t *data;
     size_t len;
-    if (!sv_et_reader_next_raw(r, &data, &len, error))
+    if (!sv_proto_reader_next_raw(r, &data, &len, error))
         return FALSE;
     ChakraProtoMsg__Node *n = chakra_proto_msg__node__unpack(NULL, len, data);
     if (!n) {
@@ -439,7 +439,7 @@ gboolean sv_et_reader_next(sv_et_reader *r, ChakraProtoMsg__Node **node, GError 
     return TRUE;
 }
 
-gboolean sv_et_reader_dangling(const sv_et_reader *r, uint64_t *data_refs, uint64_t *ctrl_refs)
+gboolean sv_proto_reader_dangling(const sv_proto_reader *r, uint64_t *data_refs, uint64_t *ctrl_refs)
 {
     if (!r->deps || !r->dangling_done)
         return FALSE;

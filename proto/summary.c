@@ -27,20 +27,20 @@ static void count_attr(GHashTable *counts, const ChakraProtoMsg__AttributeProto 
     }
 }
 
-struct sv_et_summary *sv_et_summary_new(const char *path, GError **error)
+struct sv_proto_summary *sv_proto_summary_new(const char *path, GError **error)
 {
-    g_autoptr(sv_et_reader) r = sv_et_reader_open(path, error);
+    g_autoptr(sv_proto_reader) r = sv_proto_reader_open(path, error);
     if (!r)
         return NULL;
     /* Count dangling references without failing: inspect reports them. */
-    sv_et_reader_set_dep_check(r, SV_ET_DEP_COUNT);
-    struct sv_et_summary *s = g_new0(struct sv_et_summary, 1);
+    sv_proto_reader_set_dep_check(r, SV_PROTO_DEP_COUNT);
+    struct sv_proto_summary *s = g_new0(struct sv_proto_summary, 1);
     s->path = g_strdup(path);
-    s->gzip = sv_et_reader_is_gzip(r);
-    const ChakraProtoMsg__GlobalMetadata *md = sv_et_reader_metadata(r);
+    s->gzip = sv_proto_reader_is_gzip(r);
+    const ChakraProtoMsg__GlobalMetadata *md = sv_proto_reader_metadata(r);
     s->version = g_strdup(md->version ? md->version : "");
     size_t md_len;
-    const uint8_t *md_raw = sv_et_reader_metadata_raw(r, &md_len);
+    const uint8_t *md_raw = sv_proto_reader_metadata_raw(r, &md_len);
     s->metadata = chakra_proto_msg__global_metadata__unpack(NULL, md_len, md_raw);
     SV_ASSERT(s->metadata != NULL); /* the reader already decoded these bytes */
     s->attr_counts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
@@ -49,14 +49,14 @@ struct sv_et_summary *sv_et_summary_new(const char *path, GError **error)
     ChakraProtoMsg__Node *n;
     GError *local = NULL;
     uint64_t prev_id = 0;
-    while (sv_et_reader_next(r, &n, &local)) {
+    while (sv_proto_reader_next(r, &n, &local)) {
         if ((size_t)n->type < G_N_ELEMENTS(s->nodes_by_type))
             s->nodes_by_type[n->type]++;
         else
             s->other_type_nodes++;
         if (n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) {
             int64_t ct;
-            if (sv_et_attr_int(sv_et_attr_find(n, "comm_type"), &ct) && ct >= 0 &&
+            if (sv_proto_attr_int(sv_proto_attr_find(n, "comm_type"), &ct) && ct >= 0 &&
                 (uint64_t)ct < G_N_ELEMENTS(s->comm_by_type))
                 s->comm_by_type[ct]++;
             else
@@ -80,19 +80,19 @@ struct sv_et_summary *sv_et_summary_new(const char *path, GError **error)
         for (size_t i = 0; i < n->n_attr; i++)
             count_attr(s->attr_counts, n->attr[i]);
         s->node_count++;
-        sv_et_node_free(n);
+        sv_proto_node_free(n);
     }
     if (local) {
         g_propagate_error(error, local);
-        sv_et_summary_free(s);
+        sv_proto_summary_free(s);
         return NULL;
     }
-    sv_et_reader_dangling(r, &s->data_dangling, &s->ctrl_dangling);
-    s->stream_bytes = sv_et_reader_bytes(r);
+    sv_proto_reader_dangling(r, &s->data_dangling, &s->ctrl_dangling);
+    s->stream_bytes = sv_proto_reader_bytes(r);
     return s;
 }
 
-void sv_et_summary_free(struct sv_et_summary *s)
+void sv_proto_summary_free(struct sv_proto_summary *s)
 {
     if (!s)
         return;
@@ -111,7 +111,7 @@ static int cmp_str_ptr(gconstpointer a, gconstpointer b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static GPtrArray *sorted_attr_keys(const struct sv_et_summary *s)
+static GPtrArray *sorted_attr_keys(const struct sv_proto_summary *s)
 {
     GPtrArray *keys = g_ptr_array_new();
     GHashTableIter it;
@@ -138,18 +138,18 @@ static JsonNode *u64_node(uint64_t v)
     return n;
 }
 
-JsonNode *sv_et_summary_to_json(const struct sv_et_summary *s)
+JsonNode *sv_proto_summary_to_json(const struct sv_proto_summary *s)
 {
     JsonObject *o = json_object_new();
     json_object_set_string_member(o, "file", s->path);
     json_object_set_boolean_member(o, "gzip", s->gzip);
     json_object_set_member(o, "stream_bytes", u64_node(s->stream_bytes));
-    json_object_set_member(o, "global_metadata", sv_et_metadata_to_json(s->metadata));
+    json_object_set_member(o, "global_metadata", sv_proto_metadata_to_json(s->metadata));
     json_object_set_member(o, "node_count", u64_node(s->node_count));
     JsonObject *types = json_object_new();
     for (size_t t = 0; t < G_N_ELEMENTS(s->nodes_by_type); t++)
         if (s->nodes_by_type[t])
-            json_object_set_member(types, sv_et_node_type_name((int)t),
+            json_object_set_member(types, sv_proto_node_type_name((int)t),
                                    u64_node(s->nodes_by_type[t]));
     if (s->other_type_nodes)
         json_object_set_member(types, "other", u64_node(s->other_type_nodes));
@@ -157,7 +157,7 @@ JsonNode *sv_et_summary_to_json(const struct sv_et_summary *s)
     JsonObject *comm = json_object_new();
     for (size_t t = 0; t < G_N_ELEMENTS(s->comm_by_type); t++)
         if (s->comm_by_type[t])
-            json_object_set_member(comm, sv_et_comm_type_name((int64_t)t),
+            json_object_set_member(comm, sv_proto_comm_type_name((int64_t)t),
                                    u64_node(s->comm_by_type[t]));
     if (s->comm_other)
         json_object_set_member(comm, "other", u64_node(s->comm_other));
@@ -193,7 +193,7 @@ static void append_avg(GString *out, const char *what, uint64_t total, uint64_t 
     g_string_append_c(out, '\n');
 }
 
-char *sv_et_summary_to_text(const struct sv_et_summary *s)
+char *sv_proto_summary_to_text(const struct sv_proto_summary *s)
 {
     GString *out = g_string_new(NULL);
     g_string_append_printf(out, "file: %s%s (%" G_GUINT64_FORMAT " bytes decompressed)\n", s->path,
@@ -202,13 +202,13 @@ char *sv_et_summary_to_text(const struct sv_et_summary *s)
                            s->metadata->n_attr);
     for (size_t i = 0; i < s->metadata->n_attr; i++) {
         const ChakraProtoMsg__AttributeProto *a = s->metadata->attr[i];
-        g_autoptr(JsonNode) j = sv_et_metadata_to_json(s->metadata);
+        g_autoptr(JsonNode) j = sv_proto_metadata_to_json(s->metadata);
         JsonArray *arr = json_object_get_array_member(json_node_get_object(j), "attr");
         JsonObject *ao = json_array_get_object_element(arr, (guint)i);
         const char *kind = attr_kind(a);
         g_autoptr(GString) v = g_string_new(NULL);
         if (json_object_has_member(ao, kind))
-            sv_et_json_write(v, json_object_get_member(ao, kind), 0);
+            sv_proto__json_write(v, json_object_get_member(ao, kind), 0);
         /* Long values (the text converter stores its whole input) are cut for the summary. */
         if (v->len > 60) {
             g_string_truncate(v, 57);
@@ -220,7 +220,7 @@ char *sv_et_summary_to_text(const struct sv_et_summary *s)
     for (size_t t = 0; t < G_N_ELEMENTS(s->nodes_by_type); t++)
         if (s->nodes_by_type[t])
             g_string_append_printf(out, "  %-15s %" G_GUINT64_FORMAT "\n",
-                                   sv_et_node_type_name((int)t), (guint64)s->nodes_by_type[t]);
+                                   sv_proto_node_type_name((int)t), (guint64)s->nodes_by_type[t]);
     if (s->other_type_nodes)
         g_string_append_printf(out, "  %-15s %" G_GUINT64_FORMAT "\n", "(unknown type)",
                                (guint64)s->other_type_nodes);
@@ -236,7 +236,7 @@ char *sv_et_summary_to_text(const struct sv_et_summary *s)
         for (size_t t = 0; t < G_N_ELEMENTS(s->comm_by_type); t++)
             if (s->comm_by_type[t])
                 g_string_append_printf(out, "  %-20s %" G_GUINT64_FORMAT "\n",
-                                       sv_et_comm_type_name((int64_t)t),
+                                       sv_proto_comm_type_name((int64_t)t),
                                        (guint64)s->comm_by_type[t]);
         if (s->comm_other)
             g_string_append_printf(out, "  %-20s %" G_GUINT64_FORMAT "\n",

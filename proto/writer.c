@@ -11,9 +11,9 @@
 
 #include "proto/proto_internal.h"
 
-#define SV_ET_WCHUNK (64 * 1024)
+#define SV_PROTO_WCHUNK (64 * 1024)
 
-struct sv_et_writer {
+struct sv_proto_writer {
     char *path;
     char *tmp_path;
     FILE *fp;
@@ -25,7 +25,7 @@ struct sv_et_writer {
     gboolean failed; /* after an error only close/abort make sense */
 };
 
-size_t sv_et_varint32_encode(uint32_t v, uint8_t *buf)
+size_t sv_proto__varint32_encode(uint32_t v, uint8_t *buf)
 {
     size_t n = 0;
     while (v >= 0x80) {
@@ -36,7 +36,7 @@ size_t sv_et_varint32_encode(uint32_t v, uint8_t *buf)
     return n;
 }
 
-FILE *sv_et_tmpfile_open(const char *path, char **tmp_name, GError **error)
+FILE *sv_proto__tmpfile_open(const char *path, char **tmp_name, GError **error)
 {
     char *tmpl = g_strdup_printf("%s.tmp-XXXXXX", path);
     int fd = g_mkstemp(tmpl);
@@ -61,14 +61,14 @@ FILE *sv_et_tmpfile_open(const char *path, char **tmp_name, GError **error)
     return fp;
 }
 
-sv_et_writer *sv_et_writer_open(const char *path, GError **error)
+sv_proto_writer *sv_proto_writer_open(const char *path, GError **error)
 {
     SV_ASSERT(path != NULL);
     char *tmp = NULL;
-    FILE *fp = sv_et_tmpfile_open(path, &tmp, error);
+    FILE *fp = sv_proto__tmpfile_open(path, &tmp, error);
     if (!fp)
         return NULL;
-    sv_et_writer *w = g_new0(sv_et_writer, 1);
+    sv_proto_writer *w = g_new0(sv_proto_writer, 1);
     w->path = g_strdup(path);
     w->tmp_path = tmp;
     w->fp = fp;
@@ -79,16 +79,16 @@ sv_et_writer *sv_et_writer_open(const char *path, GError **error)
         if (deflateInit2(&w->zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
                          Z_DEFAULT_STRATEGY) != Z_OK) {
             g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_IO, "cannot start deflate: %s", path);
-            sv_et_writer_abort(w);
+            sv_proto_writer_abort(w);
             return NULL;
         }
         w->zs_init = TRUE;
-        w->zbuf = g_malloc(SV_ET_WCHUNK);
+        w->zbuf = g_malloc(SV_PROTO_WCHUNK);
     }
     return w;
 }
 
-static gboolean write_io_error(sv_et_writer *w, GError **error)
+static gboolean write_io_error(sv_proto_writer *w, GError **error)
 {
     w->failed = TRUE;
     g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_IO, "cannot write: %s: %s", w->tmp_path,
@@ -96,26 +96,26 @@ static gboolean write_io_error(sv_et_writer *w, GError **error)
     return FALSE;
 }
 
-static gboolean deflate_run(sv_et_writer *w, int flush, GError **error)
+static gboolean deflate_run(sv_proto_writer *w, int flush, GError **error)
 {
     int rc;
     do {
         w->zs.next_out = w->zbuf;
-        w->zs.avail_out = SV_ET_WCHUNK;
+        w->zs.avail_out = SV_PROTO_WCHUNK;
         rc = deflate(&w->zs, flush);
         if (rc == Z_STREAM_ERROR) {
             w->failed = TRUE;
             g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_GZIP, "deflate failed: %s", w->path);
             return FALSE;
         }
-        size_t n = SV_ET_WCHUNK - w->zs.avail_out;
+        size_t n = SV_PROTO_WCHUNK - w->zs.avail_out;
         if (n && fwrite(w->zbuf, 1, n, w->fp) != n)
             return write_io_error(w, error);
     } while (w->zs.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
     return TRUE;
 }
 
-static gboolean put_bytes(sv_et_writer *w, const uint8_t *data, size_t len, GError **error)
+static gboolean put_bytes(sv_proto_writer *w, const uint8_t *data, size_t len, GError **error)
 {
     if (!w->gzip) {
         if (len && fwrite(data, 1, len, w->fp) != len)
@@ -134,7 +134,7 @@ static gboolean put_bytes(sv_et_writer *w, const uint8_t *data, size_t len, GErr
     return TRUE;
 }
 
-static gboolean put_frame(sv_et_writer *w, const uint8_t *data, size_t len, GError **error)
+static gboolean put_frame(sv_proto_writer *w, const uint8_t *data, size_t len, GError **error)
 {
     SV_ASSERT(w != NULL);
     if (w->failed) {
@@ -158,20 +158,20 @@ static gboolean put_frame(sv_et_writer *w, const uint8_t *data, size_t len, GErr
                     w->path, (guint64)w->count);
         return FALSE;
     }
-    uint8_t prefix[SV_ET_VARINT32_MAX];
-    size_t np = sv_et_varint32_encode((uint32_t)len, prefix);
+    uint8_t prefix[SV_PROTO_VARINT32_MAX];
+    size_t np = sv_proto__varint32_encode((uint32_t)len, prefix);
     if (!put_bytes(w, prefix, np, error) || !put_bytes(w, data, len, error))
         return FALSE;
     w->count++;
     return TRUE;
 }
 
-gboolean sv_et_writer_put_raw(sv_et_writer *w, const uint8_t *data, size_t len, GError **error)
+gboolean sv_proto_writer_put_raw(sv_proto_writer *w, const uint8_t *data, size_t len, GError **error)
 {
     return put_frame(w, data, len, error);
 }
 
-gboolean sv_et_writer_put_metadata(sv_et_writer *w, const ChakraProtoMsg__GlobalMetadata *md,
+gboolean sv_proto_writer_put_metadata(sv_proto_writer *w, const ChakraProtoMsg__GlobalMetadata *md,
                                    GError **error)
 {
     SV_ASSERT(w != NULL && md != NULL);
@@ -188,7 +188,7 @@ gboolean sv_et_writer_put_metadata(sv_et_writer *w, const ChakraProtoMsg__Global
     return ok;
 }
 
-gboolean sv_et_writer_put_node(sv_et_writer *w, const ChakraProtoMsg__Node *node, GError **error)
+gboolean sv_proto_writer_put_node(sv_proto_writer *w, const ChakraProtoMsg__Node *node, GError **error)
 {
     SV_ASSERT(w != NULL && node != NULL);
     if (w->count == 0) {
@@ -206,7 +206,7 @@ gboolean sv_et_writer_put_node(sv_et_writer *w, const ChakraProtoMsg__Node *node
     return ok;
 }
 
-static void writer_free(sv_et_writer *w)
+static void writer_free(sv_proto_writer *w)
 {
     if (w->zs_init)
         deflateEnd(&w->zs);
@@ -216,7 +216,7 @@ static void writer_free(sv_et_writer *w)
     g_free(w);
 }
 
-void sv_et_writer_abort(sv_et_writer *w)
+void sv_proto_writer_abort(sv_proto_writer *w)
 {
     if (!w)
         return;
@@ -226,26 +226,26 @@ void sv_et_writer_abort(sv_et_writer *w)
     writer_free(w);
 }
 
-gboolean sv_et_writer_close(sv_et_writer *w, GError **error)
+gboolean sv_proto_writer_close(sv_proto_writer *w, GError **error)
 {
     SV_ASSERT(w != NULL);
     if (w->failed) {
         g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_INVALID,
                     "writer closed after an earlier error: %s", w->path);
-        sv_et_writer_abort(w);
+        sv_proto_writer_abort(w);
         return FALSE;
     }
     if (w->count == 0) {
         g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_INVALID, "no GlobalMetadata written: %s",
                     w->path);
-        sv_et_writer_abort(w);
+        sv_proto_writer_abort(w);
         return FALSE;
     }
     if (w->gzip) {
         w->zs.next_in = NULL;
         w->zs.avail_in = 0;
         if (!deflate_run(w, Z_FINISH, error)) {
-            sv_et_writer_abort(w);
+            sv_proto_writer_abort(w);
             return FALSE;
         }
     }
@@ -256,13 +256,13 @@ gboolean sv_et_writer_close(sv_et_writer *w, GError **error)
     if (flush_rc != 0 || close_rc != 0) {
         g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_IO, "cannot write: %s: %s", w->tmp_path,
                     g_strerror(errno));
-        sv_et_writer_abort(w);
+        sv_proto_writer_abort(w);
         return FALSE;
     }
     if (g_rename(w->tmp_path, w->path) != 0) {
         g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_IO, "cannot rename %s to %s: %s",
                     w->tmp_path, w->path, g_strerror(errno));
-        sv_et_writer_abort(w);
+        sv_proto_writer_abort(w);
         return FALSE;
     }
     writer_free(w);

@@ -40,8 +40,8 @@ struct point {
     int bundle;
 };
 
-static void add_point(GArray *pts, const struct sv_model_cfg *m, int tp, const struct sv_hw_cfg *hw,
-                      sv_op_kind op, const struct sv_batch_shape *s, double ns, int b)
+static void add_point(GArray *pts, const struct sv_compute_model_cfg *m, int tp, const struct sv_compute_hw_cfg *hw,
+                      sv_compute_op_kind op, const struct sv_compute_batch_shape *s, double ns, int b)
 {
     struct point p = {.peak = sv_compute_hw_peak_flops(hw, (int)m->dtype_bytes),
                       .bw = hw->mem_bw_gbps * 1e9,
@@ -51,18 +51,18 @@ static void add_point(GArray *pts, const struct sv_model_cfg *m, int tp, const s
     g_array_append_val(pts, p);
 }
 
-static void collect(sv_latency *lat, const struct sv_hw_cfg *hw, int b, GArray *pts[SV_OP_COUNT])
+static void collect(sv_compute_latency *lat, const struct sv_compute_hw_cfg *hw, int b, GArray *pts[SV_COMPUTE_OP_COUNT])
 {
-    const struct sv_model_cfg *m = sv_compute_latency_model(lat);
+    const struct sv_compute_model_cfg *m = sv_compute_latency_model(lat);
     int tp = lat->tp;
-    const struct sv_tp_tables *t = lat->t_tp;
-    for (int op = 0; op < SV_OP_COUNT; op++) {
+    const struct sv_compute_tp_tables *t = lat->t_tp;
+    for (int op = 0; op < SV_COMPUTE_OP_COUNT; op++) {
         if (!t->has_dense[op] || (tp != 1 && lat->seq->tp_stable[op]))
             continue; /* tp_stable layers are copies of tp1: count them once */
-        const struct sv_table1d *d = &t->dense[op];
+        const struct sv_compute_table1d *d = &t->dense[op];
         for (int i = 0; i < d->n; i++) {
-            struct sv_batch_shape s = {0};
-            if (sv_compute_op_category(op) == SV_OP_CAT_PER_SEQUENCE)
+            struct sv_compute_batch_shape s = {0};
+            if (sv_compute_op_category(op) == SV_COMPUTE_OP_CAT_PER_SEQUENCE)
                 s.n_seqs = d->keys[i];
             else
                 s.tokens = d->keys[i];
@@ -70,15 +70,15 @@ static void collect(sv_latency *lat, const struct sv_hw_cfg *hw, int b, GArray *
         }
     }
     if (t->has_attn) {
-        const struct sv_attn_table *a = &t->attn;
+        const struct sv_compute_attn_table *a = &t->attn;
         guint k = 0;
         for (int i = 0; i < a->n_slices; i++) {
-            const struct sv_attn_slice *sl = &a->slices[i];
+            const struct sv_compute_attn_slice *sl = &a->slices[i];
             for (int j = 0; j < sl->n_kp; j++)
                 for (int r = 0; r < sl->rows[j].n; r++) {
                     if (k++ % 7) /* every 7th point keeps the grid search short */
                         continue;
-                    struct sv_batch_shape s = {0};
+                    struct sv_compute_batch_shape s = {0};
                     s.n_prefill_tokens = sl->pc;
                     s.n_prefill_seqs = sl->pc > 0;
                     s.prefill_kv = sl->kp[j];
@@ -87,7 +87,7 @@ static void collect(sv_latency *lat, const struct sv_hw_cfg *hw, int b, GArray *
                     s.tokens = sl->pc + sl->nd;
                     if (s.tokens == 0)
                         continue;
-                    add_point(pts[SV_OP_ATTENTION], m, tp, hw, SV_OP_ATTENTION, &s,
+                    add_point(pts[SV_COMPUTE_OP_ATTENTION], m, tp, hw, SV_COMPUTE_OP_ATTENTION, &s,
                               sl->rows[j].vals[r], b);
                 }
         }
@@ -95,29 +95,29 @@ static void collect(sv_latency *lat, const struct sv_hw_cfg *hw, int b, GArray *
     if (tp == 1 && t->has_moe) {
         for (int i = 0; i < t->moe.n; i++)
             for (int j = 0; j < t->moe.rows[i].n; j++) {
-                struct sv_batch_shape s = {0};
+                struct sv_compute_batch_shape s = {0};
                 s.moe_activated_experts = t->moe.keys[i];
                 s.moe_local_tokens = s.tokens = t->moe.rows[i].keys[j];
-                add_point(pts[SV_OP_MOE], m, tp, hw, SV_OP_MOE, &s, t->moe.rows[i].vals[j], b);
+                add_point(pts[SV_COMPUTE_OP_MOE], m, tp, hw, SV_COMPUTE_OP_MOE, &s, t->moe.rows[i].vals[j], b);
             }
     }
 }
 
-static double loss(const GArray *pts, const struct sv_roofline_eff *e)
+static double loss(const GArray *pts, const struct sv_compute_roofline_eff *e)
 {
     double sum = 0;
     for (guint i = 0; i < pts->len; i++) {
         const struct point *p = &g_array_index(pts, struct point, i);
-        double pred = sv_compute_roofline_ns(e, p->flops, p->bytes, p->peak, p->bw);
+        double pred = sv_compute__roofline_ns(e, p->flops, p->bytes, p->peak, p->bw);
         double l = log(pred / p->meas_ns);
         sum += l * l;
     }
     return sum / pts->len;
 }
 
-static struct sv_roofline_eff fit(const GArray *pts)
+static struct sv_compute_roofline_eff fit(const GArray *pts)
 {
-    struct sv_roofline_eff best = {1, 1, 0};
+    struct sv_compute_roofline_eff best = {1, 1, 0};
     double best_l = INFINITY;
     /* Coarse log grid, then two refinements around the best point. */
     double ce_lo = log(0.005), ce_hi = log(1.0), me_lo = log(0.02), me_hi = log(1.0);
@@ -127,7 +127,7 @@ static struct sv_roofline_eff fit(const GArray *pts)
         for (int a = 0; a < N; a++)
             for (int c = 0; c < N; c++)
                 for (int o = -1; o < N; o++) {
-                    struct sv_roofline_eff e = {exp(ce_lo + (ce_hi - ce_lo) * a / (N - 1)),
+                    struct sv_compute_roofline_eff e = {exp(ce_lo + (ce_hi - ce_lo) * a / (N - 1)),
                                                 exp(me_lo + (me_hi - me_lo) * c / (N - 1)),
                                                 o < 0 ? 0
                                                       : exp(oh_lo + (oh_hi - oh_lo) * o / (N - 1))};
@@ -153,7 +153,7 @@ static int cmp_d(const void *a, const void *b)
 }
 
 /* Mean and p90 of |pred / meas - 1| over the points of one bundle (-1: all). */
-static void errors(const GArray *pts, const struct sv_roofline_eff *e, int b, double *mean,
+static void errors(const GArray *pts, const struct sv_compute_roofline_eff *e, int b, double *mean,
                    double *p90, int *n)
 {
     g_autoptr(GArray) v = g_array_new(FALSE, FALSE, sizeof(double));
@@ -162,7 +162,7 @@ static void errors(const GArray *pts, const struct sv_roofline_eff *e, int b, do
         if (b >= 0 && p->bundle != b)
             continue;
         double r =
-            fabs(sv_compute_roofline_ns(e, p->flops, p->bytes, p->peak, p->bw) / p->meas_ns - 1);
+            fabs(sv_compute__roofline_ns(e, p->flops, p->bytes, p->peak, p->bw) / p->meas_ns - 1);
         g_array_append_val(v, r);
     }
     *n = (int)v->len;
@@ -193,13 +193,13 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    GArray *pts[SV_OP_COUNT];
-    for (int op = 0; op < SV_OP_COUNT; op++)
+    GArray *pts[SV_COMPUTE_OP_COUNT];
+    for (int op = 0; op < SV_COMPUTE_OP_COUNT; op++)
         pts[op] = g_array_new(FALSE, FALSE, sizeof(struct point));
     for (int b = 0; b < NB; b++) {
         GError *err = NULL;
-        struct sv_model_cfg m;
-        struct sv_hw_cfg hw;
+        struct sv_compute_model_cfg m;
+        struct sv_compute_hw_cfg hw;
         if (!sv_compute_model_lookup(bundles[b].model, NULL, &m, &err) ||
             !sv_compute_hw_lookup(bundles[b].hw, &hw, &err)) {
             fprintf(stderr, "fit_roofline: %s\n", err->message);
@@ -207,13 +207,13 @@ int main(int argc, char **argv)
         }
         g_autofree char *dir =
             g_strdup_printf("%s/%s/%s/bf16", root, bundles[b].hw_dir, bundles[b].model);
-        sv_latency *lat = sv_compute_latency_new_profile(dir, &m, bundles[b].tp, &err);
+        sv_compute_latency *lat = sv_compute_latency_new_profile(dir, &m, bundles[b].tp, &err);
         if (!lat) {
             fprintf(stderr, "fit_roofline: %s\n", err->message);
             return 1;
         }
         collect(lat, &hw, b, pts);
-        sv_latency_free(lat);
+        sv_compute_latency_free(lat);
     }
     FILE *fc = fopen(out_c, "w"), *fv = fopen(out_csv, "w");
     if (!fc || !fv) {
@@ -229,8 +229,8 @@ int main(int argc, char **argv)
         printf(" %s %s tp%d |", bundles[b].hw_dir, strrchr(bundles[b].model, '/') + 1,
                bundles[b].tp);
     printf("\n");
-    for (int op = 0; op < SV_OP_COUNT; op++) {
-        struct sv_roofline_eff e = {1, 1, 0};
+    for (int op = 0; op < SV_COMPUTE_OP_COUNT; op++) {
+        struct sv_compute_roofline_eff e = {1, 1, 0};
         double mean = 0, p90 = 0;
         int n = 0;
         if (pts[op]->len) {

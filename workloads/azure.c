@@ -73,18 +73,18 @@ static gboolean parse_count(sv_wl_source *src, const char *field, const char *na
     errno = 0;
     long long v = strtoll(field, &end, 10);
     if (*field == '\0' || *end != '\0' || errno) {
-        sv_wl_bad_line(src, error, "column '%s' must be an integer, not '%s'", name, field);
+        sv_wl__bad_line(src, error, "column '%s' must be an integer, not '%s'", name, field);
         return FALSE;
     }
     if (v < 1) {
-        sv_wl_bad_line(src, error, "column '%s' is %lld, must be >= 1", name, v);
+        sv_wl__bad_line(src, error, "column '%s' is %lld, must be >= 1", name, v);
         return FALSE;
     }
     *out = v;
     return TRUE;
 }
 
-int sv_wl_azure_parse_line(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
+int sv_wl__azure_parse_line(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
                            GError **error)
 {
     char *f[AZURE_MAX_COLS];
@@ -112,19 +112,19 @@ int sv_wl_azure_parse_line(sv_wl_source *src, char *line, size_t len, sv_wl_item
         return 0;
     }
     if (n != src->csv_ncols) {
-        sv_wl_bad_line(src, error, "%d fields, the header has %d", n, src->csv_ncols);
+        sv_wl__bad_line(src, error, "%d fields, the header has %d", n, src->csv_ncols);
         return -1;
     }
     int64_t t;
     if (!parse_timestamp(f[src->col_ts], &t)) {
-        sv_wl_bad_line(src, error,
+        sv_wl__bad_line(src, error,
                        "column 'TIMESTAMP' must be 'YYYY-MM-DD HH:MM:SS[.fraction]', not '%s'",
                        f[src->col_ts]);
         return -1;
     }
     out->kind = SV_WL_ITEM_REQUEST;
     out->line = src->lineno;
-    sv_wl_item_alloc_reqs(out, 1);
+    sv_wl__item_alloc_reqs(out, 1);
     if (!parse_count(src, f[src->col_in], "ContextTokens", &out->reqs[0].input_tokens, error) ||
         !parse_count(src, f[src->col_out], "GeneratedTokens", &out->reqs[0].output_tokens, error))
         return -1;

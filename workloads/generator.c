@@ -349,7 +349,7 @@ static int gen_next(sv_wl_source *src, sv_wl_item *out, GError **error)
     out->kind = SV_WL_ITEM_REQUEST;
     out->arrival_ns = g->cfg.start_ns + sv_time_from_ns(g->t_s * 1e9);
     out->model = g_strdup(g->model);
-    sv_wl_item_alloc_reqs(out, 1);
+    sv_wl__item_alloc_reqs(out, 1);
     sv_wl_req *r = &out->reqs[0];
     int64_t row = g->joint ? (int64_t)sv_rng_below(g->row_rng, g->in_vals->len) : -1;
     r->input_tokens = draw_len(&g->cfg.input_len, g->in_rng, g->in_vals, row);
@@ -483,7 +483,7 @@ sv_wl_source *sv_wl_generator_new(const struct sv_wl_gen_cfg *cfg, GError **erro
     g->out_rng = stream(g->name, "output_len", cfg->seed);
     g->row_rng = stream(g->name, "rows", cfg->seed);
 
-    sv_wl_source *src = sv_wl_source_alloc(g->name);
+    sv_wl_source *src = sv_wl__source_alloc(g->name);
     src->format = SV_WL_FORMAT_AUTO;
     src->gen = g;
     src->gen_next = gen_next;

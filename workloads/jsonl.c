@@ -35,7 +35,7 @@ static gboolean get_int(sv_wl_source *src, JsonObject *obj, const char *path, co
     JsonNode *n = json_object_get_member(obj, key);
     if (!n) {
         if (required) {
-            sv_wl_bad_line(src, error, "missing field '%s%s'", path, key);
+            sv_wl__bad_line(src, error, "missing field '%s%s'", path, key);
             return FALSE;
         }
         *out = dflt;
@@ -43,12 +43,12 @@ static gboolean get_int(sv_wl_source *src, JsonObject *obj, const char *path, co
     }
     int64_t v;
     if (!sv_cfg_node_int(n, &v)) {
-        sv_wl_bad_line(src, error, "field '%s%s' must be an integer, not %s", path, key,
+        sv_wl__bad_line(src, error, "field '%s%s' must be an integer, not %s", path, key,
                        node_type_name(n));
         return FALSE;
     }
     if (v < min) {
-        sv_wl_bad_line(src, error,
+        sv_wl__bad_line(src, error,
                        "field '%s%s' is %" G_GINT64_FORMAT ", must be >= %" G_GINT64_FORMAT, path,
                        key, v, min);
         return FALSE;
@@ -64,7 +64,7 @@ static gboolean get_opt_string(sv_wl_source *src, JsonObject *obj, const char *k
     if (!n)
         return TRUE;
     if (!JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_STRING) {
-        sv_wl_bad_line(src, error, "field '%s' must be a string, not %s", key, node_type_name(n));
+        sv_wl__bad_line(src, error, "field '%s' must be a string, not %s", key, node_type_name(n));
         return FALSE;
     }
     *out = g_strdup(json_node_get_string(n));
@@ -79,7 +79,7 @@ static gboolean get_id_array(sv_wl_source *src, JsonObject *obj, const char *pat
     if (!n)
         return TRUE;
     if (!JSON_NODE_HOLDS_ARRAY(n)) {
-        sv_wl_bad_line(src, error, "field '%s%s' must be an array of integers, not %s", path, key,
+        sv_wl__bad_line(src, error, "field '%s%s' must be an array of integers, not %s", path, key,
                        node_type_name(n));
         return FALSE;
     }
@@ -94,12 +94,12 @@ static gboolean get_id_array(sv_wl_source *src, JsonObject *obj, const char *pat
         gboolean is_int = sv_cfg_node_int(e, &v);
         if (!is_int || v < 0 || (uint64_t)v > max) {
             if (is_int)
-                sv_wl_bad_line(src, error,
+                sv_wl__bad_line(src, error,
                                "field '%s%s[%u]' is %" G_GINT64_FORMAT
                                ", out of range [0, %" G_GUINT64_FORMAT "]",
                                path, key, i, v, max);
             else
-                sv_wl_bad_line(src, error, "field '%s%s[%u]' must be an integer, not %s", path, key,
+                sv_wl__bad_line(src, error, "field '%s%s[%u]' must be an integer, not %s", path, key,
                                i, node_type_name(e));
             g_free(ids);
             return FALSE;
@@ -121,13 +121,13 @@ static JsonObject *parse_object(sv_wl_source *src, const char *line, size_t len,
 {
     GError *perr = NULL;
     if (!json_parser_load_from_data(src->parser, line, (gssize)len, &perr)) {
-        sv_wl_bad_line(src, error, "bad JSON: %s", perr->message);
+        sv_wl__bad_line(src, error, "bad JSON: %s", perr->message);
         g_error_free(perr);
         return NULL;
     }
     JsonNode *root = json_parser_get_root(src->parser);
     if (!root || !JSON_NODE_HOLDS_OBJECT(root)) {
-        sv_wl_bad_line(src, error, "expected a JSON object, got %s",
+        sv_wl__bad_line(src, error, "expected a JSON object, got %s",
                        root ? node_type_name(root) : "nothing");
         return NULL;
     }
@@ -147,7 +147,7 @@ static gboolean parse_call(sv_wl_source *src, JsonObject *o, const char *path, s
                         (void **)&r->output_tok_ids, &r->n_output_tok_ids, error);
 }
 
-int sv_wl_jsonl_parse_llmservingsim(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
+int sv_wl__jsonl_parse_llmservingsim(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
                                     GError **error)
 {
     JsonObject *o = parse_object(src, line, len, error);
@@ -167,11 +167,11 @@ int sv_wl_jsonl_parse_llmservingsim(sv_wl_source *src, char *line, size_t len, s
     if (!subs) {
         /* Flat request: the loader dispatches on the presence of sub_requests. */
         out->kind = SV_WL_ITEM_REQUEST;
-        sv_wl_item_alloc_reqs(out, 1);
+        sv_wl__item_alloc_reqs(out, 1);
         return parse_call(src, o, "", &out->reqs[0], error) ? 1 : -1;
     }
     if (!JSON_NODE_HOLDS_ARRAY(subs)) {
-        sv_wl_bad_line(src, error, "field 'sub_requests' must be an array, not %s",
+        sv_wl__bad_line(src, error, "field 'sub_requests' must be an array, not %s",
                        node_type_name(subs));
         return -1;
     }
@@ -180,13 +180,13 @@ int sv_wl_jsonl_parse_llmservingsim(sv_wl_source *src, char *line, size_t len, s
     if (n == 0)
         return 0; /* LLMServingSim skips an empty session silently (jsonl-format.md) */
     out->kind = SV_WL_ITEM_SESSION;
-    sv_wl_item_alloc_reqs(out, n);
+    sv_wl__item_alloc_reqs(out, n);
     for (guint i = 0; i < n; i++) {
         JsonNode *e = json_array_get_element(a, i);
         char path[48];
         g_snprintf(path, sizeof path, "sub_requests[%u].", i);
         if (!JSON_NODE_HOLDS_OBJECT(e)) {
-            sv_wl_bad_line(src, error, "field 'sub_requests[%u]' must be an object, not %s", i,
+            sv_wl__bad_line(src, error, "field 'sub_requests[%u]' must be an object, not %s", i,
                            node_type_name(e));
             return -1;
         }
@@ -200,7 +200,7 @@ int sv_wl_jsonl_parse_llmservingsim(sv_wl_source *src, char *line, size_t len, s
     return 1;
 }
 
-int sv_wl_jsonl_parse_mooncake(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
+int sv_wl__jsonl_parse_mooncake(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
                                GError **error)
 {
     JsonObject *o = parse_object(src, line, len, error);
@@ -210,7 +210,7 @@ int sv_wl_jsonl_parse_mooncake(sv_wl_source *src, char *line, size_t len, sv_wl_
     out->kind = SV_WL_ITEM_REQUEST;
     JsonNode *ts = json_object_get_member(o, "timestamp");
     if (!ts) {
-        sv_wl_bad_line(src, error, "missing field 'timestamp'");
+        sv_wl__bad_line(src, error, "missing field 'timestamp'");
         return -1;
     }
     /* timestamp is in milliseconds (Mooncake README); integral in the published traces, but a
@@ -218,7 +218,7 @@ int sv_wl_jsonl_parse_mooncake(sv_wl_source *src, char *line, size_t len, sv_wl_
     if (is_int_node(ts)) {
         int64_t ms = json_node_get_int(ts);
         if (ms < 0 || ms > SV_TIME_MAX / SV_NS_PER_MS) {
-            sv_wl_bad_line(src, error, "field 'timestamp' is %" G_GINT64_FORMAT " ms, out of range",
+            sv_wl__bad_line(src, error, "field 'timestamp' is %" G_GINT64_FORMAT " ms, out of range",
                            ms);
             return -1;
         }
@@ -226,16 +226,16 @@ int sv_wl_jsonl_parse_mooncake(sv_wl_source *src, char *line, size_t len, sv_wl_
     } else if (JSON_NODE_HOLDS_VALUE(ts) && json_node_get_value_type(ts) == G_TYPE_DOUBLE) {
         double ms = json_node_get_double(ts);
         if (!(ms >= 0) || !isfinite(ms)) {
-            sv_wl_bad_line(src, error, "field 'timestamp' is %g ms, must be >= 0", ms);
+            sv_wl__bad_line(src, error, "field 'timestamp' is %g ms, must be >= 0", ms);
             return -1;
         }
         out->arrival_ns = sv_time_from_ns(ms * 1e6);
     } else {
-        sv_wl_bad_line(src, error, "field 'timestamp' must be a number, not %s",
+        sv_wl__bad_line(src, error, "field 'timestamp' must be a number, not %s",
                        node_type_name(ts));
         return -1;
     }
-    sv_wl_item_alloc_reqs(out, 1);
+    sv_wl__item_alloc_reqs(out, 1);
     sv_wl_req *r = &out->reqs[0];
     if (!get_int(src, o, "", "input_length", TRUE, 0, 1, &r->input_tokens, error) ||
         !get_int(src, o, "", "output_length", TRUE, 0, 1, &r->output_tokens, error) ||

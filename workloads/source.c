@@ -26,7 +26,7 @@ void sv_wl_item_clear(sv_wl_item *item)
     memset(item, 0, sizeof *item);
 }
 
-void sv_wl_item_alloc_reqs(sv_wl_item *out, size_t n)
+void sv_wl__item_alloc_reqs(sv_wl_item *out, size_t n)
 {
     out->reqs = g_new0(sv_wl_req, n);
     out->n_reqs = n;
@@ -55,14 +55,14 @@ gboolean sv_wl_format_parse(const char *name, sv_wl_format *out, GError **error)
     return FALSE;
 }
 
-sv_wl_source *sv_wl_source_alloc(const char *path)
+sv_wl_source *sv_wl__source_alloc(const char *path)
 {
     sv_wl_source *src = g_new0(sv_wl_source, 1);
     src->path = g_strdup(path);
     return src;
 }
 
-void sv_wl_bad_line(sv_wl_source *src, GError **error, const char *fmt, ...)
+void sv_wl__bad_line(sv_wl_source *src, GError **error, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -108,7 +108,7 @@ sv_wl_source *sv_wl_open(const char *path, const struct sv_wl_open_opts *opts, G
                     g_strerror(e));
         return NULL;
     }
-    sv_wl_source *src = sv_wl_source_alloc(path);
+    sv_wl_source *src = sv_wl__source_alloc(path);
     src->fp = fp;
     if (opts)
         src->opts = *opts;
@@ -122,15 +122,15 @@ sv_wl_source *sv_wl_open(const char *path, const struct sv_wl_open_opts *opts, G
     src->format = f;
     switch (f) {
     case SV_WL_FORMAT_LLMSERVINGSIM:
-        src->parse_line = sv_wl_jsonl_parse_llmservingsim;
+        src->parse_line = sv_wl__jsonl_parse_llmservingsim;
         src->parser = json_parser_new_immutable();
         break;
     case SV_WL_FORMAT_MOONCAKE:
-        src->parse_line = sv_wl_jsonl_parse_mooncake;
+        src->parse_line = sv_wl__jsonl_parse_mooncake;
         src->parser = json_parser_new_immutable();
         break;
     case SV_WL_FORMAT_AZURE:
-        src->parse_line = sv_wl_azure_parse_line;
+        src->parse_line = sv_wl__azure_parse_line;
         break;
     case SV_WL_FORMAT_AUTO:
     default:
@@ -205,7 +205,7 @@ static int pull_raw(sv_wl_source *src, sv_wl_item *out, GError **error)
         while (len > 0 && (src->buf[len - 1] == '\n' || src->buf[len - 1] == '\r'))
             src->buf[--len] = '\0';
         if (strlen(src->buf) != len) {
-            sv_wl_bad_line(src, error, "line contains a NUL byte");
+            sv_wl__bad_line(src, error, "line contains a NUL byte");
             return -1;
         }
         if (is_blank(src->buf))

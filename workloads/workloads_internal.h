@@ -49,18 +49,18 @@ struct sv_wl_source {
     uint64_t bad_lines;
 };
 
-sv_wl_source *sv_wl_source_alloc(const char *path);
+sv_wl_source *sv_wl__source_alloc(const char *path);
 /* Set a BAD_LINE error "PATH:LINE: <msg>". */
-void sv_wl_bad_line(sv_wl_source *src, GError **error, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+void sv_wl__bad_line(sv_wl_source *src, GError **error, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 
 /* Allocate the item's request array (n zeroed records). */
-void sv_wl_item_alloc_reqs(sv_wl_item *out, size_t n);
+void sv_wl__item_alloc_reqs(sv_wl_item *out, size_t n);
 
-int sv_wl_jsonl_parse_llmservingsim(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
+int sv_wl__jsonl_parse_llmservingsim(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
                                     GError **error);
-int sv_wl_jsonl_parse_mooncake(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
+int sv_wl__jsonl_parse_mooncake(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
                                GError **error);
-int sv_wl_azure_parse_line(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
+int sv_wl__azure_parse_line(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
                            GError **error);
 
 #endif

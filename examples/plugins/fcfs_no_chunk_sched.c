@@ -34,7 +34,7 @@ static void schedule(void *state, sv_msg_view *v)
     }
 }
 
-static const struct sv_sched_ops ops = {
+static const struct sv_msg_sched_ops ops = {
     .api_version = SV_REGISTRY_API_VERSION,
     .schedule = schedule,
 };
@@ -43,7 +43,7 @@ G_MODULE_EXPORT gboolean sv_plugin_register(sv_registry *r, unsigned api_version
 
 G_MODULE_EXPORT gboolean sv_plugin_register(sv_registry *r, unsigned api_version, GError **error)
 {
-    if (!sv_plugin_check_version(api_version, error))
+    if (!sv_planner_plugin_check_version(api_version, error))
         return FALSE;
     return sv_registry_add(r, SV_REGISTRY_SCHED, "fcfs_no_chunk", &ops,
                            "examples/plugins/fcfs_no_chunk_sched.c", error);

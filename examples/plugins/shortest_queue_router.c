@@ -5,12 +5,12 @@
  * libsv_plugin_router.so --router shortest_queue_by_tokens ... */
 #include "planner/plugin.h"
 
-static int32_t route(void *state, const struct sv_router_req *req, int32_t n,
-                     const struct sv_router_inst *inst)
+static int32_t route(void *state, const struct sv_planner_router_req *req, int32_t n,
+                     const struct sv_planner_router_inst *inst)
 {
     int32_t best = 0;
     for (int32_t i = 1; i < n; i++) {
-        const struct sv_router_inst *a = &inst[i], *b = &inst[best];
+        const struct sv_planner_router_inst *a = &inst[i], *b = &inst[best];
         if (a->waiting_tokens < b->waiting_tokens ||
             (a->waiting_tokens == b->waiting_tokens && a->running < b->running))
             best = i;
@@ -18,7 +18,7 @@ static int32_t route(void *state, const struct sv_router_req *req, int32_t n,
     return best;
 }
 
-static const struct sv_router_ops ops = {
+static const struct sv_planner_router_ops ops = {
     .api_version = SV_REGISTRY_API_VERSION,
     .route = route,
 };
@@ -27,7 +27,7 @@ G_MODULE_EXPORT gboolean sv_plugin_register(sv_registry *r, unsigned api_version
 
 G_MODULE_EXPORT gboolean sv_plugin_register(sv_registry *r, unsigned api_version, GError **error)
 {
-    if (!sv_plugin_check_version(api_version, error))
+    if (!sv_planner_plugin_check_version(api_version, error))
         return FALSE;
     return sv_registry_add(r, SV_REGISTRY_ROUTER, "shortest_queue_by_tokens", &ops,
                            "examples/plugins/shortest_queue_router.c", error);

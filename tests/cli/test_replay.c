@@ -374,16 +374,16 @@ static void write_et(const char *dir, const char *name, int npu, ChakraProtoMsg_
 {
     g_autofree char *path = g_strdup_printf("%s/%s.%d.et", dir, name, npu);
     GError *error = NULL;
-    sv_et_writer *w = sv_et_writer_open(path, &error);
+    sv_proto_writer *w = sv_proto_writer_open(path, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(w);
-    ChakraProtoMsg__GlobalMetadata *md = sv_et_metadata_new("0.0.4");
-    CU_ASSERT_TRUE(sv_et_writer_put_metadata(w, md, &error));
-    sv_et_metadata_free(md);
+    ChakraProtoMsg__GlobalMetadata *md = sv_proto_metadata_new("0.0.4");
+    CU_ASSERT_TRUE(sv_proto_writer_put_metadata(w, md, &error));
+    sv_proto_metadata_free(md);
     for (int i = 0; i < n; i++) {
-        CU_ASSERT_TRUE(sv_et_writer_put_node(w, nodes[i], &error));
-        sv_et_node_free(nodes[i]);
+        CU_ASSERT_TRUE(sv_proto_writer_put_node(w, nodes[i], &error));
+        sv_proto_node_free(nodes[i]);
     }
-    CU_ASSERT_TRUE(sv_et_writer_close(w, &error));
+    CU_ASSERT_TRUE(sv_proto_writer_close(w, &error));
     if (error != NULL) {
         fprintf(stderr, "write_et: %s\n", error->message);
         g_error_free(error);
@@ -392,23 +392,23 @@ static void write_et(const char *dir, const char *name, int npu, ChakraProtoMsg_
 
 static ChakraProtoMsg__Node *comp(uint64_t id, const char *name, uint64_t dur_us)
 {
-    ChakraProtoMsg__Node *n = sv_et_node_new(id, name, CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE);
+    ChakraProtoMsg__Node *n = sv_proto_node_new(id, name, CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE);
     n->duration_micros = dur_us;
-    sv_et_node_add_attr(n, sv_et_attr_new_bool("is_cpu_op", FALSE));
+    sv_proto_node_add_attr(n, sv_proto_attr_new_bool("is_cpu_op", FALSE));
     return n;
 }
 
 static ChakraProtoMsg__Node *p2p(uint64_t id, gboolean send, int src, int dst, int tag,
                                  int64_t bytes)
 {
-    ChakraProtoMsg__Node *n = sv_et_node_new(id, send ? "send" : "recv",
+    ChakraProtoMsg__Node *n = sv_proto_node_new(id, send ? "send" : "recv",
                                              send ? CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE
                                                   : CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE);
-    sv_et_node_add_attr(n, sv_et_attr_new_bool("is_cpu_op", FALSE));
-    sv_et_node_add_attr(n, sv_et_attr_new_int32("comm_src", src));
-    sv_et_node_add_attr(n, sv_et_attr_new_int32("comm_dst", dst));
-    sv_et_node_add_attr(n, sv_et_attr_new_int32("comm_tag", tag));
-    sv_et_node_add_attr(n, sv_et_attr_new_int64("comm_size", bytes));
+    sv_proto_node_add_attr(n, sv_proto_attr_new_bool("is_cpu_op", FALSE));
+    sv_proto_node_add_attr(n, sv_proto_attr_new_int32("comm_src", src));
+    sv_proto_node_add_attr(n, sv_proto_attr_new_int32("comm_dst", dst));
+    sv_proto_node_add_attr(n, sv_proto_attr_new_int32("comm_tag", tag));
+    sv_proto_node_add_attr(n, sv_proto_attr_new_int64("comm_size", bytes));
     return n;
 }
 
@@ -441,10 +441,10 @@ static void test_fail_unmatched_recv(void)
 {
     g_autofree char *dir = sv_test_tmpdir();
     ChakraProtoMsg__Node *n0[] = {comp(0, "produce", 1), p2p(1, TRUE, 0, 1, 8, 4096)};
-    sv_et_node_add_data_dep(n0[1], 0);
+    sv_proto_node_add_data_dep(n0[1], 0);
     write_et(dir, "stuck", 0, n0, 2);
     ChakraProtoMsg__Node *n1[] = {p2p(0, FALSE, 0, 1, 7, 4096), comp(1, "consume", 2)};
-    sv_et_node_add_data_dep(n1[1], 0);
+    sv_proto_node_add_data_dep(n1[1], 0);
     write_et(dir, "stuck", 1, n1, 2);
     g_autofree char *prefix = g_strdup_printf("%s/stuck", dir);
     g_autofree char *sys = NULL, *net = NULL;
@@ -478,8 +478,8 @@ static void test_fail_cycle(void)
     ChakraProtoMsg__Node *n0[] = {comp(0, "a", 1)};
     write_et(dir, "cyc", 0, n0, 1);
     ChakraProtoMsg__Node *n1[] = {comp(0, "a", 1), comp(1, "b", 1)};
-    sv_et_node_add_data_dep(n1[0], 1);
-    sv_et_node_add_data_dep(n1[1], 0);
+    sv_proto_node_add_data_dep(n1[0], 1);
+    sv_proto_node_add_data_dep(n1[1], 0);
     write_et(dir, "cyc", 1, n1, 2);
     g_autofree char *prefix = g_strdup_printf("%s/cyc", dir);
     g_autofree char *sys = NULL, *net = NULL;
@@ -501,13 +501,13 @@ static void test_ignore_ctrl_deps(void)
     g_autofree char *dir = sv_test_tmpdir();
     for (int npu = 0; npu < 2; npu++) {
         ChakraProtoMsg__Node *b =
-            sv_et_node_new(0, "bcast", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE);
+            sv_proto_node_new(0, "bcast", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE);
         b->duration_micros = 10;
-        sv_et_node_add_attr(b, sv_et_attr_new_bool("is_cpu_op", FALSE));
-        sv_et_node_add_attr(b, sv_et_attr_new_int64("comm_type", 5));
-        sv_et_node_add_attr(b, sv_et_attr_new_int64("comm_size", 1024));
+        sv_proto_node_add_attr(b, sv_proto_attr_new_bool("is_cpu_op", FALSE));
+        sv_proto_node_add_attr(b, sv_proto_attr_new_int64("comm_type", 5));
+        sv_proto_node_add_attr(b, sv_proto_attr_new_int64("comm_size", 1024));
         ChakraProtoMsg__Node *c = comp(1, "compute", 5);
-        sv_et_node_add_ctrl_dep(c, 0);
+        sv_proto_node_add_ctrl_dep(c, 0);
         ChakraProtoMsg__Node *nodes[] = {b, c};
         write_et(dir, "ctrl", npu, nodes, 2);
     }

@@ -55,21 +55,21 @@ static char *toy_bundle(const char *meta)
     return dir;
 }
 
-static sv_latency *load(const char *dir, const char *model, int tp)
+static sv_compute_latency *load(const char *dir, const char *model, int tp)
 {
-    struct sv_model_cfg m;
+    struct sv_compute_model_cfg m;
     GError *err = NULL;
     CU_ASSERT_FATAL(sv_compute_model_lookup(model, NULL, &m, &err));
-    sv_latency *lat = sv_compute_latency_new_profile(dir, &m, tp, &err);
+    sv_compute_latency *lat = sv_compute_latency_new_profile(dir, &m, tp, &err);
     if (!lat)
         printf("\nload %s: %s\n", dir, err->message);
     g_clear_error(&err);
     return lat;
 }
 
-static struct sv_batch_shape tokens_shape(int64_t tokens, int64_t seqs)
+static struct sv_compute_batch_shape tokens_shape(int64_t tokens, int64_t seqs)
 {
-    struct sv_batch_shape s = {0};
+    struct sv_compute_batch_shape s = {0};
     s.tokens = tokens;
     s.n_seqs = seqs;
     return s;
@@ -78,23 +78,23 @@ static struct sv_batch_shape tokens_shape(int64_t tokens, int64_t seqs)
 static void test_interp_1d(void)
 {
     g_autofree char *dir = toy_bundle(meta_on);
-    g_autoptr(sv_latency) lat = load(dir, "Llama-3.1-8B", 1);
+    g_autoptr(sv_compute_latency) lat = load(dir, "Llama-3.1-8B", 1);
     CU_ASSERT_FATAL(lat != NULL);
-    struct sv_batch_shape s = tokens_shape(2, 1);
-    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_OP_QKV_PROJ, &s), 2000); /* midway */
+    struct sv_compute_batch_shape s = tokens_shape(2, 1);
+    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_COMPUTE_OP_QKV_PROJ, &s), 2000); /* midway */
     s = tokens_shape(5, 1);
-    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_OP_QKV_PROJ, &s), 5000); /* extrapolated */
+    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_COMPUTE_OP_QKV_PROJ, &s), 5000); /* extrapolated */
     s = tokens_shape(0, 1);
-    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_OP_QKV_PROJ, &s), 1000); /* clamped */
+    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_COMPUTE_OP_QKV_PROJ, &s), 1000); /* clamped */
     s = tokens_shape(1, 2);
-    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_OP_LM_HEAD, &s), 110000); /* 100 + 40/4 us */
+    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_COMPUTE_OP_LM_HEAD, &s), 110000); /* 100 + 40/4 us */
     sv_test_rmtree(dir);
 }
 
 static void test_interp_attention(void)
 {
     g_autofree char *dir = toy_bundle(meta_on);
-    g_autoptr(sv_latency) lat = load(dir, "Llama-3.1-8B", 1);
+    g_autoptr(sv_compute_latency) lat = load(dir, "Llama-3.1-8B", 1);
     CU_ASSERT_FATAL(lat != NULL);
     CU_ASSERT_EQUAL(sv_compute_attention_lookup(lat, 0, 0, 1, 24), 15000);   /* inside a row */
     CU_ASSERT_EQUAL(sv_compute_attention_lookup(lat, 0, 0, 1, 48), 30000);   /* above: linear */
@@ -105,59 +105,59 @@ static void test_interp_attention(void)
      * (16,0) = 100 us: 10 + 0.5 x (100 - 10) = 55 us. */
     CU_ASSERT_EQUAL(sv_compute_attention_lookup(lat, 8, 0, 1, 16), 55000);
     /* No tokens: no attention. */
-    struct sv_batch_shape s = {0};
-    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_OP_ATTENTION, &s), 0);
+    struct sv_compute_batch_shape s = {0};
+    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_COMPUTE_OP_ATTENTION, &s), 0);
     sv_test_rmtree(dir);
 }
 
 static void test_interp_moe(void)
 {
     g_autofree char *dir = toy_bundle(meta_on);
-    g_autoptr(sv_latency) lat = load(dir, "Mixtral-8x7B", 1);
+    g_autoptr(sv_compute_latency) lat = load(dir, "Mixtral-8x7B", 1);
     CU_ASSERT_FATAL(lat != NULL);
-    struct sv_batch_shape s = tokens_shape(2, 1);
+    struct sv_compute_batch_shape s = tokens_shape(2, 1);
     s.moe_local_tokens = 2;
     s.moe_activated_experts = 2;
     /* rows ae=1: 20 us, ae=3: 60 us at 2 tokens; halfway: 40 us */
-    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_OP_MOE, &s), 40000);
+    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_COMPUTE_OP_MOE, &s), 40000);
     sv_test_rmtree(dir);
 }
 
 static void test_skew(void)
 {
     g_autofree char *dir = toy_bundle(meta_on);
-    g_autoptr(sv_latency) lat = load(dir, "Llama-3.1-8B", 1);
+    g_autoptr(sv_compute_latency) lat = load(dir, "Llama-3.1-8B", 1);
     CU_ASSERT_FATAL(lat != NULL);
     int64_t kv[] = {16, 48};
-    struct sv_batch_shape s;
+    struct sv_compute_batch_shape s;
     sv_compute_batch_shape_init(&s, NULL, NULL, 0, kv, 2);
     SV_ASSERT_EQ_I64(s.decode_kv_mean, 32);
     /* t_mean (kv 32) = 50 us, t_max (kv 48) = 70 us; bucket pc=0|n<=2|sr<=70%|kvB<=1k|kp=0
      * has alpha 0.25: 50 + 0.25 x 20 = 55 us. */
     CU_ASSERT_DOUBLE_EQUAL(sv_compute_skew_alpha(lat, &s), 0.25, 1e-12);
-    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_OP_ATTENTION, &s), 55000);
+    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_COMPUTE_OP_ATTENTION, &s), 55000);
     /* kv 16 and 2000: bucket kvB>1k absent -> alpha_default 0.5. mean 1008 (floor).
      * t_mean = 30 + (1008-16)/16 x 20 = 1270 us; t_max = 30 + 1984/16 x 20 = 2510 us;
      * 1270 + 0.5 x 1240 = 1890 us. */
     int64_t kv2[] = {16, 2000};
     sv_compute_batch_shape_init(&s, NULL, NULL, 0, kv2, 2);
     CU_ASSERT_DOUBLE_EQUAL(sv_compute_skew_alpha(lat, &s), 0.5, 1e-12);
-    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_OP_ATTENTION, &s), 1890000);
+    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_COMPUTE_OP_ATTENTION, &s), 1890000);
     sv_test_rmtree(dir);
     /* The meta.yaml switch off: no correction. */
     g_autofree char *dir2 = toy_bundle("skew_fit:\n  enabled: false\n");
-    g_autoptr(sv_latency) off = load(dir2, "Llama-3.1-8B", 1);
+    g_autoptr(sv_compute_latency) off = load(dir2, "Llama-3.1-8B", 1);
     CU_ASSERT_FATAL(off != NULL);
     sv_compute_batch_shape_init(&s, NULL, NULL, 0, kv, 2);
-    SV_ASSERT_EQ_I64(sv_compute_op_time(off, SV_OP_ATTENTION, &s), 50000);
+    SV_ASSERT_EQ_I64(sv_compute_op_time(off, SV_COMPUTE_OP_ATTENTION, &s), 50000);
     sv_test_rmtree(dir2);
 }
 
 static void test_errors(void)
 {
     g_autofree char *dir = toy_bundle(meta_on);
-    struct sv_model_cfg m;
-    struct sv_hw_cfg hw;
+    struct sv_compute_model_cfg m;
+    struct sv_compute_hw_cfg hw;
     GError *err = NULL;
     CU_ASSERT_FATAL(sv_compute_model_lookup("Llama-3.1-8B", NULL, &m, &err));
     CU_ASSERT(sv_compute_latency_new_profile(dir, &m, 2, &err) == NULL);
@@ -211,7 +211,7 @@ static void test_real_bundle(void)
 {
     SV_REQUIRE_SHARED("reference/llmservingsim/profiles/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16",
                       "LLMServingSim's measured RTXPRO6000 bundle");
-    g_autoptr(sv_latency) lat = load(REAL_BUNDLE, "meta-llama/Llama-3.1-8B", 1);
+    g_autoptr(sv_compute_latency) lat = load(REAL_BUNDLE, "meta-llama/Llama-3.1-8B", 1);
     CU_ASSERT_FATAL(lat != NULL);
     double a16 = csv_ns(REAL_BUNDLE "/tp1/attention.csv", "0,0,1,16");
     double a32 = csv_ns(REAL_BUNDLE "/tp1/attention.csv", "0,0,1,32");
@@ -220,15 +220,15 @@ static void test_real_bundle(void)
     CU_ASSERT_EQUAL(sv_compute_attention_lookup(lat, 0, 0, 1, 24), trunc(a16 + 0.5 * (a32 - a16)));
     double q1 = csv_ns(REAL_BUNDLE "/tp1/dense.csv", "qkv_proj,1");
     double q2 = csv_ns(REAL_BUNDLE "/tp1/dense.csv", "qkv_proj,2");
-    struct sv_batch_shape s = tokens_shape(1, 1);
-    CU_ASSERT_EQUAL((double)sv_compute_op_time(lat, SV_OP_QKV_PROJ, &s), q1);
+    struct sv_compute_batch_shape s = tokens_shape(1, 1);
+    CU_ASSERT_EQUAL((double)sv_compute_op_time(lat, SV_COMPUTE_OP_QKV_PROJ, &s), q1);
     s = tokens_shape(2, 1);
-    CU_ASSERT_EQUAL((double)sv_compute_op_time(lat, SV_OP_QKV_PROJ, &s), q2);
+    CU_ASSERT_EQUAL((double)sv_compute_op_time(lat, SV_COMPUTE_OP_QKV_PROJ, &s), q2);
     double l1 = csv_ns(REAL_BUNDLE "/tp1/per_sequence.csv", "lm_head,1");
     s = tokens_shape(7, 1);
-    CU_ASSERT_EQUAL((double)sv_compute_op_time(lat, SV_OP_LM_HEAD, &s), l1);
+    CU_ASSERT_EQUAL((double)sv_compute_op_time(lat, SV_COMPUTE_OP_LM_HEAD, &s), l1);
     /* A whole iteration: prologue + 32 x layer + head, each op once per slot. */
-    struct sv_iter_time it;
+    struct sv_compute_iter_time it;
     int64_t ch[] = {100}, hist[] = {0};
     sv_compute_batch_shape_init(&s, ch, hist, 1, NULL, 0);
     sv_compute_iter_time(lat, &s, 0, 32, &it);
@@ -240,17 +240,17 @@ static void test_real_bundle(void)
         sum += it.layer[i].ns;
     SV_ASSERT_EQ_I64(sum, it.layer_ns);
     /* tp2 folder loads too (tp_stable layers come from tp1). */
-    g_autoptr(sv_latency) lat2 = load(REAL_BUNDLE, "Llama-3.1-8B", 2);
+    g_autoptr(sv_compute_latency) lat2 = load(REAL_BUNDLE, "Llama-3.1-8B", 2);
     CU_ASSERT(lat2 != NULL);
     if (lat2) {
         sv_compute_iter_time(lat2, &s, 0, 32, &it);
-        CU_ASSERT(it.layer[4].op == SV_OP_O_PROJ && it.layer[4].allreduce_bytes == 100 * 4096 * 2);
+        CU_ASSERT(it.layer[4].op == SV_COMPUTE_OP_O_PROJ && it.layer[4].allreduce_bytes == 100 * 4096 * 2);
     }
 }
 
 static void test_catalog(void)
 {
-    struct sv_model_cfg m, m2;
+    struct sv_compute_model_cfg m, m2;
     GError *err = NULL;
     CU_ASSERT_FATAL(sv_compute_model_lookup("meta-llama/Llama-3.1-8B", NULL, &m, &err));
     CU_ASSERT_FATAL(sv_compute_model_lookup("llama-3.1-8b", NULL, &m2, &err));
@@ -267,7 +267,7 @@ static void test_catalog(void)
     CU_ASSERT(fabs(sv_compute_model_params(&m) - 46.70e9) < 0.1e9); /* 46.7e9 published */
     CU_ASSERT_FATAL(sv_compute_model_lookup("Qwen3-30B-A3B", NULL, &m, &err));
     CU_ASSERT(fabs(sv_compute_model_params(&m) - 30.5e9) < 0.2e9); /* 30.5e9 published */
-    struct sv_hw_cfg hw;
+    struct sv_compute_hw_cfg hw;
     CU_ASSERT_FATAL(sv_compute_hw_lookup("rtxpro6000", &hw, &err));
     CU_ASSERT_STRING_EQUAL(hw.name, "RTX-PRO-6000");
     CU_ASSERT_FATAL(sv_compute_hw_lookup("h100", &hw, &err));
@@ -289,7 +289,7 @@ static void test_catalog(void)
 static void test_catalog_model_dir(void)
 {
     SV_REQUIRE_SHARED("reference/llmservingsim/configs/model", "LLMServingSim's model configs");
-    struct sv_model_cfg m2;
+    struct sv_compute_model_cfg m2;
     GError *err = NULL;
     CU_ASSERT_FATAL(sv_compute_model_lookup(
         "Qwen3-32B", SV_SHARED "/reference/llmservingsim/configs/model", &m2, &err));
@@ -302,7 +302,7 @@ static void test_catalog_model_dir(void)
 static void test_layer_seq_yaml(void)
 {
     SV_REQUIRE_SHARED("reference/llmservingsim/models", "LLMServingSim's model layer yamls");
-    for (int a = 0; a < SV_ARCH_COUNT; a++) {
+    for (int a = 0; a < SV_COMPUTE_ARCH_COUNT; a++) {
         g_autofree char *path = g_strdup_printf(SV_SHARED "/reference/llmservingsim/models/%s.yaml",
                                                 sv_compute_arch_name(a));
         if (!g_file_test(path, G_FILE_TEST_EXISTS))
@@ -311,10 +311,10 @@ static void test_layer_seq_yaml(void)
         g_autoptr(sv_yaml_node) y = sv_yaml_load(path, &err);
         CU_ASSERT_FATAL(y != NULL);
         sv_yaml_node *seq = sv_yaml_get(y, "sequence");
-        const struct sv_layer_seq *q = sv_compute_layer_seq(a);
+        const struct sv_compute_layer_seq *q = sv_compute_layer_seq(a);
         const char *keys[] = {"prologue", "pre_attn", "post_attn",
                               q->mlp_is_moe ? "mlp_moe" : "mlp_dense", "head"};
-        const sv_op_kind *ops[] = {q->prologue, q->pre_attn, q->post_attn, q->mlp, q->head};
+        const sv_compute_op_kind *ops[] = {q->prologue, q->pre_attn, q->post_attn, q->mlp, q->head};
         int ns[] = {q->n_prologue, q->n_pre_attn, q->n_post_attn, q->n_mlp, q->n_head};
         for (int k = 0; k < 5; k++) {
             sv_yaml_node *l = sv_yaml_get(seq, keys[k]);
@@ -329,28 +329,28 @@ static void test_layer_seq_yaml(void)
 
 static void test_roofline(void)
 {
-    struct sv_model_cfg m;
-    struct sv_hw_cfg hw;
+    struct sv_compute_model_cfg m;
+    struct sv_compute_hw_cfg hw;
     GError *err = NULL;
     CU_ASSERT_FATAL(sv_compute_model_lookup("Llama-3.1-8B", NULL, &m, &err));
     CU_ASSERT_FATAL(sv_compute_hw_lookup("H100-SXM", &hw, &err));
-    g_autoptr(sv_latency) lat = sv_compute_latency_new_roofline(&m, &hw, 1, NULL, &err);
+    g_autoptr(sv_compute_latency) lat = sv_compute_latency_new_roofline(&m, &hw, 1, NULL, &err);
     CU_ASSERT_FATAL(lat != NULL);
     int64_t kv[] = {512};
-    struct sv_batch_shape s;
+    struct sv_compute_batch_shape s;
     sv_compute_batch_shape_init(&s, NULL, NULL, 0, kv, 1);
     /* A one-token decode of the MLP is memory bound: bytes / bandwidth >> flops / peak. */
     double f, b;
-    sv_compute_op_cost(&m, 1, SV_OP_GATE_UP_PROJ, &s, &f, &b);
+    sv_compute_op_cost(&m, 1, SV_COMPUTE_OP_GATE_UP_PROJ, &s, &f, &b);
     CU_ASSERT(b / 3.35e12 > 50 * f / 989e12);
     /* The step reads every weight once: it cannot beat weight bytes / peak bandwidth (4.8 ms),
      * and with a fitted memory efficiency it lands near weight bytes / (bw x eff). */
-    struct sv_iter_time it;
+    struct sv_compute_iter_time it;
     sv_compute_iter_time(lat, &s, 0, m.num_layers, &it);
     double floor_ns = (double)sv_compute_model_weight_bytes(&m, 1) / 3.35e12 * 1e9;
     /* Upper bound: all bytes at the lowest fitted memory efficiency plus every launch
      * overhead (prologue + layers x per-layer ops + head). */
-    const struct sv_roofline_eff *fit = sv_compute_roofline_fit();
+    const struct sv_compute_roofline_eff *fit = sv_compute_roofline_fit();
     double eff = 1, oh = 0;
     for (int i = 0; i < it.n_layer; i++) {
         eff = fmin(eff, fit[it.layer[i].op].memory_eff);
@@ -358,16 +358,16 @@ static void test_roofline(void)
     }
     for (int i = 0; i < it.n_head; i++)
         oh += fit[it.head[i].op].overhead_ns;
-    oh += fit[SV_OP_EMBEDDING].overhead_ns;
+    oh += fit[SV_COMPUTE_OP_EMBEDDING].overhead_ns;
     CU_ASSERT((double)it.total_ns >= floor_ns);
     CU_ASSERT((double)it.total_ns <= floor_ns / eff + oh + 1e6);
     /* Explicit efficiencies: time = max(...) + overhead exactly. */
-    struct sv_roofline_eff e[SV_OP_COUNT];
-    for (int i = 0; i < SV_OP_COUNT; i++)
-        e[i] = (struct sv_roofline_eff){0.5, 0.8, 2000};
-    g_autoptr(sv_latency) l2 = sv_compute_latency_new_roofline(&m, &hw, 1, e, &err);
+    struct sv_compute_roofline_eff e[SV_COMPUTE_OP_COUNT];
+    for (int i = 0; i < SV_COMPUTE_OP_COUNT; i++)
+        e[i] = (struct sv_compute_roofline_eff){0.5, 0.8, 2000};
+    g_autoptr(sv_compute_latency) l2 = sv_compute_latency_new_roofline(&m, &hw, 1, e, &err);
     double expect = b / (3350e9 * 0.8) * 1e9 + 2000;
-    SV_ASSERT_EQ_I64(sv_compute_op_time(l2, SV_OP_GATE_UP_PROJ, &s), (int64_t)expect);
+    SV_ASSERT_EQ_I64(sv_compute_op_time(l2, SV_COMPUTE_OP_GATE_UP_PROJ, &s), (int64_t)expect);
 }
 
 int main(void)

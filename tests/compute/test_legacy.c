@@ -62,25 +62,25 @@ static char *legacy_bundle(void)
     return dir;
 }
 
-static sv_latency *load(const char *dir, const char *model, GError **err)
+static sv_compute_latency *load(const char *dir, const char *model, GError **err)
 {
-    struct sv_model_cfg m;
+    struct sv_compute_model_cfg m;
     CU_ASSERT_FATAL(sv_compute_model_lookup(model, NULL, &m, err));
     g_autofree char *tp = g_build_filename(dir, "tp1", NULL);
     return sv_compute_latency_new_legacy(tp, &m, 1, err);
 }
 
-static struct sv_batch_shape tokens_shape(int64_t tokens, int64_t seqs)
+static struct sv_compute_batch_shape tokens_shape(int64_t tokens, int64_t seqs)
 {
-    struct sv_batch_shape s = {0};
+    struct sv_compute_batch_shape s = {0};
     s.tokens = tokens;
     s.n_seqs = seqs;
     return s;
 }
 
-static sv_time op_at(sv_latency *lat, sv_op_kind op, int64_t tokens, int64_t seqs)
+static sv_time op_at(sv_compute_latency *lat, sv_compute_op_kind op, int64_t tokens, int64_t seqs)
 {
-    struct sv_batch_shape s = tokens_shape(tokens, seqs);
+    struct sv_compute_batch_shape s = tokens_shape(tokens, seqs);
     return sv_compute_op_time(lat, op, &s);
 }
 
@@ -88,50 +88,50 @@ static void test_legacy_ops(void)
 {
     g_autofree char *dir = legacy_bundle();
     GError *err = NULL;
-    g_autoptr(sv_latency) lat = load(dir, "meta-llama/Llama-3.1-8B", &err);
+    g_autoptr(sv_compute_latency) lat = load(dir, "meta-llama/Llama-3.1-8B", &err);
     if (err)
         fprintf(stderr, "%s\n", err->message);
     CU_ASSERT_PTR_NOT_NULL_FATAL(lat);
     /* at the points */
-    SV_ASSERT_EQ_I64(op_at(lat, SV_OP_EMBEDDING, 1, 1), 100);
-    SV_ASSERT_EQ_I64(op_at(lat, SV_OP_QKV_PROJ, 1, 1), 10 + 20 + 30);
-    SV_ASSERT_EQ_I64(op_at(lat, SV_OP_QKV_PROJ, 5, 1), 50 + 20 + 70);
-    SV_ASSERT_EQ_I64(op_at(lat, SV_OP_LAYERNORM, 1, 1), (40 + 60) / 2);
-    SV_ASSERT_EQ_I64(op_at(lat, SV_OP_GATE_UP_PROJ, 5, 1), 400 + 500);
+    SV_ASSERT_EQ_I64(op_at(lat, SV_COMPUTE_OP_EMBEDDING, 1, 1), 100);
+    SV_ASSERT_EQ_I64(op_at(lat, SV_COMPUTE_OP_QKV_PROJ, 1, 1), 10 + 20 + 30);
+    SV_ASSERT_EQ_I64(op_at(lat, SV_COMPUTE_OP_QKV_PROJ, 5, 1), 50 + 20 + 70);
+    SV_ASSERT_EQ_I64(op_at(lat, SV_COMPUTE_OP_LAYERNORM, 1, 1), (40 + 60) / 2);
+    SV_ASSERT_EQ_I64(op_at(lat, SV_COMPUTE_OP_GATE_UP_PROJ, 5, 1), 400 + 500);
     /* between: 2 tokens is a quarter of the way; layernorm 50 + 12.5 truncates to 62 */
-    SV_ASSERT_EQ_I64(op_at(lat, SV_OP_EMBEDDING, 2, 1), 150);
-    SV_ASSERT_EQ_I64(op_at(lat, SV_OP_LAYERNORM, 2, 1), 62);
-    SV_ASSERT_EQ_I64(op_at(lat, SV_OP_O_PROJ, 3, 1), 2000);
-    SV_ASSERT_EQ_I64(op_at(lat, SV_OP_ROTARY_EMB, 3, 1), 7);
+    SV_ASSERT_EQ_I64(op_at(lat, SV_COMPUTE_OP_EMBEDDING, 2, 1), 150);
+    SV_ASSERT_EQ_I64(op_at(lat, SV_COMPUTE_OP_LAYERNORM, 2, 1), 62);
+    SV_ASSERT_EQ_I64(op_at(lat, SV_COMPUTE_OP_O_PROJ, 3, 1), 2000);
+    SV_ASSERT_EQ_I64(op_at(lat, SV_COMPUTE_OP_ROTARY_EMB, 3, 1), 7);
     /* above the last point: extrapolated, 300 + (7 - 5) / 4 x 200 = 400 */
-    SV_ASSERT_EQ_I64(op_at(lat, SV_OP_EMBEDDING, 7, 1), 400);
+    SV_ASSERT_EQ_I64(op_at(lat, SV_COMPUTE_OP_EMBEDDING, 7, 1), 400);
     /* 0 tokens reads the 1-token row */
-    SV_ASSERT_EQ_I64(op_at(lat, SV_OP_DOWN_PROJ, 0, 1), 400);
+    SV_ASSERT_EQ_I64(op_at(lat, SV_COMPUTE_OP_DOWN_PROJ, 0, 1), 400);
     /* lm_head is keyed by sequences, not tokens: 3 sequences = 1000 + 2/4 x 1000 */
-    SV_ASSERT_EQ_I64(op_at(lat, SV_OP_LM_HEAD, 100, 3), 1500);
+    SV_ASSERT_EQ_I64(op_at(lat, SV_COMPUTE_OP_LM_HEAD, 100, 3), 1500);
     /* no sampler in the legacy layout */
-    SV_ASSERT_EQ_I64(op_at(lat, SV_OP_SAMPLER, 4, 3), 0);
+    SV_ASSERT_EQ_I64(op_at(lat, SV_COMPUTE_OP_SAMPLER, 4, 3), 0);
 
     /* attention: prefill (kv rows, chunk columns) plus decode (batch rows, kv columns).
      * Prefill chunk 2 after 4 tokens of history: kv 0 -> 1000 + 1/4 x 1000 = 1250, kv 8 ->
      * 3000 + 1/4 x 2000 = 3500, at kv 4 -> 2375. Decode of 2 requests with KV 30 and 71, mean
      * floor(101 / 2) = 50: batch 1 -> 200, batch 3 -> 700, batch 2 -> 450. Sum 2825. */
     int64_t chunk[] = {2}, hist[] = {4}, dkv[] = {30, 71};
-    struct sv_batch_shape s;
+    struct sv_compute_batch_shape s;
     sv_compute_batch_shape_init(&s, chunk, hist, 1, dkv, 2);
     SV_ASSERT_EQ_I64(s.tokens, 4);
     SV_ASSERT_EQ_I64(s.n_seqs, 3);
-    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_OP_ATTENTION, &s), 2825);
-    struct sv_batch_shape p;
+    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_COMPUTE_OP_ATTENTION, &s), 2825);
+    struct sv_compute_batch_shape p;
     sv_compute_batch_shape_init(&p, chunk, hist, 1, NULL, 0);
-    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_OP_ATTENTION, &p), 2375);
+    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_COMPUTE_OP_ATTENTION, &p), 2375);
 
     /* The whole iteration of that batch (4 tokens: three quarters of the way from 1 to 5):
      * prologue embedding 250; a layer = layernorm 87 (87.5) + qkv 120 + rope 7 + attention 2825
      * + o_proj 2500 + layernorm 87 + gate_up 800 + act_fn 14 + down_proj 700 = 7140; head =
      * final_layernorm 12 + lm_head 1500 (3 sequences) + sampler 0. 32 layers: 250 + 32 x 7140
      * + 1512 = 230242. */
-    struct sv_iter_time it;
+    struct sv_compute_iter_time it;
     sv_compute_iter_time(lat, &s, 0, 32, &it);
     SV_ASSERT_EQ_I64(it.prologue_ns, 250);
     SV_ASSERT_EQ_I64(it.layer_ns, 7140);
@@ -191,14 +191,14 @@ static void test_legacy_real(void)
         p = strchr(p + 1, ',');                /* tp_size */
         sum += strtol(p + 1, NULL, 10);
     }
-    struct sv_model_cfg m;
+    struct sv_compute_model_cfg m;
     GError *err = NULL;
     CU_ASSERT_FATAL(sv_compute_model_lookup("meta-llama/Llama-3.1-70B", NULL, &m, &err));
-    g_autoptr(sv_latency) lat = sv_compute_latency_new_legacy(tp4, &m, 4, &err);
+    g_autoptr(sv_compute_latency) lat = sv_compute_latency_new_legacy(tp4, &m, 4, &err);
     if (err)
         fprintf(stderr, "%s\n", err->message);
     CU_ASSERT_PTR_NOT_NULL_FATAL(lat);
-    SV_ASSERT_EQ_I64(op_at(lat, SV_OP_QKV_PROJ, 1, 1), sum);
+    SV_ASSERT_EQ_I64(op_at(lat, SV_COMPUTE_OP_QKV_PROJ, 1, 1), sum);
 }
 
 int main(void)

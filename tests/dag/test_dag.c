@@ -643,11 +643,11 @@ static void test_et_semantics(void)
     snd->p.comm_priority = 3;
     snd->p.has |= SV_DAG_HAS_COMM_PRIORITY;
     g_autoptr(ChakraProtoMsg__Node) x = sv_dag_node_to_et(p2p, snd);
-    const ChakraProtoMsg__AttributeProto *cs = sv_et_attr_find(x, "comm_size");
+    const ChakraProtoMsg__AttributeProto *cs = sv_proto_attr_find(x, "comm_size");
     CU_ASSERT_PTR_NOT_NULL_FATAL(cs);
     CU_ASSERT_EQUAL(cs->value_case, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL);
     SV_ASSERT_EQ_I64(cs->int64_val, 2048);
-    const ChakraProtoMsg__AttributeProto *pr = sv_et_attr_find(x, "comm_priority");
+    const ChakraProtoMsg__AttributeProto *pr = sv_proto_attr_find(x, "comm_priority");
     CU_ASSERT_PTR_NOT_NULL_FATAL(pr);
     CU_ASSERT_EQUAL(pr->value_case, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL);
     CU_ASSERT_EQUAL(pr->int32_val, 3);
@@ -736,26 +736,26 @@ static void test_et_servesim_kinds(void)
     }
     /* Read with the proto reader: what Chakra tools would see. */
     GError *err = NULL;
-    g_autoptr(sv_et_reader) rd = sv_et_reader_open(path, &err);
+    g_autoptr(sv_proto_reader) rd = sv_proto_reader_open(path, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rd);
     ChakraProtoMsg__Node *n = NULL;
-    CU_ASSERT_TRUE_FATAL(sv_et_reader_next(rd, &n, &err));
+    CU_ASSERT_TRUE_FATAL(sv_proto_reader_next(rd, &n, &err));
     CU_ASSERT_EQUAL(n->type, CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE);
     const char *s = NULL;
-    CU_ASSERT_TRUE(sv_et_attr_string(sv_et_attr_find(n, "sv_kind"), &s) && !strcmp(s, "pim"));
+    CU_ASSERT_TRUE(sv_proto_attr_string(sv_proto_attr_find(n, "sv_kind"), &s) && !strcmp(s, "pim"));
     CU_ASSERT_EQUAL(n->duration_micros, 1); /* 1500 ns truncated; exact value in sv_duration_ns */
-    sv_et_node_free(n);
-    CU_ASSERT_TRUE_FATAL(sv_et_reader_next(rd, &n, &err));
+    sv_proto_node_free(n);
+    CU_ASSERT_TRUE_FATAL(sv_proto_reader_next(rd, &n, &err));
     CU_ASSERT_EQUAL(n->type, CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE);
-    sv_et_node_free(n);
-    CU_ASSERT_TRUE_FATAL(sv_et_reader_next(rd, &n, &err));
+    sv_proto_node_free(n);
+    CU_ASSERT_TRUE_FATAL(sv_proto_reader_next(rd, &n, &err));
     /* The cross-device edge 8 -> 7 is left out of device 0's file. */
     CU_ASSERT_EQUAL(n->n_data_deps, 0);
     CU_ASSERT_EQUAL(n->n_ctrl_deps, 1);
     int64_t v = -1;
-    CU_ASSERT_TRUE(sv_et_attr_int(sv_et_attr_find(n, "comm_type"), &v) && v == 2);
-    sv_et_node_free(n);
-    CU_ASSERT_FALSE(sv_et_reader_next(rd, &n, &err));
+    CU_ASSERT_TRUE(sv_proto_attr_int(sv_proto_attr_find(n, "comm_type"), &v) && v == 2);
+    sv_proto_node_free(n);
+    CU_ASSERT_FALSE(sv_proto_reader_next(rd, &n, &err));
     CU_ASSERT_PTR_NULL(err);
 
     g_autoptr(sv_dag) back = sv_dag_load_et(path, NULL, &err);

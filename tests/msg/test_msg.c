@@ -7,7 +7,7 @@
 
 typedef struct {
     sv_engine *eng;
-    sv_kv_manager *kv;
+    sv_memtier_kv_manager *kv;
     sv_msg *msg;
     GArray *out;
     struct sv_msg_req_done done[8];
@@ -33,7 +33,7 @@ static void fx_init(fx *f, uint32_t blocks, int64_t budget, int64_t max_seqs, in
 {
     memset(f, 0, sizeof *f);
     f->eng = sv_engine_new(1);
-    f->kv = sv_kv_manager_new(blocks, 16, FALSE);
+    f->kv = sv_memtier_kv_manager_new(blocks, 16, FALSE);
     struct sv_msg_cfg c = {
         .scheduler = kind,
         .max_num_seqs = max_seqs,
@@ -54,7 +54,7 @@ static void fx_init(fx *f, uint32_t blocks, int64_t budget, int64_t max_seqs, in
 static void fx_clear(fx *f)
 {
     sv_msg_free(f->msg);
-    sv_kv_manager_free(f->kv);
+    sv_memtier_kv_manager_free(f->kv);
     sv_engine_free(f->eng);
     g_array_free(f->out, TRUE);
 }
@@ -202,7 +202,7 @@ static void test_tokens_and_record(void)
     CU_ASSERT_EQUAL(f.done[0].output_tokens, 3);
     CU_ASSERT_EQUAL(f.n_gaps, 2);
     CU_ASSERT_TRUE(sv_msg_idle(f.msg));
-    CU_ASSERT_EQUAL(sv_kv_manager_num_used_blocks(f.kv), 0);
+    CU_ASSERT_EQUAL(sv_memtier_kv_manager_num_used_blocks(f.kv), 0);
     fx_clear(&f);
 }
 

@@ -53,7 +53,7 @@ static void assert_conserved(sv_net *net)
     struct sv_net_stats st;
     sv_net_get_stats(net, &st);
     SV_ASSERT_EQ_I64(st.bytes_delivered, st.bytes_sent);
-    CU_ASSERT_EQUAL(sv_net_flow_active(net), 0);
+    CU_ASSERT_EQUAL(sv_net__flow_active(net), 0);
 }
 
 /* Two flows on one link get half the bandwidth each: 3000 B at 1.5 B/ns = 2000 ns, + 100. */
@@ -65,8 +65,8 @@ static void test_two_flows_share(void)
     sv_net_send(net, 0, 1, 3000, record, r, 0);
     sv_net_send(net, 0, 1, 3000, record, r, 1);
     sv_engine_run(eng, 0);
-    CU_ASSERT_DOUBLE_EQUAL(sv_net_flow_rate(net, 0), 1.5, 1e-12);
-    CU_ASSERT_DOUBLE_EQUAL(sv_net_flow_rate(net, 1), 1.5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(sv_net__flow_rate(net, 0), 1.5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(sv_net__flow_rate(net, 1), 1.5, 1e-12);
     sv_engine_run(eng, SV_TIME_MAX);
     SV_ASSERT_EQ_I64(r->at[0], 2100);
     SV_ASSERT_EQ_I64(r->at[1], 2100);
@@ -96,13 +96,13 @@ static void test_maxmin_bottlenecks(void)
     sv_net_send(net, 1, 3, 3000, record, r, 2);
     sv_net_send(net, 2, 3, 9000, record, r, 3);
     sv_engine_run(eng, 0);
-    CU_ASSERT_DOUBLE_EQUAL(sv_net_flow_rate(net, 0), 1.0, 1e-12);
-    CU_ASSERT_DOUBLE_EQUAL(sv_net_flow_rate(net, 1), 1.0, 1e-12);
-    CU_ASSERT_DOUBLE_EQUAL(sv_net_flow_rate(net, 2), 1.0, 1e-12);
-    CU_ASSERT_DOUBLE_EQUAL(sv_net_flow_rate(net, 3), 2.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(sv_net__flow_rate(net, 0), 1.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(sv_net__flow_rate(net, 1), 1.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(sv_net__flow_rate(net, 2), 1.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(sv_net__flow_rate(net, 3), 2.0, 1e-12);
     sv_engine_run(eng, 3000);
-    CU_ASSERT_DOUBLE_EQUAL(sv_net_flow_rate(net, 3), 3.0, 1e-12);
-    CU_ASSERT_EQUAL(sv_net_flow_rate(net, 0), -1); /* finished */
+    CU_ASSERT_DOUBLE_EQUAL(sv_net__flow_rate(net, 3), 3.0, 1e-12);
+    CU_ASSERT_EQUAL(sv_net__flow_rate(net, 0), -1); /* finished */
     sv_engine_run(eng, SV_TIME_MAX);
     SV_ASSERT_EQ_I64(r->at[0], 3200);
     SV_ASSERT_EQ_I64(r->at[1], 3100);
@@ -140,10 +140,10 @@ static void test_flow_joins_mid_transfer(void)
     struct later_send s = {net, 0, 1, 1500, r, 1};
     sv_engine_schedule(eng, 1000, SV_PRIO_DEFAULT, do_later_send, &s, 0);
     sv_engine_run(eng, 999);
-    CU_ASSERT_DOUBLE_EQUAL(sv_net_flow_rate(net, 0), 3.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(sv_net__flow_rate(net, 0), 3.0, 1e-12);
     sv_engine_run(eng, 1000);
-    CU_ASSERT_DOUBLE_EQUAL(sv_net_flow_rate(net, 0), 1.5, 1e-12);
-    CU_ASSERT_DOUBLE_EQUAL(sv_net_flow_rate(net, 1), 1.5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(sv_net__flow_rate(net, 0), 1.5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(sv_net__flow_rate(net, 1), 1.5, 1e-12);
     sv_engine_run(eng, SV_TIME_MAX);
     SV_ASSERT_EQ_I64(r->at[1], 2100);
     SV_ASSERT_EQ_I64(r->at[0], 2600);

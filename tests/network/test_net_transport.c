@@ -239,37 +239,37 @@ static void test_routes(void)
     struct sv_net_topo_cfg cfg;
     CU_ASSERT_FATAL(sv_net_topo_load_yaml(CFG_DIR "Ring_8npus.yml", &cfg, NULL));
     struct sv_net_geom g;
-    CU_ASSERT_FATAL(sv_net_geom_init(&g, &cfg, NULL));
+    CU_ASSERT_FATAL(sv_net__geom_init(&g, &cfg, NULL));
     CU_ASSERT_EQUAL(g.nlinks, 16); /* 8 clockwise + 8 anticlockwise */
     int links[8];
     double lat;
     /* 0 -> 6: anticlockwise 0 -> 7 -> 6 (2 hops) */
-    CU_ASSERT_EQUAL(sv_net_geom_route(&g, 0, 6, links, &lat), 2);
+    CU_ASSERT_EQUAL(sv_net__geom_route(&g, 0, 6, links, &lat), 2);
     CU_ASSERT_EQUAL(g.links[links[0]].dst_dev, 7);
     CU_ASSERT_EQUAL(g.links[links[1]].dst_dev, 6);
     CU_ASSERT_DOUBLE_EQUAL(lat, 1000.0, 0);
     /* 0 -> 4: tie, clockwise 0 -> 1 -> 2 -> 3 -> 4 */
-    CU_ASSERT_EQUAL(sv_net_geom_route(&g, 0, 4, links, &lat), 4);
+    CU_ASSERT_EQUAL(sv_net__geom_route(&g, 0, 4, links, &lat), 4);
     CU_ASSERT_EQUAL(g.links[links[0]].dst_dev, 1);
     CU_ASSERT_EQUAL(g.links[links[3]].dst_dev, 4);
     /* 5 -> 1: clockwise distance 4 (tie) -> 6, 7, 0, 1 */
-    CU_ASSERT_EQUAL(sv_net_geom_route(&g, 5, 1, links, NULL), 4);
+    CU_ASSERT_EQUAL(sv_net__geom_route(&g, 5, 1, links, NULL), 4);
     CU_ASSERT_EQUAL(g.links[links[0]].dst_dev, 6);
-    sv_net_geom_clear(&g);
+    sv_net__geom_clear(&g);
 
     /* 2-D Switch x Switch: devices 4 NPUs + 2 dim-0 switches + 2 dim-1 switches. */
     CU_ASSERT_FATAL(sv_net_topo_load_yaml(CFG_DIR "Switch2x2_2d.yml", &cfg, NULL));
-    CU_ASSERT_FATAL(sv_net_geom_init(&g, &cfg, NULL));
+    CU_ASSERT_FATAL(sv_net__geom_init(&g, &cfg, NULL));
     CU_ASSERT_EQUAL(g.ndevs, 8);
     CU_ASSERT_EQUAL(g.nlinks, 16);
     /* 0 (0,0) -> 3 (1,1): dim 0 first via switch 4 to NPU 1, then dim 1 via switch 7 to 3. */
-    CU_ASSERT_EQUAL(sv_net_geom_route(&g, 0, 3, links, &lat), 4);
+    CU_ASSERT_EQUAL(sv_net__geom_route(&g, 0, 3, links, &lat), 4);
     CU_ASSERT_EQUAL(g.links[links[0]].dst_dev, 4);
     CU_ASSERT_EQUAL(g.links[links[1]].dst_dev, 1);
     CU_ASSERT_EQUAL(g.links[links[2]].dst_dev, 7);
     CU_ASSERT_EQUAL(g.links[links[3]].dst_dev, 3);
     CU_ASSERT_DOUBLE_EQUAL(lat, 3000.0, 0);
-    sv_net_geom_clear(&g);
+    sv_net__geom_clear(&g);
 
     /* FullyConnected 4: direct links, 12 of them. */
     struct sv_net_topo_cfg fc = {.ndims = 1,
@@ -277,17 +277,17 @@ static void test_routes(void)
                                  .npus = {4},
                                  .bandwidth_gbps = {1},
                                  .latency_ns = {1}};
-    CU_ASSERT_FATAL(sv_net_geom_init(&g, &fc, NULL));
+    CU_ASSERT_FATAL(sv_net__geom_init(&g, &fc, NULL));
     CU_ASSERT_EQUAL(g.nlinks, 12);
     for (int s = 0; s < 4; s++)
         for (int d = 0; d < 4; d++) {
             if (s == d)
                 continue;
-            CU_ASSERT_EQUAL(sv_net_geom_route(&g, s, d, links, NULL), 1);
+            CU_ASSERT_EQUAL(sv_net__geom_route(&g, s, d, links, NULL), 1);
             CU_ASSERT_EQUAL(g.links[links[0]].src_dev, s);
             CU_ASSERT_EQUAL(g.links[links[0]].dst_dev, d);
         }
-    sv_net_geom_clear(&g);
+    sv_net__geom_clear(&g);
 }
 
 /* ---- analytical --------------------------------------------------------------------------- */

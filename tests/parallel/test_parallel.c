@@ -53,12 +53,12 @@ static void test_pp_split(void)
 
 /* ---- cluster network ------------------------------------------------------------------------ */
 
-static struct sv_cluster_cfg *cluster_from(const char *json)
+static struct sv_planner_cluster_cfg *cluster_from(const char *json)
 {
     g_autoptr(GError) e = NULL;
     g_autoptr(JsonParser) p = json_parser_new();
     CU_ASSERT_FATAL(json_parser_load_from_data(p, json, -1, &e));
-    struct sv_cluster_cfg *c = sv_planner_cluster_from_json(json_parser_get_root(p), "t.json", &e);
+    struct sv_planner_cluster_cfg *c = sv_planner_cluster_from_json(json_parser_get_root(p), "t.json", &e);
     if (!c)
         fprintf(stderr, "%s\n", e->message);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
@@ -73,7 +73,7 @@ static void test_topology(void)
 {
     /* 2 nodes x (two TP2 instances): dims [4 devices FullyConnected, 2 nodes Switch fabric];
      * per-dimension link arrays. */
-    struct sv_cluster_cfg *c =
+    struct sv_planner_cluster_cfg *c =
         cluster_from("{\"num_nodes\": 2, \"link_bw\": [450, 50], \"link_latency\": [500, 2000],"
                      " \"fabric\": {\"kind\": \"switch\", \"bw_gbps\": 25},"
                      " \"nodes\": [{\"instances\": [" INST(", \"tp_size\": 2") "," INST(
@@ -95,7 +95,7 @@ static void test_topology(void)
     CU_ASSERT_EQUAL(t.bandwidth_gbps[1], 25); /* the fabric's bw wins over link_bw[1] */
     CU_ASSERT_EQUAL(t.latency_ns[1], 2000);   /* not given: link_latency[1] */
     sv_engine *eng = sv_engine_new(1);
-    sv_cluster_net *cn = sv_planner_cluster_net_new(eng, c, SV_NET_MODEL_FLOW, &e);
+    sv_planner_cluster_net *cn = sv_planner_cluster_net_new(eng, c, SV_NET_MODEL_FLOW, &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(cn);
     /* instance 2 is node 1's first: NPU 4 */
     SV_ASSERT_EQ_I64(sv_planner_cluster_net_first_device(cn, 2), 4);
@@ -144,12 +144,12 @@ static sv_time ring_ar_2(double bw_gbps, double lat_ns, uint64_t bytes, double s
  * (max-min: each link carries two flows, so the all-reduce gets half the bandwidth). */
 static void run_ar(sv_net_model model, gboolean background, ar_rec *rec)
 {
-    struct sv_cluster_cfg *c =
+    struct sv_planner_cluster_cfg *c =
         cluster_from("{\"link_bw\": 16, \"link_latency\": 20000, \"nodes\": [{\"instances\": "
                      "[" INST(", \"tp_size\": 2") "]}]}");
     g_autoptr(GError) e = NULL;
     sv_engine *eng = sv_engine_new(1);
-    sv_cluster_net *cn = sv_planner_cluster_net_new(eng, c, model, &e);
+    sv_planner_cluster_net *cn = sv_planner_cluster_net_new(eng, c, model, &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(cn);
     sv_sys *sys = sv_planner_cluster_net_coll(cn);
     int g = sv_planner_cluster_net_tp_group(cn, 0, 0);
@@ -200,10 +200,10 @@ static void test_tp_contention(void)
 /* ---- runs ------------------------------------------------------------------------------------ */
 
 typedef struct {
-    GArray *it[4]; /* struct sv_iter_sample per instance */
+    GArray *it[4]; /* struct sv_planner_iter_sample per instance */
 } iters;
 
-static void on_iter(void *ctx, const struct sv_iter_sample *s)
+static void on_iter(void *ctx, const struct sv_planner_iter_sample *s)
 {
     iters *x = ctx;
     if (s->instance < 4)
@@ -226,20 +226,20 @@ static char *write_trace(const char *dir, int n, const int *in, const int *out, 
 
 static gboolean run_cluster(const char *json, int n, const int *in, const int *out, int n_len,
                             const char *router, int64_t max_tokens, const char *moe_comm,
-                            const char *eroute, iters *x, struct sv_run_result *res, GError **error)
+                            const char *eroute, iters *x, struct sv_planner_run_result *res, GError **error)
 {
-    struct sv_cluster_cfg *c = cluster_from(json);
+    struct sv_planner_cluster_cfg *c = cluster_from(json);
     g_autofree char *dir = sv_test_tmpdir();
     g_autofree char *path = write_trace(dir, n, in, out, n_len);
     sv_wl_source *src = sv_wl_open(path, NULL, error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(src);
     for (int i = 0; i < 4; i++)
-        x->it[i] = g_array_new(FALSE, FALSE, sizeof(struct sv_iter_sample));
-    struct sv_run_observer obs = {.on_iteration = on_iter, .ctx = x};
-    struct sv_run_cfg cfg = {0};
+        x->it[i] = g_array_new(FALSE, FALSE, sizeof(struct sv_planner_iter_sample));
+    struct sv_planner_run_observer obs = {.on_iteration = on_iter, .ctx = x};
+    struct sv_planner_run_cfg cfg = {0};
     cfg.cluster = c;
     cfg.workload = src;
-    cfg.latency = SV_RUN_LATENCY_ROOFLINE;
+    cfg.latency = SV_PLANNER_RUN_LATENCY_ROOFLINE;
     cfg.router_name = router;
     cfg.enable_prefix_caching = -1;
     cfg.enable_chunked_prefill = -1;
@@ -270,7 +270,7 @@ static void test_tp_sizes(void)
 {
     int in[] = {100}, out[] = {2};
     iters x = {{0}};
-    struct sv_run_result res;
+    struct sv_planner_run_result res;
     g_autoptr(GError) e = NULL;
     gboolean ok = run_cluster("{\"link_bw\": 450, \"link_latency\": 500, \"nodes\": "
                               "[{\"instances\": [" INST(", \"tp_size\": 2") "]}]}",
@@ -292,10 +292,10 @@ static int max_overlap(GArray *a)
 {
     int best = 0;
     for (guint i = 0; i < a->len; i++) {
-        sv_time t = g_array_index(a, struct sv_iter_sample, i).start_ns;
+        sv_time t = g_array_index(a, struct sv_planner_iter_sample, i).start_ns;
         int k = 0;
         for (guint j = 0; j < a->len; j++) {
-            const struct sv_iter_sample *s = &g_array_index(a, struct sv_iter_sample, j);
+            const struct sv_planner_iter_sample *s = &g_array_index(a, struct sv_planner_iter_sample, j);
             if (s->start_ns <= t && t < s->end_ns)
                 k++;
         }
@@ -309,7 +309,7 @@ static void test_pp_inflight(void)
     int in[] = {128}, out[] = {8};
     for (int pp = 1; pp <= 3; pp += 2) {
         iters x = {{0}};
-        struct sv_run_result res;
+        struct sv_planner_run_result res;
         g_autoptr(GError) e = NULL;
         g_autofree char *json =
             g_strdup_printf("{\"link_bw\": 450, \"link_latency\": 500, \"nodes\": [{\"instances\": "
@@ -336,10 +336,10 @@ static void test_pp_inflight(void)
 static gboolean subset_starts(GArray *a, GArray *b)
 {
     for (guint i = 0; i < a->len; i++) {
-        sv_time t = g_array_index(a, struct sv_iter_sample, i).start_ns;
+        sv_time t = g_array_index(a, struct sv_planner_iter_sample, i).start_ns;
         gboolean found = FALSE;
         for (guint j = 0; j < b->len && !found; j++)
-            found = g_array_index(b, struct sv_iter_sample, j).start_ns == t;
+            found = g_array_index(b, struct sv_planner_iter_sample, j).start_ns == t;
         if (!found)
             return FALSE;
     }
@@ -351,7 +351,7 @@ static void test_dp_lockstep(void)
     int in[] = {1500, 40}, out[] = {6, 20};
     for (int dp = 0; dp <= 1; dp++) {
         iters x = {{0}};
-        struct sv_run_result res;
+        struct sv_planner_run_result res;
         g_autoptr(GError) e = NULL;
         const char *grp = dp ? ", \"dp_group\": \"A\"" : "";
         g_autofree char *json =
@@ -372,10 +372,10 @@ static void test_dp_lockstep(void)
 
 /* ---- expert routing -------------------------------------------------------------------------- */
 
-static const struct sv_expert_route_ops *route_ops(sv_registry *reg, const char *name)
+static const struct sv_msg_expert_route_ops *route_ops(sv_registry *reg, const char *name)
 {
     g_autoptr(GError) e = NULL;
-    const struct sv_expert_route_ops *ops =
+    const struct sv_msg_expert_route_ops *ops =
         sv_registry_lookup(reg, SV_REGISTRY_EXPERT_ROUTE, name, &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(ops);
     return ops;
@@ -392,9 +392,9 @@ static void test_ep_routing(void)
 
     /* balanced, T = 5, E = 4, top-2: 10 pairs -> 3, 3, 2, 2; ep 2: ranks {0,1} {2,3}: pairs 6
      * and 4, tokens ceil(6/2) = 3 and 2, 2 experts each. */
-    const struct sv_expert_route_ops *ops = route_ops(reg, "balanced");
+    const struct sv_msg_expert_route_ops *ops = route_ops(reg, "balanced");
     void *st = ops->create(NULL, rng, &e);
-    struct sv_expert_route_req rq = {.layer = 0, .tokens = 5, .n_experts = 4, .top_k = 2};
+    struct sv_msg_expert_route_req rq = {.layer = 0, .tokens = 5, .n_experts = 4, .top_k = 2};
     ops->route(st, &rq, counts);
     SV_ASSERT_EQ_I64(counts[0], 3);
     SV_ASSERT_EQ_I64(counts[1], 3);
@@ -432,7 +432,7 @@ static void test_ep_routing(void)
      * 5 sd. Per rank (ep 4) 10000 +- 5 sd. */
     ops = route_ops(reg, "random");
     st = ops->create(NULL, rng, &e);
-    rq = (struct sv_expert_route_req){.layer = 0, .tokens = 20000, .n_experts = 8, .top_k = 2};
+    rq = (struct sv_msg_expert_route_req){.layer = 0, .tokens = 20000, .n_experts = 8, .top_k = 2};
     ops->route(st, &rq, counts);
     int64_t sum = 0;
     for (int i = 0; i < 8; i++) {
@@ -446,7 +446,7 @@ static void test_ep_routing(void)
     ops = route_ops(reg, "zipf:1");
     st = ops->create("1", rng, &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(st);
-    rq = (struct sv_expert_route_req){.layer = 0, .tokens = 60000, .n_experts = 4, .top_k = 1};
+    rq = (struct sv_msg_expert_route_req){.layer = 0, .tokens = 60000, .n_experts = 4, .top_k = 1};
     ops->route(st, &rq, counts);
     double p[] = {0.48, 0.24, 0.16, 0.12};
     for (int i = 0; i < 4; i++) {
@@ -459,7 +459,7 @@ static void test_ep_routing(void)
     ops = sv_msg_expert_route_hist();
     st = ops->create("3,1", rng, &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(st);
-    rq = (struct sv_expert_route_req){.layer = 0, .tokens = 40000, .n_experts = 2, .top_k = 1};
+    rq = (struct sv_msg_expert_route_req){.layer = 0, .tokens = 40000, .n_experts = 2, .top_k = 1};
     ops->route(st, &rq, counts);
     CU_ASSERT(fabs((double)counts[0] - 30000) < 5 * sqrt(40000 * 0.75 * 0.25));
     SV_ASSERT_EQ_I64(counts[0] + counts[1], 40000);
@@ -480,7 +480,7 @@ static void test_ep_routing(void)
     char *param = g_strdup_printf("@%s", hist_path);
     st = ops->create(param, rng, &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(st);
-    rq = (struct sv_expert_route_req){.layer = 0, .tokens = 40000, .n_experts = 2, .top_k = 1};
+    rq = (struct sv_msg_expert_route_req){.layer = 0, .tokens = 40000, .n_experts = 2, .top_k = 1};
     ops->route(st, &rq, counts);
     CU_ASSERT(fabs((double)counts[0] - 30000) < 5 * sqrt(40000 * 0.75 * 0.25));
     ops->destroy(st);
@@ -510,7 +510,7 @@ static void test_dp_ep_run(void)
     "\"dp_group\": \"A\"}"
     int in[] = {300, 50}, out[] = {4, 12};
     iters x = {{0}};
-    struct sv_run_result res;
+    struct sv_planner_run_result res;
     g_autoptr(GError) e = NULL;
     gboolean ok = run_cluster("{\"link_bw\": 16, \"link_latency\": 20000, \"nodes\": "
                               "[{\"instances\": [" MOE_INST "," MOE_INST "]}]}",
@@ -529,7 +529,7 @@ static void test_dp_ep_run(void)
 
     /* all-to-all exchange with skewed routing: same waves, other traffic and expert times */
     iters y = {{0}};
-    struct sv_run_result r2;
+    struct sv_planner_run_result r2;
     ok = run_cluster("{\"link_bw\": 16, \"link_latency\": 20000, \"nodes\": "
                      "[{\"instances\": [" MOE_INST "," MOE_INST "]}]}",
                      2, in, out, 2, "round_robin", 0, "alltoall", "zipf:1.2", &y, &r2, &e);

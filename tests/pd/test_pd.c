@@ -38,16 +38,16 @@ typedef struct {
     sv_engine *eng;
     sv_net *net;
     gboolean own_net; /* FALSE: the network is a cluster network's (harness_new_on) */
-    sv_pd *pd;
+    sv_planner_pd *pd;
     int32_t n;
     sv_msg **msgs;
-    sv_kv_manager **kvs;
-    sv_latency **lats;
+    sv_memtier_kv_manager **kvs;
+    sv_compute_latency **lats;
     int32_t **npus;
     GArray *recs;           /* rec */
     uint64_t *decode_iters; /* per instance */
     uint64_t rr;
-    struct sv_model_cfg model;
+    struct sv_compute_model_cfg model;
 } harness;
 
 static void on_done(void *ctx, const struct sv_msg_req_done *d)
@@ -56,27 +56,27 @@ static void on_done(void *ctx, const struct sv_msg_req_done *d)
     rec r = {d->request_id,     d->instance,      d->arrival_ns,
              d->first_token_ns, d->last_token_ns, d->output_tokens};
     g_array_append_val(h->recs, r);
-    sv_pd_decode_progress(h->pd, d->instance);
+    sv_planner_pd_decode_progress(h->pd, d->instance);
 }
 
 static void on_iter(void *ctx, const struct sv_msg_iter_done *it)
 {
     harness *h = ctx;
     h->decode_iters[it->instance]++;
-    sv_pd_decode_progress(h->pd, it->instance);
+    sv_planner_pd_decode_progress(h->pd, it->instance);
 }
 
 static void on_prefill(void *ctx, int32_t instance, sv_msg_handoff *ho)
 {
     harness *h = ctx;
-    sv_pd_prefill_done(h->pd, instance, ho);
+    sv_planner_pd_prefill_done(h->pd, instance, ho);
 }
 
 static void on_launch(void *ctx, int32_t instance, sv_msg_handoff *ho,
                       const struct sv_msg_prefill_launch *l)
 {
     harness *h = ctx;
-    sv_pd_prefill_launch(h->pd, instance, ho, l);
+    sv_planner_pd_prefill_launch(h->pd, instance, ho, l);
 }
 
 /* Round robin over the candidates, so a 1:2 split uses both decode instances. */
@@ -90,7 +90,7 @@ static int32_t pick_rr(void *ctx, const struct sv_msg_handoff_info *req, const i
 /* The serving groups and the disaggregation layer on `net` (engine `eng`), instance i's devices
  * from first[i]; with net NULL the harness builds its own Switch (instances' devices in order,
  * two spare NPUs for background traffic). */
-static harness *harness_new_on(const inst_spec *spec, int32_t n, sv_pd_kv_mode mode, sv_engine *eng,
+static harness *harness_new_on(const inst_spec *spec, int32_t n, sv_planner_pd_kv_mode mode, sv_engine *eng,
                                sv_net *net, const int32_t *first)
 {
     harness *h = g_new0(harness, 1);
@@ -116,19 +116,19 @@ static harness *harness_new_on(const inst_spec *spec, int32_t n, sv_pd_kv_mode m
     g_assert_true(sv_compute_model_lookup(MODEL, NULL, &h->model, &e));
     g_assert_no_error(e);
     h->msgs = g_new0(sv_msg *, n);
-    h->kvs = g_new0(sv_kv_manager *, n);
-    h->lats = g_new0(sv_latency *, n);
+    h->kvs = g_new0(sv_memtier_kv_manager *, n);
+    h->lats = g_new0(sv_compute_latency *, n);
     h->npus = g_new0(int32_t *, n);
     h->decode_iters = g_new0(uint64_t, n);
     h->recs = g_array_new(FALSE, FALSE, sizeof(rec));
-    struct sv_pd_instance *pi = g_new0(struct sv_pd_instance, n);
+    struct sv_planner_pd_instance *pi = g_new0(struct sv_planner_pd_instance, n);
     int32_t dev = 0;
     for (int32_t i = 0; i < n; i++) {
-        struct sv_hw_cfg hw;
+        struct sv_compute_hw_cfg hw;
         g_assert_true(sv_compute_hw_lookup(spec[i].hw, &hw, &e));
         h->lats[i] = sv_compute_latency_new_roofline(&h->model, &hw, spec[i].tp, NULL, &e);
         g_assert_no_error(e);
-        h->kvs[i] = sv_kv_manager_new(spec[i].kv_blocks ? spec[i].kv_blocks : 20000, 16, TRUE);
+        h->kvs[i] = sv_memtier_kv_manager_new(spec[i].kv_blocks ? spec[i].kv_blocks : 20000, 16, TRUE);
         if (first)
             dev = first[i];
         h->npus[i] = g_new0(int32_t, spec[i].tp);
@@ -155,7 +155,7 @@ static harness *harness_new_on(const inst_spec *spec, int32_t n, sv_pd_kv_mode m
                                   .ctx = h};
         h->msgs[i] = sv_msg_new(h->eng, &mc, &hk, &e);
         g_assert_no_error(e);
-        pi[i] = (struct sv_pd_instance){
+        pi[i] = (struct sv_planner_pd_instance){
             .msg = h->msgs[i],
             .role = spec[i].role,
             .model = MODEL,
@@ -167,7 +167,7 @@ static harness *harness_new_on(const inst_spec *spec, int32_t n, sv_pd_kv_mode m
         };
         dev += spec[i].tp;
     }
-    struct sv_pd_cfg pc = {
+    struct sv_planner_pd_cfg pc = {
         .eng = h->eng,
         .net = h->net,
         .kv_mode = mode,
@@ -176,24 +176,24 @@ static harness *harness_new_on(const inst_spec *spec, int32_t n, sv_pd_kv_mode m
         .pick = pick_rr,
         .pick_ctx = h,
     };
-    h->pd = sv_pd_new(&pc, &e);
+    h->pd = sv_planner_pd_new(&pc, &e);
     g_assert_no_error(e);
     g_free(pi);
     return h;
 }
 
-static harness *harness_new(const inst_spec *spec, int32_t n, sv_pd_kv_mode mode)
+static harness *harness_new(const inst_spec *spec, int32_t n, sv_planner_pd_kv_mode mode)
 {
     return harness_new_on(spec, n, mode, NULL, NULL, NULL);
 }
 
 static void harness_free(harness *h)
 {
-    sv_pd_free(h->pd);
+    sv_planner_pd_free(h->pd);
     for (int32_t i = 0; i < h->n; i++) {
         sv_msg_free(h->msgs[i]);
-        sv_kv_manager_free(h->kvs[i]);
-        sv_latency_free(h->lats[i]);
+        sv_memtier_kv_manager_free(h->kvs[i]);
+        sv_compute_latency_free(h->lats[i]);
         g_free(h->npus[i]);
     }
     if (h->own_net) { /* else the cluster network's owner frees it and the engine */
@@ -262,17 +262,17 @@ static void check_all_done(harness *h, int n, int64_t out)
         CU_ASSERT(r->first_token > r->arrival);
         CU_ASSERT(r->last_token > r->first_token);
     }
-    CU_ASSERT_PTR_NULL(sv_pd_error(h->pd));
+    CU_ASSERT_PTR_NULL(sv_planner_pd_error(h->pd));
 }
 
 static void run_split(const inst_spec *spec, int32_t n_inst, const int32_t *prefill,
-                      int32_t n_prefill, int n_req, struct sv_pd_stats *st, harness **out)
+                      int32_t n_prefill, int n_req, struct sv_planner_pd_stats *st, harness **out)
 {
-    harness *h = harness_new(spec, n_inst, SV_PD_KV_WHOLE);
+    harness *h = harness_new(spec, n_inst, SV_PLANNER_PD_KV_WHOLE);
     arrival *a = submit_all(h, prefill, n_prefill, n_req, 512, 8, 1000);
     sv_engine_run(h->eng, SV_TIME_MAX);
     check_all_done(h, n_req, 8);
-    sv_pd_get_stats(h->pd, st);
+    sv_planner_pd_get_stats(h->pd, st);
     SV_ASSERT_EQ_I64(st->handoffs, n_req);
     /* Each prompt's whole KV moved once: 512 tokens x 4096 B x 32 layers. */
     SV_ASSERT_EQ_I64(st->bytes, (uint64_t)n_req * 512 * KV_TOK_LAYER * LAYERS);
@@ -284,7 +284,7 @@ static void test_pd_1to1(void)
 {
     inst_spec spec[] = {{"H100", 1, SV_MSG_ROLE_PREFILL, 0}, {"H100", 1, SV_MSG_ROLE_DECODE, 0}};
     int32_t pf[] = {0};
-    struct sv_pd_stats st;
+    struct sv_planner_pd_stats st;
     harness *h;
     run_split(spec, 2, pf, 1, 6, &st, &h);
     SV_ASSERT_EQ_I64(st.messages, 6); /* one rank pair per request */
@@ -301,7 +301,7 @@ static void test_pd_2to1(void)
                         {"H100", 1, SV_MSG_ROLE_PREFILL, 0},
                         {"H100", 1, SV_MSG_ROLE_DECODE, 0}};
     int32_t pf[] = {0, 1};
-    struct sv_pd_stats st;
+    struct sv_planner_pd_stats st;
     harness *h;
     run_split(spec, 3, pf, 2, 8, &st, &h);
     for (int k = 0; k < 8; k++)
@@ -316,7 +316,7 @@ static void test_pd_1to2(void)
                         {"H100", 1, SV_MSG_ROLE_DECODE, 0},
                         {"H100", 1, SV_MSG_ROLE_DECODE, 0}};
     int32_t pf[] = {0};
-    struct sv_pd_stats st;
+    struct sv_planner_pd_stats st;
     harness *h;
     run_split(spec, 3, pf, 1, 8, &st, &h);
     int on1 = 0, on2 = 0;
@@ -336,7 +336,7 @@ static void test_pd_unequal(void)
 {
     inst_spec spec[] = {{"A100", 1, SV_MSG_ROLE_PREFILL, 0}, {"H100", 2, SV_MSG_ROLE_DECODE, 0}};
     int32_t pf[] = {0};
-    struct sv_pd_stats st;
+    struct sv_planner_pd_stats st;
     harness *h;
     run_split(spec, 2, pf, 1, 4, &st, &h);
     SV_ASSERT_EQ_I64(st.messages, 8);
@@ -348,29 +348,29 @@ static void test_pair_bytes(void)
     int32_t np[4] = {0, 1, 2, 3}, nd[4] = {4, 5, 6, 7};
     /* Prefill TP2 x PP1, decode TP1 x PP2, 32 layers. Decode stage 0 = layers 0-15, stage 1 =
      * 16-31; prefill rank r holds half the heads of every layer. */
-    struct sv_pd_instance p = {
+    struct sv_planner_pd_instance p = {
         .tp = 2, .pp = 1, .num_layers = 32, .kv_bytes_per_token_layer = 4096, .npus = np};
-    struct sv_pd_instance d = {
+    struct sv_planner_pd_instance d = {
         .tp = 1, .pp = 2, .num_layers = 32, .kv_bytes_per_token_layer = 4096, .npus = nd};
-    SV_ASSERT_EQ_I64(sv_pd_pair_bytes(&p, 0, &d, 0, 100), 100ull * 4096 * 16 / 2);
-    SV_ASSERT_EQ_I64(sv_pd_pair_bytes(&p, 1, &d, 1, 100), 100ull * 4096 * 16 / 2);
+    SV_ASSERT_EQ_I64(sv_planner_pd_pair_bytes(&p, 0, &d, 0, 100), 100ull * 4096 * 16 / 2);
+    SV_ASSERT_EQ_I64(sv_planner_pd_pair_bytes(&p, 1, &d, 1, 100), 100ull * 4096 * 16 / 2);
     uint64_t sum = 0;
     for (int s = 0; s < 2; s++)
         for (int t = 0; t < 2; t++)
-            sum += sv_pd_pair_bytes(&p, s, &d, t, 100);
+            sum += sv_planner_pd_pair_bytes(&p, s, &d, t, 100);
     SV_ASSERT_EQ_I64(sum, 100ull * 4096 * 32);
     /* Uneven split: 31 layers over PP 2 -> 16 + 15 (remainder to the earlier stage). */
-    struct sv_pd_instance p1 = {
+    struct sv_planner_pd_instance p1 = {
         .tp = 1, .pp = 1, .num_layers = 31, .kv_bytes_per_token_layer = 10, .npus = np};
-    struct sv_pd_instance d2 = {
+    struct sv_planner_pd_instance d2 = {
         .tp = 1, .pp = 2, .num_layers = 31, .kv_bytes_per_token_layer = 10, .npus = nd};
-    SV_ASSERT_EQ_I64(sv_pd_pair_bytes(&p1, 0, &d2, 0, 1), 160);
-    SV_ASSERT_EQ_I64(sv_pd_pair_bytes(&p1, 0, &d2, 1, 1), 150);
+    SV_ASSERT_EQ_I64(sv_planner_pd_pair_bytes(&p1, 0, &d2, 0, 1), 160);
+    SV_ASSERT_EQ_I64(sv_planner_pd_pair_bytes(&p1, 0, &d2, 1, 1), 150);
     /* TP2 -> TP4: rank 1 of the prefill holds heads [1/2, 1), decode rank 1 [1/4, 1/2): none. */
-    struct sv_pd_instance d4 = {
+    struct sv_planner_pd_instance d4 = {
         .tp = 4, .pp = 1, .num_layers = 32, .kv_bytes_per_token_layer = 4096, .npus = nd};
-    SV_ASSERT_EQ_I64(sv_pd_pair_bytes(&p, 1, &d4, 1, 100), 0);
-    SV_ASSERT_EQ_I64(sv_pd_pair_bytes(&p, 1, &d4, 2, 100), 100ull * 4096 * 32 / 4);
+    SV_ASSERT_EQ_I64(sv_planner_pd_pair_bytes(&p, 1, &d4, 1, 100), 0);
+    SV_ASSERT_EQ_I64(sv_planner_pd_pair_bytes(&p, 1, &d4, 2, 100), 100ull * 4096 * 32 / 4);
 }
 
 /* The decode pool holds 40 blocks (640 tokens); each request needs ceil(300/16) = 19 blocks for
@@ -380,13 +380,13 @@ static void test_pair_bytes(void)
 static void test_pd_decode_full_waits(void)
 {
     inst_spec spec[] = {{"H100", 1, SV_MSG_ROLE_PREFILL, 0}, {"H100", 1, SV_MSG_ROLE_DECODE, 40}};
-    harness *h = harness_new(spec, 2, SV_PD_KV_WHOLE);
+    harness *h = harness_new(spec, 2, SV_PLANNER_PD_KV_WHOLE);
     int32_t pf[] = {0};
     arrival *a = submit_all(h, pf, 1, 3, 300, 100, 0);
     sv_engine_run(h->eng, SV_TIME_MAX);
     check_all_done(h, 3, 100);
-    struct sv_pd_stats st;
-    sv_pd_get_stats(h->pd, &st);
+    struct sv_planner_pd_stats st;
+    sv_planner_pd_get_stats(h->pd, &st);
     CU_ASSERT(st.kv_waits >= 1);
     CU_ASSERT(st.kv_wait_ns > 0);
     SV_ASSERT_EQ_I64(st.handoffs, 3);
@@ -400,8 +400,8 @@ static void test_pd_decode_full_waits(void)
     for (int i = 0; i < 3; i++)
         for (int j = i + 1; j < 3; j++)
             CU_ASSERT(ends[i] != ends[j]);
-    CU_ASSERT(sv_kv_manager_num_used_blocks(h->kvs[1]) == 0);
-    CU_ASSERT(sv_pd_num_waiting(h->pd) == 0);
+    CU_ASSERT(sv_memtier_kv_manager_num_used_blocks(h->kvs[1]) == 0);
+    CU_ASSERT(sv_planner_pd_num_waiting(h->pd) == 0);
     g_free(a);
     harness_free(h);
 }
@@ -412,15 +412,15 @@ static void test_pd_decode_full_waits(void)
 static void test_pd_prefill_backpressure(void)
 {
     inst_spec spec[] = {{"H100", 1, SV_MSG_ROLE_PREFILL, 40}, {"H100", 1, SV_MSG_ROLE_DECODE, 40}};
-    harness *h = harness_new(spec, 2, SV_PD_KV_WHOLE);
+    harness *h = harness_new(spec, 2, SV_PLANNER_PD_KV_WHOLE);
     int32_t pf[] = {0};
     arrival *a = submit_all(h, pf, 1, 5, 300, 100, 0);
     sv_engine_run(h->eng, SV_TIME_MAX);
     check_all_done(h, 5, 100);
     for (int i = 0; i < 2; i++)
         CU_ASSERT_PTR_NULL(sv_msg_error(h->msgs[i]));
-    struct sv_pd_stats st;
-    sv_pd_get_stats(h->pd, &st);
+    struct sv_planner_pd_stats st;
+    sv_planner_pd_get_stats(h->pd, &st);
     CU_ASSERT(st.kv_waits >= 1);
     SV_ASSERT_EQ_I64(st.handoffs, 5);
     g_free(a);
@@ -443,15 +443,15 @@ static void bg_start(sv_engine *eng, void *ctx, uint64_t arg)
 static sv_time pd_transfer_time(gboolean background)
 {
     inst_spec spec[] = {{"H100", 1, SV_MSG_ROLE_PREFILL, 0}, {"H100", 1, SV_MSG_ROLE_DECODE, 0}};
-    harness *h = harness_new(spec, 2, SV_PD_KV_WHOLE);
+    harness *h = harness_new(spec, 2, SV_PLANNER_PD_KV_WHOLE);
     if (background)
         sv_engine_schedule(h->eng, 0, -8, bg_start, h, 2);
     int32_t pf[] = {0};
     arrival *a = submit_all(h, pf, 1, 1, 1000, 4, 0);
     sv_engine_run(h->eng, SV_TIME_MAX);
     check_all_done(h, 1, 4);
-    struct sv_pd_stats st;
-    sv_pd_get_stats(h->pd, &st);
+    struct sv_planner_pd_stats st;
+    sv_planner_pd_get_stats(h->pd, &st);
     SV_ASSERT_EQ_I64(st.bytes, 1000ull * 4096 * 32);
     g_free(a);
     harness_free(h);
@@ -517,10 +517,10 @@ static sv_time pd_tp_transfer(int prefill_tp, gboolean tp_traffic, sv_time *ar_d
     GError *e = NULL;
     g_autoptr(JsonNode) root = json_from_string(json, &e);
     g_assert_no_error(e);
-    struct sv_cluster_cfg *cc = sv_planner_cluster_from_json(root, "tp_share.json", &e);
+    struct sv_planner_cluster_cfg *cc = sv_planner_cluster_from_json(root, "tp_share.json", &e);
     g_assert_no_error(e);
     sv_engine *eng = sv_engine_new(1);
-    sv_cluster_net *cn = sv_planner_cluster_net_new(eng, cc, SV_NET_MODEL_FLOW, &e);
+    sv_planner_cluster_net *cn = sv_planner_cluster_net_new(eng, cc, SV_NET_MODEL_FLOW, &e);
     g_assert_no_error(e);
     int32_t first[2] = {sv_planner_cluster_net_first_device(cn, 0),
                         sv_planner_cluster_net_first_device(cn, 1)};
@@ -529,7 +529,7 @@ static sv_time pd_tp_transfer(int prefill_tp, gboolean tp_traffic, sv_time *ar_d
     inst_spec spec[] = {{"H100", prefill_tp, SV_MSG_ROLE_PREFILL, 0},
                         {"H100", 2, SV_MSG_ROLE_DECODE, 0}};
     harness *h =
-        harness_new_on(spec, 2, SV_PD_KV_WHOLE, eng, sv_planner_cluster_net_net(cn), first);
+        harness_new_on(spec, 2, SV_PLANNER_PD_KV_WHOLE, eng, sv_planner_cluster_net_net(cn), first);
     int ar_finished = 0;
     if (tp_traffic) {
         /* The decode instance's TP ring: both members issue the all-reduce at t = 0. */
@@ -549,8 +549,8 @@ static sv_time pd_tp_transfer(int prefill_tp, gboolean tp_traffic, sv_time *ar_d
     SV_ASSERT_EQ_I64(ar_finished, tp_traffic ? 2 : 0);
     /* The run's end: with the all-reduce, its completion (it must outlast the request). */
     *ar_done = sv_engine_now(eng);
-    struct sv_pd_stats st;
-    sv_pd_get_stats(h->pd, &st);
+    struct sv_planner_pd_stats st;
+    sv_planner_pd_get_stats(h->pd, &st);
     SV_ASSERT_EQ_I64(st.bytes, (uint64_t)TP_KV_TOKENS * KV_TOK_LAYER * LAYERS);
     SV_ASSERT_EQ_I64(st.messages, 2);
     SV_ASSERT_EQ_I64(st.kv_waits, 0);
@@ -585,13 +585,13 @@ static void test_pd_shares_link_with_tp(void)
 static void test_pd_per_layer(void)
 {
     inst_spec spec[] = {{"H100", 1, SV_MSG_ROLE_PREFILL, 0}, {"H100", 2, SV_MSG_ROLE_DECODE, 0}};
-    harness *h = harness_new(spec, 2, SV_PD_KV_PER_LAYER);
+    harness *h = harness_new(spec, 2, SV_PLANNER_PD_KV_PER_LAYER);
     int32_t pf[] = {0};
     arrival *a = submit_all(h, pf, 1, 2, 256, 4, 0);
     sv_engine_run(h->eng, SV_TIME_MAX);
     check_all_done(h, 2, 4);
-    struct sv_pd_stats st;
-    sv_pd_get_stats(h->pd, &st);
+    struct sv_planner_pd_stats st;
+    sv_planner_pd_get_stats(h->pd, &st);
     SV_ASSERT_EQ_I64(st.messages, 2 * 2 * 32);
     SV_ASSERT_EQ_I64(st.bytes, 2ull * 256 * 4096 * 32);
     g_free(a);
@@ -604,7 +604,7 @@ static void test_pd_per_layer(void)
  * has computed it, so all but the last layer's 1/32 overlaps the prefill, and the rest (77 us)
  * fits in the lm_head and the host step: the decode starts at the first token. The first tokens
  * agree, the second ones differ by exactly the whole transfer. */
-static void per_layer_vs_whole(sv_pd_kv_mode mode, sv_time *first, sv_time *second)
+static void per_layer_vs_whole(sv_planner_pd_kv_mode mode, sv_time *first, sv_time *second)
 {
     inst_spec spec[] = {{"H100", 1, SV_MSG_ROLE_PREFILL, 0}, {"H100", 1, SV_MSG_ROLE_DECODE, 0}};
     harness *h = harness_new(spec, 2, mode);
@@ -621,8 +621,8 @@ static void per_layer_vs_whole(sv_pd_kv_mode mode, sv_time *first, sv_time *seco
 static void test_pd_per_layer_overlap(void)
 {
     sv_time f_whole, s_whole, f_layer, s_layer;
-    per_layer_vs_whole(SV_PD_KV_WHOLE, &f_whole, &s_whole);
-    per_layer_vs_whole(SV_PD_KV_PER_LAYER, &f_layer, &s_layer);
+    per_layer_vs_whole(SV_PLANNER_PD_KV_WHOLE, &f_whole, &s_whole);
+    per_layer_vs_whole(SV_PLANNER_PD_KV_PER_LAYER, &f_layer, &s_layer);
     SV_ASSERT_EQ_I64(f_whole, f_layer);
     double bytes = 1000.0 * 4096 * 32;
     sv_time whole = (sv_time)(2 * LAT_NS + bytes / sv_bw_gbps_to_bytes_per_ns(BW_GBPS));
@@ -631,10 +631,10 @@ static void test_pd_per_layer_overlap(void)
 
 /* ---- routers ------------------------------------------------------------------------------- */
 
-static const struct sv_router_ops *router(sv_registry *reg, const char *name)
+static const struct sv_planner_router_ops *router(sv_registry *reg, const char *name)
 {
     GError *e = NULL;
-    const struct sv_router_ops *ops = sv_registry_lookup(reg, SV_REGISTRY_ROUTER, name, &e);
+    const struct sv_planner_router_ops *ops = sv_registry_lookup(reg, SV_REGISTRY_ROUTER, name, &e);
     g_assert_no_error(e);
     return ops;
 }
@@ -644,35 +644,35 @@ static void test_router_prefix_aware(void)
     GError *e = NULL;
     g_autoptr(sv_registry) reg = sv_planner_registry_new(&e);
     g_assert_no_error(e);
-    const struct sv_router_ops *ops = router(reg, "prefix_aware");
-    sv_kv_manager *kv[3];
+    const struct sv_planner_router_ops *ops = router(reg, "prefix_aware");
+    sv_memtier_kv_manager *kv[3];
     for (int i = 0; i < 3; i++)
-        kv[i] = sv_kv_manager_new(64, 16, TRUE);
+        kv[i] = sv_memtier_kv_manager_new(64, 16, TRUE);
     /* Instance 2 has computed a 100-token prompt: its 6 full blocks are indexed. */
     uint32_t ids[100], other[100];
     for (int t = 0; t < 100; t++) {
         ids[t] = 1000u + (uint32_t)t;
         other[t] = 5000u + (uint32_t)t;
     }
-    struct sv_kv_seq_cfg sc = {.prompt_tokens = 100, .prompt_ids = ids, .num_prompt_ids = 100};
-    sv_kv_seq *seq = sv_kv_seq_new(kv[2], &sc, &e);
+    struct sv_memtier_kv_seq_cfg sc = {.prompt_tokens = 100, .prompt_ids = ids, .num_prompt_ids = 100};
+    sv_memtier_kv_seq *seq = sv_memtier_kv_seq_new(kv[2], &sc, &e);
     g_assert_no_error(e);
-    CU_ASSERT_FATAL(sv_kv_manager_allocate_slots(kv[2], seq, 0, 100, 0, 100));
-    sv_kv_manager_cache_blocks(kv[2], seq, 100);
-    struct sv_kv_stats before;
-    sv_kv_manager_get_stats(kv[2], &before);
-    uint32_t free_before = sv_kv_manager_num_free_blocks(kv[2]);
+    CU_ASSERT_FATAL(sv_memtier_kv_manager_allocate_slots(kv[2], seq, 0, 100, 0, 100));
+    sv_memtier_kv_manager_cache_blocks(kv[2], seq, 100);
+    struct sv_memtier_kv_stats before;
+    sv_memtier_kv_manager_get_stats(kv[2], &before);
+    uint32_t free_before = sv_memtier_kv_manager_num_free_blocks(kv[2]);
 
     /* A request sharing the first 80 tokens (5 blocks), then diverging. */
     uint32_t q[120];
     memcpy(q, ids, 80 * sizeof *q);
     for (int t = 80; t < 120; t++)
         q[t] = 9000u + (uint32_t)t;
-    struct sv_router_inst inst[3];
+    struct sv_planner_router_inst inst[3];
     for (int i = 0; i < 3; i++)
-        inst[i] = (struct sv_router_inst){.index = i, .kv = kv[i]};
+        inst[i] = (struct sv_planner_router_inst){.index = i, .kv = kv[i]};
     inst[2].running = 50; /* the busiest: the prefix still wins */
-    struct sv_router_req rq = {
+    struct sv_planner_router_req rq = {
         .request_id = 7, .input_tokens = 120, .input_tok_ids = q, .n_input_tok_ids = 120};
     SV_ASSERT_EQ_I64(sv_planner_prefix_match(kv[2], &rq), 80);
     SV_ASSERT_EQ_I64(sv_planner_prefix_match(kv[0], &rq), 0);
@@ -680,22 +680,22 @@ static void test_router_prefix_aware(void)
     g_assert_no_error(e);
     SV_ASSERT_EQ_I64(ops->route(s, &rq, 3, inst), 2);
     /* Looked up without side effects. */
-    struct sv_kv_stats after;
-    sv_kv_manager_get_stats(kv[2], &after);
+    struct sv_memtier_kv_stats after;
+    sv_memtier_kv_manager_get_stats(kv[2], &after);
     SV_ASSERT_EQ_I64(after.queries, before.queries);
-    SV_ASSERT_EQ_I64(sv_kv_manager_num_free_blocks(kv[2]), free_before);
+    SV_ASSERT_EQ_I64(sv_memtier_kv_manager_num_free_blocks(kv[2]), free_before);
     /* No instance holds it: the least-loaded (instance 1 has the lower score). */
-    struct sv_router_req rq2 = {
+    struct sv_planner_router_req rq2 = {
         .request_id = 8, .input_tokens = 100, .input_tok_ids = other, .n_input_tok_ids = 100};
     inst[0].waiting = 1;
     SV_ASSERT_EQ_I64(ops->route(s, &rq2, 3, inst), 1);
     /* A prompt of exactly the cached 96 tokens: at most floor(95/16) = 5 blocks may hit. */
-    struct sv_router_req rq3 = {.input_tokens = 96, .input_tok_ids = ids, .n_input_tok_ids = 96};
+    struct sv_planner_router_req rq3 = {.input_tokens = 96, .input_tok_ids = ids, .n_input_tok_ids = 96};
     SV_ASSERT_EQ_I64(sv_planner_prefix_match(kv[2], &rq3), 80);
     ops->destroy(s);
-    sv_kv_seq_free(seq);
+    sv_memtier_kv_seq_free(seq);
     for (int i = 0; i < 3; i++)
-        sv_kv_manager_free(kv[i]);
+        sv_memtier_kv_manager_free(kv[i]);
 }
 
 static void test_router_slo_aware(void)
@@ -706,14 +706,14 @@ static void test_router_slo_aware(void)
     /* A: 10,000 queued tokens at 1 token/us, idle: (10,000 + 1,000) / 0.001 = 11 ms, load 4.
      * B: nothing queued, 0.5 token/us, 5 ms left in its step: 5 + 1,000 / 0.0005 ns = 7 ms,
      * load 10. */
-    struct sv_router_inst inst[2] = {
+    struct sv_planner_router_inst inst[2] = {
         {.index = 0, .waiting = 1, .waiting_tokens = 10000, .prefill_tokens_per_ns = 0.001},
         {.index = 1, .running = 10, .step_remaining_ns = 5000000, .prefill_tokens_per_ns = 0.0005},
     };
-    struct sv_router_req rq = {.request_id = 1, .input_tokens = 1000};
+    struct sv_planner_router_req rq = {.request_id = 1, .input_tokens = 1000};
     SV_ASSERT_EQ_I64(sv_planner_ttft_estimate(&inst[0], &rq), 11000000);
     SV_ASSERT_EQ_I64(sv_planner_ttft_estimate(&inst[1], &rq), 7000000);
-    const struct sv_router_ops *ops = router(reg, "slo_aware");
+    const struct sv_planner_router_ops *ops = router(reg, "slo_aware");
     void *s = ops->create(2, NULL, NULL, &e);
     g_assert_no_error(e);
     rq.slo_ttft_ns = 20000000; /* both meet it: the less loaded, A */
@@ -740,7 +740,7 @@ typedef struct {
     GArray *inst; /* int32_t per request id */
 } run_obs;
 
-static void obs_req(void *ctx, const struct sv_req_record *r)
+static void obs_req(void *ctx, const struct sv_planner_req_record *r)
 {
     run_obs *o = ctx;
     if (o->inst->len <= r->request_id)
@@ -779,18 +779,18 @@ static char *cluster_json(const char *const (*inst)[4], int n)
 }
 
 static gboolean run_case(const char *cluster_path, const char *workload_path, const char *router,
-                         run_obs *obs, struct sv_run_result *res, GError **error)
+                         run_obs *obs, struct sv_planner_run_result *res, GError **error)
 {
     g_autoptr(GError) e = NULL;
-    struct sv_cluster_cfg *cl = sv_planner_cluster_load(cluster_path, &e);
+    struct sv_planner_cluster_cfg *cl = sv_planner_cluster_load(cluster_path, &e);
     g_assert_no_error(e);
     sv_wl_source *wl = sv_wl_open(workload_path, NULL, &e);
     g_assert_no_error(e);
-    struct sv_run_observer ob = {.on_request = obs_req, .ctx = obs};
-    struct sv_run_cfg rc = {
+    struct sv_planner_run_observer ob = {.on_request = obs_req, .ctx = obs};
+    struct sv_planner_run_cfg rc = {
         .cluster = cl,
         .workload = wl,
-        .latency = SV_RUN_LATENCY_ROOFLINE,
+        .latency = SV_PLANNER_RUN_LATENCY_ROOFLINE,
         .router_name = router,
         .enable_prefix_caching = -1,
         .enable_chunked_prefill = -1,
@@ -822,7 +822,7 @@ static void test_model_aware_routing(void)
     g_autofree char *wp = write_file(dir, "w.jsonl", w->str);
     g_string_free(w, TRUE);
     run_obs o = {g_array_new(FALSE, TRUE, sizeof(int32_t))};
-    struct sv_run_result res;
+    struct sv_planner_run_result res;
     GError *e = NULL;
     CU_ASSERT_TRUE(run_case(cp, wp, "round_robin", &o, &res, &e));
     g_assert_no_error(e);
@@ -875,7 +875,7 @@ static void test_run_pd_heterogeneous(void)
     g_autofree char *wp = write_file(dir, "w.jsonl", w->str);
     g_string_free(w, TRUE);
     run_obs o = {g_array_new(FALSE, TRUE, sizeof(int32_t))};
-    struct sv_run_result res;
+    struct sv_planner_run_result res;
     GError *e = NULL;
     CU_ASSERT_TRUE(run_case(cp, wp, NULL, &o, &res, &e));
     g_assert_no_error(e);
@@ -896,23 +896,23 @@ static char *with_top_keys(const char *cj, const char *keys)
     return g_strdup_printf("{%s, %s", keys, cj + 1);
 }
 
-static struct sv_run_result run_kv(const char *cluster_path, const char *wp, const char *kv)
+static struct sv_planner_run_result run_kv(const char *cluster_path, const char *wp, const char *kv)
 {
     g_autoptr(GError) e = NULL;
-    struct sv_cluster_cfg *cl = sv_planner_cluster_load(cluster_path, &e);
+    struct sv_planner_cluster_cfg *cl = sv_planner_cluster_load(cluster_path, &e);
     g_assert_no_error(e);
     sv_wl_source *wl = sv_wl_open(wp, NULL, &e);
     g_assert_no_error(e);
-    struct sv_run_cfg rc = {
+    struct sv_planner_run_cfg rc = {
         .cluster = cl,
         .workload = wl,
-        .latency = SV_RUN_LATENCY_ROOFLINE,
+        .latency = SV_PLANNER_RUN_LATENCY_ROOFLINE,
         .kv_transfer = kv,
         .enable_prefix_caching = -1,
         .enable_chunked_prefill = -1,
         .reserve_full_isl = -1,
     };
-    struct sv_run_result res;
+    struct sv_planner_run_result res;
     CU_ASSERT_TRUE(sv_planner_run(&rc, &res, &e));
     g_assert_no_error(e);
     sv_wl_source_free(wl);
@@ -953,7 +953,7 @@ static void test_config_keys_and_summary(void)
     g_string_free(w, TRUE);
 
     GError *e = NULL;
-    struct sv_cluster_cfg *cl = sv_planner_cluster_load(cp_pl, &e);
+    struct sv_planner_cluster_cfg *cl = sv_planner_cluster_load(cp_pl, &e);
     g_assert_no_error(e);
     CU_ASSERT_STRING_EQUAL(cl->kv_transfer, "per_layer");
     CU_ASSERT_DOUBLE_EQUAL(cl->slo_ttft_ms, 250.0, 0);
@@ -964,9 +964,9 @@ static void test_config_keys_and_summary(void)
 
     /* The config's per_layer changes the run; the run's "whole" wins over it and gives exactly
      * the run of the config without the key. */
-    struct sv_run_result whole = run_kv(cp, wp, NULL);
-    struct sv_run_result pl = run_kv(cp_pl, wp, NULL);
-    struct sv_run_result pl_over = run_kv(cp_pl, wp, "whole");
+    struct sv_planner_run_result whole = run_kv(cp, wp, NULL);
+    struct sv_planner_run_result pl = run_kv(cp_pl, wp, NULL);
+    struct sv_planner_run_result pl_over = run_kv(cp_pl, wp, "whole");
     SV_ASSERT_EQ_I64(whole.kv_handoffs, 10);
     SV_ASSERT_EQ_I64(pl.kv_bytes, whole.kv_bytes);
     CU_ASSERT(pl.kv_transfer_ns != whole.kv_transfer_ns);
@@ -1025,20 +1025,20 @@ static void test_rtx4090_case(void)
         return;
     }
     GError *e = NULL;
-    struct sv_cluster_cfg *cl = sv_planner_cluster_load(cfg, &e);
+    struct sv_planner_cluster_cfg *cl = sv_planner_cluster_load(cfg, &e);
     g_assert_no_error(e);
     sv_wl_source *src = sv_wl_open(wl, NULL, &e);
     g_assert_no_error(e);
-    struct sv_run_cfg rc = {
+    struct sv_planner_run_cfg rc = {
         .cluster = cl,
         .workload = src,
         .profiles_root = prof,
-        .latency = SV_RUN_LATENCY_PROFILE,
+        .latency = SV_PLANNER_RUN_LATENCY_PROFILE,
         .enable_prefix_caching = -1,
         .enable_chunked_prefill = -1,
         .reserve_full_isl = -1,
     };
-    struct sv_run_result res;
+    struct sv_planner_run_result res;
     CU_ASSERT_TRUE(sv_planner_run(&rc, &res, &e));
     g_assert_no_error(e);
     SV_ASSERT_EQ_I64(res.kv_blocks, 2588);

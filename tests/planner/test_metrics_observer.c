@@ -22,7 +22,7 @@ static char *read_text(const char *dir, const char *name)
 static void test_observer_run(void)
 {
     g_autoptr(GError) err = NULL;
-    struct sv_cluster_cfg *cluster =
+    struct sv_planner_cluster_cfg *cluster =
         sv_planner_cluster_single("meta-llama/Llama-3.1-8B", "H100-SXM", 1, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(cluster);
     struct sv_wl_gen_cfg g = {0};
@@ -40,17 +40,17 @@ static void test_observer_run(void)
     struct sv_metrics_cfg mc = {.output_dir = dir, .n_instances = cluster->n_instances};
     sv_metrics *m = sv_metrics_new(&mc, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    struct sv_run_observer obs;
+    struct sv_planner_run_observer obs;
     sv_planner_metrics_observer_init(m, &obs);
-    struct sv_run_cfg cfg = {0};
+    struct sv_planner_run_cfg cfg = {0};
     cfg.cluster = cluster;
     cfg.workload = src;
-    cfg.latency = SV_RUN_LATENCY_ROOFLINE;
+    cfg.latency = SV_PLANNER_RUN_LATENCY_ROOFLINE;
     cfg.enable_prefix_caching = -1;
     cfg.enable_chunked_prefill = -1;
     cfg.reserve_full_isl = -1;
     cfg.observer = &obs;
-    struct sv_run_result res;
+    struct sv_planner_run_result res;
     CU_ASSERT_FATAL(sv_planner_run(&cfg, &res, &err));
     CU_ASSERT_FATAL(sv_metrics_finish(m, res.makespan_ns, res.requests, &err));
     const struct sv_metrics_summary *s = sv_metrics_get_summary(m);

@@ -6,11 +6,11 @@
 
 #define CASE_CFG SV_SHARED "/reference/llmservingsim/validation/RTXPRO6000/Llama-3.1-8B/config.json"
 
-static struct sv_cluster_cfg *parse(const char *json, GError **e)
+static struct sv_planner_cluster_cfg *parse(const char *json, GError **e)
 {
     JsonParser *p = json_parser_new();
     CU_ASSERT_FATAL(json_parser_load_from_data(p, json, -1, NULL));
-    struct sv_cluster_cfg *c =
+    struct sv_planner_cluster_cfg *c =
         sv_planner_cluster_from_json(json_parser_get_root(p), "config.json", e);
     g_object_unref(p);
     return c;
@@ -21,7 +21,7 @@ static void test_case_config(void)
     SV_REQUIRE_SHARED("reference/llmservingsim/validation/RTXPRO6000/Llama-3.1-8B",
                       "the RTXPRO6000 validation case config");
     GError *e = NULL;
-    struct sv_cluster_cfg *c = sv_planner_cluster_load(CASE_CFG, &e);
+    struct sv_planner_cluster_cfg *c = sv_planner_cluster_load(CASE_CFG, &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     CU_ASSERT_EQUAL(c->n_instances, 1);
     CU_ASSERT_STRING_EQUAL(c->instances[0].model_name, "meta-llama/Llama-3.1-8B");
@@ -46,7 +46,7 @@ static void test_every_reference_config(void)
     while ((name = g_dir_read_name(d))) {
         g_autofree char *p = g_build_filename(dir, name, NULL);
         GError *e = NULL;
-        struct sv_cluster_cfg *c = sv_planner_cluster_load(p, &e);
+        struct sv_planner_cluster_cfg *c = sv_planner_cluster_load(p, &e);
         if (strcmp(name, "single_node_cxl_instance.json") == 0) {
             /* Weights on CXL devices: refused until the memory-tier work (planner/config.c). */
             CU_ASSERT_PTR_NULL(c);
@@ -82,7 +82,7 @@ static void test_every_reference_config(void)
 static void expect_error(const char *json, const char *needle)
 {
     GError *e = NULL;
-    struct sv_cluster_cfg *c = parse(json, &e);
+    struct sv_planner_cluster_cfg *c = parse(json, &e);
     CU_ASSERT_PTR_NULL(c);
     CU_ASSERT_PTR_NOT_NULL_FATAL(e);
     if (!strstr(e->message, needle))
@@ -119,7 +119,7 @@ static void test_overrides_and_unknown(void)
 {
     GError *e = NULL;
     /* The unknown key only warns (g_warning is not fatal in this test). */
-    struct sv_cluster_cfg *c =
+    struct sv_planner_cluster_cfg *c =
         parse(WRAP("{\"model_name\":\"m\",\"hardware\":\"h\",\"max_num_seqs\":64,"
                    "\"block_size\":32,\"enable_prefix_caching\":false,\"num_npus\":4,"
                    "\"tp_size\":2,\"pp_size\":2,\"npu_mem\":{\"mem_size\":8}}"),
@@ -137,7 +137,7 @@ static void test_overrides_and_unknown(void)
 
 /* A registry router by name with its own state; `rng` the "router/random" stream. */
 typedef struct {
-    const struct sv_router_ops *ops;
+    const struct sv_planner_router_ops *ops;
     void *state;
 } test_router;
 
@@ -160,9 +160,9 @@ static void router_close(test_router *r)
         r->ops->destroy(r->state);
 }
 
-static int32_t route(test_router *r, uint64_t id, const struct sv_router_inst *inst)
+static int32_t route(test_router *r, uint64_t id, const struct sv_planner_router_inst *inst)
 {
-    struct sv_router_req q = {.request_id = id, .input_tokens = 16, .output_tokens = 4};
+    struct sv_planner_router_req q = {.request_id = id, .input_tokens = 16, .output_tokens = 4};
     return r->ops->route(r->state, &q, 3, inst);
 }
 
@@ -172,7 +172,7 @@ static void test_routers(void)
     GError *e = NULL;
     sv_registry *reg = sv_planner_registry_new(&e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(reg);
-    struct sv_router_inst inst[3] = {
+    struct sv_planner_router_inst inst[3] = {
         {.index = 0, .waiting = 1, .running = 0},
         {.index = 1, .waiting = 0, .running = 5},
         {.index = 2, .waiting = 0, .running = 3},
@@ -226,7 +226,7 @@ static void test_routers(void)
     CU_ASSERT_PTR_NULL(sv_registry_lookup(reg, SV_REGISTRY_ROUTER, "fastest", &e));
     CU_ASSERT_PTR_NOT_NULL(e && strstr(e->message, "fastest"));
     g_clear_error(&e);
-    const struct sv_router_ops *ops = sv_registry_lookup(reg, SV_REGISTRY_ROUTER, "rr", NULL);
+    const struct sv_planner_router_ops *ops = sv_registry_lookup(reg, SV_REGISTRY_ROUTER, "rr", NULL);
     CU_ASSERT_PTR_NULL(ops->create(3, "x", NULL, &e));
     CU_ASSERT_PTR_NOT_NULL(e);
     g_clear_error(&e);

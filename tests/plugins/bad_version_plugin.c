@@ -9,5 +9,5 @@ G_MODULE_EXPORT gboolean sv_plugin_register(sv_registry *r, unsigned api_version
 
 G_MODULE_EXPORT gboolean sv_plugin_register(sv_registry *r, unsigned api_version, GError **error)
 {
-    return sv_plugin_check_version(api_version, error);
+    return sv_planner_plugin_check_version(api_version, error);
 }

@@ -14,8 +14,8 @@ static sv_registry *registry_with_plugins(void)
     GError *e = NULL;
     sv_registry *reg = sv_planner_registry_new(&e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(reg);
-    CU_ASSERT_TRUE(sv_plugin_load(reg, SV_PLUGIN_ROUTER, &e));
-    CU_ASSERT_TRUE(sv_plugin_load(reg, SV_PLUGIN_SCHED, &e));
+    CU_ASSERT_TRUE(sv_planner_plugin_load(reg, SV_PLUGIN_ROUTER, &e));
+    CU_ASSERT_TRUE(sv_planner_plugin_load(reg, SV_PLUGIN_SCHED, &e));
     if (e)
         fprintf(stderr, "%s\n", e->message);
     g_clear_error(&e);
@@ -29,7 +29,7 @@ typedef struct {
     int n;
 } routed;
 
-static void on_request(void *ctx, const struct sv_req_record *rec)
+static void on_request(void *ctx, const struct sv_planner_req_record *rec)
 {
     routed *r = ctx;
     if (rec->request_id < G_N_ELEMENTS(r->inst))
@@ -46,9 +46,9 @@ static void on_request(void *ctx, const struct sv_req_record *rec)
 static void run_two_instances(const sv_registry *reg, const char *router, routed *out)
 {
     GError *e = NULL;
-    struct sv_cluster_cfg *c = sv_planner_cluster_load(CASE_CFG, &e);
+    struct sv_planner_cluster_cfg *c = sv_planner_cluster_load(CASE_CFG, &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-    c->instances = g_renew(struct sv_instance_cfg, c->instances, 2);
+    c->instances = g_renew(struct sv_planner_instance_cfg, c->instances, 2);
     c->instances[1] = c->instances[0];
     c->instances[1].index = 1;
     c->n_instances = 2;
@@ -64,11 +64,11 @@ static void run_two_instances(const sv_registry *reg, const char *router, routed
     sv_wl_source *src = sv_wl_open(path, NULL, &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(src);
     memset(out, 0, sizeof *out);
-    struct sv_run_observer obs = {.on_request = on_request, .ctx = out};
-    struct sv_run_cfg cfg = {
+    struct sv_planner_run_observer obs = {.on_request = on_request, .ctx = out};
+    struct sv_planner_run_cfg cfg = {
         .cluster = c,
         .workload = src,
-        .latency = SV_RUN_LATENCY_ROOFLINE,
+        .latency = SV_PLANNER_RUN_LATENCY_ROOFLINE,
         .registry = reg,
         .router_name = router,
         .enable_prefix_caching = -1,
@@ -76,7 +76,7 @@ static void run_two_instances(const sv_registry *reg, const char *router, routed
         .reserve_full_isl = -1,
         .observer = &obs,
     };
-    struct sv_run_result res;
+    struct sv_planner_run_result res;
     gboolean ok = sv_planner_run(&cfg, &res, &e);
     if (!ok)
         fprintf(stderr, "%s\n", e->message);
@@ -114,10 +114,10 @@ static void test_router_plugin(void)
  * large pool. vllm chunks: step 1 = r0 80 + r1 20; step 2 = r0 1 (decode) + r1 40.
  * fcfs_no_chunk never splits a prompt: step 1 = r0 80 (r1's 60 > the 20 left); step 2 = r0 1 +
  * r1 60. */
-static void steps(const struct sv_sched_ops *ops, int64_t got[2][2][2], guint n[2])
+static void steps(const struct sv_msg_sched_ops *ops, int64_t got[2][2][2], guint n[2])
 {
     sv_engine *eng = sv_engine_new(1);
-    sv_kv_manager *kv = sv_kv_manager_new(1000, 16, FALSE);
+    sv_memtier_kv_manager *kv = sv_memtier_kv_manager_new(1000, 16, FALSE);
     struct sv_msg_cfg mc = {
         .sched_ops = ops,
         .max_num_seqs = 8,
@@ -151,7 +151,7 @@ static void steps(const struct sv_sched_ops *ops, int64_t got[2][2][2], guint n[
     }
     g_array_free(out, TRUE);
     sv_msg_free(m);
-    sv_kv_manager_free(kv);
+    sv_memtier_kv_manager_free(kv);
     sv_engine_free(eng);
 }
 
@@ -159,8 +159,8 @@ static void test_sched_plugin(void)
 {
     sv_registry *reg = registry_with_plugins();
     GError *e = NULL;
-    const struct sv_sched_ops *vllm = sv_registry_lookup(reg, SV_REGISTRY_SCHED, "vllm", &e);
-    const struct sv_sched_ops *fcfs =
+    const struct sv_msg_sched_ops *vllm = sv_registry_lookup(reg, SV_REGISTRY_SCHED, "vllm", &e);
+    const struct sv_msg_sched_ops *fcfs =
         sv_registry_lookup(reg, SV_REGISTRY_SCHED, "fcfs_no_chunk", &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(vllm);
     CU_ASSERT_PTR_NOT_NULL_FATAL(fcfs);
@@ -187,28 +187,28 @@ static void test_load_errors(void)
 {
     g_autoptr(sv_registry) reg = sv_planner_registry_new(NULL);
     GError *e = NULL;
-    CU_ASSERT_FALSE(sv_plugin_load(reg, "/nonexistent/dir/libnope.so", &e));
+    CU_ASSERT_FALSE(sv_planner_plugin_load(reg, "/nonexistent/dir/libnope.so", &e));
     CU_ASSERT_PTR_NOT_NULL_FATAL(e);
     CU_ASSERT_PTR_NOT_NULL(strstr(e->message, "/nonexistent/dir/libnope.so"));
     g_clear_error(&e);
 
-    CU_ASSERT_FALSE(sv_plugin_load(reg, SV_PLUGIN_BADVER, &e));
+    CU_ASSERT_FALSE(sv_planner_plugin_load(reg, SV_PLUGIN_BADVER, &e));
     CU_ASSERT_PTR_NOT_NULL_FATAL(e);
     CU_ASSERT_PTR_NOT_NULL(strstr(e->message, SV_PLUGIN_BADVER));
     CU_ASSERT_PTR_NOT_NULL(strstr(e->message, "version 99"));
     g_clear_error(&e);
 
     /* The same plugin twice: its name is taken by the first load. */
-    CU_ASSERT_TRUE(sv_plugin_load(reg, SV_PLUGIN_ROUTER, &e));
-    CU_ASSERT_FALSE(sv_plugin_load(reg, SV_PLUGIN_ROUTER, &e));
+    CU_ASSERT_TRUE(sv_planner_plugin_load(reg, SV_PLUGIN_ROUTER, &e));
+    CU_ASSERT_FALSE(sv_planner_plugin_load(reg, SV_PLUGIN_ROUTER, &e));
     CU_ASSERT_PTR_NOT_NULL_FATAL(e);
     CU_ASSERT_PTR_NOT_NULL(strstr(e->message, "already registered"));
     CU_ASSERT_PTR_NOT_NULL(strstr(e->message, SV_PLUGIN_ROUTER));
     g_clear_error(&e);
 
     /* A built-in name cannot be taken either, nor a table of another version. */
-    static const struct sv_router_ops fake = {SV_REGISTRY_API_VERSION, NULL, NULL, NULL};
-    static const struct sv_router_ops old = {SV_REGISTRY_API_VERSION + 1, NULL, NULL, NULL};
+    static const struct sv_planner_router_ops fake = {SV_REGISTRY_API_VERSION, NULL, NULL, NULL};
+    static const struct sv_planner_router_ops old = {SV_REGISTRY_API_VERSION + 1, NULL, NULL, NULL};
     CU_ASSERT_FALSE(sv_registry_add(reg, SV_REGISTRY_ROUTER, "ROUND_ROBIN", &fake, "t", &e));
     g_clear_error(&e);
     CU_ASSERT_FALSE(sv_registry_add(reg, SV_REGISTRY_ROUTER, "other", &old, "t", &e));
@@ -231,9 +231,9 @@ static void test_load_errors(void)
 /* ---- expert routing built-ins ------------------------------------------------------------- */
 
 static void route_once(sv_registry *reg, const char *name, sv_rng *rng,
-                       const struct sv_expert_route_req *q, int64_t *counts, int calls)
+                       const struct sv_msg_expert_route_req *q, int64_t *counts, int calls)
 {
-    const struct sv_expert_route_ops *ops =
+    const struct sv_msg_expert_route_ops *ops =
         sv_registry_lookup(reg, SV_REGISTRY_EXPERT_ROUTE, name, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(ops);
     void *st = ops->create(sv_registry_param(name), rng, NULL);
@@ -249,7 +249,7 @@ static void test_expert_routing(void)
     sv_rng *rng = sv_rng_new(7, "test/experts");
     int64_t c[8];
     /* 10 tokens x top-2 = 20 choices over 8 experts: 3 3 3 3 2 2 2 2. */
-    struct sv_expert_route_req q = {.layer = 0, .tokens = 10, .n_experts = 8, .top_k = 2};
+    struct sv_msg_expert_route_req q = {.layer = 0, .tokens = 10, .n_experts = 8, .top_k = 2};
     route_once(reg, "balanced", rng, &q, c, 1);
     const int64_t bal[8] = {3, 3, 3, 3, 2, 2, 2, 2};
     for (int e = 0; e < 8; e++)
@@ -264,7 +264,7 @@ static void test_expert_routing(void)
      * none exceeds tokens. Zipf with S = 2 over 8 experts gives expert 0 weight 1 / H(8,2) =
      * 1 / 1.527 = 0.655 of one draw; with top-1 and 20000 tokens, 13,094 (sd 67; the test allows
      * +-200, 3 sd). */
-    struct sv_expert_route_req big = {.layer = 1, .tokens = 1000, .n_experts = 8, .top_k = 2};
+    struct sv_msg_expert_route_req big = {.layer = 1, .tokens = 1000, .n_experts = 8, .top_k = 2};
     const char *names[2] = {"random", "zipf:1.0"};
     for (int p = 0; p < 2; p++) {
         route_once(reg, names[p], rng, &big, c, 1);
@@ -275,12 +275,12 @@ static void test_expert_routing(void)
         }
         CU_ASSERT_EQUAL(sum, 2000);
     }
-    struct sv_expert_route_req top1 = {.layer = 1, .tokens = 20000, .n_experts = 8, .top_k = 1};
+    struct sv_msg_expert_route_req top1 = {.layer = 1, .tokens = 20000, .n_experts = 8, .top_k = 1};
     route_once(reg, "zipf:2", rng, &top1, c, 1);
     CU_ASSERT_TRUE(c[0] > 13100 - 200 && c[0] < 13100 + 200);
     CU_ASSERT_TRUE(c[0] > c[1] && c[1] > c[7]);
     GError *e = NULL;
-    const struct sv_expert_route_ops *z =
+    const struct sv_msg_expert_route_ops *z =
         sv_registry_lookup(reg, SV_REGISTRY_EXPERT_ROUTE, "zipf", &e);
     CU_ASSERT_PTR_NULL(z->create(NULL, rng, &e)); /* zipf needs its exponent */
     CU_ASSERT_PTR_NOT_NULL(e);

@@ -93,23 +93,23 @@ static void test_reencode_all(void)
         g_autoptr(GByteArray) input = sv_test_read_decompressed(path);
         CU_ASSERT_PTR_NOT_NULL_FATAL(input);
         GError *err = NULL;
-        sv_et_reader *r = sv_et_reader_open(path, &err);
+        sv_proto_reader *r = sv_proto_reader_open(path, &err);
         if (!r)
             fprintf(stderr, "\n%s: %s\n", path, err->message);
         CU_ASSERT_PTR_NOT_NULL_FATAL(r);
         g_autoptr(GByteArray) stream = g_byte_array_new();
 
         size_t len;
-        const uint8_t *raw = sv_et_reader_metadata_raw(r, &len);
+        const uint8_t *raw = sv_proto_reader_metadata_raw(r, &len);
         uint8_t *re = g_malloc(len + 1);
-        size_t relen = chakra_proto_msg__global_metadata__pack(sv_et_reader_metadata(r), re);
+        size_t relen = chakra_proto_msg__global_metadata__pack(sv_proto_reader_metadata(r), re);
         CU_ASSERT(relen == len && memcmp(re, raw, len) == 0);
         append_varint(stream, relen);
         g_byte_array_append(stream, re, (guint)relen);
         g_free(re);
 
         gboolean frames_ok = TRUE;
-        while (sv_et_reader_next_raw(r, &raw, &len, &err)) {
+        while (sv_proto_reader_next_raw(r, &raw, &len, &err)) {
             ChakraProtoMsg__Node *n = chakra_proto_msg__node__unpack(NULL, len, raw);
             CU_ASSERT_PTR_NOT_NULL_FATAL(n);
             re = g_malloc(len);
@@ -119,33 +119,33 @@ static void test_reencode_all(void)
             append_varint(stream, relen);
             g_byte_array_append(stream, re, (guint)relen);
             g_free(re);
-            sv_et_node_free(n);
+            sv_proto_node_free(n);
             total_nodes++;
         }
         CU_ASSERT_PTR_NULL(err);
         CU_ASSERT(frames_ok);
-        CU_ASSERT(sv_et_reader_bytes(r) == input->len);
+        CU_ASSERT(sv_proto_reader_bytes(r) == input->len);
         if (!sv_test_bytes_equal(stream, input))
             fprintf(stderr, "\nre-encode differs: %s\n", path);
         CU_ASSERT(sv_test_bytes_equal(stream, input));
-        sv_et_reader_close(r);
+        sv_proto_reader_close(r);
 
         /* Same through the decoding reader and the writer, keeping gzip by name. */
         g_autofree char *base = g_path_get_basename(path);
         g_autofree char *out = g_build_filename(tmp, base, NULL);
-        r = sv_et_reader_open(path, &err);
+        r = sv_proto_reader_open(path, &err);
         CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-        sv_et_writer *w = sv_et_writer_open(out, &err);
+        sv_proto_writer *w = sv_proto_writer_open(out, &err);
         CU_ASSERT_PTR_NOT_NULL_FATAL(w);
-        CU_ASSERT(sv_et_writer_put_metadata(w, sv_et_reader_metadata(r), &err));
+        CU_ASSERT(sv_proto_writer_put_metadata(w, sv_proto_reader_metadata(r), &err));
         ChakraProtoMsg__Node *n;
-        while (sv_et_reader_next(r, &n, &err)) {
-            CU_ASSERT(sv_et_writer_put_node(w, n, &err));
-            sv_et_node_free(n);
+        while (sv_proto_reader_next(r, &n, &err)) {
+            CU_ASSERT(sv_proto_writer_put_node(w, n, &err));
+            sv_proto_node_free(n);
         }
         CU_ASSERT_PTR_NULL(err);
-        sv_et_reader_close(r);
-        CU_ASSERT(sv_et_writer_close(w, &err));
+        sv_proto_reader_close(r);
+        CU_ASSERT(sv_proto_writer_close(w, &err));
         CU_ASSERT_PTR_NULL(err);
         g_autoptr(GByteArray) written = sv_test_read_decompressed(out);
         CU_ASSERT(sv_test_bytes_equal(written, input));
@@ -161,16 +161,16 @@ static void test_reencode_all(void)
 static JsonNode *file_json_in_memory(const char *path)
 {
     GError *err = NULL;
-    g_autoptr(sv_et_reader) r = sv_et_reader_open(path, &err);
+    g_autoptr(sv_proto_reader) r = sv_proto_reader_open(path, &err);
     if (!r)
         return NULL;
     JsonObject *o = json_object_new();
-    json_object_set_member(o, "global_metadata", sv_et_metadata_to_json(sv_et_reader_metadata(r)));
+    json_object_set_member(o, "global_metadata", sv_proto_metadata_to_json(sv_proto_reader_metadata(r)));
     JsonArray *nodes = json_array_new();
     ChakraProtoMsg__Node *n;
-    while (sv_et_reader_next(r, &n, &err)) {
-        json_array_add_element(nodes, sv_et_node_to_json(n));
-        sv_et_node_free(n);
+    while (sv_proto_reader_next(r, &n, &err)) {
+        json_array_add_element(nodes, sv_proto_node_to_json(n));
+        sv_proto_node_free(n);
     }
     g_assert_no_error(err);
     json_object_set_array_member(o, "nodes", nodes);
@@ -213,7 +213,7 @@ static void test_json_vectors(void)
          * byte. */
         g_autofree char *out = g_build_filename(tmp, "out.json", NULL);
         GError *err = NULL;
-        CU_ASSERT(sv_et_file_to_json(path, out, &err));
+        CU_ASSERT(sv_proto_file_to_json(path, out, &err));
         CU_ASSERT_PTR_NULL(err);
         g_autoptr(JsonNode) reparsed = parse_json_file(out);
         CU_ASSERT(reparsed && json_node_equal(expected, reparsed));
@@ -234,16 +234,16 @@ static void test_json_vectors(void)
 static void test_json_special_floats(void)
 {
     g_autoptr(ChakraProtoMsg__Node) n =
-        sv_et_node_new(1, "f", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE);
+        sv_proto_node_new(1, "f", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE);
     const double dv[] = {NAN, INFINITY, -INFINITY, -0.0, 0.1};
     const char *names[] = {"nan", "inf", "ninf", "nzero", "tenth"};
     for (size_t i = 0; i < G_N_ELEMENTS(dv); i++) {
-        ChakraProtoMsg__AttributeProto *a = sv_et_attr_new_int64(names[i], 0);
+        ChakraProtoMsg__AttributeProto *a = sv_proto_attr_new_int64(names[i], 0);
         a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_FLOAT_VAL;
         a->float_val = (float)dv[i];
-        sv_et_node_add_attr(n, a);
+        sv_proto_node_add_attr(n, a);
     }
-    g_autoptr(JsonNode) j = sv_et_node_to_json(n);
+    g_autoptr(JsonNode) j = sv_proto_node_to_json(n);
     JsonArray *attrs = json_object_get_array_member(json_node_get_object(j), "attr");
     JsonObject *a0 = json_array_get_object_element(attrs, 0);
     CU_ASSERT_STRING_EQUAL(json_object_get_string_member(a0, "float_val"), "NaN");
@@ -261,32 +261,32 @@ static void test_json_special_floats(void)
               0.1);
 
     /* Text form through a file: Python's repr of these doubles. */
-    ChakraProtoMsg__AttributeProto *big = sv_et_attr_new_int64("big", 0);
+    ChakraProtoMsg__AttributeProto *big = sv_proto_attr_new_int64("big", 0);
     big->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_DOUBLE_VAL;
     big->double_val = 1e16;
-    sv_et_node_add_attr(n, big);
-    ChakraProtoMsg__AttributeProto *small = sv_et_attr_new_int64("small", 0);
+    sv_proto_node_add_attr(n, big);
+    ChakraProtoMsg__AttributeProto *small = sv_proto_attr_new_int64("small", 0);
     small->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_DOUBLE_VAL;
     small->double_val = 0.0001;
-    sv_et_node_add_attr(n, small);
-    ChakraProtoMsg__AttributeProto *tiny = sv_et_attr_new_int64("tiny", 0);
+    sv_proto_node_add_attr(n, small);
+    ChakraProtoMsg__AttributeProto *tiny = sv_proto_attr_new_int64("tiny", 0);
     tiny->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_DOUBLE_VAL;
     tiny->double_val = -2.5e-05;
-    sv_et_node_add_attr(n, tiny);
-    ChakraProtoMsg__AttributeProto *whole = sv_et_attr_new_int64("whole", 0);
+    sv_proto_node_add_attr(n, tiny);
+    ChakraProtoMsg__AttributeProto *whole = sv_proto_attr_new_int64("whole", 0);
     whole->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_DOUBLE_VAL;
     whole->double_val = 1234567890123456.0;
-    sv_et_node_add_attr(n, whole);
+    sv_proto_node_add_attr(n, whole);
     g_autofree char *tmp = sv_test_tmpdir();
     g_autofree char *et = g_build_filename(tmp, "f.et", NULL);
     g_autofree char *js = g_build_filename(tmp, "f.json", NULL);
     GError *err = NULL;
-    sv_et_writer *w = sv_et_writer_open(et, &err);
-    g_autoptr(ChakraProtoMsg__GlobalMetadata) md = sv_et_metadata_new("0.0.4");
-    CU_ASSERT(sv_et_writer_put_metadata(w, md, &err));
-    CU_ASSERT(sv_et_writer_put_node(w, n, &err));
-    CU_ASSERT(sv_et_writer_close(w, &err));
-    CU_ASSERT(sv_et_file_to_json(et, js, &err));
+    sv_proto_writer *w = sv_proto_writer_open(et, &err);
+    g_autoptr(ChakraProtoMsg__GlobalMetadata) md = sv_proto_metadata_new("0.0.4");
+    CU_ASSERT(sv_proto_writer_put_metadata(w, md, &err));
+    CU_ASSERT(sv_proto_writer_put_node(w, n, &err));
+    CU_ASSERT(sv_proto_writer_close(w, &err));
+    CU_ASSERT(sv_proto_file_to_json(et, js, &err));
     CU_ASSERT_PTR_NULL(err);
     g_autofree char *text = NULL;
     CU_ASSERT(g_file_get_contents(js, &text, NULL, NULL));
@@ -314,17 +314,17 @@ struct bad_case {
     const char *where; /* expected "message I at byte offset O" */
 };
 
-static void check_bad_file(const char *path, sv_et_dep_flags deps, int code, const char *where)
+static void check_bad_file(const char *path, sv_proto_dep_flags deps, int code, const char *where)
 {
     GError *err = NULL;
-    sv_et_reader *r = sv_et_reader_open(path, &err);
+    sv_proto_reader *r = sv_proto_reader_open(path, &err);
     if (r) {
-        sv_et_reader_set_dep_check(r, deps);
+        sv_proto_reader_set_dep_check(r, deps);
         ChakraProtoMsg__Node *n;
         int guard = 0;
-        while (sv_et_reader_next(r, &n, &err) && guard++ < 100)
-            sv_et_node_free(n);
-        sv_et_reader_close(r);
+        while (sv_proto_reader_next(r, &n, &err) && guard++ < 100)
+            sv_proto_node_free(n);
+        sv_proto_reader_close(r);
     }
     CU_ASSERT_PTR_NOT_NULL_FATAL(err);
     if (err->code != code || !strstr(err->message, where) || !strstr(err->message, path))
@@ -385,11 +385,11 @@ static void test_malformed(void)
             g_byte_array_append(b, MD, sizeof(MD));
         g_byte_array_append(b, cases[i].tail, (guint)cases[i].tail_len);
         g_autofree char *p = write_tmp(tmp, cases[i].name, b->data, b->len);
-        check_bad_file(p, SV_ET_DEP_NONE, cases[i].code, cases[i].where);
+        check_bad_file(p, SV_PROTO_DEP_NONE, cases[i].code, cases[i].where);
     }
     g_autofree char *missing = g_build_filename(tmp, "does-not-exist.et", NULL);
     GError *err = NULL;
-    CU_ASSERT_PTR_NULL(sv_et_reader_open(missing, &err));
+    CU_ASSERT_PTR_NULL(sv_proto_reader_open(missing, &err));
     CU_ASSERT(err && err->code == SV_PROTO_ERROR_IO && strstr(err->message, missing));
     g_clear_error(&err);
     sv_test_rmtree(tmp);
@@ -423,36 +423,36 @@ static void test_bad_gzip(void)
     /* Missing the 8-byte trailer (CRC32 + ISIZE, RFC 1952): all frames decode, then the stream
      * ends inside the member. */
     g_autofree char *cut = write_tmp(tmp, "cut.et.gz", gz->data, gz->len - 4);
-    check_bad_file(cut, SV_ET_DEP_NONE, SV_PROTO_ERROR_GZIP, "truncated gzip stream");
+    check_bad_file(cut, SV_PROTO_DEP_NONE, SV_PROTO_ERROR_GZIP, "truncated gzip stream");
     /* ... located at the frame being read: message 4 (after metadata + 3 nodes), at the end of
      * the intact decompressed bytes. */
     g_autofree char *where = g_strdup_printf("message 4 at byte offset %u", plain->len);
-    check_bad_file(cut, SV_ET_DEP_NONE, SV_PROTO_ERROR_GZIP, where);
+    check_bad_file(cut, SV_PROTO_DEP_NONE, SV_PROTO_ERROR_GZIP, where);
     g_autofree char *half = write_tmp(tmp, "half.et.gz", gz->data, gz->len / 2);
-    check_bad_file(half, SV_ET_DEP_NONE, SV_PROTO_ERROR_GZIP, "truncated gzip stream");
+    check_bad_file(half, SV_PROTO_DEP_NONE, SV_PROTO_ERROR_GZIP, "truncated gzip stream");
     /* Flip a CRC bit: zlib reports "incorrect data check". */
     g_autoptr(GByteArray) crc = g_byte_array_new();
     g_byte_array_append(crc, gz->data, gz->len);
     crc->data[crc->len - 8] ^= 0x01;
     g_autofree char *badcrc = write_tmp(tmp, "crc.et.gz", crc->data, crc->len);
-    check_bad_file(badcrc, SV_ET_DEP_NONE, SV_PROTO_ERROR_GZIP, "corrupt gzip stream");
+    check_bad_file(badcrc, SV_PROTO_DEP_NONE, SV_PROTO_ERROR_GZIP, "corrupt gzip stream");
     /* Garbage after the 10-byte header: an invalid deflate block type (binary 11). */
     g_autoptr(GByteArray) body = g_byte_array_new();
     g_byte_array_append(body, gz->data, 10);
     static const uint8_t junk[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
     g_byte_array_append(body, junk, sizeof(junk));
     g_autofree char *badbody = write_tmp(tmp, "body.et.gz", body->data, body->len);
-    check_bad_file(badbody, SV_ET_DEP_NONE, SV_PROTO_ERROR_GZIP, "corrupt gzip stream");
+    check_bad_file(badbody, SV_PROTO_DEP_NONE, SV_PROTO_ERROR_GZIP, "corrupt gzip stream");
     /* The intact stream reads back the 3 nodes. */
     g_autofree char *good = write_tmp(tmp, "good.et.gz", gz->data, gz->len);
     GError *err = NULL;
-    g_autoptr(sv_et_reader) r = sv_et_reader_open(good, &err);
+    g_autoptr(sv_proto_reader) r = sv_proto_reader_open(good, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-    CU_ASSERT(sv_et_reader_is_gzip(r));
+    CU_ASSERT(sv_proto_reader_is_gzip(r));
     ChakraProtoMsg__Node *n;
     int count = 0;
-    while (sv_et_reader_next(r, &n, &err)) {
-        sv_et_node_free(n);
+    while (sv_proto_reader_next(r, &n, &err)) {
+        sv_proto_node_free(n);
         count++;
     }
     CU_ASSERT_PTR_NULL(err);
@@ -472,25 +472,25 @@ static void test_dangling(void)
     g_byte_array_append(b, nodes, sizeof(nodes));
     g_autofree char *tmp = sv_test_tmpdir();
     g_autofree char *p = write_tmp(tmp, "dangling.et", b->data, b->len);
-    check_bad_file(p, SV_ET_DEP_CHECK_DATA, SV_PROTO_ERROR_DANGLING_DEP,
+    check_bad_file(p, SV_PROTO_DEP_CHECK_DATA, SV_PROTO_ERROR_DANGLING_DEP,
                    "message 1 at byte offset 8");
-    check_bad_file(p, SV_ET_DEP_CHECK_ALL, SV_PROTO_ERROR_DANGLING_DEP, "node id 5");
+    check_bad_file(p, SV_PROTO_DEP_CHECK_ALL, SV_PROTO_ERROR_DANGLING_DEP, "node id 5");
 
     /* ctrl-only checking: node 2's ctrl dep on 1 exists, node 3's forward data dep resolves;
      * only the data dep on 5 dangles, which is counted, not an error. */
     GError *err = NULL;
-    g_autoptr(sv_et_reader) r = sv_et_reader_open(p, &err);
-    sv_et_reader_set_dep_check(r, SV_ET_DEP_CHECK_CTRL);
+    g_autoptr(sv_proto_reader) r = sv_proto_reader_open(p, &err);
+    sv_proto_reader_set_dep_check(r, SV_PROTO_DEP_CHECK_CTRL);
     ChakraProtoMsg__Node *n;
     int count = 0;
-    while (sv_et_reader_next(r, &n, &err)) {
-        sv_et_node_free(n);
+    while (sv_proto_reader_next(r, &n, &err)) {
+        sv_proto_node_free(n);
         count++;
     }
     CU_ASSERT_PTR_NULL(err);
     CU_ASSERT_EQUAL(count, 4);
     uint64_t dd = 99, cd = 99;
-    CU_ASSERT(sv_et_reader_dangling(r, &dd, &cd));
+    CU_ASSERT(sv_proto_reader_dangling(r, &dd, &cd));
     SV_ASSERT_EQ_I64(dd, 1);
     SV_ASSERT_EQ_I64(cd, 0);
     sv_test_rmtree(tmp);
@@ -500,17 +500,17 @@ static void test_dangling(void)
 
 /* all_reduce.0.et (ASTRA-sim microbenchmark, 81 bytes, byte layout in CHAKRA_ET.md 1.2) rebuilt
  * with the builders. */
-static void write_all_reduce(sv_et_writer *w)
+static void write_all_reduce(sv_proto_writer *w)
 {
     GError *err = NULL;
-    g_autoptr(ChakraProtoMsg__GlobalMetadata) md = sv_et_metadata_new("0.0.4");
-    CU_ASSERT(sv_et_writer_put_metadata(w, md, &err));
+    g_autoptr(ChakraProtoMsg__GlobalMetadata) md = sv_proto_metadata_new("0.0.4");
+    CU_ASSERT(sv_proto_writer_put_metadata(w, md, &err));
     g_autoptr(ChakraProtoMsg__Node) n =
-        sv_et_node_new(0, "all_reduce_8npus_1MB", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE);
-    sv_et_node_add_attr(n, sv_et_attr_new_bool("is_cpu_op", FALSE));
-    sv_et_node_add_attr(n, sv_et_attr_new_int64("comm_type", 0));
-    sv_et_node_add_attr(n, sv_et_attr_new_int64("comm_size", 1048576));
-    CU_ASSERT(sv_et_writer_put_node(w, n, &err));
+        sv_proto_node_new(0, "all_reduce_8npus_1MB", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE);
+    sv_proto_node_add_attr(n, sv_proto_attr_new_bool("is_cpu_op", FALSE));
+    sv_proto_node_add_attr(n, sv_proto_attr_new_int64("comm_type", 0));
+    sv_proto_node_add_attr(n, sv_proto_attr_new_int64("comm_size", 1048576));
+    CU_ASSERT(sv_proto_writer_put_node(w, n, &err));
     CU_ASSERT_PTR_NULL(err);
 }
 
@@ -525,15 +525,15 @@ static void test_writer_bytes_and_gzip(void)
     g_autofree char *plain = g_build_filename(tmp, "ar.0.et", NULL);
     g_autofree char *gzp = g_build_filename(tmp, "ar.0.et.gz", NULL);
     GError *err = NULL;
-    sv_et_writer *w = sv_et_writer_open(plain, &err);
+    sv_proto_writer *w = sv_proto_writer_open(plain, &err);
     write_all_reduce(w);
-    CU_ASSERT(sv_et_writer_close(w, &err));
+    CU_ASSERT(sv_proto_writer_close(w, &err));
     g_autoptr(GByteArray) got = sv_test_read_file_bytes(plain);
     CU_ASSERT(sv_test_bytes_equal(got, expected));
 
-    w = sv_et_writer_open(gzp, &err);
+    w = sv_proto_writer_open(gzp, &err);
     write_all_reduce(w);
-    CU_ASSERT(sv_et_writer_close(w, &err));
+    CU_ASSERT(sv_proto_writer_close(w, &err));
     g_autoptr(GByteArray) gz = sv_test_read_file_bytes(gzp);
     /* RFC 1952 header: magic 1f 8b, CM 8, then MTIME (bytes 4..7) = 0 for determinism. */
     CU_ASSERT_FATAL(gz && gz->len > 18);
@@ -543,24 +543,24 @@ static void test_writer_bytes_and_gzip(void)
     CU_ASSERT(sv_test_bytes_equal(unz, expected));
 
     /* Read back through the reader: attribute helpers with ASTRA-sim's conversions. */
-    g_autoptr(sv_et_reader) r = sv_et_reader_open(gzp, &err);
+    g_autoptr(sv_proto_reader) r = sv_proto_reader_open(gzp, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-    CU_ASSERT(sv_et_reader_is_gzip(r));
-    CU_ASSERT_STRING_EQUAL(sv_et_reader_metadata(r)->version, "0.0.4");
+    CU_ASSERT(sv_proto_reader_is_gzip(r));
+    CU_ASSERT_STRING_EQUAL(sv_proto_reader_metadata(r)->version, "0.0.4");
     ChakraProtoMsg__Node *n = NULL;
-    CU_ASSERT_FATAL(sv_et_reader_next(r, &n, &err));
-    SV_ASSERT_EQ_I64(sv_et_reader_index(r), 1);
-    SV_ASSERT_EQ_I64(sv_et_reader_offset(r), 8);
+    CU_ASSERT_FATAL(sv_proto_reader_next(r, &n, &err));
+    SV_ASSERT_EQ_I64(sv_proto_reader_index(r), 1);
+    SV_ASSERT_EQ_I64(sv_proto_reader_offset(r), 8);
     CU_ASSERT_STRING_EQUAL(n->name, "all_reduce_8npus_1MB");
     int64_t v = -1;
-    CU_ASSERT(sv_et_attr_int(sv_et_attr_find(n, "comm_size"), &v));
+    CU_ASSERT(sv_proto_attr_int(sv_proto_attr_find(n, "comm_size"), &v));
     SV_ASSERT_EQ_I64(v, 1048576);
     gboolean bv = TRUE;
-    CU_ASSERT(sv_et_attr_bool(sv_et_attr_find(n, "is_cpu_op"), &bv));
+    CU_ASSERT(sv_proto_attr_bool(sv_proto_attr_find(n, "is_cpu_op"), &bv));
     CU_ASSERT_FALSE(bv);
-    CU_ASSERT_PTR_NULL(sv_et_attr_find(n, "comm_src"));
-    sv_et_node_free(n);
-    CU_ASSERT_FALSE(sv_et_reader_next(r, &n, &err));
+    CU_ASSERT_PTR_NULL(sv_proto_attr_find(n, "comm_src"));
+    sv_proto_node_free(n);
+    CU_ASSERT_FALSE(sv_proto_reader_next(r, &n, &err));
     CU_ASSERT_PTR_NULL(err);
     sv_test_rmtree(tmp);
 }
@@ -569,58 +569,58 @@ static void test_attr_semantics(void)
 {
     SV_REQUIRE_SHARED("interop/chakra", "the Chakra ET vectors");
     g_autoptr(ChakraProtoMsg__Node) n =
-        sv_et_node_new(7, "x", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE);
-    sv_et_node_add_attr(n, sv_et_attr_new_int32("comm_src", -3));
-    sv_et_node_add_attr(n, sv_et_attr_new_int32("comm_src", 5)); /* shadowed: first wins */
-    sv_et_node_add_attr(n, sv_et_attr_new_bool("flag", TRUE));
-    sv_et_node_add_attr(n, sv_et_attr_new_uint64("big", UINT64_MAX));
-    sv_et_node_add_attr(n, sv_et_attr_new_string("pg_name", "2"));
+        sv_proto_node_new(7, "x", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE);
+    sv_proto_node_add_attr(n, sv_proto_attr_new_int32("comm_src", -3));
+    sv_proto_node_add_attr(n, sv_proto_attr_new_int32("comm_src", 5)); /* shadowed: first wins */
+    sv_proto_node_add_attr(n, sv_proto_attr_new_bool("flag", TRUE));
+    sv_proto_node_add_attr(n, sv_proto_attr_new_uint64("big", UINT64_MAX));
+    sv_proto_node_add_attr(n, sv_proto_attr_new_string("pg_name", "2"));
     const gboolean dims[] = {TRUE, FALSE, TRUE};
-    sv_et_node_add_attr(n, sv_et_attr_new_bool_list("involved_dim", dims, 3));
-    ChakraProtoMsg__AttributeProto *f = sv_et_attr_new_int64("num_ops", 0);
+    sv_proto_node_add_attr(n, sv_proto_attr_new_bool_list("involved_dim", dims, 3));
+    ChakraProtoMsg__AttributeProto *f = sv_proto_attr_new_int64("num_ops", 0);
     f->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_FLOAT_VAL;
     f->float_val = 3.0f;
-    sv_et_node_add_attr(n, f);
+    sv_proto_node_add_attr(n, f);
 
     int64_t v;
-    CU_ASSERT(sv_et_attr_int(sv_et_attr_find(n, "comm_src"), &v));
+    CU_ASSERT(sv_proto_attr_int(sv_proto_attr_find(n, "comm_src"), &v));
     SV_ASSERT_EQ_I64(v, -3);
-    CU_ASSERT(sv_et_attr_int(sv_et_attr_find(n, "flag"), &v)); /* bool -> 1 */
+    CU_ASSERT(sv_proto_attr_int(sv_proto_attr_find(n, "flag"), &v)); /* bool -> 1 */
     SV_ASSERT_EQ_I64(v, 1);
-    CU_ASSERT_FALSE(sv_et_attr_int(sv_et_attr_find(n, "big"), &v)); /* > INT64_MAX */
+    CU_ASSERT_FALSE(sv_proto_attr_int(sv_proto_attr_find(n, "big"), &v)); /* > INT64_MAX */
     uint64_t u;
-    CU_ASSERT(sv_et_attr_uint(sv_et_attr_find(n, "big"), &u));
+    CU_ASSERT(sv_proto_attr_uint(sv_proto_attr_find(n, "big"), &u));
     CU_ASSERT(u == UINT64_MAX);
-    CU_ASSERT_FALSE(sv_et_attr_uint(sv_et_attr_find(n, "comm_src"), &u)); /* negative */
-    CU_ASSERT_FALSE(sv_et_attr_int(sv_et_attr_find(n, "num_ops"), &v));   /* float refused */
-    CU_ASSERT_FALSE(sv_et_attr_int(sv_et_attr_find(n, "pg_name"), &v));
+    CU_ASSERT_FALSE(sv_proto_attr_uint(sv_proto_attr_find(n, "comm_src"), &u)); /* negative */
+    CU_ASSERT_FALSE(sv_proto_attr_int(sv_proto_attr_find(n, "num_ops"), &v));   /* float refused */
+    CU_ASSERT_FALSE(sv_proto_attr_int(sv_proto_attr_find(n, "pg_name"), &v));
     const char *s = NULL;
-    CU_ASSERT(sv_et_attr_string(sv_et_attr_find(n, "pg_name"), &s));
+    CU_ASSERT(sv_proto_attr_string(sv_proto_attr_find(n, "pg_name"), &s));
     CU_ASSERT_STRING_EQUAL(s, "2");
-    CU_ASSERT_FALSE(sv_et_attr_string(sv_et_attr_find(n, "flag"), &s));
+    CU_ASSERT_FALSE(sv_proto_attr_string(sv_proto_attr_find(n, "flag"), &s));
     gboolean *vals = NULL;
     size_t nv = 0;
-    CU_ASSERT(sv_et_attr_bool_list(sv_et_attr_find(n, "involved_dim"), &vals, &nv));
+    CU_ASSERT(sv_proto_attr_bool_list(sv_proto_attr_find(n, "involved_dim"), &vals, &nv));
     CU_ASSERT(nv == 3 && vals[0] && !vals[1] && vals[2]);
     g_free(vals);
-    CU_ASSERT_FALSE(sv_et_attr_bool_list(sv_et_attr_find(n, "flag"), &vals, &nv));
+    CU_ASSERT_FALSE(sv_proto_attr_bool_list(sv_proto_attr_find(n, "flag"), &vals, &nv));
 
     /* Attribute kinds of the all_fields vector: sint64 and fixed32 convert, double does not. */
     GError *err = NULL;
-    g_autoptr(sv_et_reader) r =
-        sv_et_reader_open(INTEROP "/chakra/vectors/all_fields/all_fields.0.et", &err);
+    g_autoptr(sv_proto_reader) r =
+        sv_proto_reader_open(INTEROP "/chakra/vectors/all_fields/all_fields.0.et", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     ChakraProtoMsg__Node *af = NULL;
-    CU_ASSERT_FATAL(sv_et_reader_next(r, &af, &err));
+    CU_ASSERT_FATAL(sv_proto_reader_next(r, &af, &err));
     CU_ASSERT(af->id == UINT64_MAX);
-    CU_ASSERT(sv_et_attr_int(sv_et_attr_find(af, "sint64"), &v) && v == -9876543210LL);
-    CU_ASSERT(sv_et_attr_int(sv_et_attr_find(af, "fixed32"), &v) && v == 12345);
-    CU_ASSERT(sv_et_attr_int(sv_et_attr_find(af, "uint32"), &v) && v == 4294967295LL);
-    CU_ASSERT(sv_et_attr_int(sv_et_attr_find(af, "sfixed64"), &v) && v == -9876543210LL);
-    CU_ASSERT(sv_et_attr_int(sv_et_attr_find(af, "int64_zero"), &v) && v == 0);
-    CU_ASSERT_FALSE(sv_et_attr_int(sv_et_attr_find(af, "double"), &v));
-    CU_ASSERT_FALSE(sv_et_attr_int(sv_et_attr_find(af, "no_value"), &v));
-    sv_et_node_free(af);
+    CU_ASSERT(sv_proto_attr_int(sv_proto_attr_find(af, "sint64"), &v) && v == -9876543210LL);
+    CU_ASSERT(sv_proto_attr_int(sv_proto_attr_find(af, "fixed32"), &v) && v == 12345);
+    CU_ASSERT(sv_proto_attr_int(sv_proto_attr_find(af, "uint32"), &v) && v == 4294967295LL);
+    CU_ASSERT(sv_proto_attr_int(sv_proto_attr_find(af, "sfixed64"), &v) && v == -9876543210LL);
+    CU_ASSERT(sv_proto_attr_int(sv_proto_attr_find(af, "int64_zero"), &v) && v == 0);
+    CU_ASSERT_FALSE(sv_proto_attr_int(sv_proto_attr_find(af, "double"), &v));
+    CU_ASSERT_FALSE(sv_proto_attr_int(sv_proto_attr_find(af, "no_value"), &v));
+    sv_proto_node_free(af);
 }
 
 static void test_writer_abort_and_failure(void)
@@ -628,37 +628,37 @@ static void test_writer_abort_and_failure(void)
     g_autofree char *tmp = sv_test_tmpdir();
     g_autofree char *out = g_build_filename(tmp, "partial.et", NULL);
     GError *err = NULL;
-    sv_et_writer *w = sv_et_writer_open(out, &err);
+    sv_proto_writer *w = sv_proto_writer_open(out, &err);
     write_all_reduce(w);
     CU_ASSERT_EQUAL(count_dir_entries(tmp), 1); /* the temporary file */
     CU_ASSERT_FALSE(g_file_test(out, G_FILE_TEST_EXISTS));
-    sv_et_writer_abort(w);
+    sv_proto_writer_abort(w);
     CU_ASSERT_EQUAL(count_dir_entries(tmp), 0);
 
     /* A node that packs to zero bytes is refused, and close then fails leaving nothing. */
-    w = sv_et_writer_open(out, &err);
+    w = sv_proto_writer_open(out, &err);
     write_all_reduce(w);
     g_autoptr(ChakraProtoMsg__Node) empty =
-        sv_et_node_new(0, "", CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE);
-    CU_ASSERT_FALSE(sv_et_writer_put_node(w, empty, &err));
+        sv_proto_node_new(0, "", CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE);
+    CU_ASSERT_FALSE(sv_proto_writer_put_node(w, empty, &err));
     CU_ASSERT(err && err->code == SV_PROTO_ERROR_EMPTY_NODE);
     g_clear_error(&err);
-    CU_ASSERT_FALSE(sv_et_writer_close(w, &err));
+    CU_ASSERT_FALSE(sv_proto_writer_close(w, &err));
     g_clear_error(&err);
     CU_ASSERT_EQUAL(count_dir_entries(tmp), 0);
 
     /* Node before metadata is refused. */
-    w = sv_et_writer_open(out, &err);
+    w = sv_proto_writer_open(out, &err);
     g_autoptr(ChakraProtoMsg__Node) n =
-        sv_et_node_new(1, "a", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE);
-    CU_ASSERT_FALSE(sv_et_writer_put_node(w, n, &err));
+        sv_proto_node_new(1, "a", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE);
+    CU_ASSERT_FALSE(sv_proto_writer_put_node(w, n, &err));
     CU_ASSERT(err && err->code == SV_PROTO_ERROR_INVALID);
     g_clear_error(&err);
-    sv_et_writer_abort(w);
+    sv_proto_writer_abort(w);
 
     /* Unwritable location: error names the path, nothing created. */
     g_autofree char *bad = g_build_filename(tmp, "no-such-dir", "x.et", NULL);
-    CU_ASSERT_PTR_NULL(sv_et_writer_open(bad, &err));
+    CU_ASSERT_PTR_NULL(sv_proto_writer_open(bad, &err));
     CU_ASSERT(err && err->code == SV_PROTO_ERROR_IO && strstr(err->message, "no-such-dir"));
     g_clear_error(&err);
 
@@ -669,7 +669,7 @@ static void test_writer_abort_and_failure(void)
     g_byte_array_append(b, trunc, sizeof(trunc));
     g_autofree char *in = write_tmp(tmp, "bad.et", b->data, b->len);
     g_autofree char *js = g_build_filename(tmp, "bad.json", NULL);
-    CU_ASSERT_FALSE(sv_et_file_to_json(in, js, &err));
+    CU_ASSERT_FALSE(sv_proto_file_to_json(in, js, &err));
     CU_ASSERT(err && err->code == SV_PROTO_ERROR_TRUNCATED);
     g_clear_error(&err);
     CU_ASSERT_EQUAL(count_dir_entries(tmp), 1); /* only bad.et */
@@ -690,7 +690,7 @@ static void test_real_trace(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(sj);
     JsonObject *exp = json_node_get_object(sj);
     GError *err = NULL;
-    struct sv_et_summary *s = sv_et_summary_new(REAL_TRACE, &err);
+    struct sv_proto_summary *s = sv_proto_summary_new(REAL_TRACE, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     CU_ASSERT(s->gzip);
     SV_ASSERT_EQ_I64(s->stream_bytes, jint(exp, "raw_bytes"));
@@ -710,13 +710,13 @@ static void test_real_trace(void)
     SV_ASSERT_EQ_I64(s->ctrl_dangling, jint(exp, "ctrl_deps_to_missing_nodes"));
     SV_ASSERT_EQ_I64(s->nodes_with_duration, jint(exp, "nodes_with_duration_micros"));
     SV_ASSERT_EQ_I64(s->sum_duration_micros, jint(exp, "sum_duration_micros"));
-    g_autoptr(JsonNode) sjson = sv_et_summary_to_json(s);
+    g_autoptr(JsonNode) sjson = sv_proto_summary_to_json(s);
     JsonObject *so = json_node_get_object(sjson);
     CU_ASSERT(json_node_equal(json_object_get_member(so, "attr_name_and_value_kind_counts"),
                               json_object_get_member(exp, "attr_name_and_value_kind_counts")));
     CU_ASSERT(json_node_equal(json_object_get_member(so, "global_metadata"),
                               json_object_get_member(exp, "global_metadata")));
-    sv_et_summary_free(s);
+    sv_proto_summary_free(s);
 
     /* The decompressed stream is the one the summary hashed. */
     g_autoptr(GByteArray) raw = sv_test_read_decompressed(REAL_TRACE);
@@ -726,13 +726,13 @@ static void test_real_trace(void)
 
     /* ASTRA-sim's policy (ctrl deps checked) rejects the file; the missing id is one of the
      * summary's missing targets and the message names where the reference is. */
-    g_autoptr(sv_et_reader) r = sv_et_reader_open(REAL_TRACE, &err);
+    g_autoptr(sv_proto_reader) r = sv_proto_reader_open(REAL_TRACE, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-    sv_et_reader_set_dep_check(r, SV_ET_DEP_CHECK_ALL);
+    sv_proto_reader_set_dep_check(r, SV_PROTO_DEP_CHECK_ALL);
     ChakraProtoMsg__Node *n;
     uint64_t count = 0;
-    while (sv_et_reader_next(r, &n, &err)) {
-        sv_et_node_free(n);
+    while (sv_proto_reader_next(r, &n, &err)) {
+        sv_proto_node_free(n);
         count++;
     }
     SV_ASSERT_EQ_I64(count, 3664);
