@@ -19,27 +19,15 @@ static const char convert_usage[] =
 
 int sv_cli_convert(int argc, char **argv)
 {
-    const char *pos[2];
-    int npos = 0;
-    for (int i = 1; i < argc; i++) {
-        if (g_strcmp0(argv[i], "--help") == 0 || g_strcmp0(argv[i], "-h") == 0) {
-            fputs(convert_usage, stdout);
-            return 0;
-        }
-        if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "servesim convert: unknown option '%s'\n\n%s", argv[i], convert_usage);
-            return 2;
-        }
-        if (npos == 2) {
-            fprintf(stderr, "servesim convert: too many arguments\n\n%s", convert_usage);
-            return 2;
-        }
-        pos[npos++] = argv[i];
-    }
-    if (npos != 2) {
-        fprintf(stderr, "servesim convert: expected IN and OUT\n\n%s", convert_usage);
+    int status = sv_cli_parse_options("convert", convert_usage, NULL, &argc, &argv);
+    if (status >= 0)
+        return status;
+    if (argc != 3) {
+        fprintf(stderr, "servesim convert: %s\n\n%s",
+                argc > 3 ? "too many arguments" : "expected IN and OUT", convert_usage);
         return 2;
     }
+    const char *pos[2] = {argv[1], argv[2]};
     struct sv_proto_convert_stats st;
     GError *err = NULL;
     if (!sv_proto_convert(pos[0], pos[1], &st, &err)) {

@@ -17,28 +17,19 @@ static const char inspect_usage[] =
 int sv_cli_inspect(int argc, char **argv)
 {
     gboolean as_json = FALSE;
-    const char *path = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (g_strcmp0(argv[i], "--help") == 0 || g_strcmp0(argv[i], "-h") == 0) {
-            fputs(inspect_usage, stdout);
-            return 0;
-        }
-        if (g_strcmp0(argv[i], "--json") == 0) {
-            as_json = TRUE;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "servesim inspect: unknown option '%s'\n\n%s", argv[i], inspect_usage);
-            return 2;
-        } else if (path) {
-            fprintf(stderr, "servesim inspect: too many arguments\n\n%s", inspect_usage);
-            return 2;
-        } else {
-            path = argv[i];
-        }
-    }
-    if (!path) {
-        fprintf(stderr, "servesim inspect: expected FILE\n\n%s", inspect_usage);
+    const GOptionEntry entries[] = {
+        {"json", 0, 0, G_OPTION_ARG_NONE, &as_json, NULL, NULL},
+        G_OPTION_ENTRY_NULL,
+    };
+    int status = sv_cli_parse_options("inspect", inspect_usage, entries, &argc, &argv);
+    if (status >= 0)
+        return status;
+    if (argc != 2) {
+        fprintf(stderr, "servesim inspect: %s\n\n%s",
+                argc > 2 ? "too many arguments" : "expected FILE", inspect_usage);
         return 2;
     }
+    const char *path = argv[1];
     GError *err = NULL;
     struct sv_proto_summary *s = sv_proto_summary_new(path, &err);
     if (!s) {

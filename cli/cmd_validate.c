@@ -21,28 +21,15 @@ static const char validate_usage[] =
 int sv_cli_validate(int argc, char **argv)
 {
     g_autofree char *measured = NULL, *simulated = NULL, *json = NULL;
-    gboolean help = FALSE;
-    /* GLib's own --help is off: the usage text above is the documented one. */
-    GOptionEntry entries[] = {
+    const GOptionEntry entries[] = {
         {"measured", 0, 0, G_OPTION_ARG_FILENAME, &measured, NULL, "DIR"},
         {"simulated", 0, 0, G_OPTION_ARG_FILENAME, &simulated, NULL, "DIR"},
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, NULL, "OUT"},
-        {"help", 'h', 0, G_OPTION_ARG_NONE, &help, NULL, NULL},
-        {NULL, 0, 0, 0, NULL, NULL, NULL},
+        G_OPTION_ENTRY_NULL,
     };
-    g_autoptr(GOptionContext) ctx = g_option_context_new(NULL);
-    g_option_context_set_help_enabled(ctx, FALSE);
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    g_autoptr(GError) perr = NULL;
-    if (!g_option_context_parse(ctx, &argc, &argv, &perr)) {
-        /* GLib names the option: "Unknown option --x", "Missing argument for --json". */
-        fprintf(stderr, "servesim validate: %s\n\n%s", perr->message, validate_usage);
-        return 2;
-    }
-    if (help) {
-        fputs(validate_usage, stdout);
-        return 0;
-    }
+    int status = sv_cli_parse_options("validate", validate_usage, entries, &argc, &argv);
+    if (status >= 0)
+        return status;
     if (argc > 1) {
         fprintf(stderr, "servesim validate: unexpected argument '%s'\n\n%s", argv[1],
                 validate_usage);

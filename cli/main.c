@@ -41,14 +41,35 @@ int main(int argc, char **argv)
         return 0;
 #endif
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "help") == 0) {
+    gboolean help = FALSE, version = FALSE;
+    const GOptionEntry entries[] = {
+        {"help", 'h', 0, G_OPTION_ARG_NONE, &help, NULL, NULL},
+        {"version", 0, 0, G_OPTION_ARG_NONE, &version, NULL, NULL},
+        G_OPTION_ENTRY_NULL,
+    };
+    g_autoptr(GOptionContext) ctx = g_option_context_new(NULL);
+    g_option_context_set_help_enabled(ctx, FALSE); /* usage() is the documented text */
+    /* Stop at the command: what follows it is the command's to parse. */
+    g_option_context_set_strict_posix(ctx, TRUE);
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_autoptr(GError) err = NULL;
+    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+        fprintf(stderr, "servesim: %s\n\n", err->message);
+        usage(stderr);
+        return 2;
+    }
+    if (help || (argc >= 2 && strcmp(argv[1], "help") == 0)) {
         usage(stdout);
         return 0;
     }
-    if (strcmp(argv[1], "--version") == 0) {
+    if (version) {
         printf("servesim 0.1.0\n");
         return 0;
+    }
+    if (argc < 2) {
+        fprintf(stderr, "servesim: expected a command\n\n");
+        usage(stderr);
+        return 2;
     }
     for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
         if (strcmp(argv[1], commands[i].name) == 0)

@@ -6,21 +6,6 @@
 
 int64_t sv_compute__kv_heads_per_rank(const struct sv_compute_model_cfg *m, int tp);
 
-/* ---- a minimal YAML tree (libyaml events), enough for meta.yaml and the models yaml files ---- */
-typedef enum { SV_COMPUTE_YAML_SCALAR, SV_COMPUTE_YAML_MAP, SV_COMPUTE_YAML_SEQ } sv_compute_yaml_kind;
-typedef struct sv_compute_yaml_node sv_compute_yaml_node;
-struct sv_compute_yaml_node {
-    sv_compute_yaml_kind kind;
-    char *scalar;     /* SCALAR */
-    GPtrArray *keys;  /* MAP: char* keys, in file order */
-    GPtrArray *items; /* MAP values / SEQ items: sv_compute_yaml_node* */
-};
-sv_compute_yaml_node *sv_compute__yaml_load(const char *path, GError **error);
-void sv_compute__yaml_free(sv_compute_yaml_node *n);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_compute_yaml_node, sv_compute__yaml_free)
-/* Member of a map (NULL if absent or n is not a map). */
-sv_compute_yaml_node *sv_compute__yaml_get(sv_compute_yaml_node *n, const char *key);
-
 /* ---- CSV tables: a whole file read through core's CSV reader (sv_csv), kept for random
  * access by row ---- */
 typedef struct {

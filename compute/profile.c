@@ -108,9 +108,9 @@ void sv_compute__tp_tables_clear(struct sv_compute_tp_tables *t)
 }
 
 /* Read the named numeric columns of every row into kv_rows (times converted to ns). */
-static gboolean read_rows(const sv_compute_table *c, const char *const *cols, int ncols, const char *tcol,
-                          gboolean time_is_us, int filter_col, const char *filter_val, GArray *out,
-                          GError **error)
+static gboolean read_rows(const sv_compute_table *c, const char *const *cols, int ncols,
+                          const char *tcol, gboolean time_is_us, int filter_col,
+                          const char *filter_val, GArray *out, GError **error)
 {
     int idx[4], ti = sv_compute__csv_col(c, tcol, error);
     if (ti < 0)
@@ -341,12 +341,12 @@ static void axes_default(struct sv_compute_skew_fit *f)
     axis_set(&f->kp_ax, 3, pb, pl);
 }
 
-static gboolean axis_from_yaml(struct sv_compute_skew_axis *a, sv_compute_yaml_node *axes, const char *bins_key,
+static gboolean axis_from_yaml(struct sv_compute_skew_axis *a, sv_yaml_node *axes, const char *bins_key,
                                const char *labels_key, const char *where, GError **error)
 {
-    sv_compute_yaml_node *b = sv_compute__yaml_get(axes, bins_key);
-    sv_compute_yaml_node *l = sv_compute__yaml_get(axes, labels_key);
-    if (!b || !l || b->kind != SV_COMPUTE_YAML_SEQ || l->kind != SV_COMPUTE_YAML_SEQ ||
+    sv_yaml_node *b = sv_yaml_get(axes, bins_key);
+    sv_yaml_node *l = sv_yaml_get(axes, labels_key);
+    if (!b || !l || b->kind != SV_YAML_SEQ || l->kind != SV_YAML_SEQ ||
         b->items->len != l->items->len + 1 || l->items->len == 0) {
         g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_INVALID,
                     "bucket axis needs %s (n+1 edges) and %s (n labels): %s", bins_key, labels_key,
@@ -358,50 +358,50 @@ static gboolean axis_from_yaml(struct sv_compute_skew_axis *a, sv_compute_yaml_n
     a->bins = g_new(double, a->n + 1);
     a->labels = g_new(char *, a->n);
     for (guint i = 0; i < b->items->len; i++) {
-        sv_compute_yaml_node *x = b->items->pdata[i];
+        sv_yaml_node *x = b->items->pdata[i];
         a->bins[i] = x->scalar ? g_ascii_strtod(x->scalar, NULL) : 0;
     }
     for (int i = 0; i < a->n; i++) {
-        sv_compute_yaml_node *x = l->items->pdata[i];
+        sv_yaml_node *x = l->items->pdata[i];
         a->labels[i] = g_strdup(x->scalar ? x->scalar : "");
     }
     return TRUE;
 }
 
-static gboolean load_skew(struct sv_compute_skew_fit *f, sv_compute_yaml_node *meta, const char *root, int tp,
+static gboolean load_skew(struct sv_compute_skew_fit *f, sv_yaml_node *meta, const char *root, int tp,
                           GError **error)
 {
     memset(f, 0, sizeof *f);
     f->alpha = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     axes_default(f);
-    sv_compute_yaml_node *fit = sv_compute__yaml_get(meta, "skew_fit");
-    sv_compute_yaml_node *en = sv_compute__yaml_get(fit, "enabled");
+    sv_yaml_node *fit = sv_yaml_get(meta, "skew_fit");
+    sv_yaml_node *en = sv_yaml_get(fit, "enabled");
     f->enabled =
         en && en->scalar && (!g_ascii_strcasecmp(en->scalar, "true") || !strcmp(en->scalar, "1"));
     if (!f->enabled)
         return TRUE;
     g_autofree char *where = g_strdup_printf("%s/meta.yaml: skew_fit", root);
-    sv_compute_yaml_node *top_def = sv_compute__yaml_get(fit, "alpha_default");
+    sv_yaml_node *top_def = sv_yaml_get(fit, "alpha_default");
     g_autofree char *tpkey = g_strdup_printf("%d", tp);
-    sv_compute_yaml_node *entry = sv_compute__yaml_get(sv_compute__yaml_get(fit, "per_tp"), tpkey);
-    if (!entry || entry->kind != SV_COMPUTE_YAML_MAP) {
+    sv_yaml_node *entry = sv_yaml_get(sv_yaml_get(fit, "per_tp"), tpkey);
+    if (!entry || entry->kind != SV_YAML_MAP) {
         f->have_entry = FALSE;
         f->alpha_default = top_def && top_def->scalar ? g_ascii_strtod(top_def->scalar, NULL) : 0;
         return TRUE;
     }
     f->have_entry = TRUE;
-    sv_compute_yaml_node *def = sv_compute__yaml_get(entry, "alpha_default");
+    sv_yaml_node *def = sv_yaml_get(entry, "alpha_default");
     f->alpha_default = def && def->scalar ? g_ascii_strtod(def->scalar, NULL) : 0;
-    sv_compute_yaml_node *axes = sv_compute__yaml_get(entry, "bucket_axes");
+    sv_yaml_node *axes = sv_yaml_get(entry, "bucket_axes");
     if (!axes)
-        axes = sv_compute__yaml_get(fit, "bucket_axes");
+        axes = sv_yaml_get(fit, "bucket_axes");
     if (axes &&
         (!axis_from_yaml(&f->n_ax, axes, "n_bins", "n_labels", where, error) ||
          !axis_from_yaml(&f->sr_ax, axes, "skew_rate_bins", "skew_rate_labels", where, error) ||
          !axis_from_yaml(&f->kvb_ax, axes, "kv_big_bins", "kv_big_labels", where, error) ||
          !axis_from_yaml(&f->kp_ax, axes, "kp_bins", "kp_labels", where, error)))
         return FALSE;
-    sv_compute_yaml_node *bt = sv_compute__yaml_get(entry, "bucket_table");
+    sv_yaml_node *bt = sv_yaml_get(entry, "bucket_table");
     if (!bt || !bt->scalar)
         return TRUE; /* no table: every bucket takes alpha_default */
     /* LLMServingSim only warns when the table is missing; a bundle that names a table it does
@@ -515,9 +515,17 @@ gboolean sv_compute__profile_load(sv_compute_latency *lat, const char *variant_d
                     meta_path);
         return FALSE;
     }
-    g_autoptr(sv_compute_yaml_node) meta = sv_compute__yaml_load(meta_path, error);
-    if (!meta)
+    GError *e = NULL;
+    g_autoptr(sv_yaml_node) meta = sv_yaml_load(meta_path, &e);
+    if (!meta) {
+        g_set_error_literal(error, SV_COMPUTE_ERROR,
+                            g_error_matches(e, SV_CORE_ERROR, SV_CORE_ERROR_IO)
+                                ? SV_COMPUTE_ERROR_MISSING
+                                : SV_COMPUTE_ERROR_PARSE,
+                            e->message);
+        g_error_free(e);
         return FALSE;
+    }
     g_autofree char *tp_dir = g_strdup_printf("%s/tp%d", variant_dir, lat->tp);
     if (!g_file_test(tp_dir, G_FILE_TEST_IS_DIR)) {
         GString *avail = g_string_new(NULL);

@@ -1,11 +1,9 @@
-/* Small readers shared by the backends: CSV tables (on core's reader), YAML trees, interpolation
- * tables. */
+/* Small readers shared by the backends: CSV tables (on core's reader), interpolation tables. */
 #include "compute/compute_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
 /* ---- CSV ---------------------------------------------------------------------------------- */
 
@@ -91,144 +89,6 @@ gboolean sv_compute__csv_double(const sv_compute_table *c, guint row, int col, d
     }
     *out = v;
     return TRUE;
-}
-
-/* ---- YAML ----------------------------------------------------------------------------------- */
-
-void sv_compute__yaml_free(sv_compute_yaml_node *n)
-{
-    if (!n)
-        return;
-    g_free(n->scalar);
-    if (n->keys)
-        g_ptr_array_unref(n->keys);
-    if (n->items)
-        g_ptr_array_unref(n->items);
-    g_free(n);
-}
-
-sv_compute_yaml_node *sv_compute__yaml_get(sv_compute_yaml_node *n, const char *key)
-{
-    if (!n || n->kind != SV_COMPUTE_YAML_MAP)
-        return NULL;
-    for (guint i = 0; i < n->keys->len; i++)
-        if (!strcmp(n->keys->pdata[i], key))
-            return n->items->pdata[i];
-    return NULL;
-}
-
-/* Recursive descent over libyaml events; `ev` holds the node's first event. */
-static sv_compute_yaml_node *yaml_node(yaml_parser_t *p, yaml_event_t *ev, const char *path,
-                               GError **error);
-
-static gboolean next_event(yaml_parser_t *p, yaml_event_t *ev, const char *path, GError **error)
-{
-    if (!yaml_parser_parse(p, ev)) {
-        g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_PARSE, "%s: %s:%zu:%zu",
-                    p->problem ? p->problem : "yaml error", path, p->problem_mark.line + 1,
-                    p->problem_mark.column + 1);
-        return FALSE;
-    }
-    return TRUE;
-}
-
-static sv_compute_yaml_node *yaml_node(yaml_parser_t *p, yaml_event_t *ev, const char *path, GError **error)
-{
-    sv_compute_yaml_node *n = g_new0(sv_compute_yaml_node, 1);
-    if (ev->type == YAML_SCALAR_EVENT) {
-        n->kind = SV_COMPUTE_YAML_SCALAR;
-        n->scalar = g_strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
-        yaml_event_delete(ev);
-        return n;
-    }
-    if (ev->type == YAML_ALIAS_EVENT) {
-        yaml_event_delete(ev);
-        n->kind = SV_COMPUTE_YAML_SCALAR;
-        n->scalar = g_strdup("");
-        return n;
-    }
-    gboolean is_map = ev->type == YAML_MAPPING_START_EVENT;
-    if (!is_map && ev->type != YAML_SEQUENCE_START_EVENT) {
-        yaml_event_delete(ev);
-        g_free(n);
-        g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_PARSE, "unexpected yaml event in %s",
-                    path);
-        return NULL;
-    }
-    yaml_event_delete(ev);
-    n->kind = is_map ? SV_COMPUTE_YAML_MAP : SV_COMPUTE_YAML_SEQ;
-    n->items = g_ptr_array_new_with_free_func((GDestroyNotify)sv_compute__yaml_free);
-    if (is_map)
-        n->keys = g_ptr_array_new_with_free_func(g_free);
-    for (;;) {
-        yaml_event_t e;
-        if (!next_event(p, &e, path, error))
-            goto fail;
-        if (e.type == YAML_MAPPING_END_EVENT || e.type == YAML_SEQUENCE_END_EVENT) {
-            yaml_event_delete(&e);
-            return n;
-        }
-        if (is_map) {
-            if (e.type != YAML_SCALAR_EVENT) {
-                yaml_event_delete(&e);
-                g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_PARSE,
-                            "non-scalar mapping key in %s", path);
-                goto fail;
-            }
-            g_ptr_array_add(n->keys,
-                            g_strndup((const char *)e.data.scalar.value, e.data.scalar.length));
-            yaml_event_delete(&e);
-            if (!next_event(p, &e, path, error))
-                goto fail;
-        }
-        sv_compute_yaml_node *child = yaml_node(p, &e, path, error);
-        if (!child)
-            goto fail;
-        g_ptr_array_add(n->items, child);
-    }
-fail:
-    sv_compute__yaml_free(n);
-    return NULL;
-}
-
-sv_compute_yaml_node *sv_compute__yaml_load(const char *path, GError **error)
-{
-    g_autofree char *text = NULL;
-    gsize len = 0;
-    GError *e = NULL;
-    if (!g_file_get_contents(path, &text, &len, &e)) {
-        g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_MISSING, "cannot read %s: %s", path,
-                    e->message);
-        g_error_free(e);
-        return NULL;
-    }
-    yaml_parser_t p;
-    yaml_parser_initialize(&p);
-    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-    sv_compute_yaml_node *root = NULL;
-    yaml_event_t ev;
-    for (;;) {
-        if (!next_event(&p, &ev, path, error))
-            break;
-        yaml_event_type_t t = ev.type;
-        if (t == YAML_STREAM_END_EVENT) {
-            yaml_event_delete(&ev);
-            if (!root) /* empty document: an empty map */
-                root =
-                    yaml_node(&p, &(yaml_event_t){.type = YAML_MAPPING_START_EVENT}, path, error);
-            break;
-        }
-        if (t == YAML_MAPPING_START_EVENT || t == YAML_SEQUENCE_START_EVENT ||
-            t == YAML_SCALAR_EVENT) {
-            root = yaml_node(&p, &ev, path, error);
-            if (!root)
-                break;
-            continue;
-        }
-        yaml_event_delete(&ev);
-    }
-    yaml_parser_delete(&p);
-    return root;
 }
 
 /* ---- interpolation ------------------------------------------------------------------------ */

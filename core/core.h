@@ -47,7 +47,15 @@ typedef enum {
     SV_CORE_ERROR_HORIZON, /* an event scheduled past SV_ENGINE_HORIZON (sv_engine_error) */
 } sv_core_error_code;
 
-/* Project assert that stays on in release builds (broken invariant = bug). */
+/* Project assert that stays on in release builds (broken invariant = bug).
+ *
+ * It is also the one way public functions check their arguments (core/, proto/, dag/,
+ * workloads/, compute/, memory-tier/): an argument no correct caller passes (NULL where an object
+ * is required, an index out of range, a call out of order) is a bug in the caller, so
+ * SV_ASSERT(cond) stops there with file:line. Not g_return_val_if_fail: it logs and returns a
+ * value the caller does not expect, and G_DISABLE_CHECKS removes it. Bad input (a file, a config,
+ * a trace) is not a precondition: it returns FALSE/NULL with a GError. Check where a wrong
+ * argument would corrupt state or crash far away, not every argument of every function. */
 #define SV_ASSERT(expr)                                                                            \
     do {                                                                                           \
         if (G_UNLIKELY(!(expr)))                                                                   \
@@ -182,6 +190,109 @@ static inline uint64_t sv_hash_mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
+/* ---- uint64 -> uint64 map ---------------------------------------------------------------- */
+
+/* The one open-addressing map of the project (core/u64map.c): uint64 keys to uint64 values (an
+ * index, or a pointer through uintptr_t), linear probing, load factor at most 1/2, removal by
+ * backward shift. It does not hash: the slot is the key's low bits, so callers pass spread keys,
+ * mixed by a bijection so that distinct ids stay distinct (sv_hash_mix64(id); the engine uses its
+ * own cheaper mix). Never iterated: layout cannot leak into outputs. Zero-filled is empty. */
+struct sv_u64map_slot {
+    uint64_t key; /* 0 = empty (key 0 itself lives in zero_val) */
+    uint64_t val;
+};
+typedef struct sv_u64map {
+    struct sv_u64map_slot *slots;
+    size_t cap; /* 0 or a power of two */
+    size_t len;
+    gboolean has_zero;
+    uint64_t zero_val;
+} sv_u64map;
+
+void sv_u64map_clear(sv_u64map *m); /* free the table; the map is empty and usable again */
+/* Make room for n keys without growing again. */
+void sv_u64map_reserve(sv_u64map *m, size_t n);
+/* The value of `key`, or `missing` when absent. */
+static inline uint64_t sv_u64map_get(const sv_u64map *m, uint64_t key, uint64_t missing);
+/* Insert, or replace the value of a present key. */
+static inline void sv_u64map_put(sv_u64map *m, uint64_t key, uint64_t val);
+static inline gboolean sv_u64map_remove(sv_u64map *m, uint64_t key); /* FALSE when absent */
+
+/* Inline, all three: the engine does a lookup, an insertion and a removal per event of a fresh
+ * (time, priority) (out of line, the hold benchmark at 10^3 pending ran about 5% slower), and the
+ * DAG a lookup per edge. */
+static inline uint64_t sv_u64map_get(const sv_u64map *m, uint64_t key, uint64_t missing)
+{
+    if (G_UNLIKELY(key == 0))
+        return m->has_zero ? m->zero_val : missing;
+    if (m->cap == 0)
+        return missing;
+    size_t mask = m->cap - 1;
+    for (size_t i = (size_t)key & mask;; i = (i + 1) & mask) {
+        if (m->slots[i].key == key)
+            return m->slots[i].val;
+        if (m->slots[i].key == 0)
+            return missing;
+    }
+}
+
+static inline void sv_u64map_put(sv_u64map *m, uint64_t key, uint64_t val)
+{
+    if (G_UNLIKELY(key == 0)) {
+        m->len += !m->has_zero;
+        m->has_zero = TRUE;
+        m->zero_val = val;
+        return;
+    }
+    /* Grow first (also when `key` turns out present: harmless), so that one probe finds either
+     * the key or the free slot it goes to. */
+    if (G_UNLIKELY(2 * (m->len + 1) > m->cap))
+        sv_u64map_reserve(m, m->len + 1);
+    size_t mask = m->cap - 1;
+    size_t i = (size_t)key & mask;
+    for (; m->slots[i].key != 0; i = (i + 1) & mask) {
+        if (m->slots[i].key == key) {
+            m->slots[i].val = val;
+            return;
+        }
+    }
+    m->slots[i].key = key;
+    m->slots[i].val = val;
+    m->len++;
+}
+
+static inline gboolean sv_u64map_remove(sv_u64map *m, uint64_t key)
+{
+    if (G_UNLIKELY(key == 0)) {
+        gboolean had = m->has_zero;
+        m->len -= (size_t)had;
+        m->has_zero = FALSE;
+        return had;
+    }
+    if (m->cap == 0)
+        return FALSE;
+    size_t mask = m->cap - 1;
+    size_t i = (size_t)key & mask;
+    for (; m->slots[i].key != key; i = (i + 1) & mask)
+        if (m->slots[i].key == 0)
+            return FALSE;
+    m->len--;
+    /* Backward-shift deletion: move a later member of the probe run into the hole unless its home
+     * slot lies cyclically in (hole, j], where it must stay to remain reachable. */
+    for (size_t j = i;;) {
+        m->slots[i].key = 0;
+        size_t home;
+        do {
+            j = (j + 1) & mask;
+            if (m->slots[j].key == 0)
+                return TRUE;
+            home = (size_t)m->slots[j].key & mask;
+        } while (i <= j ? (i < home && home <= j) : (i < home || home <= j));
+        m->slots[i] = m->slots[j];
+        i = j;
+    }
+}
+
 /* ---- CSV ------------------------------------------------------------------------------- */
 
 /* The one CSV reader (core/csv.c): a header line, then rows, read a line at a time. Empty lines
@@ -208,6 +319,27 @@ const char *sv_csv_field(const sv_csv *c, guint i);
  * line has, which may exceed `max`. For readers that get their lines elsewhere (workloads/). */
 guint sv_csv_split(char *line, char **fields, guint max);
 
+/* ---- YAML ------------------------------------------------------------------------------ */
+
+/* The one YAML reader (core/yaml.c, libyaml): the first document of a file as a tree of maps,
+ * sequences and scalars. Every node has the 1-based line it starts on, so that a reader names
+ * PATH:LINE when a value is wrong; an alias is a copy of its anchored node; an empty document is
+ * an empty scalar. Load errors (SV_CORE_ERROR_IO, SV_CORE_ERROR_PARSE) name PATH:LINE:COLUMN. */
+typedef enum { SV_YAML_SCALAR, SV_YAML_MAP, SV_YAML_SEQ } sv_yaml_kind;
+typedef struct sv_yaml_node sv_yaml_node;
+struct sv_yaml_node {
+    sv_yaml_kind kind;
+    int line;
+    char *scalar;     /* SCALAR: its text */
+    GPtrArray *keys;  /* MAP: key nodes (scalars), in file order */
+    GPtrArray *items; /* MAP: values, parallel to keys; SEQ: items (sv_yaml_node*) */
+};
+sv_yaml_node *sv_yaml_load(const char *path, GError **error);
+void sv_yaml_free(sv_yaml_node *n); /* accepts NULL */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_yaml_node, sv_yaml_free)
+/* The value of the first member named `key` (NULL if absent, or when n is NULL or no map). */
+sv_yaml_node *sv_yaml_get(const sv_yaml_node *n, const char *key);
+
 /* ---- logging ---------------------------------------------------------------------------- */
 
 /* Each library sets G_LOG_DOMAIN to "servesim-<module>" (CMake), so GLib's g_debug/g_info/
@@ -228,7 +360,8 @@ JsonNode *sv_cfg_load_json(const char *path, GError **error);
 gboolean sv_cfg_node_int(JsonNode *n, int64_t *out);
 gboolean sv_cfg_node_double(JsonNode *n, double *out);
 
-/* Typed getters on a JSON object member (sv_cfg_get_int also takes true/false as 1/0). `where` is the path shown in errors
+/* Typed getters on a JSON object member (sv_cfg_get_int also takes true/false as 1/0). `where` is
+ * the path shown in errors
  * ("system.json: endpoint-delay"). Absent member: *out = dflt and TRUE unless `required`.
  * Wrong type or out-of-range: FALSE with SV_CORE_ERROR_INVALID naming `where`.`key`. */
 gboolean sv_cfg_get_int(JsonObject *obj, const char *key, const char *where, gboolean required,

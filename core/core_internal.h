@@ -32,11 +32,8 @@ struct sv_engine {
     struct bucket_node *nodes;
     uint32_t nodes_cap;
     uint32_t node_free;
-    /* (time, priority) -> bucket: open addressing, linear probing, backward-shift deletion. */
-    uint64_t *map_keys; /* 0 = empty */
-    uint32_t *map_vals;
-    uint32_t map_cap;
-    uint32_t map_len;
+    /* map_key(time, priority) -> bucket. */
+    sv_u64map bucket_map;
     /* The bucket of the last insertion and its map key (0 = none): consecutive insertions often
      * share a (time, priority), and this skips the map probe. */
     uint64_t last_key;
@@ -46,9 +43,9 @@ struct sv_engine {
     uint32_t slots_len;
     uint32_t slots_cap;
     uint32_t free_head;
-    uint32_t live;           /* pending events */
-    uint32_t stale;          /* nodes of cancelled or rescheduled events still in buckets */
-    GError *error; /* the first schedule refused past SV_ENGINE_HORIZON (sv_engine_error) */
+    uint32_t live;  /* pending events */
+    uint32_t stale; /* nodes of cancelled or rescheduled events still in buckets */
+    GError *error;  /* the first schedule refused past SV_ENGINE_HORIZON (sv_engine_error) */
     GHashTable *rng_streams; /* name -> sv_rng*, looked up by name only (never iterated) */
 };
 

@@ -185,86 +185,14 @@ static void heap_push(sv_engine *eng, struct heap_entry e)
 static inline uint64_t map_key(sv_time t, uint32_t biased_prio)
 {
     /* time <= SV_ENGINE_HORIZON = 2^58 ns, so t << 5 does not wrap (the scheduling calls refuse
-     * later times); +1 keeps 0 free as the empty marker */
-    return (((uint64_t)t << 5) | biased_prio) + 1;
-}
-
-static inline uint32_t map_slot(uint64_t k, uint32_t mask)
-{
+     * later times); +1 keeps the key nonzero, the map's cheap case */
+    uint64_t k = (((uint64_t)t << 5) | biased_prio) + 1;
+    /* MurmurHash3 fmix64's first half spreads it for the map (which takes low bits as the slot):
+     * a bijection, so keys stay distinct and nonzero; cheaper than sv_hash_mix64 per event. */
     k ^= k >> 33;
-    k *= UINT64_C(0xff51afd7ed558ccd); /* MurmurHash3 fmix64 */
+    k *= UINT64_C(0xff51afd7ed558ccd);
     k ^= k >> 33;
-    return (uint32_t)k & mask;
-}
-
-static void map_put_raw(sv_engine *eng, uint64_t key, uint32_t val)
-{
-    uint32_t m = eng->map_cap - 1;
-    uint32_t i = map_slot(key, m);
-    while (eng->map_keys[i] != 0)
-        i = (i + 1) & m;
-    eng->map_keys[i] = key;
-    eng->map_vals[i] = val;
-    eng->map_len++;
-}
-
-static void map_put(sv_engine *eng, uint64_t key, uint32_t val)
-{
-    if ((eng->map_len + 1) * 2 > eng->map_cap) { /* load factor <= 1/2 */
-        uint64_t *old_keys = eng->map_keys;
-        uint32_t *old_vals = eng->map_vals;
-        uint32_t old_cap = eng->map_cap;
-        eng->map_cap = old_cap ? old_cap * 2 : 256;
-        eng->map_keys = g_new0(uint64_t, eng->map_cap);
-        eng->map_vals = g_new(uint32_t, eng->map_cap);
-        eng->map_len = 0;
-        for (uint32_t i = 0; i < old_cap; i++) {
-            if (old_keys[i] != 0)
-                map_put_raw(eng, old_keys[i], old_vals[i]);
-        }
-        g_free(old_keys);
-        g_free(old_vals);
-    }
-    map_put_raw(eng, key, val);
-}
-
-static uint32_t map_get(const sv_engine *eng, uint64_t key)
-{
-    if (eng->map_cap == 0)
-        return NONE;
-    uint32_t m = eng->map_cap - 1;
-    for (uint32_t i = map_slot(key, m);; i = (i + 1) & m) {
-        if (eng->map_keys[i] == key)
-            return eng->map_vals[i];
-        if (eng->map_keys[i] == 0)
-            return NONE;
-    }
-}
-
-static void map_del(sv_engine *eng, uint64_t key)
-{
-    uint32_t m = eng->map_cap - 1;
-    uint32_t i = map_slot(key, m);
-    while (eng->map_keys[i] != key)
-        i = (i + 1) & m;
-    /* Backward-shift deletion keeps probe sequences intact without tombstones. */
-    for (uint32_t j = i;;) {
-        eng->map_keys[i] = 0;
-        for (;;) {
-            j = (j + 1) & m;
-            if (eng->map_keys[j] == 0) {
-                eng->map_len--;
-                return;
-            }
-            uint32_t h = map_slot(eng->map_keys[j], m);
-            if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
-                continue;
-            break;
-        }
-        eng->map_keys[i] = eng->map_keys[j];
-        eng->map_vals[i] = eng->map_vals[j];
-        i = j;
-    }
+    return k;
 }
 
 /* ---- buckets, nodes, slots ---------------------------------------------------------------- */
@@ -311,7 +239,7 @@ static void drop_top_bucket(sv_engine *eng)
 {
     struct heap_entry top = eng->heap[0];
     uint32_t b = (uint32_t)top.key;
-    map_del(eng, map_key(top.time, (uint32_t)(top.key >> 32)));
+    sv_u64map_remove(&eng->bucket_map, map_key(top.time, (uint32_t)(top.key >> 32)));
     if (eng->last_bucket == b)
         eng->last_key = 0;
     eng->buckets[b].head = eng->bucket_free;
@@ -394,10 +322,10 @@ static void enqueue_tag(sv_engine *eng, sv_time at, uint64_t tag, uint32_t s)
     if (k == eng->last_key) {
         b = eng->last_bucket;
     } else {
-        b = map_get(eng, k);
+        b = (uint32_t)sv_u64map_get(&eng->bucket_map, k, NONE);
         if (b == NONE) {
             b = bucket_alloc(eng);
-            map_put(eng, k, b);
+            sv_u64map_put(&eng->bucket_map, k, b);
             heap_push(eng, (struct heap_entry){.time = at, .key = ((uint64_t)prio << 32) | b});
         }
         eng->last_key = k;
@@ -455,7 +383,7 @@ static void compact(sv_engine *eng)
             n = next;
         }
         if (prev == NONE) {
-            map_del(eng, map_key(e.time, (uint32_t)(e.key >> 32)));
+            sv_u64map_remove(&eng->bucket_map, map_key(e.time, (uint32_t)(e.key >> 32)));
             if (eng->last_bucket == (uint32_t)e.key)
                 eng->last_key = 0;
             bk->head = eng->bucket_free;
@@ -523,9 +451,8 @@ void sv_engine_free(sv_engine *eng)
     g_free(eng->heap_raw);
     g_free(eng->buckets);
     g_free(eng->nodes);
-    g_free(eng->map_keys);
+    sv_u64map_clear(&eng->bucket_map);
     g_clear_error(&eng->error);
-    g_free(eng->map_vals);
     g_hash_table_destroy(eng->rng_streams);
     g_free(eng);
 }
@@ -548,7 +475,8 @@ static gboolean within_horizon(sv_engine *eng, sv_time at, const char *what)
         return TRUE;
     if (eng->error == NULL)
         g_set_error(&eng->error, SV_CORE_ERROR, SV_CORE_ERROR_HORIZON,
-                    "%s at %" G_GINT64_FORMAT " ns is past the engine's horizon of %" G_GINT64_FORMAT
+                    "%s at %" G_GINT64_FORMAT
+                    " ns is past the engine's horizon of %" G_GINT64_FORMAT
                     " ns (about 9.1 years of simulated time), at simulated time %" G_GINT64_FORMAT
                     " ns: a duration overflowed (a zero rate?) or an input is out of range",
                     what, at, SV_ENGINE_HORIZON, eng->now);

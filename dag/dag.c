@@ -24,49 +24,11 @@ const char *sv_dag_kind_name(sv_dag_kind kind)
 
 uint32_t sv_dag__lookup(const sv_dag *dag, uint64_t id)
 {
-    if (dag->map_cap == 0) /* dense ids (see sv_dag.dense_base) */
+    if (sv_dag__dense(dag))
         return id >= dag->dense_base && id - dag->dense_base < dag->n_nodes
                    ? (uint32_t)(id - dag->dense_base)
                    : SV_DAG_NONE;
-    size_t mask = dag->map_cap - 1;
-    for (size_t i = sv_hash_mix64(id) & mask;; i = (i + 1) & mask) {
-        if (dag->map_vals[i] == SV_DAG_NONE)
-            return SV_DAG_NONE;
-        if (dag->map_keys[i] == id)
-            return dag->map_vals[i];
-    }
-}
-
-static void map_put(sv_dag *dag, uint64_t id, uint32_t idx)
-{
-    size_t mask = dag->map_cap - 1;
-    size_t i = sv_hash_mix64(id) & mask;
-    while (dag->map_vals[i] != SV_DAG_NONE)
-        i = (i + 1) & mask;
-    dag->map_keys[i] = id;
-    dag->map_vals[i] = idx;
-}
-
-/* Keep the load factor at most 1/2. */
-static void map_reserve(sv_dag *dag, size_t n)
-{
-    if (2 * n <= dag->map_cap)
-        return;
-    size_t cap = dag->map_cap ? dag->map_cap : 64;
-    while (2 * n > cap)
-        cap *= 2;
-    uint64_t *old_keys = dag->map_keys;
-    uint32_t *old_vals = dag->map_vals;
-    size_t old_cap = dag->map_cap;
-    dag->map_keys = g_new(uint64_t, cap);
-    dag->map_vals = g_new(uint32_t, cap);
-    memset(dag->map_vals, 0xff, cap * sizeof(uint32_t));
-    dag->map_cap = cap;
-    for (size_t i = 0; i < old_cap; i++)
-        if (old_vals[i] != SV_DAG_NONE)
-            map_put(dag, old_keys[i], old_vals[i]);
-    g_free(old_keys);
-    g_free(old_vals);
+    return (uint32_t)sv_u64map_get(&dag->ids, sv_hash_mix64(id), SV_DAG_NONE);
 }
 
 /* ---- lifecycle ---------------------------------------------------------------------------- */
@@ -92,8 +54,7 @@ void sv_dag_free(sv_dag *dag)
     g_array_unref(dag->nrt);
     g_array_unref(dag->edges);
     g_string_chunk_free(dag->strings);
-    g_free(dag->map_keys);
-    g_free(dag->map_vals);
+    sv_u64map_clear(&dag->ids);
     g_free(dag->et_metadata);
     g_free(dag);
 }
@@ -156,21 +117,20 @@ sv_dag_node *sv_dag_node_add(sv_dag *dag, const struct sv_dag_node_cfg *cfg, GEr
      * ETs do; each node is cleared below as it is taken instead. */
     if ((idx & (SV_DAG_PAGE_SIZE - 1)) == 0)
         g_ptr_array_add(dag->pages, g_new(sv_dag_node, SV_DAG_PAGE_SIZE));
-    if (dag->map_cap == 0 && (idx == 0 || cfg->id == dag->dense_base + idx)) {
+    if (sv_dag__dense(dag) && (idx == 0 || cfg->id == dag->dense_base + idx)) {
         /* still dense: no map (a hash insertion per node showed in serving profiles) */
         if (idx == 0)
             dag->dense_base = cfg->id;
         dag->n_nodes++;
     } else {
-        if (dag->map_cap == 0) {
-            /* leaving the dense form: map the nodes so far */
-            map_reserve(dag, dag->n_nodes + 1);
+        if (sv_dag__dense(dag)) {
+            /* leaving the dense form: map the nodes so far (the reservation ends the form) */
+            sv_u64map_reserve(&dag->ids, dag->n_nodes + 1);
             for (uint32_t i = 0; i < idx; i++)
-                map_put(dag, dag->dense_base + i, i);
+                sv_u64map_put(&dag->ids, sv_hash_mix64(dag->dense_base + i), i);
         }
         dag->n_nodes++;
-        map_reserve(dag, dag->n_nodes);
-        map_put(dag, cfg->id, idx);
+        sv_u64map_put(&dag->ids, sv_hash_mix64(cfg->id), idx);
     }
     if (cfg->id >= dag->next_id)
         dag->next_id = cfg->id + 1;

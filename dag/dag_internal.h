@@ -47,18 +47,21 @@ struct sv_dag {
     uint64_t next_id;
     GStringChunk *strings; /* names, pg names, ET extras */
     /* id -> index. While every node was added with the id after the previous one's (the
-     * iteration DAGs of msg/, ids from sv_dag_next_id) the map is not built (map_cap == 0) and
-     * index = id - dense_base; the first other id builds it: open addressing, linear probing,
-     * val SV_DAG_NONE = empty. */
+     * iteration DAGs of msg/, ids from sv_dag_next_id) the map is not built (ids.cap == 0) and
+     * index = id - dense_base; the first other id builds it (keys sv_hash_mix64(id)). */
     uint64_t dense_base;
-    uint64_t *map_keys;
-    uint32_t *map_vals;
-    size_t map_cap;
+    sv_u64map ids;
     /* GlobalMetadata of the loaded ET file (serialized), or NULL. */
     uint8_t *et_metadata;
     size_t et_metadata_len;
     sv_dag_exec *exec; /* attached executor, or NULL */
 };
+
+/* TRUE while node ids are dense (no id map, see sv_dag.ids). */
+static inline gboolean sv_dag__dense(const sv_dag *dag)
+{
+    return dag->ids.cap == 0;
+}
 
 static inline sv_dag_node *sv_dag__node(const sv_dag *dag, uint32_t idx)
 {

@@ -597,6 +597,6 @@ gboolean sv_dag_save_et(const sv_dag *dag, const char *path, GError **error)
 
 gboolean sv_dag_save_et_device(const sv_dag *dag, int32_t device, const char *path, GError **error)
 {
-    g_return_val_if_fail(device >= 0, FALSE);
+    SV_ASSERT(device >= 0);
     return save(dag, device, path, error);
 }

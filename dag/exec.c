@@ -281,7 +281,7 @@ void sv_dag__exec_refresh(sv_dag_exec *ex, uint32_t idx)
             /* With dense ids (no id map, dag_internal.h) index order is id order: an append
              * after a smaller index keeps the array sorted, and a sort is rarely needed. */
             guint len = ex->ready->len;
-            if (ex->dag->map_cap != 0 ||
+            if (!sv_dag__dense(ex->dag) ||
                 (len > 0 && g_array_index(ex->ready, uint32_t, len - 1) > idx))
                 ex->ready_unsorted = TRUE;
             g_array_append_val(ex->ready, idx);
@@ -345,7 +345,7 @@ static void issue_pass(sv_dag_exec *ex)
     do {
         ex->again = FALSE;
         if (ex->ready_unsorted) {
-            if (dag->map_cap == 0) /* dense ids: id order is index order */
+            if (sv_dag__dense(dag)) /* dense ids: id order is index order */
                 g_array_sort(ex->ready, cmp_index);
             else
                 g_array_sort_with_data(ex->ready, cmp_by_id, dag);

@@ -2,7 +2,7 @@
  * KVCacheManager semantics as LLMServingSim ports them (serving/core/block_pool.py,
  * serving/core/kv_cache_manager.py). See kvcache.h for the contract, docs/kvcache.md for the
  * reasoning. */
-#include "memory-tier/kvcache.h"
+#include "memory-tier/memtier_internal.h"
 
 #include "core/core.h"
 
@@ -43,9 +43,7 @@ struct sv_memtier_kv_manager {
     const struct sv_memtier_kv_evict_ops *evict;
     void *evict_state;
     gboolean builtin_lru;
-    uint32_t *ring;     /* built-in lru: block ids in queue order, RING_HOLE where one left */
-    uint32_t ring_mask; /* capacity - 1 (a power of two >= 2 num_blocks) */
-    uint64_t ring_head, ring_tail; /* slots [head, tail) hold the queue (ever increasing) */
+    sv_memtier__lru lru; /* built-in lru: the ring, slots in blocks[].pos */
     uint32_t num_free;
     /* hash -> owning block. Keys point at the owner's hashes[] entry. Only looked up, never
      * iterated, so its order cannot influence the simulation. One block per hash: a block
@@ -130,36 +128,19 @@ static uint64_t hash_ids_link(uint64_t parent, uint64_t offset, const uint64_t *
 }
 
 /* ---- free queue --------------------------------------------------------------------------
- * The built-in lru keeps evict.c's order (vLLM's FreeKVCacheBlockQueue: append at the tail, pop
- * the head, O(1) removal from the middle) in a ring of block ids instead of a linked list: a
- * removed block leaves a hole (its slot is known from the block record) that the head skips.
- * Pops then read the ring sequentially and know the next ids in advance, so the block records,
- * which a long run visits in an order unrelated to their ids (a cache miss each), are fetched
- * ahead instead of one pointer chase at a time. When holes fill the ring it is compacted in
- * order: O(num_blocks), at most once per num_blocks removals (capacity >= 2 num_blocks). */
+ * The built-in lru is evict.c's ring (memtier_internal.h), run inline with each block's ring
+ * slot in its record (kv_block.pos, the cache line the step touches anyway); any other policy
+ * through its callbacks. */
 
-#define RING_HOLE UINT32_MAX
 /* Ring slots ahead whose block records a pop prefetches (~100 ns of memory latency over the
  * ~10 ns of work per block). */
 #define QUEUE_PREFETCH 8
 
-static void ring_compact(sv_memtier_kv_manager *mgr)
+static inline void prefetch_ahead(const sv_memtier_kv_manager *mgr, uint32_t k)
 {
-    uint32_t *tmp = g_new(uint32_t, mgr->num_free ? mgr->num_free : 1);
-    uint32_t k = 0;
-    for (uint64_t p = mgr->ring_head; p < mgr->ring_tail; p++) {
-        uint32_t id = mgr->ring[p & mgr->ring_mask];
-        if (id != RING_HOLE)
-            tmp[k++] = id;
-    }
-    SV_ASSERT(k == mgr->num_free);
-    for (uint32_t i = 0; i < k; i++) {
-        mgr->ring[i] = tmp[i];
-        mgr->blocks[tmp[i]].pos = i;
-    }
-    mgr->ring_head = 0;
-    mgr->ring_tail = k;
-    g_free(tmp);
+    uint32_t ahead = sv_memtier__lru_ahead(&mgr->lru, k);
+    if (ahead < mgr->num_blocks) /* not a hole, nor a stale slot past the tail */
+        __builtin_prefetch(&mgr->blocks[ahead], 1);
 }
 
 static void queue_append(sv_memtier_kv_manager *mgr, uint32_t id)
@@ -167,13 +148,9 @@ static void queue_append(sv_memtier_kv_manager *mgr, uint32_t id)
     kv_block *b = &mgr->blocks[id];
     SV_ASSERT(!b->queued);
     b->queued = TRUE;
-    if (mgr->builtin_lru) {
-        if (mgr->ring_tail - mgr->ring_head > mgr->ring_mask)
-            ring_compact(mgr);
-        b->pos = (uint32_t)(mgr->ring_tail & mgr->ring_mask);
-        mgr->ring[b->pos] = id;
-        mgr->ring_tail++;
-    } else
+    if (mgr->builtin_lru)
+        sv_memtier__lru_push(&mgr->lru, id);
+    else
         mgr->evict->push(mgr->evict_state, id);
     mgr->num_free++;
 }
@@ -184,7 +161,7 @@ static void queue_remove(sv_memtier_kv_manager *mgr, uint32_t id)
     SV_ASSERT(b->queued);
     b->queued = FALSE;
     if (mgr->builtin_lru)
-        mgr->ring[b->pos] = RING_HOLE; /* the head skips it */
+        sv_memtier__lru_remove(&mgr->lru, id);
     else
         mgr->evict->remove(mgr->evict_state, id);
     mgr->num_free--;
@@ -195,12 +172,8 @@ static uint32_t queue_popleft(sv_memtier_kv_manager *mgr)
     SV_ASSERT(mgr->num_free > 0);
     uint32_t id;
     if (mgr->builtin_lru) {
-        while ((id = mgr->ring[mgr->ring_head & mgr->ring_mask]) == RING_HOLE)
-            mgr->ring_head++;
-        mgr->ring_head++;
-        uint32_t ahead = mgr->ring[(mgr->ring_head + QUEUE_PREFETCH) & mgr->ring_mask];
-        if (ahead < mgr->num_blocks) /* not a hole, nor a stale slot past the tail */
-            __builtin_prefetch(&mgr->blocks[ahead], 1);
+        id = sv_memtier__lru_pop(&mgr->lru);
+        prefetch_ahead(mgr, QUEUE_PREFETCH);
     } else {
         id = mgr->evict->pop(mgr->evict_state);
     }
@@ -213,15 +186,9 @@ static uint32_t queue_popleft(sv_memtier_kv_manager *mgr)
 
 static uint32_t queue_order(const sv_memtier_kv_manager *mgr, uint32_t *ids, uint32_t max)
 {
-    if (!mgr->builtin_lru)
-        return mgr->evict->order ? mgr->evict->order(mgr->evict_state, ids, max) : 0;
-    uint32_t k = 0;
-    for (uint64_t p = mgr->ring_head; p < mgr->ring_tail && k < max; p++) {
-        uint32_t id = mgr->ring[p & mgr->ring_mask];
-        if (id != RING_HOLE)
-            ids[k++] = id;
-    }
-    return k;
+    if (mgr->builtin_lru)
+        return sv_memtier__lru_order(&mgr->lru, ids, max);
+    return mgr->evict->order ? mgr->evict->order(mgr->evict_state, ids, max) : 0;
 }
 
 /* ---- index ------------------------------------------------------------------------------- */
@@ -267,15 +234,8 @@ sv_memtier_kv_manager *sv_memtier_kv_manager_new_with_eviction(uint32_t num_bloc
     mgr->evict = ops;
     mgr->evict_state = state;
     mgr->builtin_lru = builtin_lru;
-    if (builtin_lru) {
-        uint64_t cap = 2;
-        while (cap < 2 * (uint64_t)num_blocks)
-            cap *= 2;
-        /* Slots not yet written read as RING_HOLE (only the prefetch looks past the tail). */
-        mgr->ring = g_new(uint32_t, cap);
-        memset(mgr->ring, 0xff, cap * sizeof(uint32_t));
-        mgr->ring_mask = (uint32_t)(cap - 1);
-    }
+    if (builtin_lru)
+        sv_memtier__lru_init(&mgr->lru, num_blocks, &mgr->blocks[0].pos, sizeof(kv_block));
     /* Initially in block-id order (vLLM's FreeKVCacheBlockQueue constructor). */
     for (uint32_t i = 0; i < num_blocks; i++)
         queue_append(mgr, i);
@@ -302,7 +262,7 @@ void sv_memtier_kv_manager_free(sv_memtier_kv_manager *mgr)
         mgr->evict->destroy(mgr->evict_state);
     g_free(mgr->blocks);
     g_free(mgr->hashes);
-    g_free(mgr->ring);
+    sv_memtier__lru_clear(&mgr->lru);
     g_free(mgr);
 }
 
@@ -389,11 +349,8 @@ static void get_new_blocks(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq, u
     SV_ASSERT(n <= mgr->num_free);
     if (mgr->builtin_lru) {
         /* A prompt takes dozens at once: start all their (cold) records loading together. */
-        for (uint32_t k = 0; k < MIN(n, (uint32_t)QUEUE_PREFETCH); k++) {
-            uint32_t ahead = mgr->ring[(mgr->ring_head + k) & mgr->ring_mask];
-            if (ahead < mgr->num_blocks)
-                __builtin_prefetch(&mgr->blocks[ahead], 1);
-        }
+        for (uint32_t k = 0; k < MIN(n, (uint32_t)QUEUE_PREFETCH); k++)
+            prefetch_ahead(mgr, k);
     }
     for (uint32_t k = 0; k < n; k++) {
         uint32_t id = queue_popleft(mgr);

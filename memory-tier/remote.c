@@ -149,7 +149,7 @@ struct sv_memtier_remote {
 sv_memtier_remote *sv_memtier_remote_new(sv_engine *eng, const struct sv_memtier_remote_cfg *cfg,
                                          int npus, GError **error)
 {
-    g_return_val_if_fail(eng != NULL && cfg != NULL && npus > 0, NULL);
+    SV_ASSERT(eng != NULL && cfg != NULL && npus > 0);
     if (cfg->type == SV_MEMTIER_REMOTE_PER_NODE &&
         (int64_t)cfg->num_nodes * cfg->npus_per_node < npus) {
         g_set_error(error, SV_MEMTIER_ERROR, SV_MEMTIER_ERROR_CONFIG,

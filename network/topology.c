@@ -12,7 +12,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
 /* Keep device and link ids comfortably inside int: a 1-D FullyConnected dimension has
  * n(n-1) links, so bound the NPU count and the links per dimension explicitly. */
@@ -165,35 +164,17 @@ static gboolean parse_entry(const char *path, list_key key, int idx, int line, c
     g_assert_not_reached();
 }
 
-static gboolean load_doc(const char *path, yaml_document_t *doc, GError **error)
-{
-    FILE *fp = fopen(path, "rb");
-    if (fp == NULL) {
-        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "cannot open %s: %s", path,
-                    g_strerror(errno));
-        return FALSE;
-    }
-    yaml_parser_t parser;
-    yaml_parser_initialize(&parser);
-    yaml_parser_set_input_file(&parser, fp);
-    gboolean ok = yaml_parser_load(&parser, doc) != 0;
-    if (!ok)
-        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "%s:%zu:%zu: yaml syntax error: %s",
-                    path, parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                    parser.problem != NULL ? parser.problem : "unknown problem");
-    yaml_parser_delete(&parser);
-    fclose(fp);
-    return ok;
-}
-
 gboolean sv_net_topo_load_yaml(const char *path, struct sv_net_topo_cfg *cfg, GError **error)
 {
     g_return_val_if_fail(path != NULL && cfg != NULL, FALSE);
-    yaml_document_t doc;
-    if (!load_doc(path, &doc, error))
+    GError *e = NULL;
+    g_autoptr(sv_yaml_node) root = sv_yaml_load(path, &e);
+    if (!root) {
+        g_set_error_literal(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, e->message);
+        g_error_free(e);
         return FALSE;
+    }
 
-    gboolean ok = FALSE;
     struct sv_net_topo_cfg out;
     memset(&out, 0, sizeof out);
     int count[LIST_COUNT];
@@ -203,21 +184,17 @@ gboolean sv_net_topo_load_yaml(const char *path, struct sv_net_topo_cfg *cfg, GE
         key_line[k] = 0;
     }
 
-    yaml_node_t *root = yaml_document_get_root_node(&doc);
-    if (root == NULL || root->type != YAML_MAPPING_NODE) {
+    if (root->kind != SV_YAML_MAP) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
-                    "%s:%zu: expected a mapping with keys topology, npus_count, bandwidth, "
+                    "%s:%d: expected a mapping with keys topology, npus_count, bandwidth, "
                     "latency",
-                    path, root != NULL ? root->start_mark.line + 1 : (size_t)1);
-        goto out;
+                    path, root->line);
+        return FALSE;
     }
-    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
-         p++) {
-        yaml_node_t *k = yaml_document_get_node(&doc, p->key);
-        yaml_node_t *v = yaml_document_get_node(&doc, p->value);
-        if (k == NULL || k->type != YAML_SCALAR_NODE || v == NULL)
-            continue;
-        const char *kname = (const char *)k->data.scalar.value;
+    for (guint m = 0; m < root->keys->len; m++) {
+        const sv_yaml_node *k = root->keys->pdata[m];
+        const sv_yaml_node *v = root->items->pdata[m];
+        const char *kname = k->scalar;
         int key = -1;
         for (int i = 0; i < LIST_COUNT; i++)
             if (strcmp(kname, list_key_name[i]) == 0)
@@ -225,36 +202,34 @@ gboolean sv_net_topo_load_yaml(const char *path, struct sv_net_topo_cfg *cfg, GE
         /* Other keys are ignored, as ASTRA-sim's parser only looks up the four it needs. */
         if (key < 0)
             continue;
-        int line = (int)k->start_mark.line + 1;
+        int line = k->line;
         if (count[key] >= 0) {
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "%s:%d: %s: duplicate key", path,
                         line, kname);
-            goto out;
+            return FALSE;
         }
-        if (v->type != YAML_SEQUENCE_NODE) {
+        if (v->kind != SV_YAML_SEQ) {
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                         "%s:%d: %s: expected a list with one entry per dimension", path, line,
                         kname);
-            goto out;
+            return FALSE;
         }
-        int n = (int)(v->data.sequence.items.top - v->data.sequence.items.start);
+        int n = (int)v->items->len;
         if (n < 1 || n > SV_NET_MAX_DIMS) {
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                         "%s:%d: %s: %d entries, expected 1 to %d dimensions", path, line, kname, n,
                         SV_NET_MAX_DIMS);
-            goto out;
+            return FALSE;
         }
         for (int i = 0; i < n; i++) {
-            yaml_node_t *item = yaml_document_get_node(&doc, v->data.sequence.items.start[i]);
-            int iline = item != NULL ? (int)item->start_mark.line + 1 : line;
-            if (item == NULL || item->type != YAML_SCALAR_NODE) {
+            const sv_yaml_node *item = v->items->pdata[i];
+            if (item->kind != SV_YAML_SCALAR) {
                 g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
-                            "%s:%d: %s[%d]: expected a scalar", path, iline, kname, i);
-                goto out;
+                            "%s:%d: %s[%d]: expected a scalar", path, item->line, kname, i);
+                return FALSE;
             }
-            if (!parse_entry(path, (list_key)key, i, iline, (const char *)item->data.scalar.value,
-                             &out, error))
-                goto out;
+            if (!parse_entry(path, (list_key)key, i, item->line, item->scalar, &out, error))
+                return FALSE;
         }
         count[key] = n;
         key_line[key] = line;
@@ -263,7 +238,7 @@ gboolean sv_net_topo_load_yaml(const char *path, struct sv_net_topo_cfg *cfg, GE
         if (count[k] < 0) {
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "%s: missing key %s", path,
                         list_key_name[k]);
-            goto out;
+            return FALSE;
         }
     }
     for (int k = 1; k < LIST_COUNT; k++) {
@@ -271,17 +246,14 @@ gboolean sv_net_topo_load_yaml(const char *path, struct sv_net_topo_cfg *cfg, GE
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                         "%s:%d: %s: %d entries but topology (line %d) has %d", path, key_line[k],
                         list_key_name[k], count[k], key_line[LIST_TOPOLOGY], count[LIST_TOPOLOGY]);
-            goto out;
+            return FALSE;
         }
     }
     out.ndims = count[LIST_TOPOLOGY];
     if (!sv_net__topo_validate(&out, path, error))
-        goto out;
+        return FALSE;
     *cfg = out;
-    ok = TRUE;
-out:
-    yaml_document_delete(&doc);
-    return ok;
+    return TRUE;
 }
 
 /* ---- geometry --------------------------------------------------------------------------- */

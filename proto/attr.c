@@ -11,7 +11,7 @@ typedef ChakraProtoMsg__AttributeProto attr_t;
 
 const attr_t *sv_proto_attr_find(const ChakraProtoMsg__Node *node, const char *name)
 {
-    g_return_val_if_fail(node != NULL && name != NULL, NULL);
+    SV_ASSERT(node != NULL && name != NULL);
     for (size_t i = 0; i < node->n_attr; i++) {
         if (node->attr[i]->name && strcmp(node->attr[i]->name, name) == 0)
             return node->attr[i];

@@ -40,7 +40,7 @@ static gboolean convert_et(const char *in, const char *out, struct sv_proto_conv
 gboolean sv_proto_convert(const char *in, const char *out, struct sv_proto_convert_stats *stats,
                        GError **error)
 {
-    g_return_val_if_fail(in != NULL && out != NULL, FALSE);
+    SV_ASSERT(in != NULL && out != NULL);
     struct sv_proto_convert_stats local = {0};
     if (!stats)
         stats = &local;

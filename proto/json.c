@@ -268,7 +268,7 @@ static JsonNode *ioinfo_to_json(const ChakraProtoMsg__IOInfo *io)
 
 JsonNode *sv_proto_metadata_to_json(const ChakraProtoMsg__GlobalMetadata *md)
 {
-    g_return_val_if_fail(md != NULL, NULL);
+    SV_ASSERT(md != NULL);
     JsonObject *o = json_object_new();
     set_str_nonempty(o, "version", md->version);
     set_attrs(o, md->attr, md->n_attr);
@@ -277,7 +277,7 @@ JsonNode *sv_proto_metadata_to_json(const ChakraProtoMsg__GlobalMetadata *md)
 
 JsonNode *sv_proto_node_to_json(const ChakraProtoMsg__Node *node)
 {
-    g_return_val_if_fail(node != NULL, NULL);
+    SV_ASSERT(node != NULL);
     JsonObject *o = json_object_new();
     if (node->id)
         json_object_set_member(o, "id", j_u64(node->id));
@@ -471,7 +471,7 @@ void sv_proto__json_write(GString *out, JsonNode *node, int depth)
 
 char *sv_proto_json_to_text(JsonNode *node)
 {
-    g_return_val_if_fail(node != NULL, NULL);
+    SV_ASSERT(node != NULL);
     GString *out = g_string_new(NULL);
     sv_proto__json_write(out, node, 0);
     g_string_append_c(out, '\n');

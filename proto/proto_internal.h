@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "core/core.h"
 #include "proto/proto.h"
 
 /* Longest protobuf varint32 (CHAKRA_ET.md 1.2: the length prefix is a varint32, <= 5 bytes). */

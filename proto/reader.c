@@ -18,63 +18,11 @@ GQuark sv_proto_error_quark(void)
 /* File read granularity. */
 #define SV_PROTO_CHUNK (64 * 1024)
 
-/* Open-addressing set of uint64 node ids (ids are arbitrary 64-bit values, so no sentinel: a
- * parallel `used` byte per slot). Lookup only; never iterated, so order cannot leak. */
-struct idset {
-    uint64_t *keys;
-    uint8_t *used;
-    size_t cap; /* power of two */
-    size_t n;
-};
-
-static gboolean idset_has(const struct idset *s, uint64_t id)
+/* The node ids seen (a set: sv_hash_mix64(id) -> 1). Lookup only, never iterated, so its order
+ * cannot leak. */
+static gboolean ids_has(const sv_u64map *ids, uint64_t id)
 {
-    if (s->cap == 0)
-        return FALSE;
-    for (size_t i = sv_hash_mix64(id) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
-        if (!s->used[i])
-            return FALSE;
-        if (s->keys[i] == id)
-            return TRUE;
-    }
-}
-
-static void idset_insert_nogrow(struct idset *s, uint64_t id)
-{
-    for (size_t i = sv_hash_mix64(id) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
-        if (!s->used[i]) {
-            s->used[i] = 1;
-            s->keys[i] = id;
-            s->n++;
-            return;
-        }
-        if (s->keys[i] == id)
-            return;
-    }
-}
-
-static void idset_add(struct idset *s, uint64_t id)
-{
-    if ((s->n + 1) * 2 > s->cap) { /* load factor <= 1/2 */
-        struct idset old = *s;
-        s->cap = old.cap ? old.cap * 2 : 1024;
-        s->keys = g_new(uint64_t, s->cap);
-        s->used = g_new0(uint8_t, s->cap);
-        s->n = 0;
-        for (size_t i = 0; i < old.cap; i++)
-            if (old.used[i])
-                idset_insert_nogrow(s, old.keys[i]);
-        g_free(old.keys);
-        g_free(old.used);
-    }
-    idset_insert_nogrow(s, id);
-}
-
-static void idset_clear(struct idset *s)
-{
-    g_free(s->keys);
-    g_free(s->used);
-    memset(s, 0, sizeof(*s));
+    return sv_u64map_get(ids, sv_hash_mix64(id), 0) != 0;
 }
 
 /* A reference not resolvable when it was read (parent not seen yet). */
@@ -111,7 +59,7 @@ struct sv_proto_reader {
     size_t md_raw_len;
 
     sv_proto_dep_flags deps;
-    struct idset ids;
+    sv_u64map ids;
     GArray *pending; /* struct pending_ref, in file order */
     gboolean dangling_done;
     uint64_t dangling_data, dangling_ctrl;
@@ -283,7 +231,7 @@ static int read_frame(sv_proto_reader *r, const uint8_t **data, size_t *len, GEr
 
 sv_proto_reader *sv_proto_reader_open(const char *path, GError **error)
 {
-    g_return_val_if_fail(path != NULL, NULL);
+    SV_ASSERT(path != NULL);
     FILE *fp = fopen(path, "rb");
     if (!fp) {
         g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_IO, "cannot open: %s: %s", path,
@@ -361,14 +309,14 @@ void sv_proto_reader_close(sv_proto_reader *r)
     g_free(r->inbuf);
     g_free(r->buf);
     g_free(r->path);
-    idset_clear(&r->ids);
+    sv_u64map_clear(&r->ids);
     g_array_unref(r->pending);
     g_free(r);
 }
 
 void sv_proto_reader_set_dep_check(sv_proto_reader *r, sv_proto_dep_flags flags)
 {
-    g_return_if_fail(r != NULL && r->next_index <= 1);
+    SV_ASSERT(r != NULL && r->next_index <= 1);
     r->deps = flags;
 }
 
@@ -406,7 +354,7 @@ uint64_t sv_proto_reader_bytes(const sv_proto_reader *r)
 static void track_refs(sv_proto_reader *r, const uint64_t *ids, size_t n, gboolean ctrl)
 {
     for (size_t i = 0; i < n; i++) {
-        if (idset_has(&r->ids, ids[i]))
+        if (ids_has(&r->ids, ids[i]))
             continue;
         struct pending_ref p = {ids[i], r->index, r->offset, ctrl};
         g_array_append_val(r->pending, p);
@@ -422,7 +370,7 @@ static gboolean finish_deps(sv_proto_reader *r, GError **error)
     const struct pending_ref *first = NULL;
     for (guint i = 0; i < r->pending->len; i++) {
         const struct pending_ref *p = &g_array_index(r->pending, struct pending_ref, i);
-        if (idset_has(&r->ids, p->parent))
+        if (ids_has(&r->ids, p->parent))
             continue;
         if (p->ctrl)
             r->dangling_ctrl++;
@@ -447,7 +395,7 @@ static gboolean finish_deps(sv_proto_reader *r, GError **error)
 
 gboolean sv_proto_reader_next_raw(sv_proto_reader *r, const uint8_t **data, size_t *len, GError **error)
 {
-    g_return_val_if_fail(r != NULL && data != NULL && len != NULL, FALSE);
+    SV_ASSERT(r != NULL && data != NULL && len != NULL);
     if (r->done)
         return FALSE;
     int rc = read_frame(r, data, len, error);
@@ -468,7 +416,7 @@ gboolean sv_proto_reader_next_raw(sv_proto_reader *r, const uint8_t **data, size
 
 gboolean sv_proto_reader_next(sv_proto_reader *r, ChakraProtoMsg__Node **node, GError **error)
 {
-    g_return_val_if_fail(node != NULL, FALSE);
+    SV_ASSERT(node != NULL);
     *node = NULL;
     const uint8_t *data;
     size_t len;
@@ -483,7 +431,7 @@ gboolean sv_proto_reader_next(sv_proto_reader *r, ChakraProtoMsg__Node **node, G
         return FALSE;
     }
     if (r->deps) {
-        idset_add(&r->ids, n->id);
+        sv_u64map_put(&r->ids, sv_hash_mix64(n->id), 1);
         track_refs(r, n->data_deps, n->n_data_deps, FALSE);
         track_refs(r, n->ctrl_deps, n->n_ctrl_deps, TRUE);
     }

@@ -63,7 +63,7 @@ FILE *sv_proto__tmpfile_open(const char *path, char **tmp_name, GError **error)
 
 sv_proto_writer *sv_proto_writer_open(const char *path, GError **error)
 {
-    g_return_val_if_fail(path != NULL, NULL);
+    SV_ASSERT(path != NULL);
     char *tmp = NULL;
     FILE *fp = sv_proto__tmpfile_open(path, &tmp, error);
     if (!fp)
@@ -136,7 +136,12 @@ static gboolean put_bytes(sv_proto_writer *w, const uint8_t *data, size_t len, G
 
 static gboolean put_frame(sv_proto_writer *w, const uint8_t *data, size_t len, GError **error)
 {
-    g_return_val_if_fail(w != NULL && !w->failed, FALSE);
+    SV_ASSERT(w != NULL);
+    if (w->failed) {
+        g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_INVALID,
+                    "writer used after an earlier error: %s", w->path);
+        return FALSE;
+    }
     if (len > UINT32_MAX) {
         w->failed = TRUE;
         g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_INVALID,
@@ -169,7 +174,7 @@ gboolean sv_proto_writer_put_raw(sv_proto_writer *w, const uint8_t *data, size_t
 gboolean sv_proto_writer_put_metadata(sv_proto_writer *w, const ChakraProtoMsg__GlobalMetadata *md,
                                    GError **error)
 {
-    g_return_val_if_fail(w != NULL && md != NULL, FALSE);
+    SV_ASSERT(w != NULL && md != NULL);
     if (w->count != 0) {
         g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_INVALID,
                     "GlobalMetadata must be the first message: %s", w->path);
@@ -185,7 +190,7 @@ gboolean sv_proto_writer_put_metadata(sv_proto_writer *w, const ChakraProtoMsg__
 
 gboolean sv_proto_writer_put_node(sv_proto_writer *w, const ChakraProtoMsg__Node *node, GError **error)
 {
-    g_return_val_if_fail(w != NULL && node != NULL, FALSE);
+    SV_ASSERT(w != NULL && node != NULL);
     if (w->count == 0) {
         g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_INVALID,
                     "node written before the GlobalMetadata: %s", w->path);
@@ -223,7 +228,7 @@ void sv_proto_writer_abort(sv_proto_writer *w)
 
 gboolean sv_proto_writer_close(sv_proto_writer *w, GError **error)
 {
-    g_return_val_if_fail(w != NULL, FALSE);
+    SV_ASSERT(w != NULL);
     if (w->failed) {
         g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_INVALID,
                     "writer closed after an earlier error: %s", w->path);

@@ -22,7 +22,6 @@ gboolean sv_sys__p2p_key_equal(gconstpointer a, gconstpointer b)
 
 /* ---- send / recv with the frontend's tracker ------------------------------------------------ */
 
-
 /* Frees `c` once nothing is pending on it and no stream caches it. */
 static void chan_maybe_free(sv_sys *sys, struct p2p_chan *c)
 {
@@ -204,20 +203,20 @@ void sv_sys__net_recv(sv_sys *sys, int self, int src, int tag, uint64_t bytes, s
 
 /* ---- point-to-point ------------------------------------------------------------------------- */
 
-/* Both ends in [0, npus) and distinct, a tag >= 0 and a message of at least one byte. */
-static gboolean p2p_valid(const sv_sys *sys, int a, int b, int tag, uint64_t bytes)
+/* The one rule for a send's and a recv's arguments, `a` and `b` the two NPUs. */
+static gboolean p2p_args_ok(const sv_sys *sys, int a, int b, int tag, uint64_t bytes)
 {
     return a >= 0 && a < sys->npus && b >= 0 && b < sys->npus && a != b && tag >= 0 && bytes > 0;
 }
+#define P2P_ARGS_RULE "NPUs must differ and be in [0, %d), tag >= 0, size > 0"
 
 gboolean sv_sys_send(sv_sys *sys, int src, int dst, int tag, uint64_t bytes, sv_sys_done_fn done,
                      void *ctx, uint64_t arg, GError **error)
 {
-    if (!p2p_valid(sys, src, dst, tag, bytes)) {
+    if (!p2p_args_ok(sys, src, dst, tag, bytes)) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
-                    "bad send %d -> %d (tag %d, %" G_GUINT64_FORMAT
-                    " bytes): NPUs must differ and be in [0, %d), tag >= 0, size > 0",
-                    src, dst, tag, bytes, sys->npus);
+                    "bad send %d -> %d (tag %d, %" G_GUINT64_FORMAT " bytes): " P2P_ARGS_RULE, src,
+                    dst, tag, bytes, sys->npus);
         return FALSE;
     }
     sv_sys__net_send(sys, src, dst, tag, bytes, done, ctx, arg, NULL);
@@ -227,10 +226,9 @@ gboolean sv_sys_send(sv_sys *sys, int src, int dst, int tag, uint64_t bytes, sv_
 gboolean sv_sys_recv(sv_sys *sys, int self, int src, int tag, uint64_t bytes, sv_sys_done_fn done,
                      void *ctx, uint64_t arg, GError **error)
 {
-    if (!p2p_valid(sys, self, src, tag, bytes)) {
+    if (!p2p_args_ok(sys, self, src, tag, bytes)) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
-                    "bad recv on %d from %d (tag %d, %" G_GUINT64_FORMAT
-                    " bytes): NPUs must differ and be in [0, %d), tag >= 0, size > 0",
+                    "bad recv on %d from %d (tag %d, %" G_GUINT64_FORMAT " bytes): " P2P_ARGS_RULE,
                     self, src, tag, bytes, sys->npus);
         return FALSE;
     }
@@ -286,4 +284,3 @@ uint64_t sv_sys_coll_active(const sv_sys *sys)
         n += sys->npu[i].active_collectives;
     return n;
 }
-

@@ -308,20 +308,20 @@ static void test_layer_seq_yaml(void)
         if (!g_file_test(path, G_FILE_TEST_EXISTS))
             continue;
         GError *err = NULL;
-        g_autoptr(sv_compute_yaml_node) y = sv_compute__yaml_load(path, &err);
+        g_autoptr(sv_yaml_node) y = sv_yaml_load(path, &err);
         CU_ASSERT_FATAL(y != NULL);
-        sv_compute_yaml_node *seq = sv_compute__yaml_get(y, "sequence");
+        sv_yaml_node *seq = sv_yaml_get(y, "sequence");
         const struct sv_compute_layer_seq *q = sv_compute_layer_seq(a);
         const char *keys[] = {"prologue", "pre_attn", "post_attn",
                               q->mlp_is_moe ? "mlp_moe" : "mlp_dense", "head"};
         const sv_compute_op_kind *ops[] = {q->prologue, q->pre_attn, q->post_attn, q->mlp, q->head};
         int ns[] = {q->n_prologue, q->n_pre_attn, q->n_post_attn, q->n_mlp, q->n_head};
         for (int k = 0; k < 5; k++) {
-            sv_compute_yaml_node *l = sv_compute__yaml_get(seq, keys[k]);
-            CU_ASSERT_FATAL(l && l->kind == SV_COMPUTE_YAML_SEQ);
+            sv_yaml_node *l = sv_yaml_get(seq, keys[k]);
+            CU_ASSERT_FATAL(l && l->kind == SV_YAML_SEQ);
             CU_ASSERT_EQUAL(l->items->len, (guint)ns[k]);
             for (guint i = 0; i < l->items->len && i < (guint)ns[k]; i++)
-                CU_ASSERT_STRING_EQUAL(((sv_compute_yaml_node *)l->items->pdata[i])->scalar,
+                CU_ASSERT_STRING_EQUAL(((sv_yaml_node *)l->items->pdata[i])->scalar,
                                        sv_compute_op_name(ops[k][i]));
         }
     }

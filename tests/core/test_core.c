@@ -1,4 +1,4 @@
-/* core: event order, cancel/reschedule, RNG streams, config getters. */
+/* core: event order, cancel/reschedule, RNG streams, config getters, the YAML tree, the u64 map. */
 #include <math.h>
 #include <string.h>
 
@@ -385,8 +385,9 @@ static void test_config_getters(void)
         const char *json;
         gboolean ok;
         int64_t v;
-    } ints[] = {{"2", TRUE, 2},       {"2.0", TRUE, 2},         {"-3.0", TRUE, -3},
-                {"2.5", FALSE, 0},    {"\"2\"", FALSE, 0},      {"true", FALSE, 0},
+    } ints[] = {{"2", TRUE, 2},       {"2.0", TRUE, 2},
+                {"-3.0", TRUE, -3},   {"2.5", FALSE, 0},
+                {"\"2\"", FALSE, 0},  {"true", FALSE, 0},
                 {"9.3e18", FALSE, 0}, {"9.0e18", TRUE, INT64_C(9000000000000000000)}};
     for (size_t k = 0; k < G_N_ELEMENTS(ints); k++) {
         JsonNode *n = json_from_string(ints[k].json, NULL);
@@ -409,6 +410,100 @@ static void test_config_getters(void)
     g_free(dir);
 }
 
+/* The YAML tree: kinds, file order, the line of every node, aliases, errors naming PATH:LINE. */
+static void test_yaml(void)
+{
+    char *dir = sv_test_tmpdir();
+    char *path = g_build_filename(dir, "y.yml", NULL);
+    g_file_set_contents(path,
+                        "# comment\n"
+                        "a: 1\n"
+                        "list:\n"
+                        "  - &x two\n"
+                        "  - [3, 4]\n"
+                        "m: {k: *x}\n",
+                        -1, NULL);
+    GError *err = NULL;
+    sv_yaml_node *y = sv_yaml_load(path, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_EQUAL(y->kind, SV_YAML_MAP);
+    CU_ASSERT_EQUAL(y->keys->len, 3);
+    CU_ASSERT_STRING_EQUAL(((sv_yaml_node *)y->keys->pdata[1])->scalar, "list");
+    CU_ASSERT_EQUAL(((sv_yaml_node *)y->keys->pdata[1])->line, 3);
+    sv_yaml_node *a = sv_yaml_get(y, "a");
+    CU_ASSERT_FATAL(a && a->kind == SV_YAML_SCALAR);
+    CU_ASSERT_STRING_EQUAL(a->scalar, "1");
+    CU_ASSERT_EQUAL(a->line, 2);
+    sv_yaml_node *l = sv_yaml_get(y, "list");
+    CU_ASSERT_FATAL(l && l->kind == SV_YAML_SEQ && l->items->len == 2);
+    CU_ASSERT_EQUAL(((sv_yaml_node *)l->items->pdata[1])->line, 5);
+    CU_ASSERT_EQUAL(((sv_yaml_node *)l->items->pdata[1])->kind, SV_YAML_SEQ);
+    sv_yaml_node *k = sv_yaml_get(sv_yaml_get(y, "m"), "k");
+    CU_ASSERT_FATAL(k != NULL);
+    CU_ASSERT_STRING_EQUAL(k->scalar, "two");
+    CU_ASSERT_EQUAL(k->line, 6);
+    CU_ASSERT_PTR_NULL(sv_yaml_get(y, "absent"));
+    CU_ASSERT_PTR_NULL(sv_yaml_get(a, "a"));
+    sv_yaml_free(y);
+
+    g_file_set_contents(path, "", -1, NULL);
+    y = sv_yaml_load(path, &err);
+    CU_ASSERT_FATAL(y && y->kind == SV_YAML_SCALAR);
+    CU_ASSERT_STRING_EQUAL(y->scalar, "");
+    sv_yaml_free(y);
+
+    g_file_set_contents(path, "a: 1\nb: [2,\n", -1, NULL);
+    CU_ASSERT_PTR_NULL(sv_yaml_load(path, &err));
+    CU_ASSERT_FATAL(err != NULL);
+    CU_ASSERT(g_error_matches(err, SV_CORE_ERROR, SV_CORE_ERROR_PARSE));
+    g_autofree char *where = g_strdup_printf("%s:3:", path);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, where));
+    g_clear_error(&err);
+    g_file_set_contents(path, "a: *nowhere\n", -1, NULL);
+    CU_ASSERT_PTR_NULL(sv_yaml_load(path, &err));
+    CU_ASSERT(err && strstr(err->message, ":1: undefined alias"));
+    g_clear_error(&err);
+    CU_ASSERT_PTR_NULL(sv_yaml_load("/nonexistent/y.yml", &err));
+    CU_ASSERT(g_error_matches(err, SV_CORE_ERROR, SV_CORE_ERROR_IO));
+    g_clear_error(&err);
+    g_free(path);
+    sv_test_rmtree(dir);
+    g_free(dir);
+}
+
+/* The u64 map against GHashTable as the reference: random puts, replaces and removes on a small
+ * key range (long probe runs, wrap-around, backward shifts), key 0 included. */
+static void test_u64map(void)
+{
+    sv_u64map m = {0};
+    GHashTable *ref = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    sv_rng *rng = sv_rng_new(7, "test/u64map");
+    for (int step = 0; step < 200000; step++) {
+        /* keys with few distinct low bits collide in the table on purpose */
+        uint64_t key = sv_rng_below(rng, 600) << (step % 3 == 0 ? 40 : 0);
+        uint64_t op = sv_rng_below(rng, 3);
+        gint64 k64 = (gint64)key;
+        if (op < 2) {
+            uint64_t val = sv_rng_u64(rng);
+            sv_u64map_put(&m, key, val);
+            g_hash_table_replace(ref, g_memdup2(&k64, sizeof k64), g_memdup2(&val, sizeof val));
+        } else {
+            gboolean had = g_hash_table_remove(ref, &k64);
+            CU_ASSERT_EQUAL(sv_u64map_remove(&m, key), had);
+        }
+        uint64_t probe = sv_rng_below(rng, 600) << (step % 2 ? 40 : 0);
+        gint64 p64 = (gint64)probe;
+        const uint64_t *want = g_hash_table_lookup(ref, &p64);
+        uint64_t got = sv_u64map_get(&m, probe, 12345);
+        CU_ASSERT_EQUAL(got, want ? *want : 12345);
+        CU_ASSERT_EQUAL(m.len, g_hash_table_size(ref));
+    }
+    sv_u64map_clear(&m);
+    CU_ASSERT_EQUAL(sv_u64map_get(&m, 3, 9), 9);
+    sv_rng_free(rng);
+    g_hash_table_destroy(ref);
+}
+
 int main(void)
 {
     static const sv_test_case engine[] = {
@@ -424,6 +519,8 @@ int main(void)
                                         {"rng distributions", test_rng_distributions},
                                         {"time helpers", test_time_helpers},
                                         {"config getters", test_config_getters},
+                                        {"yaml tree", test_yaml},
+                                        {"u64 map", test_u64map},
                                         {NULL, NULL}};
     sv_test_add_suite("engine", engine);
     sv_test_add_suite("core", misc);

@@ -1,8 +1,9 @@
-/* KV free queue: the built-in ring's compaction (memory-tier/kvcache.c) and the "lru" eviction
- * table's callbacks (memory-tier/evict.c), which the manager never calls for the built-in policy
- * (it runs the same order in its ring). Expected orders are worked out by hand from vLLM's
- * FreeKVCacheBlockQueue rules: freed blocks go to the tail (a sequence's tail block first), an
- * allocation takes the head, a prefix hit takes a free block out of the middle. */
+/* KV free queue: the lru ring's compaction (memory-tier/memtier_internal.h, evict.c), run by the
+ * manager inline for the built-in policy and through the "lru" eviction table's callbacks for a
+ * copy of the table (the same ring, its slots kept in the table's own array). Expected orders are
+ * worked out by hand from vLLM's FreeKVCacheBlockQueue rules: freed blocks go to the tail (a
+ * sequence's tail block first), an allocation takes the head, a prefix hit takes a free block out
+ * of the middle. */
 #include "memory-tier/kvcache.h"
 #include "tests/test_util.h"
 
@@ -18,7 +19,7 @@ static void check_order(const sv_memtier_kv_manager *m, const uint32_t *want, ui
         SV_ASSERT_EQ_I64(got[i], want[i]);
 }
 
-/* The lru table on its own: push/remove/pop/order as a linked list over block ids. */
+/* The lru table on its own: push/remove/pop/order over block ids. */
 static void test_lru_callbacks(void)
 {
     const struct sv_memtier_kv_evict_ops *ops = sv_memtier_kv_evict_lru();
@@ -54,7 +55,7 @@ static void test_lru_callbacks(void)
 }
 
 /* The same callbacks under another name: the manager does not recognise the table and calls
- * evict.c's functions instead of its ring. */
+ * its callbacks instead of running the ring inline. */
 static struct sv_memtier_kv_evict_ops lru_copy;
 
 static sv_memtier_kv_manager *new_manager(gboolean via_callbacks, uint32_t blocks, uint32_t bs)
