@@ -49,9 +49,9 @@ typedef enum {
 
 /* Project assert that stays on in release builds (broken invariant = bug).
  *
- * It is also the one way public functions check their arguments (core/, proto/, dag/,
- * workloads/, compute/, memory-tier/): an argument no correct caller passes (NULL where an object
- * is required, an index out of range, a call out of order) is a bug in the caller, so
+ * It is also the one way public functions of every module check their arguments: an argument
+ * no correct caller passes (NULL where an object is required, an index out of range, a call out
+ * of order) is a bug in the caller, so
  * SV_ASSERT(cond) stops there with file:line. Not g_return_val_if_fail: it logs and returns a
  * value the caller does not expect, and G_DISABLE_CHECKS removes it. Bad input (a file, a config,
  * a trace) is not a precondition: it returns FALSE/NULL with a GError. Check where a wrong

@@ -134,7 +134,7 @@ static const char TS_HEADER[] = "t,prompt_throughput,gen_throughput,running,wait
 
 sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
 {
-    g_return_val_if_fail(cfg != NULL && cfg->n_instances >= 1, NULL);
+    SV_ASSERT(cfg != NULL && cfg->n_instances >= 1);
     g_autoptr(sv_metrics) m = g_new0(sv_metrics, 1);
     m->n_instances = cfg->n_instances;
     m->tick_ns = cfg->tick_ns > 0 ? cfg->tick_ns : DEFAULT_TICK_NS;
@@ -411,7 +411,7 @@ void sv_metrics_itl(sv_metrics *m, sv_time gap_ns)
 void sv_metrics_sample(sv_metrics *m, int instance, sv_time t, int running, int waiting,
                        double kv_cache_pct)
 {
-    g_return_if_fail(instance >= 0 && instance < m->n_instances);
+    SV_ASSERT(instance >= 0 && instance < m->n_instances);
     /* the same [lo, hi) rule as tokens: an iteration ending at exactly a tick reports its
      * tokens and its state in the next row, as vLLM's bench stat logger buckets records */
     while (t >= m->next_tick * m->tick_ns)
@@ -595,7 +595,7 @@ void sv_metrics_set_pd(sv_metrics *m, const struct sv_metrics_pd *pd)
 
 void sv_metrics_set_latency_source(sv_metrics *m, int instance, const char *source)
 {
-    g_return_if_fail(instance >= 0 && instance < m->n_instances);
+    SV_ASSERT(instance >= 0 && instance < m->n_instances);
     if (!m->summary.latency_sources)
         m->summary.latency_sources = g_new0(char *, (size_t)m->n_instances);
     g_free(m->summary.latency_sources[instance]);

@@ -166,7 +166,7 @@ static gboolean parse_entry(const char *path, list_key key, int idx, int line, c
 
 gboolean sv_net_topo_load_yaml(const char *path, struct sv_net_topo_cfg *cfg, GError **error)
 {
-    g_return_val_if_fail(path != NULL && cfg != NULL, FALSE);
+    SV_ASSERT(path != NULL && cfg != NULL);
     GError *e = NULL;
     g_autoptr(sv_yaml_node) root = sv_yaml_load(path, &e);
     if (!root) {

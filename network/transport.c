@@ -35,7 +35,7 @@ const char *sv_net_model_name(sv_net_model model)
 sv_net *sv_net_new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_model model,
                    GError **error)
 {
-    g_return_val_if_fail(eng != NULL && cfg != NULL, NULL);
+    SV_ASSERT(eng != NULL && cfg != NULL);
     if ((int)model < 0 || (int)model >= (int)G_N_ELEMENTS(model_names)) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "unknown network model %d",
                     (int)model);
