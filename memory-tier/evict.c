@@ -1,4 +1,4 @@
-/* Built-in KV eviction policies (struct sv_memtier_kv_evict_ops, kvcache.h).
+/* Built-in KV eviction policies (struct sv_memtier_kv_evict_ops, memtier.h).
  *
  * "lru" is vLLM v1's FreeKVCacheBlockQueue (vllm/v1/core/kv_cache_utils.py, v0.19.0; LLMServingSim
  * serving/core/block_pool.py), kept in the ring of memtier_internal.h, whose functions are here

@@ -1,6 +1,6 @@
 /* Paged KV block manager with prefix caching: vLLM v1's BlockPool / FreeKVCacheBlockQueue /
  * KVCacheManager semantics as LLMServingSim ports them (serving/core/block_pool.py,
- * serving/core/kv_cache_manager.py). See kvcache.h for the contract, docs/kvcache.md for the
+ * serving/core/kv_cache_manager.py). See memtier.h for the contract, docs/kvcache.md for the
  * reasoning. */
 #include "memory-tier/memtier_internal.h"
 

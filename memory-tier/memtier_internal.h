@@ -2,7 +2,7 @@
 #ifndef SV_MEMTIER_INTERNAL_H
 #define SV_MEMTIER_INTERNAL_H
 
-#include "memory-tier/kvcache.h"
+#include "memory-tier/memtier.h"
 
 /* ---- the lru order ------------------------------------------------------------------------
  * The one implementation of the "lru" eviction order (vLLM's FreeKVCacheBlockQueue,

@@ -13,7 +13,7 @@
 
 #include "compute/compute.h"
 #include "core/core.h"
-#include "memory-tier/kvcache.h"
+#include "memory-tier/memtier.h"
 #include "network/network.h"
 #include "system/system.h"
 #include "workloads/workloads.h"

@@ -4,7 +4,7 @@
  * worked out by hand from vLLM's FreeKVCacheBlockQueue rules: freed blocks go to the tail (a
  * sequence's tail block first), an allocation takes the head, a prefix hit takes a free block out
  * of the middle. */
-#include "memory-tier/kvcache.h"
+#include "memory-tier/memtier.h"
 #include "tests/test_util.h"
 
 #include <CUnit/CUnit.h>

@@ -1,7 +1,7 @@
 /* Tests of the paged KV block manager (memory-tier/kvcache.c). Expected values are worked out by
  * hand in the comments, from vLLM v1 / LLMServingSim's rules (block_pool.py, kv_cache_manager.py
  * and their self-tests), with small blocks (4 tokens) so the arithmetic stays visible. */
-#include "memory-tier/kvcache.h"
+#include "memory-tier/memtier.h"
 #include "tests/test_util.h"
 
 #include <string.h>
@@ -74,7 +74,7 @@ static void test_capacity(void)
 
 static void test_hash_value(void)
 {
-    /* Computed independently (Python, the formula in kvcache.h): FNV-1a 64 over the seed's 8
+    /* Computed independently (Python, the formula in memtier.h): FNV-1a 64 over the seed's 8
      * bytes and tokens 1, 2, 3 as 4 little-endian bytes each, then splitmix64's finalizer. */
     uint32_t t[3] = {1, 2, 3};
     CU_ASSERT_EQUAL(sv_memtier_kv_hash_tokens(SV_MEMTIER_KV_HASH_SEED, t, 3), UINT64_C(0xb253c7fa058312b5));
