@@ -78,7 +78,8 @@ static gboolean write_workload(const char *dir, int n, GError **error)
         sv_proto_node_add_attr(node, sv_proto_attr_new_bool("is_cpu_op", FALSE));
         sv_proto_node_add_attr(node, sv_proto_attr_new_int64("comm_type", 0));
         sv_proto_node_add_attr(node, sv_proto_attr_new_int64("comm_size", (int64_t)COMM_BYTES));
-        if (!sv_proto_writer_put_metadata(w, md, error) || !sv_proto_writer_put_node(w, node, error))
+        if (!sv_proto_writer_put_metadata(w, md, error) ||
+            !sv_proto_writer_put_node(w, node, error))
             return FALSE;
         if (!sv_proto_writer_close(g_steal_pointer(&w), error))
             return FALSE;

@@ -370,8 +370,8 @@ static void report_latency_sources(const struct sv_planner_run_cfg *cfg, gboolea
             why = g_strdup(" (no profiles: neither --profiles DIR nor " PROFILES_ENV ")");
         else
             why = g_strdup_printf(" (no profile bundle under %s)", cfg->profiles_root);
-        fprintf(stderr, "servesim run: instance %d (%s on %s): latency %s%s\n", i,
-                ic->model_name, ic->hardware, src, why);
+        fprintf(stderr, "servesim run: instance %d (%s on %s): latency %s%s\n", i, ic->model_name,
+                ic->hardware, src, why);
     }
 }
 

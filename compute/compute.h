@@ -59,8 +59,8 @@ struct sv_compute_model_cfg {
 /* Built-in catalog or `<model_dir>/<org>/<name>.json` (model_dir may be NULL). Names match with
  * or without the org ("meta-llama/Llama-3.1-8B" or "Llama-3.1-8B"), case-insensitively. A file
  * in model_dir wins over the built-in entry of the same name. */
-gboolean sv_compute_model_lookup(const char *name, const char *model_dir, struct sv_compute_model_cfg *out,
-                                 GError **error);
+gboolean sv_compute_model_lookup(const char *name, const char *model_dir,
+                                 struct sv_compute_model_cfg *out, GError **error);
 /* Fill from a parsed config.json object; `where` names it in errors. */
 gboolean sv_compute_model_from_json(JsonObject *obj, const char *name, const char *where,
                                     struct sv_compute_model_cfg *out, GError **error);
@@ -116,7 +116,8 @@ struct sv_compute_layer_seq {
     int n_pre_attn;
     sv_compute_op_kind post_attn[SV_COMPUTE_SEQ_MAX];
     int n_post_attn;
-    sv_compute_op_kind mlp[SV_COMPUTE_SEQ_MAX]; /* mlp_dense or mlp_moe, whichever the architecture uses */
+    sv_compute_op_kind
+        mlp[SV_COMPUTE_SEQ_MAX]; /* mlp_dense or mlp_moe, whichever the architecture uses */
     int n_mlp;
     gboolean mlp_is_moe;
     sv_compute_op_kind head[SV_COMPUTE_SEQ_MAX];
@@ -144,8 +145,8 @@ gboolean sv_compute_hw_lookup(const char *name, struct sv_compute_hw_cfg *out, G
 /* Apply overrides from a JSON object with any of the keys bf16_tflops, fp8_tflops,
  * fp32_tflops, mem_gb, mem_bw_gbps, link_bw_gbps. Unknown keys and non-positive values are
  * errors naming `where`.key. */
-gboolean sv_compute_hw_apply_overrides(struct sv_compute_hw_cfg *hw, JsonObject *obj, const char *where,
-                                       GError **error);
+gboolean sv_compute_hw_apply_overrides(struct sv_compute_hw_cfg *hw, JsonObject *obj,
+                                       const char *where, GError **error);
 /* Peak FLOP/s for a weight dtype size (1: fp8, 2: bf16/fp16, 4: fp32). */
 double sv_compute_hw_peak_flops(const struct sv_compute_hw_cfg *hw, int dtype_bytes);
 
@@ -189,15 +190,17 @@ typedef enum {
 /* Profile bundle: `variant_dir` is <profiles>/<hw>/<org>/<model>/<variant> (holding meta.yaml
  * and tp<N>/). Every operator of the model's layer sequence must be present in tp<tp> (or tp1
  * for tp_stable layers); otherwise the error names the file and the layer. */
-sv_compute_latency *sv_compute_latency_new_profile(const char *variant_dir, const struct sv_compute_model_cfg *m,
-                                           int tp, GError **error);
+sv_compute_latency *sv_compute_latency_new_profile(const char *variant_dir,
+                                                   const struct sv_compute_model_cfg *m, int tp,
+                                                   GError **error);
 /* Find <profiles_root>/<hw>/<org>/<name>/<variant>; returns a newly allocated path or NULL
  * with an error naming the missing folder. `variant` NULL means "bf16". */
 char *sv_compute_profile_find(const char *profiles_root, const char *hw, const char *model_name,
                               const char *variant, GError **error);
 /* Legacy layout: `tp_dir` is perf_models/<hw>/<org>/<model>/tp<N>. */
-sv_compute_latency *sv_compute_latency_new_legacy(const char *tp_dir, const struct sv_compute_model_cfg *m, int tp,
-                                          GError **error);
+sv_compute_latency *sv_compute_latency_new_legacy(const char *tp_dir,
+                                                  const struct sv_compute_model_cfg *m, int tp,
+                                                  GError **error);
 
 /* Roofline parameters of one operator. */
 struct sv_compute_roofline_eff {
@@ -208,8 +211,9 @@ struct sv_compute_roofline_eff {
 /* eff: per-operator parameters (SV_COMPUTE_OP_COUNT entries) or NULL for the committed fit
  * (compute/roofline_fit.inc, produced by tools/fit_roofline). */
 sv_compute_latency *sv_compute_latency_new_roofline(const struct sv_compute_model_cfg *m,
-                                            const struct sv_compute_hw_cfg *hw, int tp,
-                                            const struct sv_compute_roofline_eff *eff, GError **error);
+                                                    const struct sv_compute_hw_cfg *hw, int tp,
+                                                    const struct sv_compute_roofline_eff *eff,
+                                                    GError **error);
 /* The committed fit (SV_COMPUTE_OP_COUNT entries). */
 const struct sv_compute_roofline_eff *sv_compute_roofline_fit(void);
 /* FLOPs and bytes moved by one operator on one rank for a shape (roofline inputs). */
@@ -222,12 +226,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_compute_latency, sv_compute_latency_free)
 const struct sv_compute_model_cfg *sv_compute_latency_model(const sv_compute_latency *lat);
 
 /* Time of one operator for a batch shape, ns (>= 0; 0 for attention with no tokens). */
-sv_time sv_compute_op_time(sv_compute_latency *lat, sv_compute_op_kind op, const struct sv_compute_batch_shape *s);
+sv_time sv_compute_op_time(sv_compute_latency *lat, sv_compute_op_kind op,
+                           const struct sv_compute_batch_shape *s);
 
 /* Attention pieces the profile backend blends (for tests and diagnostics): the plain 4-D
  * lookup at one decode KV value, and the skew alpha that applies to a shape. */
-double sv_compute_attention_lookup(sv_compute_latency *lat, int64_t prefill_chunk, int64_t kv_prefill,
-                                   int64_t n_decode, int64_t kv_decode);
+double sv_compute_attention_lookup(sv_compute_latency *lat, int64_t prefill_chunk,
+                                   int64_t kv_prefill, int64_t n_decode, int64_t kv_decode);
 double sv_compute_skew_alpha(sv_compute_latency *lat, const struct sv_compute_batch_shape *s);
 
 /* One operator of an iteration, in execution order. */
@@ -252,8 +257,8 @@ struct sv_compute_iter_time {
     struct sv_compute_iter_op head[SV_COMPUTE_SEQ_MAX];
     int n_head;
 };
-void sv_compute_iter_time(sv_compute_latency *lat, const struct sv_compute_batch_shape *s, int64_t layer_begin,
-                          int64_t layer_end, struct sv_compute_iter_time *out);
+void sv_compute_iter_time(sv_compute_latency *lat, const struct sv_compute_batch_shape *s,
+                          int64_t layer_begin, int64_t layer_end, struct sv_compute_iter_time *out);
 
 G_END_DECLS
 

@@ -20,7 +20,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_compute_table, sv_compute__csv_free)
 /* Column index, or -1 with an error naming the file and column. */
 int sv_compute__csv_col(const sv_compute_table *c, const char *name, GError **error);
 gboolean sv_compute__csv_double(const sv_compute_table *c, guint row, int col, double *out,
-                               GError **error);
+                                GError **error);
 
 /* ---- interpolation tables (values in ns) ---- */
 struct sv_compute_table1d {
@@ -45,8 +45,8 @@ struct sv_compute_attn_table {
     struct sv_compute_attn_slice *slices; /* sorted by (pc, nd) */
     int n_slices;
 };
-double sv_compute__attn_lookup(const struct sv_compute_attn_table *t, int64_t pc, int64_t kp, int64_t nd,
-                              int64_t kd);
+double sv_compute__attn_lookup(const struct sv_compute_attn_table *t, int64_t pc, int64_t kp,
+                               int64_t nd, int64_t kd);
 
 /* 2-D: rows by the first key (bracket, clamp below, extrapolate above), 1-D in each row. */
 struct sv_compute_table2d {
@@ -62,7 +62,7 @@ double sv_compute__us_to_ns(double us);
 
 /* Roofline time of one op from its cost. */
 double sv_compute__roofline_ns(const struct sv_compute_roofline_eff *e, double flops, double bytes,
-                              double peak_flops, double bw_bytes_per_s);
+                               double peak_flops, double bw_bytes_per_s);
 
 /* ---- profile tables of one tp<N> folder ---- */
 struct sv_compute_tp_tables {
@@ -93,7 +93,8 @@ void sv_compute__skew_fit_clear(struct sv_compute_skew_fit *f);
 
 /* Legacy perf_models tables. */
 struct sv_compute_legacy_tables {
-    struct sv_compute_table1d layer[SV_COMPUTE_OP_COUNT]; /* by input tokens; summed parts (q+k+v ...) */
+    struct sv_compute_table1d
+        layer[SV_COMPUTE_OP_COUNT]; /* by input tokens; summed parts (q+k+v ...) */
     gboolean has_layer[SV_COMPUTE_OP_COUNT];
     struct sv_compute_table2d prefill; /* rows: kv_cache_size, columns: prefill_chunk_size */
     struct sv_compute_table2d decode;  /* rows: batch_size, columns: kv_cache_size */
@@ -119,7 +120,9 @@ struct sv_compute_latency {
 gboolean sv_compute__profile_load(sv_compute_latency *lat, const char *variant_dir, GError **error);
 gboolean sv_compute__legacy_load(sv_compute_latency *lat, const char *tp_dir, GError **error);
 void sv_compute__legacy_free(struct sv_compute_legacy_tables *l);
-double sv_compute__profile_op_ns(sv_compute_latency *lat, sv_compute_op_kind op, const struct sv_compute_batch_shape *s);
-double sv_compute__legacy_op_ns(sv_compute_latency *lat, sv_compute_op_kind op, const struct sv_compute_batch_shape *s);
+double sv_compute__profile_op_ns(sv_compute_latency *lat, sv_compute_op_kind op,
+                                 const struct sv_compute_batch_shape *s);
+double sv_compute__legacy_op_ns(sv_compute_latency *lat, sv_compute_op_kind op,
+                                const struct sv_compute_batch_shape *s);
 
 #endif

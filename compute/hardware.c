@@ -96,8 +96,8 @@ gboolean sv_compute_hw_lookup(const char *name, struct sv_compute_hw_cfg *out, G
     return FALSE;
 }
 
-gboolean sv_compute_hw_apply_overrides(struct sv_compute_hw_cfg *hw, JsonObject *obj, const char *where,
-                                       GError **error)
+gboolean sv_compute_hw_apply_overrides(struct sv_compute_hw_cfg *hw, JsonObject *obj,
+                                       const char *where, GError **error)
 {
     static const struct {
         const char *key;

@@ -39,8 +39,9 @@ void sv_compute_batch_shape_init(struct sv_compute_batch_shape *s, const int64_t
     s->tokens = s->n_prefill_tokens + n_decode;
 }
 
-static sv_compute_latency *latency_alloc(sv_compute_latency_backend b, const struct sv_compute_model_cfg *m, int tp,
-                                 GError **error)
+static sv_compute_latency *latency_alloc(sv_compute_latency_backend b,
+                                         const struct sv_compute_model_cfg *m, int tp,
+                                         GError **error)
 {
     if (tp < 1 || m->num_heads % tp != 0) {
         g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_INVALID,
@@ -74,8 +75,9 @@ void sv_compute_latency_free(sv_compute_latency *lat)
     g_free(lat);
 }
 
-sv_compute_latency *sv_compute_latency_new_profile(const char *variant_dir, const struct sv_compute_model_cfg *m,
-                                           int tp, GError **error)
+sv_compute_latency *sv_compute_latency_new_profile(const char *variant_dir,
+                                                   const struct sv_compute_model_cfg *m, int tp,
+                                                   GError **error)
 {
     g_autoptr(sv_compute_latency) lat = latency_alloc(SV_COMPUTE_LATENCY_PROFILE, m, tp, error);
     if (!lat || !sv_compute__profile_load(lat, variant_dir, error))
@@ -84,8 +86,9 @@ sv_compute_latency *sv_compute_latency_new_profile(const char *variant_dir, cons
     return g_steal_pointer(&lat);
 }
 
-sv_compute_latency *sv_compute_latency_new_legacy(const char *tp_dir, const struct sv_compute_model_cfg *m, int tp,
-                                          GError **error)
+sv_compute_latency *sv_compute_latency_new_legacy(const char *tp_dir,
+                                                  const struct sv_compute_model_cfg *m, int tp,
+                                                  GError **error)
 {
     g_autoptr(sv_compute_latency) lat = latency_alloc(SV_COMPUTE_LATENCY_LEGACY, m, tp, error);
     if (!lat || !sv_compute__legacy_load(lat, tp_dir, error))
@@ -95,8 +98,9 @@ sv_compute_latency *sv_compute_latency_new_legacy(const char *tp_dir, const stru
 }
 
 sv_compute_latency *sv_compute_latency_new_roofline(const struct sv_compute_model_cfg *m,
-                                            const struct sv_compute_hw_cfg *hw, int tp,
-                                            const struct sv_compute_roofline_eff *eff, GError **error)
+                                                    const struct sv_compute_hw_cfg *hw, int tp,
+                                                    const struct sv_compute_roofline_eff *eff,
+                                                    GError **error)
 {
     if (!(hw->bf16_tflops > 0 && hw->mem_bw_gbps > 0)) {
         g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_INVALID,
@@ -219,18 +223,20 @@ void sv_compute_op_cost(const struct sv_compute_model_cfg *m, int tp, sv_compute
     *bytes = by;
 }
 
-static double roofline_op_ns(sv_compute_latency *lat, sv_compute_op_kind op, const struct sv_compute_batch_shape *s)
+static double roofline_op_ns(sv_compute_latency *lat, sv_compute_op_kind op,
+                             const struct sv_compute_batch_shape *s)
 {
     if (op == SV_COMPUTE_OP_ATTENTION && s->n_prefill_tokens == 0 && s->n_decode == 0)
         return 0;
     double f, by;
     sv_compute_op_cost(&lat->model, lat->tp, op, s, &f, &by);
     return sv_compute__roofline_ns(&lat->eff[op], f, by,
-                                  sv_compute_hw_peak_flops(&lat->hw, (int)lat->model.dtype_bytes),
-                                  lat->hw.mem_bw_gbps * 1e9);
+                                   sv_compute_hw_peak_flops(&lat->hw, (int)lat->model.dtype_bytes),
+                                   lat->hw.mem_bw_gbps * 1e9);
 }
 
-sv_time sv_compute_op_time(sv_compute_latency *lat, sv_compute_op_kind op, const struct sv_compute_batch_shape *s)
+sv_time sv_compute_op_time(sv_compute_latency *lat, sv_compute_op_kind op,
+                           const struct sv_compute_batch_shape *s)
 {
     double ns = 0;
     switch (lat->backend) {
@@ -249,8 +255,9 @@ sv_time sv_compute_op_time(sv_compute_latency *lat, sv_compute_op_kind op, const
 
 /* ---- iterations ------------------------------------------------------------------------------ */
 
-static sv_time fill_ops(sv_compute_latency *lat, const struct sv_compute_batch_shape *s, const sv_compute_op_kind *ops,
-                        int n, struct sv_compute_iter_op *out, int *nout)
+static sv_time fill_ops(sv_compute_latency *lat, const struct sv_compute_batch_shape *s,
+                        const sv_compute_op_kind *ops, int n, struct sv_compute_iter_op *out,
+                        int *nout)
 {
     sv_time sum = 0;
     /* TP all-reduce of the activations after the row-parallel layers and the MoE block
@@ -263,15 +270,17 @@ static sv_time fill_ops(sv_compute_latency *lat, const struct sv_compute_batch_s
         struct sv_compute_iter_op *o = &out[(*nout)++];
         o->op = ops[i];
         o->ns = sv_compute_op_time(lat, ops[i], s);
-        o->allreduce_bytes =
-            (ops[i] == SV_COMPUTE_OP_O_PROJ || ops[i] == SV_COMPUTE_OP_DOWN_PROJ || ops[i] == SV_COMPUTE_OP_MOE) ? ar : 0;
+        o->allreduce_bytes = (ops[i] == SV_COMPUTE_OP_O_PROJ || ops[i] == SV_COMPUTE_OP_DOWN_PROJ ||
+                              ops[i] == SV_COMPUTE_OP_MOE)
+                                 ? ar
+                                 : 0;
         sum += o->ns;
     }
     return sum;
 }
 
-void sv_compute_iter_time(sv_compute_latency *lat, const struct sv_compute_batch_shape *s, int64_t layer_begin,
-                          int64_t layer_end, struct sv_compute_iter_time *out)
+void sv_compute_iter_time(sv_compute_latency *lat, const struct sv_compute_batch_shape *s,
+                          int64_t layer_begin, int64_t layer_end, struct sv_compute_iter_time *out)
 {
     const struct sv_compute_layer_seq *q = lat->seq;
     SV_ASSERT(layer_begin >= 0 && layer_begin <= layer_end && layer_end <= lat->model.num_layers);

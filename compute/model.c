@@ -49,11 +49,13 @@ static const struct builtin_model builtin_models[] = {
      DENSE("qwen3", SV_COMPUTE_ARCH_QWEN3, 5120, 64, 8, 128, 64, 25600, 151936, FALSE, FALSE)},
     /* configs/model/Qwen/Qwen3-30B-A3B-Instruct-2507.json: 128 experts, top-8, 768 wide */
     {"Qwen/Qwen3-30B-A3B-Instruct-2507", "Qwen3-30B-A3B",
-     MOE("qwen3_moe", SV_COMPUTE_ARCH_QWEN3_MOE, 2048, 32, 4, 128, 48, 6144, 151936, 128, 8, 768, FALSE)},
+     MOE("qwen3_moe", SV_COMPUTE_ARCH_QWEN3_MOE, 2048, 32, 4, 128, 48, 6144, 151936, 128, 8, 768,
+         FALSE)},
     /* configs/model/mistralai/Mixtral-8x7B-v0.1.json: 8 local experts, top-2, each
      * intermediate_size wide */
     {"mistralai/Mixtral-8x7B-v0.1", "Mixtral-8x7B",
-     MOE("mixtral", SV_COMPUTE_ARCH_MIXTRAL, 4096, 32, 8, 128, 32, 14336, 32000, 8, 2, 14336, FALSE)},
+     MOE("mixtral", SV_COMPUTE_ARCH_MIXTRAL, 4096, 32, 8, 128, 32, 14336, 32000, 8, 2, 14336,
+         FALSE)},
     /* configs/model/microsoft/Phi-mini-MoE-instruct.json: 16 local experts, top-2, experts
      * intermediate_size (960) wide, attention_bias true */
     {"microsoft/Phi-mini-MoE-instruct", "Phi-mini-MoE",
@@ -81,8 +83,9 @@ static const struct {
     const char *model_type;
     sv_compute_model_arch arch;
 } arch_by_type[] = {
-    {"llama", SV_COMPUTE_ARCH_LLAMA},     {"qwen3", SV_COMPUTE_ARCH_QWEN3},   {"qwen3_moe", SV_COMPUTE_ARCH_QWEN3_MOE},
-    {"mixtral", SV_COMPUTE_ARCH_MIXTRAL}, {"phimoe", SV_COMPUTE_ARCH_PHIMOE},
+    {"llama", SV_COMPUTE_ARCH_LLAMA},         {"qwen3", SV_COMPUTE_ARCH_QWEN3},
+    {"qwen3_moe", SV_COMPUTE_ARCH_QWEN3_MOE}, {"mixtral", SV_COMPUTE_ARCH_MIXTRAL},
+    {"phimoe", SV_COMPUTE_ARCH_PHIMOE},
 };
 
 const char *sv_compute_arch_name(sv_compute_model_arch arch)
@@ -174,8 +177,8 @@ gboolean sv_compute_model_from_json(JsonObject *obj, const char *name, const cha
         m.dtype_bytes = 1;
     else
         m.dtype_bytes = 2;
-    gboolean moe_arch =
-        m.arch == SV_COMPUTE_ARCH_QWEN3_MOE || m.arch == SV_COMPUTE_ARCH_MIXTRAL || m.arch == SV_COMPUTE_ARCH_PHIMOE;
+    gboolean moe_arch = m.arch == SV_COMPUTE_ARCH_QWEN3_MOE || m.arch == SV_COMPUTE_ARCH_MIXTRAL ||
+                        m.arch == SV_COMPUTE_ARCH_PHIMOE;
     if (moe_arch && (m.num_experts <= 0 || m.experts_per_tok <= 0)) {
         g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_MISSING,
                     "%s: MoE model_type %s without num_experts / num_experts_per_tok", where,
@@ -186,8 +189,8 @@ gboolean sv_compute_model_from_json(JsonObject *obj, const char *name, const cha
     return TRUE;
 }
 
-static gboolean load_model_file(const char *path, const char *name, struct sv_compute_model_cfg *out,
-                                GError **error)
+static gboolean load_model_file(const char *path, const char *name,
+                                struct sv_compute_model_cfg *out, GError **error)
 {
     g_autoptr(JsonNode) root = sv_cfg_load_json(path, error);
     if (!root)
@@ -236,8 +239,8 @@ static char *find_model_file(const char *dir, const char *name, char **full_name
     return NULL;
 }
 
-gboolean sv_compute_model_lookup(const char *name, const char *model_dir, struct sv_compute_model_cfg *out,
-                                 GError **error)
+gboolean sv_compute_model_lookup(const char *name, const char *model_dir,
+                                 struct sv_compute_model_cfg *out, GError **error)
 {
     if (model_dir) {
         g_autofree char *full = NULL;
@@ -369,47 +372,64 @@ sv_compute_op_category_kind sv_compute_op_category(sv_compute_op_kind op)
  * (LLMServingSim's profiler catalogs) so that the catalog works without ../shared; the test
  * suite compares these with the yaml files. tp_stable per the same files' `catalog:`
  * (layernorm, qk_norm, final_layernorm, sampler). */
-#define OPS(...) {__VA_ARGS__}, (int)(sizeof((sv_compute_op_kind[]){__VA_ARGS__}) / sizeof(sv_compute_op_kind))
+#define OPS(...)                                                                                   \
+    {__VA_ARGS__}, (int)(sizeof((sv_compute_op_kind[]){__VA_ARGS__}) / sizeof(sv_compute_op_kind))
 #define TP_STABLE_QK                                                                               \
     {                                                                                              \
-        [SV_COMPUTE_OP_LAYERNORM] = TRUE, [SV_COMPUTE_OP_QK_NORM] = TRUE, [SV_COMPUTE_OP_FINAL_LAYERNORM] = TRUE,          \
-        [SV_COMPUTE_OP_SAMPLER] = TRUE                                                                     \
+        [SV_COMPUTE_OP_LAYERNORM] = TRUE, [SV_COMPUTE_OP_QK_NORM] = TRUE,                          \
+        [SV_COMPUTE_OP_FINAL_LAYERNORM] = TRUE, [SV_COMPUTE_OP_SAMPLER] = TRUE                     \
     }
 #define TP_STABLE                                                                                  \
     {                                                                                              \
-        [SV_COMPUTE_OP_LAYERNORM] = TRUE, [SV_COMPUTE_OP_FINAL_LAYERNORM] = TRUE, [SV_COMPUTE_OP_SAMPLER] = TRUE           \
+        [SV_COMPUTE_OP_LAYERNORM] = TRUE, [SV_COMPUTE_OP_FINAL_LAYERNORM] = TRUE,                  \
+        [SV_COMPUTE_OP_SAMPLER] = TRUE                                                             \
     }
 
 static const struct sv_compute_layer_seq layer_seqs[SV_COMPUTE_ARCH_COUNT] = {
     /* llama.yaml */
-    [SV_COMPUTE_ARCH_LLAMA] = {OPS(SV_COMPUTE_OP_EMBEDDING),
-                       OPS(SV_COMPUTE_OP_LAYERNORM, SV_COMPUTE_OP_QKV_PROJ, SV_COMPUTE_OP_ROTARY_EMB, SV_COMPUTE_OP_ATTENTION),
-                       OPS(SV_COMPUTE_OP_O_PROJ, SV_COMPUTE_OP_LAYERNORM),
-                       OPS(SV_COMPUTE_OP_GATE_UP_PROJ, SV_COMPUTE_OP_ACT_FN, SV_COMPUTE_OP_DOWN_PROJ), FALSE,
-                       OPS(SV_COMPUTE_OP_FINAL_LAYERNORM, SV_COMPUTE_OP_LM_HEAD, SV_COMPUTE_OP_SAMPLER), TP_STABLE},
+    [SV_COMPUTE_ARCH_LLAMA] =
+        {OPS(SV_COMPUTE_OP_EMBEDDING),
+         OPS(SV_COMPUTE_OP_LAYERNORM, SV_COMPUTE_OP_QKV_PROJ, SV_COMPUTE_OP_ROTARY_EMB,
+             SV_COMPUTE_OP_ATTENTION),
+         OPS(SV_COMPUTE_OP_O_PROJ, SV_COMPUTE_OP_LAYERNORM),
+         OPS(SV_COMPUTE_OP_GATE_UP_PROJ, SV_COMPUTE_OP_ACT_FN, SV_COMPUTE_OP_DOWN_PROJ), FALSE,
+         OPS(SV_COMPUTE_OP_FINAL_LAYERNORM, SV_COMPUTE_OP_LM_HEAD, SV_COMPUTE_OP_SAMPLER),
+         TP_STABLE},
     /* qwen3.yaml */
-    [SV_COMPUTE_ARCH_QWEN3] = {OPS(SV_COMPUTE_OP_EMBEDDING),
-                       OPS(SV_COMPUTE_OP_LAYERNORM, SV_COMPUTE_OP_QKV_PROJ, SV_COMPUTE_OP_QK_NORM, SV_COMPUTE_OP_ROTARY_EMB,
-                           SV_COMPUTE_OP_ATTENTION),
-                       OPS(SV_COMPUTE_OP_O_PROJ, SV_COMPUTE_OP_LAYERNORM),
-                       OPS(SV_COMPUTE_OP_GATE_UP_PROJ, SV_COMPUTE_OP_ACT_FN, SV_COMPUTE_OP_DOWN_PROJ), FALSE,
-                       OPS(SV_COMPUTE_OP_FINAL_LAYERNORM, SV_COMPUTE_OP_LM_HEAD, SV_COMPUTE_OP_SAMPLER), TP_STABLE_QK},
+    [SV_COMPUTE_ARCH_QWEN3] =
+        {OPS(SV_COMPUTE_OP_EMBEDDING),
+         OPS(SV_COMPUTE_OP_LAYERNORM, SV_COMPUTE_OP_QKV_PROJ, SV_COMPUTE_OP_QK_NORM,
+             SV_COMPUTE_OP_ROTARY_EMB, SV_COMPUTE_OP_ATTENTION),
+         OPS(SV_COMPUTE_OP_O_PROJ, SV_COMPUTE_OP_LAYERNORM),
+         OPS(SV_COMPUTE_OP_GATE_UP_PROJ, SV_COMPUTE_OP_ACT_FN, SV_COMPUTE_OP_DOWN_PROJ), FALSE,
+         OPS(SV_COMPUTE_OP_FINAL_LAYERNORM, SV_COMPUTE_OP_LM_HEAD, SV_COMPUTE_OP_SAMPLER),
+         TP_STABLE_QK},
     /* qwen3_moe.yaml */
-    [SV_COMPUTE_ARCH_QWEN3_MOE] = {OPS(SV_COMPUTE_OP_EMBEDDING),
-                           OPS(SV_COMPUTE_OP_LAYERNORM, SV_COMPUTE_OP_QKV_PROJ, SV_COMPUTE_OP_QK_NORM, SV_COMPUTE_OP_ROTARY_EMB,
-                               SV_COMPUTE_OP_ATTENTION),
-                           OPS(SV_COMPUTE_OP_O_PROJ, SV_COMPUTE_OP_LAYERNORM), OPS(SV_COMPUTE_OP_MOE), TRUE,
-                           OPS(SV_COMPUTE_OP_FINAL_LAYERNORM, SV_COMPUTE_OP_LM_HEAD, SV_COMPUTE_OP_SAMPLER), TP_STABLE_QK},
+    [SV_COMPUTE_ARCH_QWEN3_MOE] =
+        {OPS(SV_COMPUTE_OP_EMBEDDING),
+         OPS(SV_COMPUTE_OP_LAYERNORM, SV_COMPUTE_OP_QKV_PROJ, SV_COMPUTE_OP_QK_NORM,
+             SV_COMPUTE_OP_ROTARY_EMB, SV_COMPUTE_OP_ATTENTION),
+         OPS(SV_COMPUTE_OP_O_PROJ, SV_COMPUTE_OP_LAYERNORM), OPS(SV_COMPUTE_OP_MOE), TRUE,
+         OPS(SV_COMPUTE_OP_FINAL_LAYERNORM, SV_COMPUTE_OP_LM_HEAD, SV_COMPUTE_OP_SAMPLER),
+         TP_STABLE_QK},
     /* mixtral.yaml */
     [SV_COMPUTE_ARCH_MIXTRAL] = {OPS(SV_COMPUTE_OP_EMBEDDING),
-                         OPS(SV_COMPUTE_OP_LAYERNORM, SV_COMPUTE_OP_QKV_PROJ, SV_COMPUTE_OP_ROTARY_EMB, SV_COMPUTE_OP_ATTENTION),
-                         OPS(SV_COMPUTE_OP_O_PROJ, SV_COMPUTE_OP_LAYERNORM), OPS(SV_COMPUTE_OP_MOE), TRUE,
-                         OPS(SV_COMPUTE_OP_FINAL_LAYERNORM, SV_COMPUTE_OP_LM_HEAD, SV_COMPUTE_OP_SAMPLER), TP_STABLE},
+                                 OPS(SV_COMPUTE_OP_LAYERNORM, SV_COMPUTE_OP_QKV_PROJ,
+                                     SV_COMPUTE_OP_ROTARY_EMB, SV_COMPUTE_OP_ATTENTION),
+                                 OPS(SV_COMPUTE_OP_O_PROJ, SV_COMPUTE_OP_LAYERNORM),
+                                 OPS(SV_COMPUTE_OP_MOE), TRUE,
+                                 OPS(SV_COMPUTE_OP_FINAL_LAYERNORM, SV_COMPUTE_OP_LM_HEAD,
+                                     SV_COMPUTE_OP_SAMPLER),
+                                 TP_STABLE},
     /* phimoe.yaml */
     [SV_COMPUTE_ARCH_PHIMOE] = {OPS(SV_COMPUTE_OP_EMBEDDING),
-                        OPS(SV_COMPUTE_OP_LAYERNORM, SV_COMPUTE_OP_QKV_PROJ, SV_COMPUTE_OP_ROTARY_EMB, SV_COMPUTE_OP_ATTENTION),
-                        OPS(SV_COMPUTE_OP_O_PROJ, SV_COMPUTE_OP_LAYERNORM), OPS(SV_COMPUTE_OP_MOE), TRUE,
-                        OPS(SV_COMPUTE_OP_FINAL_LAYERNORM, SV_COMPUTE_OP_LM_HEAD, SV_COMPUTE_OP_SAMPLER), TP_STABLE},
+                                OPS(SV_COMPUTE_OP_LAYERNORM, SV_COMPUTE_OP_QKV_PROJ,
+                                    SV_COMPUTE_OP_ROTARY_EMB, SV_COMPUTE_OP_ATTENTION),
+                                OPS(SV_COMPUTE_OP_O_PROJ, SV_COMPUTE_OP_LAYERNORM),
+                                OPS(SV_COMPUTE_OP_MOE), TRUE,
+                                OPS(SV_COMPUTE_OP_FINAL_LAYERNORM, SV_COMPUTE_OP_LM_HEAD,
+                                    SV_COMPUTE_OP_SAMPLER),
+                                TP_STABLE},
 };
 
 const struct sv_compute_layer_seq *sv_compute_layer_seq(sv_compute_model_arch arch)

@@ -314,7 +314,8 @@ void sv_compute__skew_fit_clear(struct sv_compute_skew_fit *f)
 
 /* Module defaults for bundles written before bucket_axes was recorded
  * (trace_generator._DEFAULT_SKEW_AXES). */
-static void axis_set(struct sv_compute_skew_axis *a, int n, const double *bins, const char *const *lab)
+static void axis_set(struct sv_compute_skew_axis *a, int n, const double *bins,
+                     const char *const *lab)
 {
     axis_clear(a);
     a->n = n;
@@ -341,8 +342,9 @@ static void axes_default(struct sv_compute_skew_fit *f)
     axis_set(&f->kp_ax, 3, pb, pl);
 }
 
-static gboolean axis_from_yaml(struct sv_compute_skew_axis *a, sv_yaml_node *axes, const char *bins_key,
-                               const char *labels_key, const char *where, GError **error)
+static gboolean axis_from_yaml(struct sv_compute_skew_axis *a, sv_yaml_node *axes,
+                               const char *bins_key, const char *labels_key, const char *where,
+                               GError **error)
 {
     sv_yaml_node *b = sv_yaml_get(axes, bins_key);
     sv_yaml_node *l = sv_yaml_get(axes, labels_key);
@@ -368,8 +370,8 @@ static gboolean axis_from_yaml(struct sv_compute_skew_axis *a, sv_yaml_node *axe
     return TRUE;
 }
 
-static gboolean load_skew(struct sv_compute_skew_fit *f, sv_yaml_node *meta, const char *root, int tp,
-                          GError **error)
+static gboolean load_skew(struct sv_compute_skew_fit *f, sv_yaml_node *meta, const char *root,
+                          int tp, GError **error)
 {
     memset(f, 0, sizeof *f);
     f->alpha = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
@@ -557,25 +559,26 @@ static double lookup_attention_skew(sv_compute_latency *lat, const struct sv_com
 {
     const struct sv_compute_attn_table *a = &lat->t_tp->attn;
     double t_mean = sv_compute__attn_lookup(a, s->n_prefill_tokens, s->prefill_kv, s->n_decode,
-                                           s->decode_kv_mean);
+                                            s->decode_kv_mean);
     if (s->n_decode <= 1 || s->decode_kv_max == s->decode_kv_mean)
         return t_mean;
     double alpha = sv_compute_skew_alpha(lat, s);
     if (alpha == 0)
         return t_mean;
     double t_max = sv_compute__attn_lookup(a, s->n_prefill_tokens, s->prefill_kv, s->n_decode,
-                                          s->decode_kv_max);
+                                           s->decode_kv_max);
     if (t_max <= t_mean)
         return t_mean;
     double v = nearbyint(t_mean + alpha * (t_max - t_mean)); /* Python round(): half to even */
     return v < 1 ? 1 : v;
 }
 
-double sv_compute_attention_lookup(sv_compute_latency *lat, int64_t prefill_chunk, int64_t kv_prefill,
-                                   int64_t n_decode, int64_t kv_decode)
+double sv_compute_attention_lookup(sv_compute_latency *lat, int64_t prefill_chunk,
+                                   int64_t kv_prefill, int64_t n_decode, int64_t kv_decode)
 {
     SV_ASSERT(lat->backend == SV_COMPUTE_LATENCY_PROFILE);
-    return sv_compute__attn_lookup(&lat->t_tp->attn, prefill_chunk, kv_prefill, n_decode, kv_decode);
+    return sv_compute__attn_lookup(&lat->t_tp->attn, prefill_chunk, kv_prefill, n_decode,
+                                   kv_decode);
 }
 
 static double trunc_at_least_1(double v)
@@ -584,7 +587,8 @@ static double trunc_at_least_1(double v)
     return v < 1 ? 1 : v;
 }
 
-double sv_compute__profile_op_ns(sv_compute_latency *lat, sv_compute_op_kind op, const struct sv_compute_batch_shape *s)
+double sv_compute__profile_op_ns(sv_compute_latency *lat, sv_compute_op_kind op,
+                                 const struct sv_compute_batch_shape *s)
 {
     const struct sv_compute_tp_tables *t = lat->seq->tp_stable[op] ? lat->t_1 : lat->t_tp;
     switch (sv_compute_op_category(op)) {
@@ -672,8 +676,8 @@ static gboolean legacy_parts(const sv_compute_table *c, const char *path, const 
     return TRUE;
 }
 
-static gboolean legacy_2d(const char *path, const char *c0, const char *c1, struct sv_compute_table2d *out,
-                          GError **error)
+static gboolean legacy_2d(const char *path, const char *c0, const char *c1,
+                          struct sv_compute_table2d *out, GError **error)
 {
     g_autoptr(sv_compute_table) c = sv_compute__csv_load(path, error);
     if (!c)
@@ -741,7 +745,8 @@ gboolean sv_compute__legacy_load(sv_compute_latency *lat, const char *tp_dir, GE
     return TRUE;
 }
 
-double sv_compute__legacy_op_ns(sv_compute_latency *lat, sv_compute_op_kind op, const struct sv_compute_batch_shape *s)
+double sv_compute__legacy_op_ns(sv_compute_latency *lat, sv_compute_op_kind op,
+                                const struct sv_compute_batch_shape *s)
 {
     const struct sv_compute_legacy_tables *l = lat->legacy;
     if (op == SV_COMPUTE_OP_SAMPLER)
@@ -750,7 +755,7 @@ double sv_compute__legacy_op_ns(sv_compute_latency *lat, sv_compute_op_kind op, 
         double v = 0;
         if (s->n_prefill_tokens > 0)
             v += sv_compute__lookup_2d(&l->prefill, (double)s->prefill_kv,
-                                      (double)s->n_prefill_tokens);
+                                       (double)s->n_prefill_tokens);
         if (s->n_decode > 0)
             v += sv_compute__lookup_2d(&l->decode, (double)s->n_decode, (double)s->decode_kv_mean);
         return trunc(v);

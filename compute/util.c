@@ -76,7 +76,7 @@ int sv_compute__csv_col(const sv_compute_table *c, const char *name, GError **er
 }
 
 gboolean sv_compute__csv_double(const sv_compute_table *c, guint row, int col, double *out,
-                               GError **error)
+                                GError **error)
 {
     const char *s = ((char **)c->rows->pdata[row])[col];
     char *end = NULL;
@@ -180,7 +180,8 @@ static void axis_bracket(const int64_t *v, int n, int64_t q, int *lo, int *hi, d
     *t = x1 == x0 ? 0 : ((double)q - x0) / (x1 - x0);
 }
 
-static const struct sv_compute_attn_slice *find_slice(const struct sv_compute_attn_table *t, int64_t pc, int64_t nd)
+static const struct sv_compute_attn_slice *find_slice(const struct sv_compute_attn_table *t,
+                                                      int64_t pc, int64_t nd)
 {
     int lo = 0, hi = t->n_slices;
     while (lo < hi) {
@@ -223,7 +224,8 @@ static double slice_lookup(const struct sv_compute_attn_slice *s, int64_t kp, in
 
 /* A corner whose slice was not profiled takes the nearest profiled (pc, nd) slice (squared
  * distance, first in sorted order on ties), as LLMServingSim's _corner does. */
-static double corner(const struct sv_compute_attn_table *t, int64_t pc, int64_t nd, int64_t kp, int64_t kd)
+static double corner(const struct sv_compute_attn_table *t, int64_t pc, int64_t nd, int64_t kp,
+                     int64_t kd)
 {
     const struct sv_compute_attn_slice *s = find_slice(t, pc, nd);
     if (!s) {
@@ -240,8 +242,8 @@ static double corner(const struct sv_compute_attn_table *t, int64_t pc, int64_t 
     return slice_lookup(s, kp, kd);
 }
 
-double sv_compute__attn_lookup(const struct sv_compute_attn_table *t, int64_t pc, int64_t kp, int64_t nd,
-                              int64_t kd)
+double sv_compute__attn_lookup(const struct sv_compute_attn_table *t, int64_t pc, int64_t kp,
+                               int64_t nd, int64_t kd)
 {
     pc = pc < 0 ? 0 : pc;
     nd = nd < 0 ? 0 : nd;
@@ -262,7 +264,7 @@ double sv_compute__attn_lookup(const struct sv_compute_attn_table *t, int64_t pc
 }
 
 double sv_compute__roofline_ns(const struct sv_compute_roofline_eff *e, double flops, double bytes,
-                              double peak_flops, double bw_bytes_per_s)
+                               double peak_flops, double bw_bytes_per_s)
 {
     double tc = flops > 0 ? flops / (peak_flops * e->compute_eff) * 1e9 : 0;
     double tm = bytes > 0 ? bytes / (bw_bytes_per_s * e->memory_eff) * 1e9 : 0;

@@ -375,10 +375,10 @@ gboolean sv_cfg_get_string(JsonObject *obj, const char *key, const char *where, 
 
 /* Policies (router, batch scheduler, KV eviction, expert routing) are chosen by name. Each module
  * defines the callback table of its kind in its own public header (struct sv_planner_router_ops in
- * planner/planner.h, struct sv_msg_sched_ops and struct sv_msg_expert_route_ops in msg/msg.h, struct
- * sv_memtier_kv_evict_ops in memory-tier/memtier.h); the registry only maps (kind, name) to a table and
- * never looks inside. Built-ins and plugins (planner/planner.h) register the same way. Every table
- * starts with `unsigned api_version`, which must equal SV_REGISTRY_API_VERSION. */
+ * planner/planner.h, struct sv_msg_sched_ops and struct sv_msg_expert_route_ops in msg/msg.h,
+ * struct sv_memtier_kv_evict_ops in memory-tier/memtier.h); the registry only maps (kind, name) to
+ * a table and never looks inside. Built-ins and plugins (planner/planner.h) register the same way.
+ * Every table starts with `unsigned api_version`, which must equal SV_REGISTRY_API_VERSION. */
 #define SV_REGISTRY_API_VERSION 2u
 
 typedef enum {

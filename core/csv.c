@@ -2,7 +2,8 @@
  * so that a 10^6-row file is never held whole. The files it reads (our own outputs, vLLM bench's,
  * LLMServingSim profiles, Azure traces, length tables) have no quoted commas or newlines inside
  * fields, so a field is the text between commas, stripped of spaces and of one pair of
- * surrounding double quotes; a full RFC 4180 parser (libcsv) would be more code than it replaces. */
+ * surrounding double quotes; a full RFC 4180 parser (libcsv) would be more code than it replaces.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

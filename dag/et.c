@@ -548,10 +548,11 @@ static ChakraProtoMsg__Node *node_to_et(const sv_dag *dag, const sv_dag_node *no
             sv_proto_node_add_attr(et, param_new(bit, &node->p));
     if (node->kind == SV_DAG_KIND_PIM || node->kind == SV_DAG_KIND_LOGICAL)
         sv_proto_node_add_attr(
-            et,
-            sv_proto_attr_new_string(SV_DAG_ATTR_KIND, node->kind == SV_DAG_KIND_PIM ? "pim" : "logical"));
+            et, sv_proto_attr_new_string(SV_DAG_ATTR_KIND,
+                                         node->kind == SV_DAG_KIND_PIM ? "pim" : "logical"));
     if (node->duration_ns % SV_NS_PER_US != 0)
-        sv_proto_node_add_attr(et, sv_proto_attr_new_int64(SV_DAG_ATTR_DURATION_NS, node->duration_ns));
+        sv_proto_node_add_attr(et,
+                               sv_proto_attr_new_int64(SV_DAG_ATTR_DURATION_NS, node->duration_ns));
     return et;
 }
 

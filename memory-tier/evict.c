@@ -11,7 +11,8 @@
 
 /* ---- the lru ring (memtier_internal.h) ---------------------------------------------------- */
 
-void sv_memtier__lru_init(sv_memtier__lru *q, uint32_t num_blocks, uint32_t *pos_base, size_t pos_stride)
+void sv_memtier__lru_init(sv_memtier__lru *q, uint32_t num_blocks, uint32_t *pos_base,
+                          size_t pos_stride)
 {
     uint64_t cap = 2;
     while (cap < 2 * (uint64_t)num_blocks)

@@ -74,7 +74,7 @@ struct sv_memtier_kv_seq {
 /* ---- capacity ---------------------------------------------------------------------------- */
 
 uint64_t sv_memtier_kv_blocks_from_bytes(uint64_t kv_bytes, uint64_t kv_bytes_per_token,
-                                 uint32_t block_size)
+                                         uint32_t block_size)
 {
     uint64_t per_block = kv_bytes_per_token * (uint64_t)block_size;
     SV_ASSERT(per_block > 0);
@@ -82,8 +82,8 @@ uint64_t sv_memtier_kv_blocks_from_bytes(uint64_t kv_bytes, uint64_t kv_bytes_pe
 }
 
 gboolean sv_memtier_kv_capacity_blocks(uint64_t mem_bytes, double mem_util, uint64_t weight_bytes,
-                               uint64_t kv_bytes_per_token, uint32_t block_size,
-                               uint64_t *num_blocks, GError **error)
+                                       uint64_t kv_bytes_per_token, uint32_t block_size,
+                                       uint64_t *num_blocks, GError **error)
 {
     SV_ASSERT(kv_bytes_per_token > 0 && block_size > 0);
     /* int(npu_mem * gpu_memory_utilization) in memory_model.py: a double product, truncated. */
@@ -205,10 +205,9 @@ static gboolean is_owner(const sv_memtier_kv_manager *mgr, const kv_block *b)
 
 /* ---- manager ----------------------------------------------------------------------------- */
 
-sv_memtier_kv_manager *sv_memtier_kv_manager_new_with_eviction(uint32_t num_blocks, uint32_t block_size_tokens,
-                                               gboolean enable_prefix_caching,
-                                               const struct sv_memtier_kv_evict_ops *ops, const char *param,
-                                               GError **error)
+sv_memtier_kv_manager *sv_memtier_kv_manager_new_with_eviction(
+    uint32_t num_blocks, uint32_t block_size_tokens, gboolean enable_prefix_caching,
+    const struct sv_memtier_kv_evict_ops *ops, const char *param, GError **error)
 {
     SV_ASSERT(num_blocks > 0 && num_blocks < (uint32_t)INT32_MAX && block_size_tokens > 0);
     if (!ops)
@@ -244,10 +243,10 @@ sv_memtier_kv_manager *sv_memtier_kv_manager_new_with_eviction(uint32_t num_bloc
 }
 
 sv_memtier_kv_manager *sv_memtier_kv_manager_new(uint32_t num_blocks, uint32_t block_size_tokens,
-                                 gboolean enable_prefix_caching)
+                                                 gboolean enable_prefix_caching)
 {
-    sv_memtier_kv_manager *mgr = sv_memtier_kv_manager_new_with_eviction(num_blocks, block_size_tokens,
-                                                         enable_prefix_caching, NULL, NULL, NULL);
+    sv_memtier_kv_manager *mgr = sv_memtier_kv_manager_new_with_eviction(
+        num_blocks, block_size_tokens, enable_prefix_caching, NULL, NULL, NULL);
     SV_ASSERT(mgr); /* lru takes no parameter and cannot fail */
     return mgr;
 }
@@ -306,7 +305,8 @@ uint32_t sv_memtier_kv_manager_num_cached_free_blocks(const sv_memtier_kv_manage
     return mgr->cached_free;
 }
 
-uint32_t sv_memtier_kv_manager_free_queue(const sv_memtier_kv_manager *mgr, uint32_t *ids, uint32_t max)
+uint32_t sv_memtier_kv_manager_free_queue(const sv_memtier_kv_manager *mgr, uint32_t *ids,
+                                          uint32_t max)
 {
     return queue_order(mgr, ids, max);
 }
@@ -327,7 +327,8 @@ gboolean sv_memtier_kv_manager_lookup(const sv_memtier_kv_manager *mgr, uint64_t
     return TRUE;
 }
 
-void sv_memtier_kv_manager_get_stats(const sv_memtier_kv_manager *mgr, struct sv_memtier_kv_stats *stats)
+void sv_memtier_kv_manager_get_stats(const sv_memtier_kv_manager *mgr,
+                                     struct sv_memtier_kv_stats *stats)
 {
     *stats = mgr->stats;
 }
@@ -443,7 +444,8 @@ static uint64_t blocks_for(const sv_memtier_kv_manager *mgr, uint64_t tokens)
 
 /* ---- sequences --------------------------------------------------------------------------- */
 
-sv_memtier_kv_seq *sv_memtier_kv_seq_new(sv_memtier_kv_manager *mgr, const struct sv_memtier_kv_seq_cfg *cfg, GError **error)
+sv_memtier_kv_seq *sv_memtier_kv_seq_new(sv_memtier_kv_manager *mgr,
+                                         const struct sv_memtier_kv_seq_cfg *cfg, GError **error)
 {
     const uint64_t bs = mgr->block_size;
     uint64_t *hashes = NULL;
@@ -479,7 +481,8 @@ sv_memtier_kv_seq *sv_memtier_kv_seq_new(sv_memtier_kv_manager *mgr, const struc
         g_free(buf);
     } else if (cfg->num_hash_ids > 0) {
         SV_ASSERT(cfg->hash_ids != NULL);
-        uint64_t m = cfg->hash_block_tokens ? cfg->hash_block_tokens : SV_MEMTIER_KV_MOONCAKE_BLOCK_TOKENS;
+        uint64_t m =
+            cfg->hash_block_tokens ? cfg->hash_block_tokens : SV_MEMTIER_KV_MOONCAKE_BLOCK_TOKENS;
         if (cfg->prompt_tokens == 0) {
             g_set_error(error, SV_MEMTIER_KV_ERROR, SV_MEMTIER_KV_ERROR_INPUT,
                         "kv sequence: hash_ids given without a prompt length");
@@ -557,7 +560,8 @@ uint32_t sv_memtier_kv_seq_num_cached(const sv_memtier_kv_seq *seq)
 
 /* ---- scheduler-facing operations --------------------------------------------------------- */
 
-uint64_t sv_memtier_kv_manager_get_computed_blocks(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq, uint64_t num_tokens)
+uint64_t sv_memtier_kv_manager_get_computed_blocks(sv_memtier_kv_manager *mgr,
+                                                   sv_memtier_kv_seq *seq, uint64_t num_tokens)
 {
     SV_ASSERT(seq->mgr == mgr);
     seq->num_hits = 0;
@@ -610,9 +614,11 @@ static uint32_t hits_for(const sv_memtier_kv_manager *mgr, const sv_memtier_kv_s
     return seq->num_hits;
 }
 
-gboolean sv_memtier_kv_manager_can_fit_full_sequence(const sv_memtier_kv_manager *mgr, const sv_memtier_kv_seq *seq,
-                                             uint64_t num_computed_tokens,
-                                             uint64_t num_new_computed_tokens, uint64_t num_tokens)
+gboolean sv_memtier_kv_manager_can_fit_full_sequence(const sv_memtier_kv_manager *mgr,
+                                                     const sv_memtier_kv_seq *seq,
+                                                     uint64_t num_computed_tokens,
+                                                     uint64_t num_new_computed_tokens,
+                                                     uint64_t num_tokens)
 {
     SV_ASSERT(seq->mgr == mgr);
     uint32_t nh = hits_for(mgr, seq, num_new_computed_tokens);
@@ -622,8 +628,8 @@ gboolean sv_memtier_kv_manager_can_fit_full_sequence(const sv_memtier_kv_manager
 }
 
 gboolean sv_memtier_kv_manager_allocate_slots(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq,
-                                      uint64_t num_computed_tokens, uint64_t num_new_tokens,
-                                      uint64_t num_new_computed_tokens, uint64_t num_tokens)
+                                              uint64_t num_computed_tokens, uint64_t num_new_tokens,
+                                              uint64_t num_new_computed_tokens, uint64_t num_tokens)
 {
     SV_ASSERT(seq->mgr == mgr);
     uint32_t nh = hits_for(mgr, seq, num_new_computed_tokens);
@@ -659,7 +665,8 @@ gboolean sv_memtier_kv_manager_allocate_slots(sv_memtier_kv_manager *mgr, sv_mem
     return TRUE;
 }
 
-void sv_memtier_kv_manager_cache_blocks(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq, uint64_t num_tokens)
+void sv_memtier_kv_manager_cache_blocks(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq,
+                                        uint64_t num_tokens)
 {
     SV_ASSERT(seq->mgr == mgr);
     if (!mgr->caching || seq->num_hashes == 0)

@@ -105,13 +105,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_memtier_remote, sv_memtier_remote_free)
  * - With prefix caching, a block that becomes full is indexed under a chained 64-bit hash
  *   h(i) = H(h(i-1), tokens of block i), and keeps that entry when freed, so it is reusable and
  *   findable at once. Eviction is a side effect of allocation: a popped block loses its entry.
- * - Allocation is all-or-nothing: sv_memtier_kv_manager_allocate_slots() either hands out every block
- *   needed or returns FALSE having changed nothing.
+ * - Allocation is all-or-nothing: sv_memtier_kv_manager_allocate_slots() either hands out every
+ * block needed or returns FALSE having changed nothing.
  *
- * A "sequence" (sv_memtier_kv_seq) is one request's block table and hash chain; the request itself (its
- * counters: computed tokens, reached length) belongs to the caller, which passes the counters in.
- * One manager per instance (pool per instance, as vLLM and LLMServingSim); nothing here knows about
- * time, batches or models. */
+ * A "sequence" (sv_memtier_kv_seq) is one request's block table and hash chain; the request itself
+ * (its counters: computed tokens, reached length) belongs to the caller, which passes the counters
+ * in. One manager per instance (pool per instance, as vLLM and LLMServingSim); nothing here knows
+ * about time, batches or models. */
 /* Seed of the hash chain, the parent hash of block 0. LLMServingSim's NONE_HASH
  * (serving/core/block_pool.py): vLLM draws it from os.urandom, a simulator must be reproducible. */
 #define SV_MEMTIER_KV_HASH_SEED UINT64_C(0x9E3779B97F4A7C15)
@@ -124,7 +124,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_memtier_remote, sv_memtier_remote_free)
  * rank and `block_size` tokens per block: floor(kv_bytes / (kv_bytes_per_token * block_size)).
  * vLLM floors the same way (num_blocks = available_memory // page_size // num_layers). */
 uint64_t sv_memtier_kv_blocks_from_bytes(uint64_t kv_bytes, uint64_t kv_bytes_per_token,
-                                 uint32_t block_size);
+                                         uint32_t block_size);
 
 /* KV capacity of one rank as vLLM / LLMServingSim size it (memory_model.py):
  *   requested = trunc(mem_bytes * mem_util); kv = requested - weight_bytes;
@@ -138,8 +138,8 @@ typedef enum {
     SV_MEMTIER_KV_ERROR_INPUT,    /* inconsistent sequence description */
 } sv_memtier_kv_error_code;
 gboolean sv_memtier_kv_capacity_blocks(uint64_t mem_bytes, double mem_util, uint64_t weight_bytes,
-                               uint64_t kv_bytes_per_token, uint32_t block_size,
-                               uint64_t *num_blocks, GError **error);
+                                       uint64_t kv_bytes_per_token, uint32_t block_size,
+                                       uint64_t *num_blocks, GError **error);
 
 /* ---- hashing ----------------------------------------------------------------------------- */
 
@@ -181,13 +181,12 @@ const struct sv_memtier_kv_evict_ops *sv_memtier_kv_evict_lru(void);
 gboolean sv_memtier_kv_evict_register_builtins(sv_registry *reg, GError **error);
 
 sv_memtier_kv_manager *sv_memtier_kv_manager_new(uint32_t num_blocks, uint32_t block_size_tokens,
-                                 gboolean enable_prefix_caching);
-/* The same with an eviction policy (`ops` NULL = lru); `param` as in sv_memtier_kv_evict_ops.create.
- * NULL + error when the policy refuses its parameter. */
-sv_memtier_kv_manager *sv_memtier_kv_manager_new_with_eviction(uint32_t num_blocks, uint32_t block_size_tokens,
-                                               gboolean enable_prefix_caching,
-                                               const struct sv_memtier_kv_evict_ops *ops, const char *param,
-                                               GError **error);
+                                                 gboolean enable_prefix_caching);
+/* The same with an eviction policy (`ops` NULL = lru); `param` as in
+ * sv_memtier_kv_evict_ops.create. NULL + error when the policy refuses its parameter. */
+sv_memtier_kv_manager *sv_memtier_kv_manager_new_with_eviction(
+    uint32_t num_blocks, uint32_t block_size_tokens, gboolean enable_prefix_caching,
+    const struct sv_memtier_kv_evict_ops *ops, const char *param, GError **error);
 /* Accepts NULL. Every sequence must have been freed (sv_memtier_kv_seq_free) before. */
 void sv_memtier_kv_manager_free(sv_memtier_kv_manager *mgr);
 
@@ -209,11 +208,13 @@ uint32_t sv_memtier_kv_manager_num_cached_free_blocks(const sv_memtier_kv_manage
 
 /* Free queue in eviction order (head first), up to `max` block ids; returns how many written
  * (0 when the eviction policy has no `order` callback). For tests and diagnostics. */
-uint32_t sv_memtier_kv_manager_free_queue(const sv_memtier_kv_manager *mgr, uint32_t *ids, uint32_t max);
+uint32_t sv_memtier_kv_manager_free_queue(const sv_memtier_kv_manager *mgr, uint32_t *ids,
+                                          uint32_t max);
 /* Ref count of block `id`. */
 uint32_t sv_memtier_kv_manager_block_ref(const sv_memtier_kv_manager *mgr, uint32_t id);
 /* The block indexed under `hash`, if any. */
-gboolean sv_memtier_kv_manager_lookup(const sv_memtier_kv_manager *mgr, uint64_t hash, uint32_t *id);
+gboolean sv_memtier_kv_manager_lookup(const sv_memtier_kv_manager *mgr, uint64_t hash,
+                                      uint32_t *id);
 
 struct sv_memtier_kv_stats {
     /* Per lookup (vLLM's PrefixCacheStats: every get_computed_blocks call). */
@@ -232,7 +233,8 @@ struct sv_memtier_kv_stats {
     uint64_t preemptions;
     uint64_t preempted_blocks;
 };
-void sv_memtier_kv_manager_get_stats(const sv_memtier_kv_manager *mgr, struct sv_memtier_kv_stats *stats);
+void sv_memtier_kv_manager_get_stats(const sv_memtier_kv_manager *mgr,
+                                     struct sv_memtier_kv_stats *stats);
 /* hit_tokens / requested_tokens, 0 when nothing was requested. */
 double sv_memtier_kv_manager_hit_rate(const sv_memtier_kv_manager *mgr);
 
@@ -256,15 +258,18 @@ struct sv_memtier_kv_seq_cfg {
 };
 
 /* A sequence of manager `mgr`; its hash chain is computed here, once (O(tokens)). */
-sv_memtier_kv_seq *sv_memtier_kv_seq_new(sv_memtier_kv_manager *mgr, const struct sv_memtier_kv_seq_cfg *cfg, GError **error);
+sv_memtier_kv_seq *sv_memtier_kv_seq_new(sv_memtier_kv_manager *mgr,
+                                         const struct sv_memtier_kv_seq_cfg *cfg, GError **error);
 /* Accepts NULL; returns any blocks still held (as sv_memtier_kv_manager_free_seq). */
 void sv_memtier_kv_seq_free(sv_memtier_kv_seq *seq);
 
-uint32_t sv_memtier_kv_seq_num_blocks(const sv_memtier_kv_seq *seq);             /* blocks held */
-const uint32_t *sv_memtier_kv_seq_block_ids(const sv_memtier_kv_seq *seq);       /* in sequence order */
-uint32_t sv_memtier_kv_seq_num_hashes(const sv_memtier_kv_seq *seq);             /* full blocks with a key */
-uint64_t sv_memtier_kv_seq_block_hash(const sv_memtier_kv_seq *seq, uint32_t i); /* i < num_hashes */
-uint32_t sv_memtier_kv_seq_num_cached(const sv_memtier_kv_seq *seq);             /* of its blocks, indexed so far */
+uint32_t sv_memtier_kv_seq_num_blocks(const sv_memtier_kv_seq *seq);       /* blocks held */
+const uint32_t *sv_memtier_kv_seq_block_ids(const sv_memtier_kv_seq *seq); /* in sequence order */
+uint32_t sv_memtier_kv_seq_num_hashes(const sv_memtier_kv_seq *seq); /* full blocks with a key */
+uint64_t sv_memtier_kv_seq_block_hash(const sv_memtier_kv_seq *seq,
+                                      uint32_t i); /* i < num_hashes */
+uint32_t
+sv_memtier_kv_seq_num_cached(const sv_memtier_kv_seq *seq); /* of its blocks, indexed so far */
 
 /* Longest cached prefix of the sequence, for a request whose reached length is `num_tokens`
  * (prompt + generated; vLLM's request.num_tokens). Walks the chain until the first miss, over at
@@ -273,30 +278,35 @@ uint32_t sv_memtier_kv_seq_num_cached(const sv_memtier_kv_seq *seq);            
  * tokens and remembers the hit blocks for the next sv_memtier_kv_manager_allocate_slots() of this
  * sequence, which must come before any other allocation (an allocation may evict them). 0 when
  * caching is off or the sequence has no keys. Counts one query. Changes no block. */
-uint64_t sv_memtier_kv_manager_get_computed_blocks(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq, uint64_t num_tokens);
+uint64_t sv_memtier_kv_manager_get_computed_blocks(sv_memtier_kv_manager *mgr,
+                                                   sv_memtier_kv_seq *seq, uint64_t num_tokens);
 
 /* Would the whole sequence (`num_tokens`, or the computed count if larger) fit, counting the
  * remembered hit of `num_new_computed_tokens`? vLLM's can_fit_full_sequence
  * (scheduler_reserve_full_isl, on by default). */
-gboolean sv_memtier_kv_manager_can_fit_full_sequence(const sv_memtier_kv_manager *mgr, const sv_memtier_kv_seq *seq,
-                                             uint64_t num_computed_tokens,
-                                             uint64_t num_new_computed_tokens, uint64_t num_tokens);
+gboolean sv_memtier_kv_manager_can_fit_full_sequence(const sv_memtier_kv_manager *mgr,
+                                                     const sv_memtier_kv_seq *seq,
+                                                     uint64_t num_computed_tokens,
+                                                     uint64_t num_new_computed_tokens,
+                                                     uint64_t num_tokens);
 
 /* Slots for `num_new_tokens` more tokens after `num_computed_tokens` already computed plus
- * `num_new_computed_tokens` just found by sv_memtier_kv_manager_get_computed_blocks (0 for a running
- * request, which cannot take new hits). Needs
- *   ceil((computed + new_computed + new) / block_size) - held - hit blocks
- * new blocks, plus the hit blocks that sit in the free queue (touching takes them out). Returns
- * FALSE and changes nothing when the free queue is shorter; otherwise touches the hits (ref++),
- * pops the new blocks (dropping their stale index entries), and indexes every block now full up
- * to min(computed + new_computed + new, num_tokens) (vLLM caches at allocation). */
+ * `num_new_computed_tokens` just found by sv_memtier_kv_manager_get_computed_blocks (0 for a
+ * running request, which cannot take new hits). Needs ceil((computed + new_computed + new) /
+ * block_size) - held - hit blocks new blocks, plus the hit blocks that sit in the free queue
+ * (touching takes them out). Returns FALSE and changes nothing when the free queue is shorter;
+ * otherwise touches the hits (ref++), pops the new blocks (dropping their stale index entries), and
+ * indexes every block now full up to min(computed + new_computed + new, num_tokens) (vLLM caches at
+ * allocation). */
 gboolean sv_memtier_kv_manager_allocate_slots(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq,
-                                      uint64_t num_computed_tokens, uint64_t num_new_tokens,
-                                      uint64_t num_new_computed_tokens, uint64_t num_tokens);
+                                              uint64_t num_computed_tokens, uint64_t num_new_tokens,
+                                              uint64_t num_new_computed_tokens,
+                                              uint64_t num_tokens);
 
 /* Index the sequence's blocks full within its first `num_tokens` computed tokens. Idempotent;
  * call when a chunk or a decode step completes (LLMServingSim's cache_blocks). */
-void sv_memtier_kv_manager_cache_blocks(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq, uint64_t num_tokens);
+void sv_memtier_kv_manager_cache_blocks(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq,
+                                        uint64_t num_tokens);
 
 /* Release a finished request's blocks: ref-- each, in reverse order so the tail is evicted first
  * and the head (the recoverable prefix) survives longest; blocks reaching 0 go to the queue's

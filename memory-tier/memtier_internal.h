@@ -31,7 +31,8 @@ typedef struct {
 
 /* An empty queue for block ids < num_blocks; `pos_base`/`pos_stride` locate the uint32_t where
  * the queue keeps block id's ring slot while the block is queued. */
-void sv_memtier__lru_init(sv_memtier__lru *q, uint32_t num_blocks, uint32_t *pos_base, size_t pos_stride);
+void sv_memtier__lru_init(sv_memtier__lru *q, uint32_t num_blocks, uint32_t *pos_base,
+                          size_t pos_stride);
 void sv_memtier__lru_clear(sv_memtier__lru *q);
 void sv_memtier__lru_compact(sv_memtier__lru *q);
 /* Up to `max` queued ids, head first. */

@@ -138,9 +138,9 @@ struct sv_metrics_summary {
     char **latency_sources;
 };
 const struct sv_metrics_summary *sv_metrics_get_summary(const sv_metrics *m);
-/* Prefill/decode disaggregation figures (planner.h's struct sv_planner_run_result kv_*), reported in
- * summary.json's "disaggregation" object and in the human summary. Call before finish, only
- * when the cluster has prefill/decode instances (docs/outputs.md). */
+/* Prefill/decode disaggregation figures (planner.h's struct sv_planner_run_result kv_*), reported
+ * in summary.json's "disaggregation" object and in the human summary. Call before finish, only when
+ * the cluster has prefill/decode instances (docs/outputs.md). */
 void sv_metrics_set_pd(sv_metrics *m, const struct sv_metrics_pd *pd);
 
 /* Which latency model `instance` used (copied), reported in summary.json's "latency_source"

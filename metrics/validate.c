@@ -125,8 +125,8 @@ static int csv_col(const sv_csv *c, const char *name, const char *path, GError *
 {
     int i = sv_csv_col(c, name);
     if (i < 0)
-        g_set_error(error, SV_METRICS_ERROR, SV_METRICS_ERROR_FORMAT, "%s:1: no column '%s'",
-                    path, name);
+        g_set_error(error, SV_METRICS_ERROR, SV_METRICS_ERROR_FORMAT, "%s:1: no column '%s'", path,
+                    name);
     return i;
 }
 
@@ -248,8 +248,8 @@ static int cmp_row(const void *a, const void *b)
  * a simulation that ends early or late is an error, not a shorter comparison). */
 static void series_error(GArray *meas, GArray *sim, struct sv_metrics_validation *v)
 {
-    struct sv_metrics_validate_series *out[4] = {&v->prompt_throughput, &v->gen_throughput, &v->running,
-                                         &v->waiting};
+    struct sv_metrics_validate_series *out[4] = {&v->prompt_throughput, &v->gen_throughput,
+                                                 &v->running, &v->waiting};
     g_array_sort(meas, cmp_row);
     g_array_sort(sim, cmp_row);
     double abs_sum[4] = {0}, ape_sum[4] = {0};
@@ -365,7 +365,8 @@ gboolean sv_metrics_validate(const char *measured_dir, const char *simulated_dir
 static void print_metric(FILE *out, const char *name, const struct sv_metrics_validate_metric *m)
 {
     const char *labels[] = {"Mean", "Median", "P90", "P95", "P99"};
-    const struct sv_metrics_validate_row *rows[] = {&m->mean, &m->median, &m->p90, &m->p95, &m->p99};
+    const struct sv_metrics_validate_row *rows[] = {&m->mean, &m->median, &m->p90, &m->p95,
+                                                    &m->p99};
     for (size_t i = 0; i < G_N_ELEMENTS(labels); i++) {
         g_autofree char *label = g_strdup_printf("%s %s", name, labels[i]);
         fprintf(out, "%-25s%12.1f%12.1f%+9.1f%%\n", label, rows[i]->measured, rows[i]->simulated,
@@ -386,15 +387,16 @@ void sv_metrics_validation_print(const struct sv_metrics_validation *v, FILE *ou
     fprintf(out, "\n%-25s%12s%12s\n", "Time series (per tick)", "MAE", "MAPE%");
     fprintf(out, "-----------------------------------------------------------\n");
     const char *names[] = {"prompt_throughput", "gen_throughput", "running", "waiting"};
-    const struct sv_metrics_validate_series *s[] = {&v->prompt_throughput, &v->gen_throughput, &v->running,
-                                            &v->waiting};
+    const struct sv_metrics_validate_series *s[] = {&v->prompt_throughput, &v->gen_throughput,
+                                                    &v->running, &v->waiting};
     for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
         fprintf(out, "%-25s%12.1f%12.1f\n", names[i], s[i]->mae, s[i]->mape);
     fprintf(out, "(%" G_GUINT64_FORMAT " ticks; MAPE over ticks with a nonzero measured value)\n",
             (guint64)v->gen_throughput.n_ticks);
 }
 
-static void json_metric(JsonBuilder *b, const char *name, const struct sv_metrics_validate_metric *m)
+static void json_metric(JsonBuilder *b, const char *name,
+                        const struct sv_metrics_validate_metric *m)
 {
     json_builder_set_member_name(b, name);
     json_builder_begin_object(b);
@@ -403,7 +405,8 @@ static void json_metric(JsonBuilder *b, const char *name, const struct sv_metric
     json_builder_set_member_name(b, "n_simulated");
     json_builder_add_int_value(b, (gint64)m->n_simulated);
     const char *labels[] = {"mean", "median", "p90", "p95", "p99"};
-    const struct sv_metrics_validate_row *rows[] = {&m->mean, &m->median, &m->p90, &m->p95, &m->p99};
+    const struct sv_metrics_validate_row *rows[] = {&m->mean, &m->median, &m->p90, &m->p95,
+                                                    &m->p99};
     for (size_t i = 0; i < G_N_ELEMENTS(labels); i++) {
         json_builder_set_member_name(b, labels[i]);
         json_builder_begin_object(b);
@@ -429,8 +432,8 @@ gboolean sv_metrics_validation_write_json(const struct sv_metrics_validation *v,
     json_builder_set_member_name(b, "timeseries");
     json_builder_begin_object(b);
     const char *names[] = {"prompt_throughput", "gen_throughput", "running", "waiting"};
-    const struct sv_metrics_validate_series *s[] = {&v->prompt_throughput, &v->gen_throughput, &v->running,
-                                            &v->waiting};
+    const struct sv_metrics_validate_series *s[] = {&v->prompt_throughput, &v->gen_throughput,
+                                                    &v->running, &v->waiting};
     for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
         json_builder_set_member_name(b, names[i]);
         json_builder_begin_object(b);

@@ -275,7 +275,8 @@ gboolean sv_msg_submit(sv_msg *m, const sv_wl_req *q, void *user, GError **error
         g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_NOFIT,
                     "request %" G_GUINT64_FORMAT ": %" G_GINT64_FORMAT
                     " tokens need more than the %u KV blocks of instance %d",
-                    q->request_id, total, sv_memtier_kv_manager_num_blocks(m->cfg.kv), m->cfg.instance);
+                    q->request_id, total, sv_memtier_kv_manager_num_blocks(m->cfg.kv),
+                    m->cfg.instance);
         return FALSE;
     }
     struct sv_memtier_kv_seq_cfg sc = {
@@ -443,7 +444,8 @@ sv_msg_handoff *sv_msg_pd_reserve(sv_msg *m, const struct sv_wl_outcome *o, void
         g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_NOFIT,
                     "request %" G_GUINT64_FORMAT ": %" G_GINT64_FORMAT
                     " tokens need more than the %u KV blocks of decode instance %d",
-                    o->request_id, total, sv_memtier_kv_manager_num_blocks(m->cfg.kv), m->cfg.instance);
+                    o->request_id, total, sv_memtier_kv_manager_num_blocks(m->cfg.kv),
+                    m->cfg.instance);
         return NULL;
     }
     /* The sequence carries no token ids: transferred KV is not indexed in the decode group's
@@ -453,7 +455,7 @@ sv_msg_handoff *sv_msg_pd_reserve(sv_msg *m, const struct sv_wl_outcome *o, void
     if (!seq)
         return NULL;
     if (!sv_memtier_kv_manager_allocate_slots(m->cfg.kv, seq, 0, (uint64_t)o->input_tokens, 0,
-                                      (uint64_t)o->input_tokens)) {
+                                              (uint64_t)o->input_tokens)) {
         sv_memtier_kv_seq_free(seq);
         return NULL; /* back-pressure: the caller retries when blocks free up */
     }

@@ -233,7 +233,7 @@ struct sv_msg_cfg {
     int32_t ep_rank_base;
     sv_msg_moe_comm moe_comm;
     const struct sv_msg_expert_route_ops *expert_route; /* NULL = built-in "balanced" */
-    const char *expert_route_param;                 /* copied */
+    const char *expert_route_param;                     /* copied */
     /* Data parallel group (vLLM DP: members step in waves, idle ones run dummy steps). */
     sv_msg_dp *dp;
     int32_t dp_rank;

@@ -50,8 +50,8 @@ static sv_time ring_allreduce_ns(const struct sv_msg_cfg *c, uint64_t bytes)
  * per-layer nodes stay unnamed (NULL). Formatting and interning a name for each of the ~2,000
  * nodes of a TP 2 iteration was ~20 % of a TP serving run's CPU (perf, Qwen3-32B TP 2, 300
  * requests). Stall diagnostics still give each node's id, kind and device. */
-static const char *op_name(const sv_msg *m, char *buf, size_t size, int layer, sv_compute_op_kind op,
-                           const char *suffix)
+static const char *op_name(const sv_msg *m, char *buf, size_t size, int layer,
+                           sv_compute_op_kind op, const char *suffix)
 {
     if (!m->emit_et_dir)
         return NULL;
@@ -127,7 +127,8 @@ static gboolean emit_et(sv_msg *m, GError **error)
     return TRUE;
 }
 
-static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape_in, GError **error);
+static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape_in,
+                           GError **error);
 
 gboolean sv_msg__launch(sv_msg *m, GError **error)
 {
@@ -488,8 +489,8 @@ static sv_dag_node *par_coll(sv_msg *m, const char *name, int32_t dev, sv_sys_co
 }
 
 /* Expert compute of TP rank r (EP rank ep_rank_base + r) for this step's routing. */
-static sv_time par_moe_ns(sv_msg *m, const struct sv_compute_batch_shape *shape, int64_t route_tokens,
-                          int32_t r)
+static sv_time par_moe_ns(sv_msg *m, const struct sv_compute_batch_shape *shape,
+                          int64_t route_tokens, int32_t r)
 {
     const struct sv_msg_moe_rank *rk = &m->par->ranks[m->cfg.ep_rank_base + r / m->par->ep_k];
     if (rk->pairs == 0)

@@ -188,7 +188,7 @@ static void hist_route(void *p, const struct sv_msg_expert_route_req *req, int64
 }
 
 static const struct sv_msg_expert_route_ops route_hist = {SV_REGISTRY_API_VERSION, hist_create,
-                                                      hist_destroy, hist_route};
+                                                          hist_destroy, hist_route};
 
 const struct sv_msg_expert_route_ops *sv_msg_expert_route_hist(void)
 {

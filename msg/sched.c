@@ -136,7 +136,7 @@ gboolean sv_msg_view_schedule_running(sv_msg_view *v, uint32_t i, int64_t num_ne
     /* Any allocation may evict the blocks a waiting-head lookup found: look up again later. */
     v->head = NULL;
     if (!sv_memtier_kv_manager_allocate_slots(m->cfg.kv, r->seq, (uint64_t)r->num_computed,
-                                      (uint64_t)num_new, 0, (uint64_t)r->num_reached))
+                                              (uint64_t)num_new, 0, (uint64_t)r->num_reached))
         return FALSE;
     add_slot(m, r, num_new, r->num_computed);
     return TRUE;
@@ -169,8 +169,8 @@ int64_t sv_msg_view_waiting_computed(sv_msg_view *v)
     v->head_hit = 0;
     v->head_computed = r->num_computed;
     if (r->num_computed == 0) {
-        v->head_hit =
-            (int64_t)sv_memtier_kv_manager_get_computed_blocks(m->cfg.kv, r->seq, (uint64_t)r->num_reached);
+        v->head_hit = (int64_t)sv_memtier_kv_manager_get_computed_blocks(m->cfg.kv, r->seq,
+                                                                         (uint64_t)r->num_reached);
         r->prefix_hit = v->head_hit;
         v->head_computed = v->head_hit;
     }
@@ -183,7 +183,8 @@ gboolean sv_msg_view_waiting_fits_full(sv_msg_view *v)
     sv_msg_view_waiting_computed(v);
     msg_req *r = v->head;
     return sv_memtier_kv_manager_can_fit_full_sequence(m->cfg.kv, r->seq, (uint64_t)r->num_computed,
-                                               (uint64_t)v->head_hit, (uint64_t)r->num_reached);
+                                                       (uint64_t)v->head_hit,
+                                                       (uint64_t)r->num_reached);
 }
 
 gboolean sv_msg_view_admit_waiting(sv_msg_view *v, int64_t num_new)
@@ -193,8 +194,8 @@ gboolean sv_msg_view_admit_waiting(sv_msg_view *v, int64_t num_new)
     msg_req *r = v->head;
     SV_ASSERT(num_new >= 1 && num_new <= r->num_reached - computed);
     if (!sv_memtier_kv_manager_allocate_slots(m->cfg.kv, r->seq, (uint64_t)r->num_computed,
-                                      (uint64_t)num_new, (uint64_t)v->head_hit,
-                                      (uint64_t)r->num_reached))
+                                              (uint64_t)num_new, (uint64_t)v->head_hit,
+                                              (uint64_t)r->num_reached))
         return FALSE; /* the lookup stays valid: nothing changed */
     g_queue_pop_head(&m->waiting);
     m->waiting_tokens -= r->num_reached - r->num_computed;

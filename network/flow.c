@@ -457,8 +457,8 @@ static void on_tick(sv_engine *eng, void *ctx, uint64_t arg)
         set_tick(fm, fm->heap[0].fin);
 }
 
-void sv_net__flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
-                      uint64_t arg)
+void sv_net__flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done,
+                       void *ctx, uint64_t arg)
 {
     sv_net_flow_model *fm = net->flow;
     const struct sv_net_geom *g = &net->geom;

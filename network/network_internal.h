@@ -41,8 +41,10 @@ struct sv_net_geom {
 };
 
 /* Validate a cfg (also one built by hand, not from YAML). */
-gboolean sv_net__topo_validate(const struct sv_net_topo_cfg *cfg, const char *where, GError **error);
-gboolean sv_net__geom_init(struct sv_net_geom *g, const struct sv_net_topo_cfg *cfg, GError **error);
+gboolean sv_net__topo_validate(const struct sv_net_topo_cfg *cfg, const char *where,
+                               GError **error);
+gboolean sv_net__geom_init(struct sv_net_geom *g, const struct sv_net_topo_cfg *cfg,
+                           GError **error);
 void sv_net__geom_clear(struct sv_net_geom *g);
 
 /* Coordinate of NPU `npu` in dimension d (dim 0 varies fastest). */
@@ -82,7 +84,7 @@ int sv_net__geom_next_link(const struct sv_net_geom *g, int cur, int dst);
 /* Total number of links and the sum of their latencies on the route src -> dst. The latency sum
  * is accumulated as sum over dims of hops_d * L_d, which in 1-D is ASTRA-sim's hops * L. */
 int sv_net__geom_route(const struct sv_net_geom *g, int src, int dst, int *links_out,
-                      double *lat_sum_ns);
+                       double *lat_sum_ns);
 
 /* ---- the transport object ---------------------------------------------------------------- */
 
@@ -137,7 +139,7 @@ struct sv_net {
 /* Message record pool (fifo chunks; analytical/ideal pending deliveries): slabs with a free
  * list, so records stay put and no message calls malloc. */
 struct sv_net_chunk *sv_net__chunk_alloc(sv_net *net, int cur_dev, int dst, uint64_t bytes,
-                                        sv_net_done_fn done, void *ctx, uint64_t arg);
+                                         sv_net_done_fn done, void *ctx, uint64_t arg);
 /* Release record `c`, count the delivery and run its callback (in that order, so the
  * callback may send again). */
 void sv_net__chunk_deliver(struct sv_net_chunk *c);
@@ -145,18 +147,18 @@ void sv_net__chunk_deliver(struct sv_net_chunk *c);
 void sv_net__deliver(sv_net *net, uint64_t bytes, sv_net_done_fn done, void *ctx, uint64_t arg);
 /* Schedule the arrival of `bytes` at absolute time `at` (>= now): a pooled record and one engine
  * event that counts the delivery and runs `done`. */
-void sv_net__schedule_delivery(sv_net *net, sv_time at, int dst, uint64_t bytes, sv_net_done_fn done,
-                              void *ctx, uint64_t arg);
+void sv_net__schedule_delivery(sv_net *net, sv_time at, int dst, uint64_t bytes,
+                               sv_net_done_fn done, void *ctx, uint64_t arg);
 
 void sv_net__fifo_init(sv_net *net);
 void sv_net__fifo_clear(sv_net *net);
-void sv_net__fifo_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
-                      uint64_t arg);
+void sv_net__fifo_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done,
+                       void *ctx, uint64_t arg);
 
 sv_net_flow_model *sv_net__flow_model_new(sv_net *net);
 void sv_net__flow_model_free(sv_net_flow_model *fm);
-void sv_net__flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
-                      uint64_t arg);
+void sv_net__flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done,
+                       void *ctx, uint64_t arg);
 /* Number of flows still transmitting (for tests and the stall diagnosis). */
 int sv_net__flow_active(const sv_net *net);
 /* The current max-min rate (bytes/ns) of the k-th flow started (0-based sequence number), or

@@ -446,7 +446,7 @@ int sv_net__geom_next_link(const struct sv_net_geom *g, int cur, int dst)
 }
 
 int sv_net__geom_route(const struct sv_net_geom *g, int src, int dst, int *links_out,
-                      double *lat_sum_ns)
+                       double *lat_sum_ns)
 {
     int nl = 0;
     for (int cur = src; cur != dst;) {

@@ -99,7 +99,7 @@ void sv_net_get_stats(const sv_net *net, struct sv_net_stats *out)
 /* ---- message record pool ------------------------------------------------------------------ */
 
 struct sv_net_chunk *sv_net__chunk_alloc(sv_net *net, int cur_dev, int dst, uint64_t bytes,
-                                        sv_net_done_fn done, void *ctx, uint64_t arg)
+                                         sv_net_done_fn done, void *ctx, uint64_t arg)
 {
     struct sv_net_chunk *c = net->chunk_free;
     if (c != NULL) {
@@ -146,8 +146,8 @@ static void on_delivery(sv_engine *eng, void *ctx, uint64_t arg)
     sv_net__chunk_deliver(ctx);
 }
 
-void sv_net__schedule_delivery(sv_net *net, sv_time at, int dst, uint64_t bytes, sv_net_done_fn done,
-                              void *ctx, uint64_t arg)
+void sv_net__schedule_delivery(sv_net *net, sv_time at, int dst, uint64_t bytes,
+                               sv_net_done_fn done, void *ctx, uint64_t arg)
 {
     struct sv_net_chunk *c = sv_net__chunk_alloc(net, dst, dst, bytes, done, ctx, arg);
     sv_engine_schedule(net->eng, at, SV_PRIO_DEFAULT, on_delivery, c, 0);
@@ -183,7 +183,7 @@ static void ideal_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_don
     net->stats.link_bytes += bytes * (uint64_t)hops;
     net->stats.link_transfers += (uint64_t)hops;
     sv_net__schedule_delivery(net, sv_engine_now(net->eng) + sv_time_from_ns(lat), dst, bytes, done,
-                             ctx, arg);
+                              ctx, arg);
 }
 
 void sv_net_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn on_arrival,

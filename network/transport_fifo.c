@@ -14,7 +14,8 @@
  * the rare case (never in a ring collective, where each link carries one message at a time): it
  * is taken as an engine mark (sv_engine_mark) and scheduled at the mark's place only when a
  * chunk finds the link busy. Whether the link is still busy is then exactly whether that event
- * would have run yet (sv_core__engine_mark_passed), so every order and time is as with the event. */
+ * would have run yet (sv_core__engine_mark_passed), so every order and time is as with the event.
+ */
 #include "network/network_internal.h"
 
 static void link_transmit(sv_net *net, int link, struct sv_net_chunk *c);
@@ -112,8 +113,8 @@ static void link_transmit(sv_net *net, int link, struct sv_net_chunk *c)
     }
 }
 
-void sv_net__fifo_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
-                      uint64_t arg)
+void sv_net__fifo_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done,
+                       void *ctx, uint64_t arg)
 {
     struct sv_net_chunk *c = sv_net__chunk_alloc(net, src, dst, bytes, done, ctx, arg);
     link_send(net, sv_net__geom_next_link(&net->geom, src, dst), c);

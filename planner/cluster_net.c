@@ -23,15 +23,16 @@ struct sv_planner_cluster_net {
     int32_t *dp_size;
 };
 
-static gboolean level_equal(const struct sv_planner_net_level_cfg *a, const struct sv_planner_net_level_cfg *b)
+static gboolean level_equal(const struct sv_planner_net_level_cfg *a,
+                            const struct sv_planner_net_level_cfg *b)
 {
     return a->set == b->set && (!a->set || (a->kind == b->kind && a->bw_gbps == b->bw_gbps &&
                                             a->latency_ns == b->latency_ns));
 }
 
 static gboolean fill_dim(const struct sv_planner_cluster_cfg *c, int dim, int npus,
-                         const struct sv_planner_net_level_cfg *lv, struct sv_net_topo_cfg *t, int at,
-                         GError **error)
+                         const struct sv_planner_net_level_cfg *lv, struct sv_net_topo_cfg *t,
+                         int at, GError **error)
 {
     double bw = c->n_link_bw > 0 ? c->link_bw_dims[MIN(dim, c->n_link_bw - 1)] : c->link_bw_gbps;
     double lat = c->n_link_latency > 0 ? c->link_latency_dims[MIN(dim, c->n_link_latency - 1)]
@@ -58,8 +59,9 @@ static gboolean fill_dim(const struct sv_planner_cluster_cfg *c, int dim, int np
     return TRUE;
 }
 
-gboolean sv_planner_cluster_topo(const struct sv_planner_cluster_cfg *c, struct sv_net_topo_cfg *out,
-                                 int32_t *npus_per_node, GError **error)
+gboolean sv_planner_cluster_topo(const struct sv_planner_cluster_cfg *c,
+                                 struct sv_net_topo_cfg *out, int32_t *npus_per_node,
+                                 GError **error)
 {
     memset(out, 0, sizeof *out);
     int32_t ppn = 0;
@@ -128,8 +130,9 @@ static gboolean add_group(sv_sys_groups *g, int32_t *next, int first, int n, int
     return sv_sys_groups_add(g, *id, members, n, error);
 }
 
-sv_planner_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_planner_cluster_cfg *c,
-                                           sv_net_model model, GError **error)
+sv_planner_cluster_net *sv_planner_cluster_net_new(sv_engine *eng,
+                                                   const struct sv_planner_cluster_cfg *c,
+                                                   sv_net_model model, GError **error)
 {
     struct sv_net_topo_cfg topo;
     int32_t ppn = 0;

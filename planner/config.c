@@ -428,7 +428,7 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
 }
 
 struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, const char *where,
-                                                    GError **error)
+                                                            GError **error)
 {
     if (!root || !JSON_NODE_HOLDS_OBJECT(root)) {
         g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
@@ -574,8 +574,8 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_load(const char *path, GError 
     return c;
 }
 
-struct sv_planner_cluster_cfg *sv_planner_cluster_single(const char *model, const char *hardware, int tp,
-                                                 GError **error)
+struct sv_planner_cluster_cfg *sv_planner_cluster_single(const char *model, const char *hardware,
+                                                         int tp, GError **error)
 {
     struct sv_compute_hw_cfg hw;
     if (!sv_compute_hw_lookup(hardware, &hw, error))

@@ -17,8 +17,8 @@
  * only once the decode side has allocated its blocks); every commit of a decode instance retries.
  *
  * Per-layer transfer (kv_mode per_layer): the breakpoint moves to the start of the iteration
- * that completes the prompt (sv_planner_pd_prefill_launch, as vLLM's layer-wise KV connectors pick the
- * decode side before prefill runs). The transfer is then one message per layer and rank pair,
+ * that completes the prompt (sv_planner_pd_prefill_launch, as vLLM's layer-wise KV connectors pick
+ * the decode side before prefill runs). The transfer is then one message per layer and rank pair,
  * each gated by a timer node at the time its layer finishes (the latency model's estimate), and
  * the admission also waits for a "prefill-done" node completed when the prompt commits. If no
  * decode instance has room at launch, the request waits as above and its layers, all produced by
@@ -125,7 +125,8 @@ static void pair_overlap(const struct sv_planner_pd_instance *p, int32_t src_ran
 }
 
 uint64_t sv_planner_pd_pair_bytes(const struct sv_planner_pd_instance *p, int32_t src_rank,
-                          const struct sv_planner_pd_instance *d, int32_t dst_rank, int64_t tokens)
+                                  const struct sv_planner_pd_instance *d, int32_t dst_rank,
+                                  int64_t tokens)
 {
     int64_t lo, hi, units;
     pair_overlap(p, src_rank, d, dst_rank, &lo, &hi, &units);
@@ -446,7 +447,7 @@ static pd_req *req_new(sv_planner_pd *pd, int32_t instance, sv_msg_handoff *h, g
 }
 
 void sv_planner_pd_prefill_launch(sv_planner_pd *pd, int32_t instance, sv_msg_handoff *h,
-                          const struct sv_msg_prefill_launch *l)
+                                  const struct sv_msg_prefill_launch *l)
 {
     if (pd->kv_mode != SV_PLANNER_PD_KV_PER_LAYER)
         return;

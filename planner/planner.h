@@ -2,8 +2,8 @@
  * group (msg) per instance, the global router, agentic sessions, and the run loop.
  *
  * Outputs never need the run to keep finished requests: everything a writer needs arrives through
- * struct sv_planner_run_observer (one record per finished request, one sample per iteration, one call per
- * inter-token gap). docs/serving.md describes the model and the options. */
+ * struct sv_planner_run_observer (one record per finished request, one sample per iteration, one
+ * call per inter-token gap). docs/serving.md describes the model and the options. */
 #ifndef SV_PLANNER_H
 #define SV_PLANNER_H
 
@@ -85,7 +85,7 @@ struct sv_planner_cluster_cfg {
     double link_bw_dims[SV_NET_MAX_DIMS];
     double link_latency_dims[SV_NET_MAX_DIMS];
     struct sv_planner_net_level_cfg fabric; /* top-level "fabric" (between nodes) */
-    char network_model[16];         /* top-level "network_model" ("" = the run's, default flow) */
+    char network_model[16]; /* top-level "network_model" ("" = the run's, default flow) */
     /* Disaggregation and routing defaults (docs/disaggregation.md, docs/routing.md); the run's
      * kv_transfer / slo_ttft_ms (command line) win over them. */
     char kv_transfer[16]; /* top-level "kv_transfer": "whole" | "per_layer" ("" = whole) */
@@ -104,11 +104,11 @@ struct sv_planner_cluster_cfg {
  * name). Unknown keys are g_warning'ed with their path; invalid values fail with the path
  * ("config.json: nodes[0].instances[1].tp_size: must be a positive integer"). */
 struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, const char *where,
-                                                    GError **error);
+                                                            GError **error);
 struct sv_planner_cluster_cfg *sv_planner_cluster_load(const char *path, GError **error);
 /* A one-node, one-instance cluster (the quick form). mem_size from the hardware catalog. */
-struct sv_planner_cluster_cfg *sv_planner_cluster_single(const char *model, const char *hardware, int tp,
-                                                 GError **error);
+struct sv_planner_cluster_cfg *sv_planner_cluster_single(const char *model, const char *hardware,
+                                                         int tp, GError **error);
 void sv_planner_cluster_free(struct sv_planner_cluster_cfg *cfg);
 
 /* ---- routers -------------------------------------------------------------------------------- */
@@ -124,8 +124,8 @@ struct sv_planner_router_inst {
     int64_t waiting_tokens; /* tokens the queue still has to compute */
     double kv_usage;        /* used / total KV blocks */
     /* For prefix- and SLO-aware policies (planner/router_policies.c, docs/routing.md). */
-    const sv_memtier_kv_manager *kv;      /* the instance's KV pool: sv_planner_prefix_match() */
-    sv_time step_remaining_ns;    /* estimated rest of the iteration in flight (0 when idle) */
+    const sv_memtier_kv_manager *kv; /* the instance's KV pool: sv_planner_prefix_match() */
+    sv_time step_remaining_ns;       /* estimated rest of the iteration in flight (0 when idle) */
     double prefill_tokens_per_ns; /* recent prefill throughput (prompt tokens / iteration time) */
 };
 
@@ -158,7 +158,8 @@ gboolean sv_planner_router_register_policies(sv_registry *reg, GError **error);
 /* Longest prefix of the request's prompt cached in `kv`, in tokens (block-aligned, at most
  * floor((input - 1) / block) blocks as vLLM looks up). Changes nothing in the pool and counts no
  * query. 0 when the request has no token or hash ids or caching is off. */
-int64_t sv_planner_prefix_match(const sv_memtier_kv_manager *kv, const struct sv_planner_router_req *req);
+int64_t sv_planner_prefix_match(const sv_memtier_kv_manager *kv,
+                                const struct sv_planner_router_req *req);
 /* Estimated TTFT of `req` on `inst`: step remainder + (queued tokens + the prompt) / recent
  * prefill throughput; G_MAXINT64 when the throughput is unknown and work is queued. */
 sv_time sv_planner_ttft_estimate(const struct sv_planner_router_inst *inst,
@@ -192,8 +193,8 @@ struct sv_planner_pd_instance {
 
 /* The global router's decode choice: `cand` holds the decode instances serving the model whose
  * pool can take the request's KV now (n >= 1); return an index into it. */
-typedef int32_t (*sv_planner_pd_pick_fn)(void *ctx, const struct sv_wl_outcome *req, const int32_t *cand,
-                                 int32_t n);
+typedef int32_t (*sv_planner_pd_pick_fn)(void *ctx, const struct sv_wl_outcome *req,
+                                         const int32_t *cand, int32_t n);
 
 struct sv_planner_pd_cfg {
     sv_engine *eng;
@@ -213,7 +214,7 @@ void sv_planner_pd_prefill_done(sv_planner_pd *pd, int32_t instance, sv_msg_hand
 /* The msg hook on_prefill_launch (per_layer only; ignored otherwise): the breakpoint comes when
  * the iteration completing the prompt starts, so each layer's KV leaves as it is produced. */
 void sv_planner_pd_prefill_launch(sv_planner_pd *pd, int32_t instance, sv_msg_handoff *h,
-                          const struct sv_msg_prefill_launch *l);
+                                  const struct sv_msg_prefill_launch *l);
 /* A decode instance may have freed blocks (after its iteration commits): retry the handoffs
  * that wait for decode memory. */
 void sv_planner_pd_decode_progress(sv_planner_pd *pd, int32_t instance);
@@ -228,7 +229,8 @@ const GError *sv_planner_pd_error(const sv_planner_pd *pd);
  * `dst_rank`: layers split over PP stages (even, remainder to the earlier stages, vLLM), KV heads
  * over TP ranks; the product of the layer and head-range overlaps. */
 uint64_t sv_planner_pd_pair_bytes(const struct sv_planner_pd_instance *p, int32_t src_rank,
-                          const struct sv_planner_pd_instance *d, int32_t dst_rank, int64_t tokens);
+                                  const struct sv_planner_pd_instance *d, int32_t dst_rank,
+                                  int64_t tokens);
 
 struct sv_planner_pd_stats {
     uint64_t handoffs;   /* requests whose KV moved */
@@ -271,19 +273,20 @@ void sv_planner_metrics_observer_init(sv_metrics *m, struct sv_planner_run_obser
 /* ---- run ------------------------------------------------------------------------------------ */
 
 typedef enum {
-    SV_PLANNER_RUN_LATENCY_AUTO = 0, /* profile when a bundle matches under profiles_root, else roofline */
+    SV_PLANNER_RUN_LATENCY_AUTO =
+        0, /* profile when a bundle matches under profiles_root, else roofline */
     SV_PLANNER_RUN_LATENCY_PROFILE,
     SV_PLANNER_RUN_LATENCY_ROOFLINE,
 } sv_planner_run_latency;
 
 struct sv_planner_run_cfg {
     const struct sv_planner_cluster_cfg *cluster;
-    sv_wl_source *workload;    /* pulled lazily */
+    sv_wl_source *workload; /* pulled lazily */
     /* LLMServingSim profiles/ folder; NULL = none: every instance uses the roofline. The caller
      * names it (the CLI: --profiles or SERVESIM_PROFILES); the run never guesses one from the
      * working directory, so results do not depend on where it is started. */
     const char *profiles_root;
-    const char *model_dir;     /* extra model configs (NULL) */
+    const char *model_dir; /* extra model configs (NULL) */
     sv_planner_run_latency latency;
     sv_msg_sched_kind scheduler;
     /* Policies by name, looked up in `registry` (NULL: the built-ins only). A scheduler name wins
@@ -354,7 +357,8 @@ struct sv_planner_run_result {
     sv_time kv_transfer_ns;
 };
 
-gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_run_result *result, GError **error);
+gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_run_result *result,
+                        GError **error);
 
 /* ---- cluster network (planner/cluster_net.c; docs/cluster-network.md) ----------------------
  *
@@ -368,25 +372,30 @@ typedef struct sv_planner_cluster_net sv_planner_cluster_net;
 /* The topology the cluster builds (dims with one NPU are left out). *npus_per_node gets the
  * devices per node (the largest node; smaller nodes leave ids unused). FALSE + error on
  * disagreeing per-node topologies or array lengths that do not match the dimensions. */
-gboolean sv_planner_cluster_topo(const struct sv_planner_cluster_cfg *cfg, struct sv_net_topo_cfg *out,
-                                 int32_t *npus_per_node, GError **error);
+gboolean sv_planner_cluster_topo(const struct sv_planner_cluster_cfg *cfg,
+                                 struct sv_net_topo_cfg *out, int32_t *npus_per_node,
+                                 GError **error);
 /* Build the network and system layer. A cluster with a single device gets no network
  * (sv_planner_cluster_net_net returns NULL). */
-sv_planner_cluster_net *sv_planner_cluster_net_new(sv_engine *eng, const struct sv_planner_cluster_cfg *cfg,
-                                           sv_net_model model, GError **error);
-void sv_planner_cluster_net_free(sv_planner_cluster_net *cn); /* accepts NULL; after the engine ran */
+sv_planner_cluster_net *sv_planner_cluster_net_new(sv_engine *eng,
+                                                   const struct sv_planner_cluster_cfg *cfg,
+                                                   sv_net_model model, GError **error);
+void sv_planner_cluster_net_free(
+    sv_planner_cluster_net *cn); /* accepts NULL; after the engine ran */
 sv_net *sv_planner_cluster_net_net(const sv_planner_cluster_net *cn);
 sv_sys *sv_planner_cluster_net_coll(const sv_planner_cluster_net *cn);
 /* NPU id of instance i's rank 0 (its devices are first .. first + num_npus - 1, tp fastest,
  * then pipeline stage). */
 int32_t sv_planner_cluster_net_first_device(const sv_planner_cluster_net *cn, int32_t instance);
 /* Communicator group of instance i's TP ranks of stage s (0 when tp_size == 1). */
-int32_t sv_planner_cluster_net_tp_group(const sv_planner_cluster_net *cn, int32_t instance, int32_t stage);
+int32_t sv_planner_cluster_net_tp_group(const sv_planner_cluster_net *cn, int32_t instance,
+                                        int32_t stage);
 /* EP group of instance i (0 = none), and the EP rank of its TP rank 0. */
 int32_t sv_planner_cluster_net_ep_group(const sv_planner_cluster_net *cn, int32_t instance);
 int32_t sv_planner_cluster_net_ep_rank_base(const sv_planner_cluster_net *cn, int32_t instance);
 /* Data-parallel groups: index of instance i's group (-1 = none) and its rank in it. */
-int32_t sv_planner_cluster_net_dp_index(const sv_planner_cluster_net *cn, int32_t instance, int32_t *rank);
+int32_t sv_planner_cluster_net_dp_index(const sv_planner_cluster_net *cn, int32_t instance,
+                                        int32_t *rank);
 int32_t sv_planner_cluster_net_num_dp(const sv_planner_cluster_net *cn);
 int32_t sv_planner_cluster_net_dp_size(const sv_planner_cluster_net *cn, int32_t dp_index);
 
@@ -410,10 +419,10 @@ int32_t sv_planner_cluster_net_dp_size(const sv_planner_cluster_net *cn, int32_t
  *           return FALSE;
  *       return sv_registry_add(r, SV_REGISTRY_ROUTER, "my_router", &my_router, NULL, error);
  *   }
- *   The tables: struct sv_planner_router_ops (planner/planner.h), struct sv_msg_sched_ops with the scheduler
- *   view sv_msg_view_* and struct sv_msg_expert_route_ops (msg/msg.h), struct sv_memtier_kv_evict_ops
- *   (memory-tier/memtier.h). Tables must be static (they are borrowed until the registry is
- *   freed); per-run or per-instance state comes from the table's `create`.
+ *   The tables: struct sv_planner_router_ops (planner/planner.h), struct sv_msg_sched_ops with the
+ * scheduler view sv_msg_view_* and struct sv_msg_expert_route_ops (msg/msg.h), struct
+ * sv_memtier_kv_evict_ops (memory-tier/memtier.h). Tables must be static (they are borrowed until
+ * the registry is freed); per-run or per-instance state comes from the table's `create`.
  *
  * Building one
  *   cc -std=c11 -fPIC -shared -I<servesim source root> $(pkg-config --cflags glib-2.0 \
@@ -431,12 +440,13 @@ int32_t sv_planner_cluster_net_dp_size(const sv_planner_cluster_net *cn, int32_t
  * ABI and versions
  *   SV_REGISTRY_API_VERSION changes whenever a table, a struct passed to a callback, or the
  *   meaning of a callback changes. sv_plugin_register receives the host's version and must refuse
- *   any other (sv_planner_plugin_check_version); the registry also refuses a table whose api_version
- *   differs. Names are unique per kind: registering a taken name fails and names both origins.
- *   Tables only grow at the end within a version; callbacks marked optional may be NULL. */
+ *   any other (sv_planner_plugin_check_version); the registry also refuses a table whose
+ * api_version differs. Names are unique per kind: registering a taken name fails and names both
+ * origins. Tables only grow at the end within a version; callbacks marked optional may be NULL. */
 /* The entry point a plugin exports. */
 #define SV_PLANNER_PLUGIN_ENTRY "sv_plugin_register"
-typedef gboolean (*sv_planner_plugin_register_fn)(sv_registry *r, unsigned api_version, GError **error);
+typedef gboolean (*sv_planner_plugin_register_fn)(sv_registry *r, unsigned api_version,
+                                                  GError **error);
 
 /* For plugins: TRUE when `host_version` is the version this plugin was compiled against. */
 static inline gboolean sv_planner_plugin_check_version(unsigned host_version, GError **error)

@@ -48,7 +48,8 @@ sv_registry *sv_planner_registry_new(GError **error)
 {
     g_autoptr(sv_registry) reg = sv_registry_new();
     if (!sv_planner_router_register_builtins(reg, error) ||
-        !sv_msg_sched_register_builtins(reg, error) || !sv_memtier_kv_evict_register_builtins(reg, error) ||
+        !sv_msg_sched_register_builtins(reg, error) ||
+        !sv_memtier_kv_evict_register_builtins(reg, error) ||
         !sv_msg_expert_route_register_builtins(reg, error))
         return NULL;
     return g_steal_pointer(&reg);

@@ -51,12 +51,12 @@ static int32_t random_route(void *state, const struct sv_planner_router_req *req
     return (int32_t)sv_rng_below(s->rng, (uint64_t)n);
 }
 
-static const struct sv_planner_router_ops least_load_ops = {SV_REGISTRY_API_VERSION, router_create, g_free,
-                                                    least_load_route};
-static const struct sv_planner_router_ops round_robin_ops = {SV_REGISTRY_API_VERSION, router_create, g_free,
-                                                     round_robin_route};
-static const struct sv_planner_router_ops random_ops = {SV_REGISTRY_API_VERSION, router_create, g_free,
-                                                random_route};
+static const struct sv_planner_router_ops least_load_ops = {SV_REGISTRY_API_VERSION, router_create,
+                                                            g_free, least_load_route};
+static const struct sv_planner_router_ops round_robin_ops = {SV_REGISTRY_API_VERSION, router_create,
+                                                             g_free, round_robin_route};
+static const struct sv_planner_router_ops random_ops = {SV_REGISTRY_API_VERSION, router_create,
+                                                        g_free, random_route};
 
 gboolean sv_planner_router_register_builtins(sv_registry *reg, GError **error)
 {

@@ -1,8 +1,8 @@
 /* Router policies beyond LLMServingSim's three: prefix-aware and SLO-aware (docs/routing.md).
  *
  * Both are registry tables like the built-ins (struct sv_planner_router_ops). They only read the
- * per-instance view the run fills (struct sv_planner_router_inst) and the request; the prefix lookup
- * walks the instance's prefix-cache index without touching it. */
+ * per-instance view the run fills (struct sv_planner_router_inst) and the request; the prefix
+ * lookup walks the instance's prefix-cache index without touching it. */
 #include "planner/planner.h"
 
 #include <stdlib.h>
@@ -14,7 +14,8 @@ static uint64_t load_score(const struct sv_planner_router_inst *in)
     return 4 * (uint64_t)in->waiting + in->running;
 }
 
-int64_t sv_planner_prefix_match(const sv_memtier_kv_manager *kv_const, const struct sv_planner_router_req *req)
+int64_t sv_planner_prefix_match(const sv_memtier_kv_manager *kv_const,
+                                const struct sv_planner_router_req *req)
 {
     if (!kv_const || !sv_memtier_kv_manager_caching_enabled(kv_const) || req->req->input_tokens < 2)
         return 0;
@@ -54,7 +55,8 @@ int64_t sv_planner_prefix_match(const sv_memtier_kv_manager *kv_const, const str
     return (int64_t)(hit * bs);
 }
 
-sv_time sv_planner_ttft_estimate(const struct sv_planner_router_inst *inst, const struct sv_planner_router_req *req)
+sv_time sv_planner_ttft_estimate(const struct sv_planner_router_inst *inst,
+                                 const struct sv_planner_router_req *req)
 {
     double tokens = (double)inst->waiting_tokens + (double)req->req->input_tokens;
     if (inst->prefill_tokens_per_ns <= 0)
@@ -148,10 +150,10 @@ static int32_t slo_aware_route(void *state, const struct sv_planner_router_req *
     return best >= 0 ? best : fastest;
 }
 
-static const struct sv_planner_router_ops prefix_aware_ops = {SV_REGISTRY_API_VERSION, no_param_create,
-                                                      g_free, prefix_aware_route};
-static const struct sv_planner_router_ops slo_aware_ops = {SV_REGISTRY_API_VERSION, slo_create, g_free,
-                                                   slo_aware_route};
+static const struct sv_planner_router_ops prefix_aware_ops = {
+    SV_REGISTRY_API_VERSION, no_param_create, g_free, prefix_aware_route};
+static const struct sv_planner_router_ops slo_aware_ops = {SV_REGISTRY_API_VERSION, slo_create,
+                                                           g_free, slo_aware_route};
 
 gboolean sv_planner_router_register_policies(sv_registry *reg, GError **error)
 {

@@ -348,8 +348,10 @@ static gboolean pick_bool(int run, int inst)
 /* The latency model of one instance: the profile bundle when profiles are given and one
  * matches (unless roofline is asked for), else the roofline. *source says which (struct
  * sv_planner_run_observer.on_instance), so that outputs and stderr can say it. */
-static sv_compute_latency *make_latency(const struct sv_planner_run_cfg *cfg, const struct sv_planner_instance_cfg *ic,
-                                const struct sv_compute_model_cfg *m, char **source, GError **error)
+static sv_compute_latency *make_latency(const struct sv_planner_run_cfg *cfg,
+                                        const struct sv_planner_instance_cfg *ic,
+                                        const struct sv_compute_model_cfg *m, char **source,
+                                        GError **error)
 {
     GError *e = NULL;
     if (cfg->latency != SV_PLANNER_RUN_LATENCY_ROOFLINE && cfg->profiles_root) {
@@ -374,8 +376,9 @@ static sv_compute_latency *make_latency(const struct sv_planner_run_cfg *cfg, co
     }
     if (cfg->latency == SV_PLANNER_RUN_LATENCY_PROFILE) {
         if (e)
-            g_propagate_prefixed_error(error, e, "instance %d (%s on %s): --latency profile: ",
-                                       ic->index, ic->model_name, ic->hardware);
+            g_propagate_prefixed_error(error, e,
+                                       "instance %d (%s on %s): --latency profile: ", ic->index,
+                                       ic->model_name, ic->hardware);
         else
             g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
                         "instance %d (%s on %s): --latency profile: no profiles folder given "
@@ -503,16 +506,16 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     uint64_t kv_tok = sv_compute_model_kv_bytes_per_token_layer(&m, ic->tp_size) *
                       (uint64_t)((m.num_layers + ic->pp_size - 1) / ic->pp_size);
     uint64_t blocks;
-    if (!sv_memtier_kv_capacity_blocks(mem_bytes, ic->mem_util, weights, kv_tok, (uint32_t)block_size,
-                               &blocks, error)) {
+    if (!sv_memtier_kv_capacity_blocks(mem_bytes, ic->mem_util, weights, kv_tok,
+                                       (uint32_t)block_size, &blocks, error)) {
         g_prefix_error(error, "instance %d (%s on %s): ", i, ic->model_name, ic->hardware);
         return FALSE;
     }
     if (blocks > UINT32_MAX)
         blocks = UINT32_MAX;
     gboolean caching = pick_bool(cfg->enable_prefix_caching, ic->enable_prefix_caching);
-    st->kvs[i] = sv_memtier_kv_manager_new_with_eviction((uint32_t)blocks, (uint32_t)block_size, caching,
-                                                 st->evict, st->evict_param, error);
+    st->kvs[i] = sv_memtier_kv_manager_new_with_eviction(
+        (uint32_t)blocks, (uint32_t)block_size, caching, st->evict, st->evict_param, error);
     if (!st->kvs[i]) {
         g_prefix_error(error, "instance %d: ", i);
         return FALSE;
@@ -665,7 +668,8 @@ static gboolean resolve_policies(run_state *st, GError **error)
     return TRUE;
 }
 
-gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_run_result *res, GError **error)
+gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_run_result *res,
+                        GError **error)
 {
     memset(res, 0, sizeof *res);
     res->first_arrival_ns = -1;
@@ -788,4 +792,3 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     sv_registry_free(st.own_registry);
     return ok;
 }
-

@@ -218,7 +218,8 @@ void sv_proto_attr_free(attr_t *attr)
         chakra_proto_msg__attribute_proto__free_unpacked(attr, NULL);
 }
 
-ChakraProtoMsg__Node *sv_proto_node_new(uint64_t id, const char *name, ChakraProtoMsg__NodeType type)
+ChakraProtoMsg__Node *sv_proto_node_new(uint64_t id, const char *name,
+                                        ChakraProtoMsg__NodeType type)
 {
     ChakraProtoMsg__Node *n = xmalloc(sizeof(*n));
     chakra_proto_msg__node__init(n);

@@ -38,7 +38,7 @@ static gboolean convert_et(const char *in, const char *out, struct sv_proto_conv
 }
 
 gboolean sv_proto_convert(const char *in, const char *out, struct sv_proto_convert_stats *stats,
-                       GError **error)
+                          GError **error)
 {
     SV_ASSERT(in != NULL && out != NULL);
     struct sv_proto_convert_stats local = {0};

@@ -495,7 +495,7 @@ gboolean sv_proto_file_to_json(const char *in, const char *out, GError **error)
 }
 
 gboolean sv_proto__json_convert(const char *in, const char *out, sv_proto_dep_flags deps,
-                            struct sv_proto_convert_stats *stats, GError **error)
+                                struct sv_proto_convert_stats *stats, GError **error)
 {
     g_autoptr(sv_proto_reader) r = sv_proto_reader_open(in, error);
     if (!r)

@@ -8,8 +8,8 @@
  * Chakra's); this header exposes them so other modules can read node fields directly.
  *
  * Ownership: a node returned by the reader or built with sv_proto_node_new is freed with
- * sv_proto_node_free (== chakra_proto_msg__node__free_unpacked(node, NULL)). Every allocation made by
- * the builders here is plain malloc memory laid out as protobuf-c's unpacker lays it out, so the
+ * sv_proto_node_free (== chakra_proto_msg__node__free_unpacked(node, NULL)). Every allocation made
+ * by the builders here is plain malloc memory laid out as protobuf-c's unpacker lays it out, so the
  * same free function works for both. */
 #ifndef SV_PROTO_H
 #define SV_PROTO_H
@@ -84,7 +84,8 @@ gboolean sv_proto_reader_next(sv_proto_reader *r, ChakraProtoMsg__Node **node, G
 /* Next Node frame as serialized bytes (without the length prefix), not decoded: *data is owned by
  * the reader and valid until the next call. Same return convention as sv_proto_reader_next; a
  * zero-length frame is still an error. Dependency checking does not see raw frames. */
-gboolean sv_proto_reader_next_raw(sv_proto_reader *r, const uint8_t **data, size_t *len, GError **error);
+gboolean sv_proto_reader_next_raw(sv_proto_reader *r, const uint8_t **data, size_t *len,
+                                  GError **error);
 
 /* Message index of the last message returned (0 = GlobalMetadata, 1 = first node) and the byte
  * offset of its length prefix in the decompressed stream. */
@@ -96,7 +97,8 @@ uint64_t sv_proto_reader_bytes(const sv_proto_reader *r);
 /* After clean EOF with any dependency flag set: references (not distinct ids) to ids absent from
  * the file, by kind. Either pointer may be NULL. Returns FALSE if tracking was off or EOF not yet
  * reached. */
-gboolean sv_proto_reader_dangling(const sv_proto_reader *r, uint64_t *data_refs, uint64_t *ctrl_refs);
+gboolean sv_proto_reader_dangling(const sv_proto_reader *r, uint64_t *data_refs,
+                                  uint64_t *ctrl_refs);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_proto_reader, sv_proto_reader_close)
 
@@ -105,18 +107,20 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_proto_reader, sv_proto_reader_close)
 typedef struct sv_proto_writer sv_proto_writer;
 
 /* Output is gzip-compressed when the name ends in ".gz" (gzip header mtime 0, so equal input gives
- * equal bytes). Data goes to a temporary file next to `path` that sv_proto_writer_close renames over
- * `path`; on any failure, or sv_proto_writer_abort, the temporary file is removed, so a partial
- * output never appears at `path`. */
+ * equal bytes). Data goes to a temporary file next to `path` that sv_proto_writer_close renames
+ * over `path`; on any failure, or sv_proto_writer_abort, the temporary file is removed, so a
+ * partial output never appears at `path`. */
 sv_proto_writer *sv_proto_writer_open(const char *path, GError **error);
 /* Exactly once, first. */
 gboolean sv_proto_writer_put_metadata(sv_proto_writer *w, const ChakraProtoMsg__GlobalMetadata *md,
-                                   GError **error);
+                                      GError **error);
 /* Refuses a node that serializes to zero bytes (EMPTY_NODE): Chakra's readers would stop there. */
-gboolean sv_proto_writer_put_node(sv_proto_writer *w, const ChakraProtoMsg__Node *node, GError **error);
+gboolean sv_proto_writer_put_node(sv_proto_writer *w, const ChakraProtoMsg__Node *node,
+                                  GError **error);
 /* Already-serialized message bytes (the first call is the metadata). A zero-length frame is
  * refused except for the metadata. */
-gboolean sv_proto_writer_put_raw(sv_proto_writer *w, const uint8_t *data, size_t len, GError **error);
+gboolean sv_proto_writer_put_raw(sv_proto_writer *w, const uint8_t *data, size_t len,
+                                 GError **error);
 /* Flush, close and move into place. Frees `w` whatever the outcome. */
 gboolean sv_proto_writer_close(sv_proto_writer *w, GError **error);
 /* Discard everything written; frees `w`; accepts NULL. */
@@ -128,7 +132,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_proto_writer, sv_proto_writer_abort)
 
 /* First attribute named `name`, or NULL. */
 const ChakraProtoMsg__AttributeProto *sv_proto_attr_find(const ChakraProtoMsg__Node *node,
-                                                      const char *name);
+                                                         const char *name);
 /* Any scalar integer kind (int32/int64/uint32/uint64/sint32/sint64/fixed32/fixed64/sfixed32/
  * sfixed64/bool) converts; FALSE for float/double, lists, strings, no value, or a uint64/fixed64
  * above INT64_MAX. */
@@ -141,21 +145,23 @@ gboolean sv_proto_attr_bool(const ChakraProtoMsg__AttributeProto *attr, gboolean
 gboolean sv_proto_attr_string(const ChakraProtoMsg__AttributeProto *attr, const char **out);
 /* bool_list only (ASTRA-sim exits on another kind for involved_dim). *vals: g_free. */
 gboolean sv_proto_attr_bool_list(const ChakraProtoMsg__AttributeProto *attr, gboolean **vals,
-                              size_t *n);
+                                 size_t *n);
 
-/* Builders (free with sv_proto_attr_free, or hand to sv_proto_node_add_attr which takes ownership). */
+/* Builders (free with sv_proto_attr_free, or hand to sv_proto_node_add_attr which takes ownership).
+ */
 ChakraProtoMsg__AttributeProto *sv_proto_attr_new_int64(const char *name, int64_t v);
 ChakraProtoMsg__AttributeProto *sv_proto_attr_new_uint64(const char *name, uint64_t v);
 ChakraProtoMsg__AttributeProto *sv_proto_attr_new_int32(const char *name, int32_t v);
 ChakraProtoMsg__AttributeProto *sv_proto_attr_new_bool(const char *name, gboolean v);
 ChakraProtoMsg__AttributeProto *sv_proto_attr_new_string(const char *name, const char *v);
 ChakraProtoMsg__AttributeProto *sv_proto_attr_new_bool_list(const char *name, const gboolean *vals,
-                                                         size_t n);
+                                                            size_t n);
 void sv_proto_attr_free(ChakraProtoMsg__AttributeProto *attr); /* accepts NULL */
 
 /* ---- node / metadata builders ----------------------------------------------------------- */
 
-ChakraProtoMsg__Node *sv_proto_node_new(uint64_t id, const char *name, ChakraProtoMsg__NodeType type);
+ChakraProtoMsg__Node *sv_proto_node_new(uint64_t id, const char *name,
+                                        ChakraProtoMsg__NodeType type);
 void sv_proto_node_add_data_dep(ChakraProtoMsg__Node *node, uint64_t parent_id);
 void sv_proto_node_add_ctrl_dep(ChakraProtoMsg__Node *node, uint64_t parent_id);
 void sv_proto_node_add_attr(ChakraProtoMsg__Node *node, ChakraProtoMsg__AttributeProto *attr);
@@ -199,7 +205,7 @@ struct sv_proto_convert_stats {
  * format tool must round-trip real traces that have them. No partial OUT on error; IN and OUT may
  * be the same file. */
 gboolean sv_proto_convert(const char *in, const char *out, struct sv_proto_convert_stats *stats,
-                       GError **error);
+                          GError **error);
 
 /* ---- summary (servesim inspect) --------------------------------------------------------- */
 

@@ -23,6 +23,6 @@ void sv_proto__json_write(GString *out, JsonNode *node, int depth);
 
 /* ET -> JSON conversion shared by sv_proto_file_to_json and sv_proto_convert. */
 gboolean sv_proto__json_convert(const char *in, const char *out, sv_proto_dep_flags deps,
-                            struct sv_proto_convert_stats *stats, GError **error);
+                                struct sv_proto_convert_stats *stats, GError **error);
 
 #endif

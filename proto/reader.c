@@ -393,7 +393,8 @@ static gboolean finish_deps(sv_proto_reader *r, GError **error)
     return TRUE;
 }
 
-gboolean sv_proto_reader_next_raw(sv_proto_reader *r, const uint8_t **data, size_t *len, GError **error)
+gboolean sv_proto_reader_next_raw(sv_proto_reader *r, const uint8_t **data, size_t *len,
+                                  GError **error)
 {
     SV_ASSERT(r != NULL && data != NULL && len != NULL);
     if (r->done)
@@ -439,7 +440,8 @@ gboolean sv_proto_reader_next(sv_proto_reader *r, ChakraProtoMsg__Node **node, G
     return TRUE;
 }
 
-gboolean sv_proto_reader_dangling(const sv_proto_reader *r, uint64_t *data_refs, uint64_t *ctrl_refs)
+gboolean sv_proto_reader_dangling(const sv_proto_reader *r, uint64_t *data_refs,
+                                  uint64_t *ctrl_refs)
 {
     if (!r->deps || !r->dangling_done)
         return FALSE;

@@ -166,13 +166,14 @@ static gboolean put_frame(sv_proto_writer *w, const uint8_t *data, size_t len, G
     return TRUE;
 }
 
-gboolean sv_proto_writer_put_raw(sv_proto_writer *w, const uint8_t *data, size_t len, GError **error)
+gboolean sv_proto_writer_put_raw(sv_proto_writer *w, const uint8_t *data, size_t len,
+                                 GError **error)
 {
     return put_frame(w, data, len, error);
 }
 
 gboolean sv_proto_writer_put_metadata(sv_proto_writer *w, const ChakraProtoMsg__GlobalMetadata *md,
-                                   GError **error)
+                                      GError **error)
 {
     SV_ASSERT(w != NULL && md != NULL);
     if (w->count != 0) {
@@ -188,7 +189,8 @@ gboolean sv_proto_writer_put_metadata(sv_proto_writer *w, const ChakraProtoMsg__
     return ok;
 }
 
-gboolean sv_proto_writer_put_node(sv_proto_writer *w, const ChakraProtoMsg__Node *node, GError **error)
+gboolean sv_proto_writer_put_node(sv_proto_writer *w, const ChakraProtoMsg__Node *node,
+                                  GError **error)
 {
     SV_ASSERT(w != NULL && node != NULL);
     if (w->count == 0) {

@@ -1,5 +1,6 @@
 /* servesim replay library: run Chakra ET files (one per NPU) on servesim's system layer with
- * ASTRA-sim's workload semantics (astra-sim/workload/Workload.cc at HEAD 518bd51, CHAKRA_ET.md 1.5).
+ * ASTRA-sim's workload semantics (astra-sim/workload/Workload.cc at HEAD 518bd51,
+ * CHAKRA_ET.md 1.5).
  *
  * One DAG and one executor per NPU, all on one engine, sharing one network (sv_net), one system
  * layer (sv_sys: collectives and send/recv matching) and one remote memory
@@ -258,7 +259,6 @@ fail:
 
 /* ---- set-up and run ----------------------------------------------------------------------- */
 
-
 static void replay_clear(struct replay *r)
 {
     for (int i = 0; r->npu != NULL && i < r->npus; i++) {
@@ -461,8 +461,7 @@ void sv_replay_result_clear(struct sv_replay_result *res)
     memset(res, 0, sizeof *res);
 }
 
-gboolean sv_replay_run(const struct sv_replay_opts *o, struct sv_replay_result *out,
-                       GError **error)
+gboolean sv_replay_run(const struct sv_replay_opts *o, struct sv_replay_result *out, GError **error)
 {
     memset(out, 0, sizeof *out);
     struct replay r = {0};

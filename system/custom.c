@@ -2,7 +2,6 @@
  * collective run as a per-rank plan of SEND / RECV / COMP operations. */
 #include "system/system_internal.h"
 
-
 /* ---- CustomAlgorithm (astraccl/custom_collectives/CustomAlgorithm.cc) ------------------- */
 
 static void custom_issue_free(coll_stream *s);
@@ -129,4 +128,3 @@ void sv_sys__custom_run_init(coll_stream *s)
     }
     custom_issue_free(s);
 }
-

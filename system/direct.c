@@ -86,4 +86,3 @@ void sv_sys__direct_run_general(coll_stream *s)
     }
     sv_sys__rot_iteratable(s);
 }
-

@@ -149,4 +149,3 @@ void sv_sys__dbt_tree(int n, gboolean root_min, int index, int *parent, int *lef
     *left = lc[index];
     *right = rc[index];
 }
-

@@ -63,8 +63,7 @@ static void failf(struct sv_sys_exec *x, const sv_dag_node *node, const char *fm
 
 /* ASTRA-sim's ETFeederNode getters throw "Attribute <name> not found in node <id>" for an absent
  * required attribute; we report the same words (lowercase, as our errors are). */
-static gboolean need(struct sv_sys_exec *x, const sv_dag_node *node, uint32_t bit,
-                     const char *attr)
+static gboolean need(struct sv_sys_exec *x, const sv_dag_node *node, uint32_t bit, const char *attr)
 {
     if (node->p.has & bit)
         return TRUE;
@@ -273,8 +272,7 @@ void sv_sys_exec_describe(sv_dag_exec *ex, const sv_dag_node *node, GString *out
         g_string_append_printf(
             out,
             "collective %s (%" G_GUINT64_FORMAT " bytes) waits for the other members of its group",
-            comm_type_name(p->comm_type) ? comm_type_name(p->comm_type) : "?",
-            p->comm_size_bytes);
+            comm_type_name(p->comm_type) ? comm_type_name(p->comm_type) : "?", p->comm_size_bytes);
         break;
     default:
         break;

@@ -99,4 +99,3 @@ void sv_sys__hd_run_general(coll_stream *s)
     sv_sys__rot_ready(s, TRUE);
     sv_sys__rot_iteratable(s);
 }
-

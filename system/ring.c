@@ -7,7 +7,6 @@
 
 /* ---- Ring (astraccl/native_collectives/collective_algorithm/Ring.cc) ---------------------- */
 
-
 static void ring_release_packets(coll_stream *s)
 {
     coll_npu *npu = s->owner;
@@ -211,4 +210,3 @@ static void rot_packet_received(sv_engine *eng, void *ctx, uint64_t arg)
     else
         sv_sys__hd_insert_packet(s);
 }
-

@@ -192,7 +192,6 @@ static void insert_stream(GQueue *queue, coll_stream *s)
         g_queue_insert_before(queue, it, s);
 }
 
-
 /* StreamBaseline::init */
 static void stream_init(coll_stream *s)
 {
@@ -355,7 +354,6 @@ void sv_sys__proceed_to_next_vnet(coll_npu *npu, coll_stream *s)
         notify_stream_removed(npu, previous_vnet);
     notify_stream_added(npu, s->current_queue_id);
 }
-
 
 static void stream_call_general(coll_stream *s)
 {
@@ -1028,4 +1026,3 @@ void sv_sys_free(sv_sys *sys)
         g_ptr_array_free(sys->live_cls[c].slabs, TRUE);
     g_free(sys);
 }
-

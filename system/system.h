@@ -208,10 +208,10 @@ typedef struct sv_dag_exec sv_dag_exec;
 struct sv_dag_node;
 
 struct sv_sys_exec {
-    sv_sys *sys;             /* collectives and matched send/recv (coll, send, recv) */
-    sv_net *net;             /* one-sided transfers (sv_sys_exec_transfer) */
-    sv_memtier_remote *mem;  /* remote memory nodes (sv_sys_exec_mem) */
-    int npu;                 /* the NPU issuing every node; -1 = each node's device */
+    sv_sys *sys;            /* collectives and matched send/recv (coll, send, recv) */
+    sv_net *net;            /* one-sided transfers (sv_sys_exec_transfer) */
+    sv_memtier_remote *mem; /* remote memory nodes (sv_sys_exec_mem) */
+    int npu;                /* the NPU issuing every node; -1 = each node's device */
     /* Serving DAGs name a collective's communicator group by comm_tag; Chakra ETs by pg_name
      * ("" or "0" = all NPUs, else a decimal group id). */
     gboolean group_in_comm_tag;
@@ -236,8 +236,7 @@ void sv_sys_exec_transfer(sv_dag_exec *ex, struct sv_dag_node *node, void *ctx);
 /* MEM_LOAD / MEM_STORE: tensor_size bytes through the remote memory model. */
 void sv_sys_exec_mem(sv_dag_exec *ex, struct sv_dag_node *node, void *ctx);
 /* For sv_dag_exec_cfg.describe_issued: what an issued comm node waits for. */
-void sv_sys_exec_describe(sv_dag_exec *ex, const struct sv_dag_node *node, GString *out,
-                          void *ctx);
+void sv_sys_exec_describe(sv_dag_exec *ex, const struct sv_dag_node *node, GString *out, void *ctx);
 
 G_END_DECLS
 

@@ -36,7 +36,6 @@ struct sv_sys_plan {
     struct sv_sys__plan_rank *rank;
 };
 
-
 /* Sys::Sys: active_first_phase = max_running = 100000000 (scheduler thresholds). */
 #define READY_LIST_THRESHOLD 100000000
 #define MAX_RUNNING_STREAMS 100000000

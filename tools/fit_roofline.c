@@ -40,8 +40,9 @@ struct point {
     int bundle;
 };
 
-static void add_point(GArray *pts, const struct sv_compute_model_cfg *m, int tp, const struct sv_compute_hw_cfg *hw,
-                      sv_compute_op_kind op, const struct sv_compute_batch_shape *s, double ns, int b)
+static void add_point(GArray *pts, const struct sv_compute_model_cfg *m, int tp,
+                      const struct sv_compute_hw_cfg *hw, sv_compute_op_kind op,
+                      const struct sv_compute_batch_shape *s, double ns, int b)
 {
     struct point p = {.peak = sv_compute_hw_peak_flops(hw, (int)m->dtype_bytes),
                       .bw = hw->mem_bw_gbps * 1e9,
@@ -51,7 +52,8 @@ static void add_point(GArray *pts, const struct sv_compute_model_cfg *m, int tp,
     g_array_append_val(pts, p);
 }
 
-static void collect(sv_compute_latency *lat, const struct sv_compute_hw_cfg *hw, int b, GArray *pts[SV_COMPUTE_OP_COUNT])
+static void collect(sv_compute_latency *lat, const struct sv_compute_hw_cfg *hw, int b,
+                    GArray *pts[SV_COMPUTE_OP_COUNT])
 {
     const struct sv_compute_model_cfg *m = sv_compute_latency_model(lat);
     int tp = lat->tp;
@@ -98,7 +100,8 @@ static void collect(sv_compute_latency *lat, const struct sv_compute_hw_cfg *hw,
                 struct sv_compute_batch_shape s = {0};
                 s.moe_activated_experts = t->moe.keys[i];
                 s.moe_local_tokens = s.tokens = t->moe.rows[i].keys[j];
-                add_point(pts[SV_COMPUTE_OP_MOE], m, tp, hw, SV_COMPUTE_OP_MOE, &s, t->moe.rows[i].vals[j], b);
+                add_point(pts[SV_COMPUTE_OP_MOE], m, tp, hw, SV_COMPUTE_OP_MOE, &s,
+                          t->moe.rows[i].vals[j], b);
             }
     }
 }
@@ -127,10 +130,10 @@ static struct sv_compute_roofline_eff fit(const GArray *pts)
         for (int a = 0; a < N; a++)
             for (int c = 0; c < N; c++)
                 for (int o = -1; o < N; o++) {
-                    struct sv_compute_roofline_eff e = {exp(ce_lo + (ce_hi - ce_lo) * a / (N - 1)),
-                                                exp(me_lo + (me_hi - me_lo) * c / (N - 1)),
-                                                o < 0 ? 0
-                                                      : exp(oh_lo + (oh_hi - oh_lo) * o / (N - 1))};
+                    struct sv_compute_roofline_eff e = {
+                        exp(ce_lo + (ce_hi - ce_lo) * a / (N - 1)),
+                        exp(me_lo + (me_hi - me_lo) * c / (N - 1)),
+                        o < 0 ? 0 : exp(oh_lo + (oh_hi - oh_lo) * o / (N - 1))};
                     double l = loss(pts, &e);
                     if (l < best_l) {
                         best_l = l;

@@ -85,7 +85,7 @@ static gboolean parse_count(sv_wl_source *src, const char *field, const char *na
 }
 
 int sv_wl__azure_parse_line(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
-                           GError **error)
+                            GError **error)
 {
     char *f[AZURE_MAX_COLS];
     int n = (int)sv_csv_split(line, f, AZURE_MAX_COLS);
@@ -118,8 +118,8 @@ int sv_wl__azure_parse_line(sv_wl_source *src, char *line, size_t len, sv_wl_ite
     int64_t t;
     if (!parse_timestamp(f[src->col_ts], &t)) {
         sv_wl__bad_line(src, error,
-                       "column 'TIMESTAMP' must be 'YYYY-MM-DD HH:MM:SS[.fraction]', not '%s'",
-                       f[src->col_ts]);
+                        "column 'TIMESTAMP' must be 'YYYY-MM-DD HH:MM:SS[.fraction]', not '%s'",
+                        f[src->col_ts]);
         return -1;
     }
     out->kind = SV_WL_ITEM_REQUEST;

@@ -44,13 +44,13 @@ static gboolean get_int(sv_wl_source *src, JsonObject *obj, const char *path, co
     int64_t v;
     if (!sv_cfg_node_int(n, &v)) {
         sv_wl__bad_line(src, error, "field '%s%s' must be an integer, not %s", path, key,
-                       node_type_name(n));
+                        node_type_name(n));
         return FALSE;
     }
     if (v < min) {
         sv_wl__bad_line(src, error,
-                       "field '%s%s' is %" G_GINT64_FORMAT ", must be >= %" G_GINT64_FORMAT, path,
-                       key, v, min);
+                        "field '%s%s' is %" G_GINT64_FORMAT ", must be >= %" G_GINT64_FORMAT, path,
+                        key, v, min);
         return FALSE;
     }
     *out = v;
@@ -80,7 +80,7 @@ static gboolean get_id_array(sv_wl_source *src, JsonObject *obj, const char *pat
         return TRUE;
     if (!JSON_NODE_HOLDS_ARRAY(n)) {
         sv_wl__bad_line(src, error, "field '%s%s' must be an array of integers, not %s", path, key,
-                       node_type_name(n));
+                        node_type_name(n));
         return FALSE;
     }
     JsonArray *a = json_node_get_array(n);
@@ -95,12 +95,12 @@ static gboolean get_id_array(sv_wl_source *src, JsonObject *obj, const char *pat
         if (!is_int || v < 0 || (uint64_t)v > max) {
             if (is_int)
                 sv_wl__bad_line(src, error,
-                               "field '%s%s[%u]' is %" G_GINT64_FORMAT
-                               ", out of range [0, %" G_GUINT64_FORMAT "]",
-                               path, key, i, v, max);
+                                "field '%s%s[%u]' is %" G_GINT64_FORMAT
+                                ", out of range [0, %" G_GUINT64_FORMAT "]",
+                                path, key, i, v, max);
             else
-                sv_wl__bad_line(src, error, "field '%s%s[%u]' must be an integer, not %s", path, key,
-                               i, node_type_name(e));
+                sv_wl__bad_line(src, error, "field '%s%s[%u]' must be an integer, not %s", path,
+                                key, i, node_type_name(e));
             g_free(ids);
             return FALSE;
         }
@@ -128,7 +128,7 @@ static JsonObject *parse_object(sv_wl_source *src, const char *line, size_t len,
     JsonNode *root = json_parser_get_root(src->parser);
     if (!root || !JSON_NODE_HOLDS_OBJECT(root)) {
         sv_wl__bad_line(src, error, "expected a JSON object, got %s",
-                       root ? node_type_name(root) : "nothing");
+                        root ? node_type_name(root) : "nothing");
         return NULL;
     }
     return json_node_get_object(root);
@@ -148,7 +148,7 @@ static gboolean parse_call(sv_wl_source *src, JsonObject *o, const char *path, s
 }
 
 int sv_wl__jsonl_parse_llmservingsim(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
-                                    GError **error)
+                                     GError **error)
 {
     JsonObject *o = parse_object(src, line, len, error);
     if (!o)
@@ -172,7 +172,7 @@ int sv_wl__jsonl_parse_llmservingsim(sv_wl_source *src, char *line, size_t len, 
     }
     if (!JSON_NODE_HOLDS_ARRAY(subs)) {
         sv_wl__bad_line(src, error, "field 'sub_requests' must be an array, not %s",
-                       node_type_name(subs));
+                        node_type_name(subs));
         return -1;
     }
     JsonArray *a = json_node_get_array(subs);
@@ -187,7 +187,7 @@ int sv_wl__jsonl_parse_llmservingsim(sv_wl_source *src, char *line, size_t len, 
         g_snprintf(path, sizeof path, "sub_requests[%u].", i);
         if (!JSON_NODE_HOLDS_OBJECT(e)) {
             sv_wl__bad_line(src, error, "field 'sub_requests[%u]' must be an object, not %s", i,
-                           node_type_name(e));
+                            node_type_name(e));
             return -1;
         }
         JsonObject *so = json_node_get_object(e);
@@ -201,7 +201,7 @@ int sv_wl__jsonl_parse_llmservingsim(sv_wl_source *src, char *line, size_t len, 
 }
 
 int sv_wl__jsonl_parse_mooncake(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
-                               GError **error)
+                                GError **error)
 {
     JsonObject *o = parse_object(src, line, len, error);
     if (!o)
@@ -218,8 +218,8 @@ int sv_wl__jsonl_parse_mooncake(sv_wl_source *src, char *line, size_t len, sv_wl
     if (is_int_node(ts)) {
         int64_t ms = json_node_get_int(ts);
         if (ms < 0 || ms > SV_TIME_MAX / SV_NS_PER_MS) {
-            sv_wl__bad_line(src, error, "field 'timestamp' is %" G_GINT64_FORMAT " ms, out of range",
-                           ms);
+            sv_wl__bad_line(src, error,
+                            "field 'timestamp' is %" G_GINT64_FORMAT " ms, out of range", ms);
             return -1;
         }
         out->arrival_ns = ms * SV_NS_PER_MS;
@@ -232,7 +232,7 @@ int sv_wl__jsonl_parse_mooncake(sv_wl_source *src, char *line, size_t len, sv_wl
         out->arrival_ns = sv_time_from_ns(ms * 1e6);
     } else {
         sv_wl__bad_line(src, error, "field 'timestamp' must be a number, not %s",
-                       node_type_name(ts));
+                        node_type_name(ts));
         return -1;
     }
     sv_wl__item_alloc_reqs(out, 1);

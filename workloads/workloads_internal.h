@@ -57,10 +57,10 @@ void sv_wl__bad_line(sv_wl_source *src, GError **error, const char *fmt, ...) G_
 void sv_wl__item_alloc_reqs(sv_wl_item *out, size_t n);
 
 int sv_wl__jsonl_parse_llmservingsim(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
-                                    GError **error);
+                                     GError **error);
 int sv_wl__jsonl_parse_mooncake(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
-                               GError **error);
+                                GError **error);
 int sv_wl__azure_parse_line(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
-                           GError **error);
+                            GError **error);
 
 #endif

@@ -87,7 +87,8 @@ static void test_interp_1d(void)
     s = tokens_shape(0, 1);
     SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_COMPUTE_OP_QKV_PROJ, &s), 1000); /* clamped */
     s = tokens_shape(1, 2);
-    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_COMPUTE_OP_LM_HEAD, &s), 110000); /* 100 + 40/4 us */
+    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_COMPUTE_OP_LM_HEAD, &s),
+                     110000); /* 100 + 40/4 us */
     sv_test_rmtree(dir);
 }
 
@@ -244,7 +245,8 @@ static void test_real_bundle(void)
     CU_ASSERT(lat2 != NULL);
     if (lat2) {
         sv_compute_iter_time(lat2, &s, 0, 32, &it);
-        CU_ASSERT(it.layer[4].op == SV_COMPUTE_OP_O_PROJ && it.layer[4].allreduce_bytes == 100 * 4096 * 2);
+        CU_ASSERT(it.layer[4].op == SV_COMPUTE_OP_O_PROJ &&
+                  it.layer[4].allreduce_bytes == 100 * 4096 * 2);
     }
 }
 

@@ -384,15 +384,15 @@ static void test_latency_source_not_cwd(void)
     char *out = NULL, *err = NULL;
 
     /* From the repository root (where ../shared exists) and from elsewhere: both roofline. */
-    const char *a1[] = {"--cluster", cluster, "--workload", wl, "--quiet", "--output-dir", d_root,
-                        NULL};
+    const char *a1[] = {"--cluster", cluster,        "--workload", wl,
+                        "--quiet",   "--output-dir", d_root,       NULL};
     CU_ASSERT_EQUAL(run_env(NULL, env, a1, &out, &err), 0);
     CU_ASSERT(strstr(err, "instance 0 (meta-llama/Llama-3.1-8B on RTXPRO6000): latency roofline "
                           "(no profiles") != NULL);
     g_free(out);
     g_free(err);
-    const char *a2[] = {"--cluster", cluster, "--workload", wl, "--quiet", "--output-dir", d_tmp,
-                        NULL};
+    const char *a2[] = {"--cluster", cluster,        "--workload", wl,
+                        "--quiet",   "--output-dir", d_tmp,        NULL};
     CU_ASSERT_EQUAL(run_env(tmp, env, a2, &out, &err), 0);
     g_free(out);
     g_free(err);
@@ -409,8 +409,8 @@ static void test_latency_source_not_cwd(void)
 
     /* SERVESIM_PROFILES names the bundles: the bundle appears relative to the folder. */
     char **env2 = g_environ_setenv(g_strdupv(env), "SERVESIM_PROFILES", profiles, TRUE);
-    const char *a3[] = {"--cluster", cluster, "--workload", wl, "--quiet", "--output-dir", d_env,
-                        NULL};
+    const char *a3[] = {"--cluster", cluster,        "--workload", wl,
+                        "--quiet",   "--output-dir", d_env,        NULL};
     CU_ASSERT_EQUAL(run_env(tmp, env2, a3, &out, &err), 0);
     CU_ASSERT(strstr(err, "latency profile:RTXPRO6000/meta-llama/Llama-3.1-8B/bf16") != NULL);
     g_free(out);
@@ -419,15 +419,16 @@ static void test_latency_source_not_cwd(void)
     CU_ASSERT_STRING_EQUAL(s_env, "profile:RTXPRO6000/meta-llama/Llama-3.1-8B/bf16");
 
     /* --latency profile with no folder, and with a folder holding no bundle. */
-    const char *a4[] = {"--cluster", cluster, "--workload", wl, "--quiet", "--latency", "profile",
-                        "--output-dir", d_env, NULL};
+    const char *a4[] = {"--cluster", cluster,   "--workload",   wl,    "--quiet",
+                        "--latency", "profile", "--output-dir", d_env, NULL};
     CU_ASSERT_NOT_EQUAL(run_env(tmp, env, a4, &out, &err), 0);
     CU_ASSERT(strstr(err, "instance 0 (meta-llama/Llama-3.1-8B on RTXPRO6000)") != NULL);
     CU_ASSERT(strstr(err, "--profiles DIR or SERVESIM_PROFILES") != NULL);
     g_free(out);
     g_free(err);
-    const char *a5[] = {"--cluster",    cluster, "--workload", wl,  "--quiet", "--latency",
-                        "profile",      "--profiles", tmp, "--output-dir", d_env, NULL};
+    const char *a5[] = {"--cluster", cluster,        "--workload", wl,
+                        "--quiet",   "--latency",    "profile",    "--profiles",
+                        tmp,         "--output-dir", d_env,        NULL};
     CU_ASSERT_NOT_EQUAL(run_env(tmp, env, a5, &out, &err), 0);
     CU_ASSERT(strstr(err, "instance 0 (meta-llama/Llama-3.1-8B on RTXPRO6000)") != NULL);
     CU_ASSERT(strstr(err, tmp) != NULL); /* the folder searched */

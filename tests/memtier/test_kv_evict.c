@@ -64,7 +64,8 @@ static sv_memtier_kv_manager *new_manager(gboolean via_callbacks, uint32_t block
         return sv_memtier_kv_manager_new(blocks, bs, TRUE);
     lru_copy = *sv_memtier_kv_evict_lru();
     GError *err = NULL;
-    sv_memtier_kv_manager *m = sv_memtier_kv_manager_new_with_eviction(blocks, bs, TRUE, &lru_copy, NULL, &err);
+    sv_memtier_kv_manager *m =
+        sv_memtier_kv_manager_new_with_eviction(blocks, bs, TRUE, &lru_copy, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     return m;
 }

@@ -68,7 +68,8 @@ static void test_capacity(void)
     CU_ASSERT_TRUE(sv_memtier_kv_capacity_blocks(gib24, 0.9, weight, 131072, 16, &n, &err));
     SV_ASSERT_EQ_I64(n, 3400);
     /* 16 GiB x 0.9 < 16.06 GB of weights */
-    CU_ASSERT_FALSE(sv_memtier_kv_capacity_blocks(UINT64_C(16) << 30, 0.9, weight, 131072, 16, &n, &err));
+    CU_ASSERT_FALSE(
+        sv_memtier_kv_capacity_blocks(UINT64_C(16) << 30, 0.9, weight, 131072, 16, &n, &err));
     CU_ASSERT_TRUE(g_error_matches(err, SV_MEMTIER_KV_ERROR, SV_MEMTIER_KV_ERROR_CAPACITY));
 }
 
@@ -77,7 +78,8 @@ static void test_hash_value(void)
     /* Computed independently (Python, the formula in memtier.h): FNV-1a 64 over the seed's 8
      * bytes and tokens 1, 2, 3 as 4 little-endian bytes each, then splitmix64's finalizer. */
     uint32_t t[3] = {1, 2, 3};
-    CU_ASSERT_EQUAL(sv_memtier_kv_hash_tokens(SV_MEMTIER_KV_HASH_SEED, t, 3), UINT64_C(0xb253c7fa058312b5));
+    CU_ASSERT_EQUAL(sv_memtier_kv_hash_tokens(SV_MEMTIER_KV_HASH_SEED, t, 3),
+                    UINT64_C(0xb253c7fa058312b5));
     CU_ASSERT_EQUAL(sv_memtier_kv_hash_tokens(0, NULL, 0), UINT64_C(0x813f0174a2367c13));
 }
 
@@ -317,7 +319,7 @@ static void test_failure_with_hits_no_side_effects(void)
     sv_memtier_kv_manager *m = sv_memtier_kv_manager_new(3, B, TRUE);
     sv_memtier_kv_seq *a = seq_range(m, 0, 8), *x = seq_range(m, 500, 4);
     CU_ASSERT_TRUE(admit(m, a, 8, NULL)); /* 0 1 */
-    sv_memtier_kv_manager_free_seq(m, a);         /* queue 2 1 0 */
+    sv_memtier_kv_manager_free_seq(m, a); /* queue 2 1 0 */
     CU_ASSERT_TRUE(admit(m, x, 4, NULL)); /* takes 2 */
     uint32_t ids[16] = {0, 1, 2, 3, 4, 5, 6, 7, 50, 51, 52, 53, 54, 55, 56, 57};
     sv_memtier_kv_seq *c = seq_ids(m, ids, 16);
@@ -393,7 +395,8 @@ static void test_hash_chaining(void)
     sv_memtier_kv_manager *m = sv_memtier_kv_manager_new(16, B, TRUE);
     uint32_t a_ids[9] = {1, 2, 3, 4, 5, 6, 7, 8, 0};
     uint32_t b_ids[9] = {9, 9, 9, 9, 5, 6, 7, 8, 0}; /* same block 1, other prefix */
-    sv_memtier_kv_seq *a = seq_ids(m, a_ids, 9), *b = seq_ids(m, b_ids, 9), *c = seq_ids(m, a_ids, 9);
+    sv_memtier_kv_seq *a = seq_ids(m, a_ids, 9), *b = seq_ids(m, b_ids, 9),
+                      *c = seq_ids(m, a_ids, 9);
     CU_ASSERT_NOT_EQUAL(sv_memtier_kv_seq_block_hash(a, 1), sv_memtier_kv_seq_block_hash(b, 1));
     CU_ASSERT_EQUAL(sv_memtier_kv_seq_block_hash(a, 1), sv_memtier_kv_seq_block_hash(c, 1));
     CU_ASSERT_TRUE(admit(m, a, 9, NULL));
@@ -410,12 +413,14 @@ static void test_output_ids(void)
     sv_memtier_kv_manager *m = sv_memtier_kv_manager_new(16, B, TRUE);
     uint32_t p[6] = {1, 2, 3, 4, 5, 6}, o[6] = {7, 8, 9, 10, 11, 12};
     struct sv_memtier_kv_seq_cfg with = {.prompt_tokens = 6,
-                                 .prompt_ids = p,
-                                 .num_prompt_ids = 6,
-                                 .output_ids = o,
-                                 .num_output_ids = 6};
-    struct sv_memtier_kv_seq_cfg without = {.prompt_tokens = 6, .prompt_ids = p, .num_prompt_ids = 6};
-    sv_memtier_kv_seq *a = sv_memtier_kv_seq_new(m, &with, NULL), *n = sv_memtier_kv_seq_new(m, &without, NULL);
+                                         .prompt_ids = p,
+                                         .num_prompt_ids = 6,
+                                         .output_ids = o,
+                                         .num_output_ids = 6};
+    struct sv_memtier_kv_seq_cfg without = {
+        .prompt_tokens = 6, .prompt_ids = p, .num_prompt_ids = 6};
+    sv_memtier_kv_seq *a = sv_memtier_kv_seq_new(m, &with, NULL),
+                      *n = sv_memtier_kv_seq_new(m, &without, NULL);
     SV_ASSERT_EQ_I64(sv_memtier_kv_seq_num_hashes(a), 3); /* floor(12 / 4) */
     SV_ASSERT_EQ_I64(sv_memtier_kv_seq_num_hashes(n), 1); /* floor(6 / 4) */
     /* prompt of 6: 2 blocks, 1 full; output tokens become known one by one */
@@ -446,7 +451,8 @@ static void test_no_ids(void)
      * counts its prompt in the statistics (LLMServingSim records it with hit 0). */
     sv_memtier_kv_manager *m = sv_memtier_kv_manager_new(8, B, TRUE);
     struct sv_memtier_kv_seq_cfg cfg = {.prompt_tokens = 10};
-    sv_memtier_kv_seq *a = sv_memtier_kv_seq_new(m, &cfg, NULL), *b = sv_memtier_kv_seq_new(m, &cfg, NULL);
+    sv_memtier_kv_seq *a = sv_memtier_kv_seq_new(m, &cfg, NULL),
+                      *b = sv_memtier_kv_seq_new(m, &cfg, NULL);
     CU_ASSERT_TRUE(admit(m, a, 10, NULL));
     SV_ASSERT_EQ_I64(sv_memtier_kv_seq_num_blocks(a), 3);
     SV_ASSERT_EQ_I64(sv_memtier_kv_manager_num_cached_blocks(m), 0);
@@ -468,7 +474,8 @@ static void test_mooncake_hash_ids(void)
     uint64_t h1[2] = {7, 8}, h2[2] = {7, 9};
     struct sv_memtier_kv_seq_cfg c1 = {.prompt_tokens = 1000, .hash_ids = h1, .num_hash_ids = 2};
     struct sv_memtier_kv_seq_cfg c2 = {.prompt_tokens = 1000, .hash_ids = h2, .num_hash_ids = 2};
-    sv_memtier_kv_seq *a = sv_memtier_kv_seq_new(m, &c1, &err), *b = sv_memtier_kv_seq_new(m, &c2, &err);
+    sv_memtier_kv_seq *a = sv_memtier_kv_seq_new(m, &c1, &err),
+                      *b = sv_memtier_kv_seq_new(m, &c2, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     SV_ASSERT_EQ_I64(sv_memtier_kv_seq_num_hashes(a), 62);
@@ -521,10 +528,10 @@ static void test_random_invariants(void)
         for (uint32_t t = 0; t < MAXT; t++)
             ids[t] = t < 16 ? fam * 1000 + t : (uint32_t)i * 1000 + t;
         struct sv_memtier_kv_seq_cfg cfg = {.prompt_tokens = 20,
-                                    .prompt_ids = ids,
-                                    .num_prompt_ids = 20,
-                                    .output_ids = ids + 20,
-                                    .num_output_ids = MAXT - 20};
+                                            .prompt_ids = ids,
+                                            .num_prompt_ids = 20,
+                                            .output_ids = ids + 20,
+                                            .num_output_ids = MAXT - 20};
         seqs[i] = sv_memtier_kv_seq_new(m, &cfg, NULL);
         len[i] = 20;
         done[i] = 0;
@@ -556,7 +563,8 @@ static void test_random_invariants(void)
         uint64_t held = 0, refs = 0, used = 0;
         for (int k = 0; k < NSEQ; k++) {
             held += sv_memtier_kv_seq_num_blocks(seqs[k]);
-            CU_ASSERT_TRUE(sv_memtier_kv_seq_num_cached(seqs[k]) <= sv_memtier_kv_seq_num_blocks(seqs[k]));
+            CU_ASSERT_TRUE(sv_memtier_kv_seq_num_cached(seqs[k]) <=
+                           sv_memtier_kv_seq_num_blocks(seqs[k]));
         }
         for (uint32_t b = 0; b < NBLK; b++) {
             refs += sv_memtier_kv_manager_block_ref(m, b);

@@ -377,7 +377,8 @@ static void check_metric_vs_summary(const char *txt, const char *name,
                                     const struct sv_metrics_validate_metric *m)
 {
     const char *stats[] = {"Mean", "Median", "P90", "P95", "P99"};
-    const struct sv_metrics_validate_row *rows[] = {&m->mean, &m->median, &m->p90, &m->p95, &m->p99};
+    const struct sv_metrics_validate_row *rows[] = {&m->mean, &m->median, &m->p90, &m->p95,
+                                                    &m->p99};
     for (size_t i = 0; i < G_N_ELEMENTS(stats); i++) {
         double want = summary_txt_value(txt, name, stats[i]);
         CU_ASSERT(!isnan(want));
@@ -488,7 +489,6 @@ static void test_validate_cli(void)
     sv_test_rmtree(dir);
 }
 #endif
-
 
 int main(void)
 {

@@ -58,7 +58,8 @@ static struct sv_planner_cluster_cfg *cluster_from(const char *json)
     g_autoptr(GError) e = NULL;
     g_autoptr(JsonParser) p = json_parser_new();
     CU_ASSERT_FATAL(json_parser_load_from_data(p, json, -1, &e));
-    struct sv_planner_cluster_cfg *c = sv_planner_cluster_from_json(json_parser_get_root(p), "t.json", &e);
+    struct sv_planner_cluster_cfg *c =
+        sv_planner_cluster_from_json(json_parser_get_root(p), "t.json", &e);
     if (!c)
         fprintf(stderr, "%s\n", e->message);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
@@ -226,7 +227,8 @@ static char *write_trace(const char *dir, int n, const int *in, const int *out, 
 
 static gboolean run_cluster(const char *json, int n, const int *in, const int *out, int n_len,
                             const char *router, int64_t max_tokens, const char *moe_comm,
-                            const char *eroute, iters *x, struct sv_planner_run_result *res, GError **error)
+                            const char *eroute, iters *x, struct sv_planner_run_result *res,
+                            GError **error)
 {
     struct sv_planner_cluster_cfg *c = cluster_from(json);
     g_autofree char *dir = sv_test_tmpdir();

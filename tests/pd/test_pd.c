@@ -89,8 +89,8 @@ static int32_t pick_rr(void *ctx, const struct sv_wl_outcome *req, const int32_t
 /* The serving groups and the disaggregation layer on `net` (engine `eng`), instance i's devices
  * from first[i]; with net NULL the harness builds its own Switch (instances' devices in order,
  * two spare NPUs for background traffic). */
-static harness *harness_new_on(const inst_spec *spec, int32_t n, sv_planner_pd_kv_mode mode, sv_engine *eng,
-                               sv_net *net, const int32_t *first)
+static harness *harness_new_on(const inst_spec *spec, int32_t n, sv_planner_pd_kv_mode mode,
+                               sv_engine *eng, sv_net *net, const int32_t *first)
 {
     harness *h = g_new0(harness, 1);
     h->eng = eng ? eng : sv_engine_new(1);
@@ -127,7 +127,8 @@ static harness *harness_new_on(const inst_spec *spec, int32_t n, sv_planner_pd_k
         g_assert_true(sv_compute_hw_lookup(spec[i].hw, &hw, &e));
         h->lats[i] = sv_compute_latency_new_roofline(&h->model, &hw, spec[i].tp, NULL, &e);
         g_assert_no_error(e);
-        h->kvs[i] = sv_memtier_kv_manager_new(spec[i].kv_blocks ? spec[i].kv_blocks : 20000, 16, TRUE);
+        h->kvs[i] =
+            sv_memtier_kv_manager_new(spec[i].kv_blocks ? spec[i].kv_blocks : 20000, 16, TRUE);
         if (first)
             dev = first[i];
         h->npus[i] = g_new0(int32_t, spec[i].tp);
@@ -653,7 +654,8 @@ static void test_router_prefix_aware(void)
         ids[t] = 1000u + (uint32_t)t;
         other[t] = 5000u + (uint32_t)t;
     }
-    struct sv_memtier_kv_seq_cfg sc = {.prompt_tokens = 100, .prompt_ids = ids, .num_prompt_ids = 100};
+    struct sv_memtier_kv_seq_cfg sc = {
+        .prompt_tokens = 100, .prompt_ids = ids, .num_prompt_ids = 100};
     sv_memtier_kv_seq *seq = sv_memtier_kv_seq_new(kv[2], &sc, &e);
     g_assert_no_error(e);
     CU_ASSERT_FATAL(sv_memtier_kv_manager_allocate_slots(kv[2], seq, 0, 100, 0, 100));
@@ -671,7 +673,8 @@ static void test_router_prefix_aware(void)
     for (int i = 0; i < 3; i++)
         inst[i] = (struct sv_planner_router_inst){.index = i, .kv = kv[i]};
     inst[2].running = 50; /* the busiest: the prefix still wins */
-    sv_wl_req rq_req = {.request_id = 7, .input_tokens = 120, .input_tok_ids = q, .n_input_tok_ids = 120};
+    sv_wl_req rq_req = {
+        .request_id = 7, .input_tokens = 120, .input_tok_ids = q, .n_input_tok_ids = 120};
     struct sv_planner_router_req rq = {.req = &rq_req};
     SV_ASSERT_EQ_I64(sv_planner_prefix_match(kv[2], &rq), 80);
     SV_ASSERT_EQ_I64(sv_planner_prefix_match(kv[0], &rq), 0);
@@ -684,7 +687,8 @@ static void test_router_prefix_aware(void)
     SV_ASSERT_EQ_I64(after.queries, before.queries);
     SV_ASSERT_EQ_I64(sv_memtier_kv_manager_num_free_blocks(kv[2]), free_before);
     /* No instance holds it: the least-loaded (instance 1 has the lower score). */
-    sv_wl_req rq2_req = {.request_id = 8, .input_tokens = 100, .input_tok_ids = other, .n_input_tok_ids = 100};
+    sv_wl_req rq2_req = {
+        .request_id = 8, .input_tokens = 100, .input_tok_ids = other, .n_input_tok_ids = 100};
     struct sv_planner_router_req rq2 = {.req = &rq2_req};
     inst[0].waiting = 1;
     SV_ASSERT_EQ_I64(ops->route(s, &rq2, 3, inst), 1);

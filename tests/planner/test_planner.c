@@ -227,7 +227,8 @@ static void test_routers(void)
     CU_ASSERT_PTR_NULL(sv_registry_lookup(reg, SV_REGISTRY_ROUTER, "fastest", &e));
     CU_ASSERT_PTR_NOT_NULL(e && strstr(e->message, "fastest"));
     g_clear_error(&e);
-    const struct sv_planner_router_ops *ops = sv_registry_lookup(reg, SV_REGISTRY_ROUTER, "rr", NULL);
+    const struct sv_planner_router_ops *ops =
+        sv_registry_lookup(reg, SV_REGISTRY_ROUTER, "rr", NULL);
     CU_ASSERT_PTR_NULL(ops->create(3, "x", NULL, &e));
     CU_ASSERT_PTR_NOT_NULL(e);
     g_clear_error(&e);

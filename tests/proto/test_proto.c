@@ -165,7 +165,8 @@ static JsonNode *file_json_in_memory(const char *path)
     if (!r)
         return NULL;
     JsonObject *o = json_object_new();
-    json_object_set_member(o, "global_metadata", sv_proto_metadata_to_json(sv_proto_reader_metadata(r)));
+    json_object_set_member(o, "global_metadata",
+                           sv_proto_metadata_to_json(sv_proto_reader_metadata(r)));
     JsonArray *nodes = json_array_new();
     ChakraProtoMsg__Node *n;
     while (sv_proto_reader_next(r, &n, &err)) {

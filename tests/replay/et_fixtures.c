@@ -34,8 +34,8 @@ ChakraProtoMsg__Node *et_comp(uint64_t id, const char *name, uint64_t dur_us)
 ChakraProtoMsg__Node *et_p2p(uint64_t id, gboolean send, int src, int dst, int tag, int64_t bytes)
 {
     ChakraProtoMsg__Node *n = sv_proto_node_new(id, send ? "send" : "recv",
-                                             send ? CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE
-                                                  : CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE);
+                                                send ? CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE
+                                                     : CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE);
     sv_proto_node_add_attr(n, sv_proto_attr_new_bool("is_cpu_op", FALSE));
     sv_proto_node_add_attr(n, sv_proto_attr_new_int32("comm_src", src));
     sv_proto_node_add_attr(n, sv_proto_attr_new_int32("comm_dst", dst));

@@ -282,8 +282,8 @@ static void test_rt_template_and_variants(void)
     if (sv_test_shared("interop/astra-sim/rt_template", "ASTRA-sim's regression test inputs")) {
         load_cfg(SV_SHARED "/interop/astra-sim/rt_template/inputs/system_cfg.json", &cfg);
         SV_ASSERT_EQ_I64(cf_all_reduce(8, MIB, 4, 50, 500, 50, 10), 117780);
-        SV_ASSERT_EQ_I64(
-            run_collective(&t8, SV_NET_MODEL_ANALYTICAL, &cfg, SV_SYS_ALL_REDUCE, MIB), 117780);
+        SV_ASSERT_EQ_I64(run_collective(&t8, SV_NET_MODEL_ANALYTICAL, &cfg, SV_SYS_ALL_REDUCE, MIB),
+                         117780);
         sv_sys_cfg_clear(&cfg);
     }
 
