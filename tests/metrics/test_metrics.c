@@ -392,6 +392,67 @@ static void check_metric_vs_summary(const char *txt, const char *name,
     }
 }
 
+/* Self-contained: a measured run of two requests in vLLM bench's layout (requests.jsonl with the
+ * token timestamps on queued_ts's clock; arrival_time is epoch seconds, another clock) against a
+ * simulated pair written in our layout. By hand:
+ *   measured  r0: ttft 100.2-100.0 = 200 ms, latency 1200 ms, tpot 1000/10 = 100 ms
+ *             r1: ttft 100.9-100.5 = 400 ms, latency  800 ms, tpot  400/4  = 100 ms
+ *   simulated r0: ttft 220 ms, e2e 1320 ms, 11 tokens -> tpot 1100/10 = 110 ms
+ *             r1: ttft 380 ms, e2e  780 ms,  5 tokens -> tpot  400/4  = 100 ms
+ *   means: ttft 300 vs 300 (0 %), tpot 100 vs 105 (+5 %), latency 1000 vs 1050 (+5 %)
+ *   gen_throughput per tick: measured 10, 6; simulated 12, 6 -> MAE (2 + 0) / 2 = 1,
+ *   MAPE (20 % + 0 %) / 2 = 10 %. */
+static void test_validate_tiny_pair(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *mdir = g_build_filename(dir, "measured", NULL);
+    g_autofree char *sdir = g_build_filename(dir, "simulated", NULL);
+    CU_ASSERT_FATAL(g_mkdir(mdir, 0755) == 0 && g_mkdir(sdir, 0755) == 0);
+    const char *ts_head = "t,prompt_throughput,gen_throughput,running,waiting,kv_cache_pct\n";
+    struct {
+        const char *dir, *name, *text;
+    } files[] = {
+        {mdir, "requests.jsonl",
+         "{\"request_id\": \"bench-0\", \"output_toks\": 11, \"arrival_time\": 1777142838.0, "
+         "\"queued_ts\": 100.0, \"first_token_ts\": 100.2, \"last_token_ts\": 101.2}\n"
+         "{\"request_id\": \"bench-1\", \"output_toks\": 5, \"arrival_time\": 1777142838.5, "
+         "\"queued_ts\": 100.5, \"first_token_ts\": 100.9, \"last_token_ts\": 101.3}\n"},
+        {mdir, "timeseries.csv", NULL},
+        {sdir, "requests.csv",
+         "request_id,ttft_ns,e2e_ns,output_tokens\n0,220000000,1320000000,11\n"
+         "1,380000000,780000000,5\n"},
+        {sdir, "timeseries.csv", NULL},
+    };
+    g_autofree char *mts =
+        g_strconcat(ts_head, "1.0,100.0,10.0,2,0,0.0\n2.0,50.0,6.0,1,0,0.0\n", NULL);
+    g_autofree char *sts =
+        g_strconcat(ts_head, "1.0,100.0,12.0,2,0,0.0\n2.0,50.0,6.0,1,0,0.0\n", NULL);
+    files[1].text = mts;
+    files[3].text = sts;
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        g_autofree char *path = g_build_filename(files[i].dir, files[i].name, NULL);
+        CU_ASSERT_FATAL(g_file_set_contents(path, files[i].text, -1, NULL));
+    }
+    struct sv_metrics_validation v;
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_FATAL(sv_metrics_validate(mdir, sdir, &v, &err));
+    SV_ASSERT_EQ_I64(v.ttft.n_measured, 2);
+    SV_ASSERT_EQ_I64(v.ttft.n_simulated, 2);
+    ASSERT_NEAR(v.ttft.mean.measured, 300.0, 1e-6);
+    ASSERT_NEAR(v.ttft.mean.simulated, 300.0, 1e-6);
+    ASSERT_NEAR(v.tpot.mean.measured, 100.0, 1e-6);
+    ASSERT_NEAR(v.tpot.mean.simulated, 105.0, 1e-6);
+    ASSERT_NEAR(v.tpot.mean.diff_pct, 5.0, 1e-6);
+    ASSERT_NEAR(v.latency.mean.measured, 1000.0, 1e-6);
+    ASSERT_NEAR(v.latency.mean.simulated, 1050.0, 1e-6);
+    ASSERT_NEAR(v.latency.mean.diff_pct, 5.0, 1e-6);
+    SV_ASSERT_EQ_I64(v.gen_throughput.n_ticks, 2);
+    ASSERT_NEAR(v.gen_throughput.mae, 1.0, 1e-9);
+    ASSERT_NEAR(v.gen_throughput.mape, 10.0, 1e-9);
+    ASSERT_NEAR(v.prompt_throughput.mae, 0.0, 0);
+    sv_test_rmtree(dir);
+}
+
 static void test_validate_measured_against_itself(void)
 {
     SV_REQUIRE_SHARED("reference/llmservingsim/validation/RTXPRO6000/Llama-3.1-8B",
@@ -505,6 +566,7 @@ int main(void)
         {NULL, NULL},
     };
     static const sv_test_case validate_cases[] = {
+        {"tiny_pair", test_validate_tiny_pair},
         {"measured_against_itself", test_validate_measured_against_itself},
 #ifdef SV_TEST_CLI
         {"cli", test_validate_cli},
