@@ -138,7 +138,7 @@ struct sv_compute_hw_cfg {
     double mem_gb;       /* device memory, GB (1e9 B) */
     double mem_bw_gbps;  /* peak memory bandwidth, GB/s (1e9 B/s) */
     double link_bw_gbps; /* scale-up interconnect per device, per direction, GB/s */
-    const char *source;  /* where the numbers come from */
+    char source[512];    /* where the numbers come from */
 };
 /* Case-insensitive; aliases accepted (H100, A100, RTX4090, RTXPRO6000, A6000, TPUv6e...). */
 gboolean sv_compute_hw_lookup(const char *name, struct sv_compute_hw_cfg *out, GError **error);

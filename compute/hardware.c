@@ -1,68 +1,17 @@
 /* Hardware catalog: peak FLOP/s, memory and interconnect of each accelerator, with sources.
  *
- * Unless noted, numbers are rows of ../shared/traces/hardware/hardware_specs.csv (columns
- * mem_GB, mem_bw_GBps, bf16_dense_TFLOPS, fp8_or_int8_dense_TFLOPS, scaleup_link_bw_GBps_bidir;
- * the interconnect is stored per direction = bidir / 2). That CSV cites its own sources (LA =
- * llm-analysis gpu_configs, GZ = GenZ, TPU6 = Google Cloud TPU v6e docs, PG-* = web pages).
- * FP32 (non-tensor) peaks are not in the CSV; they are the vendors' datasheet figures named in
- * each entry. */
+ * The catalog is data, compute/hardware.json (its "about" names the sources of the numbers: the
+ * rows of ../shared/traces/hardware/hardware_specs.csv and vendors' datasheets), compiled into
+ * the program as a string (compute/embed.cmake), so a result never depends on where the program
+ * runs. It is parsed at each lookup: lookups happen once per instance at setup. */
 #include "compute/compute_internal.h"
 
 #include <string.h>
 
-struct builtin_hw {
-    const char *aliases; /* '|'-separated, compared case-insensitively, '-', '_', ' ' ignored */
-    struct sv_compute_hw_cfg cfg;
-};
-
-static const struct builtin_hw builtin_hw[] = {
-    {"A100-80GB|A100|A100-SXM|A100-SXM4-80GB|A100-SXM-80GB",
-     {"A100-80GB", 312, 0, 19.5, 80, 2039, 300,
-      "hardware_specs.csv row A100-SXM4-80GB (LA a100-sxm-80gb.json: 312 TFLOPS fp16, "
-      "2039 GB/s; NVLink3 600 GB/s bidir); fp8: none on Ampere (INT8 624 TOPS); fp32 19.5 "
-      "TFLOPS: NVIDIA A100 datasheet"}},
-    {"H100-SXM|H100|H100-SXM5|H100-SXM5-80GB|H100-80GB",
-     {"H100-SXM", 989, 1979, 67, 80, 3350, 450,
-      "hardware_specs.csv row H100-SXM5-80GB (LA h100-sxm-80gb.json; GZ: 989 TFLOPS bf16, "
-      "1979 fp8, 3350 GB/s, NVLink4 900 GB/s bidir); fp32 67 TFLOPS: NVIDIA H100 datasheet"}},
-    {"H200|H200-SXM|H200-SXM-141GB",
-     {"H200", 989, 1979, 67, 141, 4800, 450,
-      "hardware_specs.csv row H200-SXM-141GB (PG-H200: 141 GB HBM3e, 4.8 TB/s, NVLink 900 GB/s; "
-      "same GH100 die as H100 so 989 bf16 / 1979 fp8 dense); fp32 67 TFLOPS: NVIDIA H200 "
-      "datasheet"}},
-    {"RTX-A6000|A6000|RTXA6000",
-     {"RTX-A6000", 154.8, 0, 38.7, 48, 768, 56.25,
-      "hardware_specs.csv row RTX-A6000 (LA a6000-48gb.json: 154.8 TFLOPS fp16 tensor dense, "
-      "768 GB/s, NVLink bridge 112.5 GB/s bidir); fp8: none on Ampere; fp32 38.7 TFLOPS: NVIDIA "
-      "RTX A6000 datasheet"}},
-    {"RTX-4090|RTX4090|4090|GeForce-RTX-4090",
-     {"RTX-4090", 165.2, 330.3, 82.6, 24, 1008, 32,
-      "hardware_specs.csv row RTX-4090 (LSS: 24 GB, 1008 GB/s); tensor peaks from the NVIDIA Ada "
-      "Lovelace architecture whitepaper (BF16 with FP32 accumulate 165.2 dense, FP8 330.3 "
-      "dense, FP32 82.6); link: PCIe 4.0 x16, 32 GB/s per direction (no NVLink)"}},
-    {"RTX-PRO-6000|RTXPRO6000|RTX-PRO-6000-Blackwell|PRO6000",
-     {"RTX-PRO-6000", 500, 1000, 125, 96, 1597, 64,
-      "hardware_specs.csv row RTX-PRO-6000 (LSS: 96 GB, 1597 GB/s as LLMServingSim's cluster "
-      "config uses; the GDDR7 spec is 1792 GB/s); tensor peaks derived from NVIDIA's GTC 2025 "
-      "figure of 4000 AI TOPS FP4 with sparsity: /2 dense, /2 per precision step -> 1000 FP8, "
-      "500 BF16 dense; fp32 125 TFLOPS (same announcement); link: PCIe 5.0 x16, 64 GB/s per "
-      "direction"}},
-    {"TPU-v6e|TPUv6e|TPU-v6e-1|v6e|Trillium",
-     {"TPU-v6e", 918, 0, 0, 32, 1638, 400,
-      "hardware_specs.csv row TPU-v6e (TPU6: Google Cloud TPU v6e docs: 918 TFLOPS bf16, "
-      "1836 TOPS int8, 32 GB HBM, 1638 GB/s, ICI 800 GB/s bidir); no fp8 or fp32 figure "
-      "published"}},
-    {"MI300X|AMD-MI300X|Instinct-MI300X",
-     {"MI300X", 1307.4, 2614.9, 163.4, 192, 5300, 448,
-      "hardware_specs.csv row MI300X (GZ, PG-MI300X: 1307.4 TFLOPS bf16 dense, 2614.9 fp8, "
-      "192 GB HBM3, 5.3 TB/s, Infinity Fabric 7 x 128 = 896 GB/s bidir); fp32 163.4 TFLOPS: "
-      "AMD Instinct MI300X datasheet"}},
-};
-
-static const char *const builtin_hw_names[] = {
-    "A100-80GB",    "H100-SXM", "H200",   "RTX-A6000", "RTX-4090",
-    "RTX-PRO-6000", "TPU-v6e",  "MI300X", NULL,
-};
+static const char hardware_json[] =
+#include "compute/hardware_json.inc"
+    ;
+#define CATALOG "compute/hardware.json"
 
 /* Lowercase with '-', '_' and ' ' removed, so "RTX PRO 6000" == "rtxpro6000". */
 static char *squash(const char *s, size_t n)
@@ -74,25 +23,65 @@ static char *squash(const char *s, size_t n)
     return g_string_free(g, FALSE);
 }
 
+/* TRUE when `want` (squashed) is the entry's name or one of its aliases. */
+static gboolean entry_matches(JsonObject *e, const char *want)
+{
+    const char *name = json_object_get_string_member_with_default(e, "name", "");
+    g_autofree char *n = squash(name, strlen(name));
+    if (!strcmp(n, want))
+        return TRUE;
+    JsonArray *al = json_object_get_array_member(e, "aliases");
+    for (guint i = 0; al != NULL && i < json_array_get_length(al); i++) {
+        const char *a = json_array_get_string_element(al, i);
+        g_autofree char *cand = a ? squash(a, strlen(a)) : NULL;
+        if (cand != NULL && !strcmp(cand, want))
+            return TRUE;
+    }
+    return FALSE;
+}
+
+static gboolean entry_read(JsonObject *e, guint i, struct sv_compute_hw_cfg *out, GError **error)
+{
+    g_autofree char *where = g_strdup_printf(CATALOG ": hardware[%u]", i);
+    const char *name = NULL, *source = NULL;
+    memset(out, 0, sizeof *out);
+    if (!sv_cfg_get_string(e, "name", where, TRUE, NULL, &name, error) ||
+        !sv_cfg_get_string(e, "source", where, TRUE, NULL, &source, error) ||
+        !sv_cfg_get_double(e, "bf16_tflops", where, TRUE, 0, &out->bf16_tflops, error) ||
+        !sv_cfg_get_double(e, "fp8_tflops", where, TRUE, 0, &out->fp8_tflops, error) ||
+        !sv_cfg_get_double(e, "fp32_tflops", where, TRUE, 0, &out->fp32_tflops, error) ||
+        !sv_cfg_get_double(e, "mem_gb", where, TRUE, 0, &out->mem_gb, error) ||
+        !sv_cfg_get_double(e, "mem_bw_gbps", where, TRUE, 0, &out->mem_bw_gbps, error) ||
+        !sv_cfg_get_double(e, "link_bw_gbps", where, TRUE, 0, &out->link_bw_gbps, error))
+        return FALSE;
+    g_strlcpy(out->name, name, sizeof out->name);
+    g_strlcpy(out->source, source, sizeof out->source);
+    return TRUE;
+}
+
 gboolean sv_compute_hw_lookup(const char *name, struct sv_compute_hw_cfg *out, GError **error)
 {
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autoptr(GError) perr = NULL;
+    /* The catalog is part of the program: failing to read it is a build defect, not bad input. */
+    if (!json_parser_load_from_data(parser, hardware_json, -1, &perr))
+        g_error(CATALOG ": %s", perr->message);
+    JsonNode *root = json_parser_get_root(parser);
+    SV_ASSERT(root != NULL && JSON_NODE_HOLDS_OBJECT(root));
+    JsonArray *list = json_object_get_array_member(json_node_get_object(root), "hardware");
+    SV_ASSERT(list != NULL);
     g_autofree char *want = squash(name, strlen(name));
-    for (size_t i = 0; i < G_N_ELEMENTS(builtin_hw); i++) {
-        const char *a = builtin_hw[i].aliases;
-        while (*a) {
-            const char *bar = strchr(a, '|');
-            size_t n = bar ? (size_t)(bar - a) : strlen(a);
-            g_autofree char *cand = squash(a, n);
-            if (!strcmp(cand, want)) {
-                *out = builtin_hw[i].cfg;
-                return TRUE;
-            }
-            a += n + (bar ? 1 : 0);
-        }
+    g_autoptr(GString) known = g_string_new(NULL);
+    for (guint i = 0; i < json_array_get_length(list); i++) {
+        JsonObject *e = json_array_get_object_element(list, i);
+        SV_ASSERT(e != NULL);
+        if (entry_matches(e, want))
+            return entry_read(e, i, out, error);
+        g_string_append_printf(known, "%s%s", i ? ", " : "",
+                               json_object_get_string_member_with_default(e, "name", "?"));
     }
-    g_autofree char *known = g_strjoinv(", ", (char **)builtin_hw_names);
     g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_UNKNOWN,
-                "unknown hardware \"%s\" (built in: %s)", name, known);
+                "unknown hardware \"%s\" (built in: %s)", name, known->str);
     return FALSE;
 }
 
