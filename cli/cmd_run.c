@@ -425,9 +425,7 @@ static int run(const run_opts *o)
         else
             return bad_value("--latency", o->latency, "profile or roofline");
     }
-    if (o->host_overhead && !strcmp(o->host_overhead, "none"))
-        cfg.host_model = SV_MSG_HOST_NONE;
-    else if (o->host_overhead && strcmp(o->host_overhead, "fitted") != 0)
+    if (o->host_overhead && !sv_msg_host_parse(o->host_overhead, &cfg.host_model, NULL))
         return bad_value("--host-overhead", o->host_overhead, "fitted or none");
     if (o->network_model) {
         sv_net_model m;

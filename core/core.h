@@ -84,7 +84,6 @@ sv_engine *sv_engine_new(uint64_t root_seed);
 void sv_engine_free(sv_engine *eng); /* accepts NULL */
 
 sv_time sv_engine_now(const sv_engine *eng);
-uint64_t sv_engine_seed(const sv_engine *eng);
 
 /* The latest time an event can be scheduled at: 2^58 ns, about 9.1 years of simulated time (the
  * engine packs time and priority into one 64-bit bucket key). Scheduling later is refused, not

@@ -462,11 +462,6 @@ sv_time sv_engine_now(const sv_engine *eng)
     return eng->now;
 }
 
-uint64_t sv_engine_seed(const sv_engine *eng)
-{
-    return eng->seed;
-}
-
 /* A time past the horizon would wrap the bucket key and fire early: refuse it, keep the first
  * such refusal as the engine's error and stop the run (sv_engine_error). FALSE when refused. */
 static gboolean within_horizon(sv_engine *eng, sv_time at, const char *what)

@@ -338,11 +338,6 @@ int64_t sv_msg_waiting_tokens(const sv_msg *m)
     return m->waiting_tokens;
 }
 
-uint64_t sv_msg_num_iterations(const sv_msg *m)
-{
-    return m->iterations;
-}
-
 uint64_t sv_msg_num_preemptions(const sv_msg *m)
 {
     return m->preemptions;

@@ -321,8 +321,6 @@ const struct sv_msg_expert_route_ops *sv_msg_expert_route_balanced(void);
 sv_msg_dp *sv_msg_dp_new(int32_t size);
 void sv_msg_dp_free(sv_msg_dp *dp); /* accepts NULL */
 int32_t sv_msg_dp_size(const sv_msg_dp *dp);
-uint64_t sv_msg_dp_waves(const sv_msg_dp *dp);       /* steps run together */
-uint64_t sv_msg_dp_dummy_steps(const sv_msg_dp *dp); /* member steps with no request */
 
 sv_msg *sv_msg_new(sv_engine *eng, const struct sv_msg_cfg *cfg, const struct sv_msg_hooks *hooks,
                    GError **error);
@@ -340,7 +338,6 @@ uint32_t sv_msg_num_waiting(const sv_msg *msg);
 gboolean sv_msg_idle(const sv_msg *msg); /* no request queued, running, or in flight */
 /* Tokens the waiting queue still has to compute (sum of reached - computed): a router's load. */
 int64_t sv_msg_waiting_tokens(const sv_msg *msg);
-uint64_t sv_msg_num_iterations(const sv_msg *msg);
 uint64_t sv_msg_num_preemptions(const sv_msg *msg);
 sv_memtier_kv_manager *sv_msg_kv(const sv_msg *msg);
 /* Error raised inside an event (ET write failure); NULL when none. Owned by the msg. */

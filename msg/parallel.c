@@ -212,7 +212,6 @@ struct sv_msg_dp {
     gboolean *ready;  /* scheduled for the next wave, waiting for the others */
     int64_t *tokens;  /* its scheduled tokens */
     int32_t n_ready;
-    uint64_t waves, dummies;
 };
 
 sv_msg_dp *sv_msg_dp_new(int32_t size)
@@ -239,16 +238,6 @@ void sv_msg_dp_free(sv_msg_dp *dp)
 int32_t sv_msg_dp_size(const sv_msg_dp *dp)
 {
     return dp->size;
-}
-
-uint64_t sv_msg_dp_waves(const sv_msg_dp *dp)
-{
-    return dp->waves;
-}
-
-uint64_t sv_msg_dp_dummy_steps(const sv_msg_dp *dp)
-{
-    return dp->dummies;
 }
 
 gboolean sv_msg__dp_join(sv_msg *m, GError **error)
@@ -313,13 +302,10 @@ void sv_msg__dp_step(sv_msg *m)
     dp->n_ready = 0;
     if (max_tok == 0)
         return; /* nobody has work: the group goes idle */
-    dp->waves++;
     for (int32_t j = 0; j < dp->size; j++) {
         sv_msg *x = dp->members[j];
         if (x->error)
             continue;
-        if (dp->tokens[j] == 0)
-            dp->dummies++;
         sv_msg__par_set_comm_tokens(x, max_tok);
         x->busy = TRUE;
         x->iter_start_ns = sv_engine_now(x->eng);

@@ -37,7 +37,6 @@ struct sv_net_topo_cfg {
 /* Read ASTRA-sim's network YAML (topology, npus_count, bandwidth, latency). */
 gboolean sv_net_topo_load_yaml(const char *path, struct sv_net_topo_cfg *cfg, GError **error);
 int sv_net_topo_npus(const struct sv_net_topo_cfg *cfg);
-const char *sv_net_topo_kind_name(sv_net_topo_kind kind); /* "Ring", "FullyConnected", "Switch" */
 
 typedef enum {
     SV_NET_MODEL_ANALYTICAL, /* ASTRA-sim congestion-unaware analytical backend */
@@ -56,7 +55,6 @@ sv_net *sv_net_new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_mod
                    GError **error);
 void sv_net_free(sv_net *net); /* accepts NULL; call before freeing the engine */
 int sv_net_npus(const sv_net *net);
-sv_net_model sv_net_get_model(const sv_net *net);
 const struct sv_net_topo_cfg *sv_net_topo(const sv_net *net);
 sv_engine *sv_net_engine(const sv_net *net);
 

@@ -31,19 +31,6 @@ int sv_net_topo_npus(const struct sv_net_topo_cfg *cfg)
     return n > INT_MAX ? INT_MAX : (int)n;
 }
 
-static const char *topo_kind_name(sv_net_topo_kind k)
-{
-    switch (k) {
-    case SV_NET_TOPO_RING:
-        return "Ring";
-    case SV_NET_TOPO_FULLY_CONNECTED:
-        return "FullyConnected";
-    case SV_NET_TOPO_SWITCH:
-        return "Switch";
-    }
-    return "unknown";
-}
-
 gboolean sv_net__topo_validate(const struct sv_net_topo_cfg *cfg, const char *where, GError **error)
 {
     if (cfg->ndims < 1 || cfg->ndims > SV_NET_MAX_DIMS) {
@@ -469,7 +456,3 @@ int sv_net__geom_route(const struct sv_net_geom *g, int src, int dst, int *links
     return nl;
 }
 
-const char *sv_net_topo_kind_name(sv_net_topo_kind kind)
-{
-    return topo_kind_name(kind);
-}

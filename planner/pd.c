@@ -88,11 +88,6 @@ gboolean sv_planner_pd_kv_mode_parse(const char *name, sv_planner_pd_kv_mode *ou
     return TRUE;
 }
 
-const char *sv_planner_pd_kv_mode_name(sv_planner_pd_kv_mode mode)
-{
-    return mode == SV_PLANNER_PD_KV_PER_LAYER ? "per_layer" : "whole";
-}
-
 /* vLLM's pipeline split (get_pp_indices): even, the remainder to the earlier stages. */
 static void stage_layers(int64_t layers, int32_t pp, int32_t s, int64_t *lo, int64_t *hi)
 {

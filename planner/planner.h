@@ -178,7 +178,6 @@ typedef enum {
     SV_PLANNER_PD_KV_PER_LAYER,
 } sv_planner_pd_kv_mode;
 gboolean sv_planner_pd_kv_mode_parse(const char *name, sv_planner_pd_kv_mode *out, GError **error);
-const char *sv_planner_pd_kv_mode_name(sv_planner_pd_kv_mode mode);
 
 /* One instance as the disaggregation layer sees it. */
 struct sv_planner_pd_instance {

@@ -474,11 +474,6 @@ void sv_sys_plan_free(sv_sys_plan *plan)
     g_free(plan);
 }
 
-int sv_sys_plan_ranks(const sv_sys_plan *plan)
-{
-    return plan->ranks;
-}
-
 gboolean sv_sys_plan_add_op(sv_sys_plan *plan, int rank, const struct sv_sys_plan_op *op,
                             GError **error)
 {

@@ -134,7 +134,6 @@ struct sv_sys_plan_op {
 typedef struct sv_sys_plan sv_sys_plan;
 sv_sys_plan *sv_sys_plan_new(int ranks);
 void sv_sys_plan_free(sv_sys_plan *plan);
-int sv_sys_plan_ranks(const sv_sys_plan *plan);
 gboolean sv_sys_plan_add_op(sv_sys_plan *plan, int rank, const struct sv_sys_plan_op *op,
                             GError **error);
 
