@@ -353,14 +353,26 @@ static void progress_clear(progress_ctx *p)
 
 /* ---- run ------------------------------------------------------------------------------------- */
 
-/* One line per instance on stderr, --quiet or not: a run on the roofline must never pass for one
- * on measured profiles (docs/serving.md). */
+/* On stderr, --quiet or not, which latency source each instance uses: a run on the roofline must
+ * never pass for one on measured profiles (docs/serving.md). Consecutive instances with the same
+ * model, hardware and source share one line ("instances 0-7"), so a large cluster stays legible. */
 static void report_latency_sources(const struct sv_planner_run_cfg *cfg, gboolean builtin,
                                    char *const *sources)
 {
-    for (int32_t i = 0; sources && i < cfg->cluster->n_instances && sources[i]; i++) {
+    int32_t n = 0;
+    while (sources && n < cfg->cluster->n_instances && sources[n])
+        n++;
+    for (int32_t i = 0, j; i < n; i = j + 1) {
         const struct sv_planner_instance_cfg *ic = &cfg->cluster->instances[i];
         const char *src = sources[i];
+        for (j = i; j + 1 < n; j++) {
+            const struct sv_planner_instance_cfg *nx = &cfg->cluster->instances[j + 1];
+            if (strcmp(sources[j + 1], src) || strcmp(nx->model_name, ic->model_name) ||
+                strcmp(nx->hardware, ic->hardware))
+                break;
+        }
+        g_autofree char *who = j > i ? g_strdup_printf("instances %d-%d", i, j)
+                                     : g_strdup_printf("instance %d", i);
         g_autofree char *why = NULL;
         if (g_str_has_prefix(src, "profile:"))
             why = g_strdup("");
@@ -370,7 +382,7 @@ static void report_latency_sources(const struct sv_planner_run_cfg *cfg, gboolea
             why = g_strdup(" (no profiles: neither --profiles DIR nor " PROFILES_ENV ")");
         else
             why = g_strdup_printf(" (no profile bundle under %s)", cfg->profiles_root);
-        fprintf(stderr, "servesim run: instance %d (%s on %s): latency %s%s\n", i, ic->model_name,
+        fprintf(stderr, "servesim run: %s (%s on %s): latency %s%s\n", who, ic->model_name,
                 ic->hardware, src, why);
     }
 }
