@@ -149,15 +149,15 @@ for cfg in "${CONFIGS[@]}"; do
         e2e=$(summary_mean "$dir/summary.json" e2e)
         status=ok
         [ -n "$unsup" ] && status="ok; not supported (ignored): $unsup"
-        # The per-instance latency notice ("instance I (...): latency SOURCE") is expected.
-        other=$(grep -v -e 'is not yet supported' -e '^servesim run: instance [0-9]* (.*): latency ' \
+        # The latency notice ("instance I (...)" or "instances I-J (...): latency SOURCE") is expected.
+        other=$(grep -v -e 'is not yet supported' -e '^servesim run: instances\{0,1\} [0-9-]* (.*): latency ' \
             "$TMP/stderr" | head -n 1)
         [ -n "$other" ] && status="$status; stderr: $other"
     elif [ $rc -ne 0 ] && [ -n "$unsup" ] && grep -q 'is not yet supported$' "$TMP/stderr"; then
         status="not supported: $unsup"
     else
         status="FAIL: $(grep -v -e 'is not yet supported' \
-            -e '^servesim run: instance [0-9]* (.*): latency ' "$TMP/stderr" | head -n 1)"
+            -e '^servesim run: instances\{0,1\} [0-9-]* (.*): latency ' "$TMP/stderr" | head -n 1)"
         fails=$((fails + 1))
     fi
     printf '%-46s %-10s %-8s %9s %9s %9s %10s %7s  %s\n' "$name" "$lat" "$fin" "$ttft" "$tpot" \
