@@ -822,9 +822,9 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
         !alias_int(o, "npu_num", "num_npus", where, 0, &npus, error) ||
         !alias_int(o, "npu_group", "pp_size", where, 1, &pp, error))
         return FALSE;
-    /* Defaults per the docs: num_npus = tp x pp, tp = num_npus / pp. */
+    /* Defaults per the docs: num_npus = tp x pp, tp = num_npus / pp; neither given: tp 1. */
     if (tp == 0 && npus == 0)
-        tp = npus = pp;
+        tp = 1;
     if (tp == 0) {
         if (npus % pp != 0)
             return bad(error, where, "num_npus", "must be a multiple of pp_size");

@@ -209,6 +209,14 @@ static void test_aliases(void)
     CU_ASSERT_EQUAL(c->instances[0].pp_size, 2);
     CU_ASSERT_EQUAL(c->instances[0].tp_size, 2); /* npu_num / npu_group */
     sv_planner_cluster_free(c);
+    /* pp_size alone: tp 1, num_npus = 1 x 2 (once tp = pp, then refused as too few NPUs). */
+    c = parse(ONE(",\"pp_size\":2", ""), &e);
+    g_assert_no_error(e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->instances[0].tp_size, 1);
+    CU_ASSERT_EQUAL(c->instances[0].pp_size, 2);
+    CU_ASSERT_EQUAL(c->instances[0].num_npus, 2);
+    sv_planner_cluster_free(c);
 }
 
 /* Test 11: H100 80 GiB at 0.9, blocks 28-31 on cpu. */
