@@ -30,13 +30,15 @@
 
 #define LEG_MAX_LINKS 64
 
+struct tier_ent;
+
 struct leg {
     int n;
     int links[LEG_MAX_LINKS];
     double lat;     /* ns, latency of the fabric's own links and tiers (the flow's extra latency) */
     double net_lat; /* ns, latency the network's topology links on the leg carry themselves */
     double min_bw;  /* bytes/ns of the slowest finite link; 0 = none */
-    int qtier;      /* tier entry whose SSD queue the leg occupies, -1 = none */
+    struct tier_ent *qtier; /* the SSD whose queue the leg occupies, or NULL */
 };
 
 struct sv_memtier_route {
@@ -327,7 +329,6 @@ static gboolean build_route(sv_memtier_fabric *f, const struct endpoint *s,
                             const struct endpoint *d, sv_memtier_route *r, GError **error)
 {
     char b1[64], b2[64];
-    r->leg[0].qtier = r->leg[1].qtier = -1;
     r->src_tier = s->npu != NULL ? s->npu->hbm : s->te->tier;
     r->dst_tier = d->npu != NULL ? d->npu->hbm : d->te->tier;
     sv_memtier_kind sk = s->loc.kind, dk = d->loc.kind;
@@ -378,14 +379,8 @@ static gboolean build_route(sv_memtier_fabric *f, const struct endpoint *s,
         if (!resolve(f, &dl, &dram, error))
             return FALSE;
     }
-    if (sk == SV_MEMTIER_SSD && need_dram) {
-        r->nlegs = 2;
-        if (!side(f, s, TRUE, node, &r->leg[0], error) ||
-            !side(f, &dram, FALSE, node, &r->leg[0], error) ||
-            !side(f, &dram, TRUE, node, &r->leg[1], error) ||
-            !side(f, d, FALSE, node, &r->leg[1], error))
-            return FALSE;
-    } else if (dk == SV_MEMTIER_SSD && need_dram) {
+    if (need_dram) {
+        /* store-and-forward through host DRAM: [src, dram] then [dram, dst] */
         r->nlegs = 2;
         if (!side(f, s, TRUE, node, &r->leg[0], error) ||
             !side(f, &dram, FALSE, node, &r->leg[0], error) ||
@@ -398,20 +393,12 @@ static gboolean build_route(sv_memtier_fabric *f, const struct endpoint *s,
             !side(f, d, FALSE, node, &r->leg[0], error))
             return FALSE;
     }
-    /* The leg touching an SSD occupies its queue. */
-    for (int i = 0; i < r->nlegs; i++) {
-        const struct endpoint *ssd = sk == SV_MEMTIER_SSD ? s : dk == SV_MEMTIER_SSD ? d : NULL;
-        if (ssd == NULL)
-            break;
-        gboolean touches = (sk == SV_MEMTIER_SSD) ? i == 0 : i == r->nlegs - 1;
-        if (touches) {
-            guint idx = 0;
-            g_ptr_array_find(f->tiers, ssd->te, &idx);
-            r->leg[i].qtier = (int)idx;
-        } else {
-            r->leg[i].qtier = -1;
-        }
-    }
+    /* The leg touching an SSD occupies its queue: the first when reading, the last when
+     * writing. */
+    if (sk == SV_MEMTIER_SSD)
+        r->leg[0].qtier = s->te;
+    else if (dk == SV_MEMTIER_SSD)
+        r->leg[r->nlegs - 1].qtier = d->te;
     return TRUE;
 }
 
@@ -463,10 +450,9 @@ static void on_leg_done(sv_engine *eng, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct xfer *x = ctx;
-    sv_memtier_fabric *f = x->f;
     const struct leg *leg = &x->r->leg[x->leg];
-    if (leg->qtier >= 0) {
-        struct tier_ent *te = g_ptr_array_index(f->tiers, (guint)leg->qtier);
+    if (leg->qtier != NULL) {
+        struct tier_ent *te = leg->qtier;
         te->in_service--;
         struct xfer *next = g_queue_pop_head(&te->waiting);
         if (next != NULL)
@@ -487,8 +473,8 @@ static void start_leg(struct xfer *x)
 {
     sv_memtier_fabric *f = x->f;
     const struct leg *leg = &x->r->leg[x->leg];
-    if (leg->qtier >= 0) {
-        struct tier_ent *te = g_ptr_array_index(f->tiers, (guint)leg->qtier);
+    if (leg->qtier != NULL) {
+        struct tier_ent *te = leg->qtier;
         if (te->queue_depth > 0 && te->in_service >= te->queue_depth) {
             g_queue_push_tail(&te->waiting, x);
             return;

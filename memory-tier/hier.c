@@ -151,8 +151,6 @@ uint64_t sv_memtier_hier_match(sv_memtier_hier *h, const uint64_t *fine, uint32_
         return npu_tokens;
     const uint64_t chunk = h->cfg.chunk_tokens;
     uint64_t max_chunks = (num_tokens - 1) / chunk;
-    uint64_t hit_chunks[SV_MEMTIER_KIND_COUNT + 1] = {0};
-    uint64_t hit_tokens[SV_MEMTIER_KIND_COUNT + 1] = {0};
     uint64_t end = npu_tokens;
     for (uint64_t c = npu_tokens / chunk; c < max_chunks; c++) {
         /* The chunk's key is its last fine hash, which must be within the chain. */
@@ -180,8 +178,6 @@ uint64_t sv_memtier_hier_match(sv_memtier_hier *h, const uint64_t *fine, uint32_
             out->tokens[loc->kind] += gain;
         if (out->route[slot] == NULL)
             out->route[slot] = pe->loads[shard];
-        hit_chunks[slot]++;
-        hit_tokens[slot] += gain;
         /* lookup statistics go to the tier that served */
         sv_memtier_tier_count_lookup(sv_memtier_prefix_pool_tier(pe->pools[shard]), 0, gain, 1);
         end = (c + 1) * chunk;
@@ -266,4 +262,13 @@ void sv_memtier_hier_npu_evicted(sv_memtier_hier *h, uint64_t key, int32_t npu)
         return;
     struct sv_memtier_loc src = npu_loc(h, npu);
     write_to(g_ptr_array_index(h->pools, 0), key, &src);
+}
+
+void sv_memtier_hier_on_kv_evict(void *hier, uint64_t hash, uint32_t chain_index)
+{
+    sv_memtier_hier *h = hier;
+    /* Only the block that ends a chunk carries the chunk's key. */
+    if (h->cfg.write_back && h->pools->len > 0 &&
+        chain_index % h->fine_per_chunk == h->fine_per_chunk - 1)
+        sv_memtier_hier_npu_evicted(h, hash, h->cfg.npu.device);
 }

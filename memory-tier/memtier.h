@@ -547,6 +547,10 @@ void sv_memtier_hier_chunk_done(sv_memtier_hier *h, uint64_t key, int32_t npu);
 /* Write-back mode: the NPU block ending chunk `key` was evicted: write it to the first pool;
  * a pool's own evictions are demoted to the next pool. No-op in write-through mode. */
 void sv_memtier_hier_npu_evicted(sv_memtier_hier *h, uint64_t key, int32_t npu);
+/* An sv_memtier_kv_evict_hook (ctx = the hierarchy) for the instance's KV manager: in write-back
+ * mode, an evicted block that ends a chunk (chain index = N - 1 mod N, N = chunk / block tokens)
+ * is written down from the hierarchy's NPU (sv_memtier_hier_npu_evicted). */
+void sv_memtier_hier_on_kv_evict(void *hier, uint64_t hash, uint32_t chain_index);
 /* Writes (and demotions) started and not yet completed. */
 uint32_t sv_memtier_hier_writes_in_flight(const sv_memtier_hier *h);
 

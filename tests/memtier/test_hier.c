@@ -257,7 +257,8 @@ static void on_kv_evict(void *ctx, uint64_t hash, uint32_t chain_index)
 
 static sv_memtier_kv_seq *seq_of(sv_memtier_kv_manager *m, uint32_t base, size_t n)
 {
-    uint32_t ids[128];
+    uint32_t ids[512];
+    SV_ASSERT(n <= 512);
     for (size_t i = 0; i < n; i++)
         ids[i] = base + (uint32_t)i;
     struct sv_memtier_kv_seq_cfg c = {.prompt_tokens = n, .prompt_ids = ids, .num_prompt_ids = n};
@@ -324,6 +325,33 @@ static void test_swap(void)
     sv_memtier_kv_manager_free(m);
 }
 
+/* Write-back wired to a KV manager: 16 blocks of 16 tokens. A 256-token sequence (one chunk)
+ * is indexed and freed; another takes all 16 blocks: 16 entries dropped, and only chain index 15,
+ * the block ending the chunk, writes the chunk (key = that block's hash) to the cpu pool. */
+static void test_kv_hook_write_back(void)
+{
+    struct rig r;
+    rig_init(&r, 4, TRUE);
+    sv_memtier_kv_manager *m = sv_memtier_kv_manager_new(16, 16, TRUE);
+    sv_memtier_kv_manager_set_evict_hook(m, sv_memtier_hier_on_kv_evict, r.h);
+    sv_memtier_kv_seq *s1 = seq_of(m, 0, 256);
+    uint32_t n = 0;
+    const uint64_t *h1 = sv_memtier_kv_seq_hashes(s1, &n);
+    CU_ASSERT_EQUAL_FATAL(n, 16);
+    CU_ASSERT(sv_memtier_kv_manager_allocate_slots(m, s1, 0, 256, 0, 256));
+    sv_memtier_kv_manager_free_seq(m, s1);
+    sv_memtier_kv_seq *s2 = seq_of(m, 9000, 256);
+    CU_ASSERT(sv_memtier_kv_manager_allocate_slots(m, s2, 0, 256, 0, 256));
+    CU_ASSERT_EQUAL(sv_memtier_hier_writes_in_flight(r.h), 1);
+    sv_engine_run(r.eng, SV_TIME_MAX);
+    CU_ASSERT(sv_memtier_prefix_pool_contains(r.cpu_pool, h1[15]));
+    CU_ASSERT_EQUAL(sv_memtier_prefix_pool_len(r.cpu_pool), 1);
+    sv_memtier_kv_seq_free(s1);
+    sv_memtier_kv_seq_free(s2);
+    sv_memtier_kv_manager_free(m);
+    rig_clear(&r);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
@@ -333,6 +361,7 @@ int main(void)
         {"cluster pool: local and remote shards", test_cluster_pool},
         {"kv evict hook with chain index", test_evict_hook},
         {"kv swap out and in", test_swap},
+        {"kv evict hook drives write-back", test_kv_hook_write_back},
         {NULL, NULL},
     };
     sv_test_add_suite("memtier hierarchy", cases);
