@@ -77,8 +77,6 @@ struct flink {
     struct flink_entry *flows; /* active flows crossing this link */
     int n;
     int cap;
-    double bw;  /* bytes/ns */
-    double lat; /* ns */
     /* solve scratch */
     uint32_t mark;
     uint32_t version;
@@ -109,6 +107,8 @@ struct sv_net_solver {
     GArray *flows; /* struct flow pool */
     int flow_free;
     struct flink *links;
+    double *link_bw;  /* bytes/ns, per link (apart from the hot per-link records) */
+    double *link_lat; /* ns, per link */
     int nlinks;
     int links_cap;
     struct sv_net_solver_stats stats;
@@ -307,6 +307,8 @@ void sv_net__flow_model_free(sv_net_solver *fm)
     for (int l = 0; l < fm->nlinks; l++)
         g_free(fm->links[l].flows);
     g_free(fm->links);
+    g_free(fm->link_bw);
+    g_free(fm->link_lat);
     g_free(fm->heap);
     g_array_free(fm->dirty, TRUE);
     g_array_free(fm->queue, TRUE);
@@ -336,10 +338,11 @@ int sv_net_solver_link_add(sv_net_solver *s, double bytes_per_ns, double latency
         s->links_cap = s->links_cap > 0 ? 2 * s->links_cap : 16;
         s->links = g_renew(struct flink, s->links, s->links_cap);
         memset(&s->links[s->nlinks], 0, sizeof(struct flink) * (size_t)(s->links_cap - s->nlinks));
+        s->link_bw = g_renew(double, s->link_bw, s->links_cap);
+        s->link_lat = g_renew(double, s->link_lat, s->links_cap);
     }
-    struct flink *L = &s->links[s->nlinks];
-    L->bw = bytes_per_ns;
-    L->lat = latency_ns;
+    s->link_bw[s->nlinks] = bytes_per_ns;
+    s->link_lat[s->nlinks] = latency_ns;
     return s->nlinks++;
 }
 
@@ -437,7 +440,7 @@ static void solve(sv_net_solver *fm)
     for (guint qi = 0; qi < queue->len; qi++) {
         int l = g_array_index(queue, int, qi);
         struct flink *L = &fm->links[l];
-        L->cap_rem = L->bw;
+        L->cap_rem = fm->link_bw[l];
         L->unfrozen = L->n;
         L->version++;
         if (L->n > 0)
@@ -661,7 +664,7 @@ void sv_net_solver_start(sv_net_solver *s, const int *links, int n, double extra
     double lat = extra_latency_ns;
     for (int h = 0; h < n; h++) {
         SV_ASSERT(links[h] >= 0 && links[h] < s->nlinks);
-        lat += s->links[links[h]].lat;
+        lat += s->link_lat[links[h]];
     }
     if (bytes == 0 || n == 0) {
         /* Nothing to transmit, or no finite link: latency only. */
