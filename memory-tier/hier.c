@@ -136,15 +136,27 @@ static int32_t shard_of(const struct pool_ent *pe, uint64_t key)
     return pe->n == 1 ? 0 : (int32_t)(key % (uint64_t)pe->n);
 }
 
-/* The pool entry's shard holding `key`, touching it; -1 when none. */
-static int32_t holds(struct pool_ent *pe, uint64_t key)
+/* The pool entry's shard holding `key` (touching it when `commit`); -1 when none. */
+static int32_t holds(struct pool_ent *pe, uint64_t key, gboolean commit)
 {
     int32_t s = shard_of(pe, key);
-    return sv_memtier_prefix_pool_touch(pe->pools[s], key) ? s : -1;
+    gboolean in = commit ? sv_memtier_prefix_pool_touch(pe->pools[s], key)
+                         : sv_memtier_prefix_pool_contains(pe->pools[s], key);
+    return in ? s : -1;
 }
 
-uint64_t sv_memtier_hier_match(sv_memtier_hier *h, const uint64_t *fine, uint32_t n_fine,
-                               uint64_t npu_tokens, uint64_t num_tokens, struct sv_memtier_hit *out)
+/* The shard whose tier counts an entry's lookups: the one on the hierarchy's node, else 0. */
+static int32_t home_shard(const sv_memtier_hier *h, const struct pool_ent *pe)
+{
+    for (int32_t i = 0; i < pe->n; i++)
+        if (pe->locs[i].node == h->cfg.npu.node)
+            return i;
+    return 0;
+}
+
+/* The lookup walk; `commit`: touch the chunks found and count the statistics. */
+static uint64_t walk(sv_memtier_hier *h, const uint64_t *fine, uint32_t n_fine, uint64_t npu_tokens,
+                     uint64_t num_tokens, struct sv_memtier_hit *out, gboolean commit)
 {
     memset(out, 0, sizeof *out);
     if (h->pools->len == 0 || num_tokens == 0)
@@ -161,7 +173,7 @@ uint64_t sv_memtier_hier_match(sv_memtier_hier *h, const uint64_t *fine, uint32_
         int32_t found = -1, shard = -1;
         for (guint i = 0; i < h->pools->len && found < 0; i++) {
             struct pool_ent *pe = g_ptr_array_index(h->pools, i);
-            shard = holds(pe, key);
+            shard = holds(pe, key, commit);
             if (shard >= 0)
                 found = (int32_t)i;
         }
@@ -178,17 +190,33 @@ uint64_t sv_memtier_hier_match(sv_memtier_hier *h, const uint64_t *fine, uint32_
             out->tokens[loc->kind] += gain;
         if (out->route[slot] == NULL)
             out->route[slot] = pe->loads[shard];
-        /* lookup statistics go to the tier that served */
-        sv_memtier_tier_count_lookup(sv_memtier_prefix_pool_tier(pe->pools[shard]), 0, gain, 1);
+        /* hit statistics go to the tier that served */
+        if (commit)
+            sv_memtier_tier_count_lookup(sv_memtier_prefix_pool_tier(pe->pools[shard]), 0, gain, 1);
         end = (c + 1) * chunk;
     }
+    if (!commit)
+        return end;
     /* Every pool's tier saw the lookup of the tokens past the NPU hit. */
     uint64_t asked = max_chunks * chunk > npu_tokens ? max_chunks * chunk - npu_tokens : 0;
     for (guint i = 0; i < h->pools->len; i++) {
         struct pool_ent *pe = g_ptr_array_index(h->pools, i);
-        sv_memtier_tier_count_lookup(sv_memtier_prefix_pool_tier(pe->pools[0]), asked, 0, 0);
+        sv_memtier_tier_count_lookup(sv_memtier_prefix_pool_tier(pe->pools[home_shard(h, pe)]),
+                                     asked, 0, 0);
     }
     return end;
+}
+
+uint64_t sv_memtier_hier_match(sv_memtier_hier *h, const uint64_t *fine, uint32_t n_fine,
+                               uint64_t npu_tokens, uint64_t num_tokens, struct sv_memtier_hit *out)
+{
+    return walk(h, fine, n_fine, npu_tokens, num_tokens, out, TRUE);
+}
+
+uint64_t sv_memtier_hier_peek(sv_memtier_hier *h, const uint64_t *fine, uint32_t n_fine,
+                              uint64_t npu_tokens, uint64_t num_tokens, struct sv_memtier_hit *out)
+{
+    return walk(h, fine, n_fine, npu_tokens, num_tokens, out, FALSE);
 }
 
 /* ---- writes ------------------------------------------------------------------------------ */

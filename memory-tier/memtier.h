@@ -359,11 +359,12 @@ struct sv_memtier_tier_cfg {
     sv_memtier_kind kind;
     char name[48];           /* "node0/cpu", "node0/cxl:1", "node0/ssd", "inst0/npu" */
     uint64_t capacity_bytes; /* mem_size GiB x 2^30 */
-    double read_gbps;        /* decimal GB/s; DRAM/CXL: the one shared link; 0 with ideal */
-    double write_gbps;       /* SSD write link (0 = read_gbps); ignored for DRAM/CXL */
-    double latency_ns;       /* per access (added once per transfer leg touching the tier) */
-    int32_t queue_depth;     /* SSD only: transfers in service per device; 0 = unlimited */
-    gboolean ideal;          /* infinite bandwidth, latency only */
+    double read_gbps;    /* decimal GB/s, > 0 unless ideal or HBM (asserted: the planner checks);
+                            DRAM/CXL: the one link shared by both directions */
+    double write_gbps;   /* SSD write link (0 = read_gbps); ignored for DRAM/CXL */
+    double latency_ns;   /* per access (added once per transfer leg touching the tier) */
+    int32_t queue_depth; /* SSD only: transfers in service per device; 0 = unlimited */
+    gboolean ideal;      /* infinite bandwidth, latency only */
 };
 
 typedef struct sv_memtier_tier sv_memtier_tier;
@@ -413,7 +414,8 @@ struct sv_memtier_loc {
 sv_memtier_fabric *sv_memtier_fabric_new(sv_engine *eng, sv_net *net_or_null, GError **error);
 void sv_memtier_fabric_free(sv_memtier_fabric *f); /* accepts NULL */
 /* NPU `npu` (global id) on node `node`: its PCIe host-to-device and device-to-host links of
- * `gbps` decimal GB/s per direction. Returns the h2d link id (d2h = h2d + 1; -1 when ideal). */
+ * `gbps` decimal GB/s per direction (> 0 unless ideal). Returns the h2d link id (d2h = h2d + 1; -1
+ * when ideal). */
 int32_t sv_memtier_fabric_add_pcie(sv_memtier_fabric *f, int32_t npu, int32_t node, double gbps,
                                    double lat_ns, gboolean ideal);
 /* A tier at `loc` (borrowed; outlives the fabric): DRAM -> one dram link per node; CXL -> one
@@ -536,10 +538,16 @@ struct sv_memtier_hit {
  * from the first pool holding it; stop at the first chunk none holds, and at
  * floor((num_tokens - 1) / chunk) chunks. Returns the end of the hit in tokens (>= npu_tokens;
  * = npu_tokens when nothing beyond it). Tokens loaded = end - npu_tokens, split per tier in
- * `out` (the first chunk counts only its part beyond npu_tokens). Counts lookups on the tiers. */
+ * `out` (the first chunk counts only its part beyond npu_tokens). Touches the chunks found (lru)
+ * and counts on the tiers: every pool's tier looked up the tokens past the NPU hit (up to the
+ * cap), the serving tier hit its tokens and chunks. Call it once per admitted request. */
 uint64_t sv_memtier_hier_match(sv_memtier_hier *h, const uint64_t *fine, uint32_t n_fine,
                                uint64_t npu_tokens, uint64_t num_tokens,
                                struct sv_memtier_hit *out);
+/* The same walk without side effects (no touch, no statistics): for a request that may not be
+ * admitted this step (call sv_memtier_hier_match once, when it is). */
+uint64_t sv_memtier_hier_peek(sv_memtier_hier *h, const uint64_t *fine, uint32_t n_fine,
+                              uint64_t npu_tokens, uint64_t num_tokens, struct sv_memtier_hit *out);
 /* A chunk became full on the NPU `npu`: write-through to every pool not holding it (inclusive),
  * as background transfers; the chunk becomes hit-able when its write completes. No-op in
  * write-back mode. */

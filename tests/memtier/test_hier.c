@@ -83,7 +83,21 @@ static void test_match_split(void)
     CU_ASSERT(sv_memtier_prefix_pool_insert(r.ssd_pool, fine[47], NULL, NULL));
     CU_ASSERT(sv_memtier_prefix_pool_insert(r.ssd_pool, fine[63], NULL, NULL));
     struct sv_memtier_hit hit;
+    /* peek: the same answer, no touch, no statistics (cpu pool order stays 15, 31) */
+    SV_ASSERT_EQ_I64(sv_memtier_hier_peek(r.h, fine, 64, 272, 1000, &hit), 768);
+    SV_ASSERT_EQ_I64(hit.tokens[SV_MEMTIER_DRAM], 240);
+    SV_ASSERT_EQ_I64(hit.tokens[SV_MEMTIER_SSD], 256);
+    uint64_t order[4];
+    CU_ASSERT_EQUAL(sv_memtier_prefix_pool_order(r.cpu_pool, order, 4), 2);
+    SV_ASSERT_EQ_I64(order[0], fine[15]);
+    struct sv_memtier_tier_stats ps;
+    sv_memtier_tier_get_stats(r.cpu, 0, &ps);
+    SV_ASSERT_EQ_I64(ps.lookup_tokens, 0);
     SV_ASSERT_EQ_I64(sv_memtier_hier_match(r.h, fine, 64, 272, 1000, &hit), 768);
+    /* match touched chunk 1 (fine[31], already most recent); touching chunk 0 makes 31 next */
+    sv_memtier_prefix_pool_touch(r.cpu_pool, fine[15]);
+    CU_ASSERT_EQUAL(sv_memtier_prefix_pool_order(r.cpu_pool, order, 4), 2);
+    SV_ASSERT_EQ_I64(order[0], fine[31]);
     SV_ASSERT_EQ_I64(hit.tokens[SV_MEMTIER_DRAM], 240);
     SV_ASSERT_EQ_I64(hit.tokens[SV_MEMTIER_SSD], 256);
     SV_ASSERT_EQ_I64(hit.tokens[SV_MEMTIER_CXL], 0);
