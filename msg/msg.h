@@ -226,6 +226,11 @@ struct sv_msg_tier_cfg {
     int32_t expert_cache_slots;
     const struct sv_memtier_route *const *expert_route;
     uint64_t expert_bytes;
+    /* Transfer override (NULL = sv_memtier_fabric_xfer on `fabric`); set, it also turns tiers on
+     * without a fabric: unit tests drive msg with a fake fabric whose routes they define. */
+    void (*xfer)(void *xfer_ctx, const struct sv_memtier_route *route, uint64_t bytes,
+                 sv_net_done_fn done, void *ctx, uint64_t arg);
+    void *xfer_ctx;
 };
 
 struct sv_msg_cfg {

@@ -68,6 +68,7 @@ struct sv_msg {
     GError *error;
     struct msg_par *par;  /* parallel path (opmap.c); NULL on the single-device path */
     GHashTable *detached; /* msg_req* held by PD handoffs (set; freed with the msg) */
+    uint64_t tier_bytes;  /* bytes this group booked on the tier fabric (offload.c) */
 };
 
 /* sched.c: the batch scheduler. Fills m->inflight; returns the number of requests preempted. */
@@ -100,6 +101,34 @@ gboolean sv_msg__par_init(sv_msg *m, GError **error);
 void sv_msg__par_free(sv_msg *m);
 void sv_msg__par_commit(sv_msg *m);
 void sv_msg__par_set_comm_tokens(sv_msg *m, int64_t tokens);
+
+/* offload.c: memory tiers (docs/memory-tiers.md). */
+gboolean sv_msg__tiers_on(const sv_msg *m); /* cfg.tiers.fabric set */
+gboolean sv_msg__streams(const sv_msg *m);  /* some weight part of some rank is off-device */
+/* Book a transfer on the fabric (or cfg.tiers.xfer); counted in tier_bytes. */
+void sv_msg__xfer(sv_msg *m, const struct sv_memtier_route *r, uint64_t bytes, sv_net_done_fn done,
+                  void *ctx, uint64_t arg);
+/* Executor handler of MEM_LOAD / MEM_STORE nodes built by sv_msg__mem_node (ctx = the msg). */
+void sv_msg__mem_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx);
+sv_dag_node *sv_msg__mem_node(sv_msg *m, sv_dag_kind kind, int32_t dev,
+                              const struct sv_memtier_route *route, uint64_t bytes,
+                              sv_dag_node *parent);
+/* Weight streaming of one rank's chain. Parts: 0..L-1 the decoder layers, L the embedding, L+1
+ * the head. Before a part's compute nodes are appended after *prev: stream_pre adds its load
+ * (NULL when the part is on the NPU; serial: the load joins the chain); after them,
+ * stream_post gates the part's first compute node on the load (prefetch). */
+struct sv_msg__stream {
+    const struct sv_memtier_route *const *routes; /* [part], NULL = nothing streams */
+    gboolean serial;
+    sv_dag_node *last_load; /* previous streamed load */
+    sv_dag_node *c1, *c2;   /* compute ends of the previous two streamed parts */
+    uint64_t first_id;      /* id of the part's first compute node */
+};
+void sv_msg__stream_begin(sv_msg *m, struct sv_msg__stream *st, int32_t rank);
+sv_dag_node *sv_msg__stream_pre(sv_msg *m, struct sv_msg__stream *st, int64_t part, int32_t dev,
+                                sv_dag_node **prev);
+void sv_msg__stream_post(sv_msg *m, struct sv_msg__stream *st, sv_dag_node *load,
+                         sv_dag_node **prev);
 
 /* parallel.c: data-parallel groups. */
 gboolean sv_msg__dp_join(sv_msg *m, GError **error);
