@@ -216,8 +216,10 @@ struct sv_msg_tier_cfg {
     const struct sv_memtier_route *const *swap_route;
     const struct sv_memtier_route *const *swap_in_route;
     struct sv_memtier_tier *swap_tier;
-    /* Prefix hierarchy below the NPU pool (use 4); NULL: NPU pool only. */
+    /* Prefix hierarchy below the NPU pool (use 4); NULL: NPU pool only. chunk_tokens: its
+     * chunk (prefix_chunk_tokens, 256), a multiple of the KV block size. */
     struct sv_memtier_hier *hier;
+    uint32_t chunk_tokens;
     gboolean preemption_swap;   /* --preemption-mode swap (vLLM v0), else recompute (v1) */
     gboolean offload_serial;    /* --offload-overlap serial (load then compute), else prefetch */
     gboolean kv_load_per_layer; /* --kv-load-overlap layer, else one load before layer 0 */

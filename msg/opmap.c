@@ -124,10 +124,13 @@ static sv_dag_node *build_streamed(sv_msg *m, const struct sv_compute_iter_time 
 static void build_dag(sv_msg *m, const struct sv_compute_iter_time *it)
 {
     gboolean detailed = m->emit_et_dir != NULL || m->cfg.num_devices > 1;
-    gboolean stream = sv_msg__streams(m);
+    /* Prefix loads from lower tiers admitted this step (msg/offload.c): before the first layer,
+     * or per layer (then the DAG is built per layer). */
+    sv_dag_node *kv_join = sv_msg__kv_loads(m);
+    gboolean stream = sv_msg__streams(m) || sv_msg__kv_per_layer(m);
     for (int32_t r = 0; r < m->cfg.num_devices; r++) {
         int32_t dev = m->cfg.first_device + r;
-        sv_dag_node *prev = NULL;
+        sv_dag_node *prev = kv_join;
         if (stream) {
             build_streamed(m, it, r, dev, 0, it->n_layers, detailed, prev);
         } else if (detailed) {
@@ -146,6 +149,7 @@ static void build_dag(sv_msg *m, const struct sv_compute_iter_time *it)
                 prev = add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->head_ns, prev);
         }
     }
+    sv_msg__kv_loads_done(m);
 }
 
 static void on_all_done(sv_dag_exec *ex, void *ctx)
@@ -627,6 +631,7 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
 
     struct sv_compute_iter_time it;
     sv_dag_node *final = NULL;
+    sv_dag_node *kv_join = sv_msg__kv_loads(m); /* prefix loads (msg/offload.c) */
     for (int32_t s = 0; s < P->pp; s++) {
         int64_t lb, le;
         sv_msg_pp_split(mc->num_layers, P->pp, s, &lb, &le);
@@ -639,6 +644,8 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
              * per operator, and ranks whose expert loads differ would issue the EP group's
              * collectives of different batches in different orders. */
             sv_dag_node *prev = P->tail[s * P->tp + r];
+            if (s == 0 && kv_join)
+                prev = sv_msg__join(m, dev, prev, kv_join);
             if (s > 0) {
                 prev = par_add(m, "pp.recv", SV_DAG_KIND_COMM_RECV, dev, 0, prev);
                 prev->p.has |= SV_DAG_HAS_COMM_SRC | SV_DAG_HAS_COMM_SIZE | SV_DAG_HAS_COMM_TAG;
@@ -674,6 +681,7 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
             P->tail[s * P->tp + r] = prev;
         }
     }
+    sv_msg__kv_loads_done(m);
     final = par_add(m, "batch.done", SV_DAG_KIND_LOGICAL, c->first_device, 0, NULL);
     for (int32_t r = 0; r < P->tp; r++)
         if (P->last[r])
