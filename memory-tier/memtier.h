@@ -29,6 +29,7 @@ GQuark sv_memtier_error_quark(void);
 typedef enum {
     SV_MEMTIER_ERROR_CONFIG,      /* bad configuration file or value (file and key named) */
     SV_MEMTIER_ERROR_UNSUPPORTED, /* a request the configured memory cannot serve */
+    SV_MEMTIER_ERROR_CAPACITY,    /* a tier charge that does not fit (sv_memtier_tier_charge) */
 } sv_memtier_error_code;
 
 typedef enum {
@@ -325,7 +326,7 @@ void sv_memtier_kv_manager_preempt_seq(sv_memtier_kv_manager *mgr, sv_memtier_kv
  * of pools. Units: capacities in bytes, tier bandwidths in decimal GB/s (= bytes/ns, spec sheets
  * are decimal; sv_bw_dec_gbps_to_bytes_per_ns), latencies in ns. */
 
-#define SV_MEMTIER_TIER_ERROR_CAPACITY 100 /* in SV_MEMTIER_ERROR: a charge that does not fit */
+#define SV_MEMTIER_TIER_ERROR_CAPACITY SV_MEMTIER_ERROR_CAPACITY /* alias */
 
 typedef enum {
     SV_MEMTIER_HBM,  /* "npu": device memory */

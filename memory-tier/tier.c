@@ -1,403 +1,205 @@
-/* Memory tiers: stubs of the tier API (first commit; implementations follow). */
+/* Memory tiers: capacity ledgers per owner, with time-weighted mean and peaks.
+ *
+ * A tier (HBM of an instance, a node's DRAM, a CXL device, an SSD) holds bytes for owners
+ * (weights, live KV, swapped KV, prefix chunks, experts). Every change is booked at the engine's
+ * current time: the integral of used bytes over time advances first (used x elapsed), so the
+ * mean over [0, now] is exact for the piecewise-constant occupancy. Invariant, asserted on every
+ * change: sum over owners == used <= capacity (charges), used may exceed capacity only through
+ * sv_memtier_tier_set (views kept by the KV manager, sized to fit). */
 #include "memory-tier/memtier_internal.h"
 
+#include <inttypes.h>
 #include <string.h>
 
-static gboolean stub_error(GError **error)
-{
-    g_set_error(error, SV_MEMTIER_ERROR, SV_MEMTIER_ERROR_UNSUPPORTED,
-                "memory tiers: not yet implemented");
-    return FALSE;
-}
+static const char *const kind_names[SV_MEMTIER_KIND_COUNT] = {
+    [SV_MEMTIER_HBM] = "npu",
+    [SV_MEMTIER_DRAM] = "cpu",
+    [SV_MEMTIER_CXL] = "cxl",
+    [SV_MEMTIER_SSD] = "ssd",
+};
+
+static const char *const owner_names[SV_MEMTIER_OWNER_COUNT] = {
+    [SV_MEMTIER_OWNER_WEIGHTS] = "weights",       [SV_MEMTIER_OWNER_LIVE_KV] = "live_kv",
+    [SV_MEMTIER_OWNER_EVICTED_KV] = "evicted_kv", [SV_MEMTIER_OWNER_PREFIX] = "prefix",
+    [SV_MEMTIER_OWNER_EXPERTS] = "experts",
+};
 
 const char *sv_memtier_kind_name(sv_memtier_kind kind)
 {
-    (void)kind;
-    return "?";
+    SV_ASSERT(kind >= 0 && kind < SV_MEMTIER_KIND_COUNT);
+    return kind_names[kind];
 }
+
 gboolean sv_memtier_kind_parse(const char *name, sv_memtier_kind *out)
 {
-    (void)name;
-    (void)out;
+    for (int k = 0; k < SV_MEMTIER_KIND_COUNT; k++) {
+        if (name != NULL && strcmp(name, kind_names[k]) == 0) {
+            *out = (sv_memtier_kind)k;
+            return TRUE;
+        }
+    }
     return FALSE;
 }
+
 const char *sv_memtier_owner_name(sv_memtier_owner owner)
 {
-    (void)owner;
-    return "?";
+    SV_ASSERT(owner >= 0 && owner < SV_MEMTIER_OWNER_COUNT);
+    return owner_names[owner];
 }
+
+struct sv_memtier_tier {
+    sv_engine *eng;
+    struct sv_memtier_tier_cfg cfg;
+    uint64_t used;
+    uint64_t by_owner[SV_MEMTIER_OWNER_COUNT];
+    uint64_t peak;
+    uint64_t peak_by_owner[SV_MEMTIER_OWNER_COUNT];
+    double integral; /* byte-ns of occupancy over [0, t_last] */
+    sv_time t_last;
+    struct sv_memtier_tier_stats counters; /* read/write bytes, prefix counters */
+};
+
 sv_memtier_tier *sv_memtier_tier_new(sv_engine *eng, const struct sv_memtier_tier_cfg *cfg)
 {
-    (void)eng;
-    (void)cfg;
-    return NULL;
+    SV_ASSERT(eng != NULL && cfg != NULL);
+    SV_ASSERT(cfg->kind >= 0 && cfg->kind < SV_MEMTIER_KIND_COUNT);
+    SV_ASSERT(cfg->ideal || cfg->kind == SV_MEMTIER_HBM || cfg->read_gbps > 0);
+    sv_memtier_tier *t = g_new0(sv_memtier_tier, 1);
+    t->eng = eng;
+    t->cfg = *cfg;
+    t->cfg.name[sizeof t->cfg.name - 1] = '\0';
+    t->t_last = sv_engine_now(eng);
+    return t;
 }
+
 void sv_memtier_tier_free(sv_memtier_tier *t)
 {
-    (void)t;
+    g_free(t);
 }
+
 const struct sv_memtier_tier_cfg *sv_memtier_tier_get_cfg(const sv_memtier_tier *t)
 {
-    (void)t;
-    return NULL;
+    return &t->cfg;
 }
+
+/* Advance the occupancy integral to now (before any change). */
+static void advance(sv_memtier_tier *t)
+{
+    sv_time now = sv_engine_now(t->eng);
+    if (now > t->t_last) {
+        t->integral += (double)t->used * (double)(now - t->t_last);
+        t->t_last = now;
+    }
+}
+
+static void check_ledger(const sv_memtier_tier *t)
+{
+    uint64_t sum = 0;
+    for (int o = 0; o < SV_MEMTIER_OWNER_COUNT; o++)
+        sum += t->by_owner[o];
+    SV_ASSERT(sum == t->used);
+}
+
+static void note_peaks(sv_memtier_tier *t, sv_memtier_owner o)
+{
+    if (t->used > t->peak)
+        t->peak = t->used;
+    if (t->by_owner[o] > t->peak_by_owner[o])
+        t->peak_by_owner[o] = t->by_owner[o];
+}
+
 gboolean sv_memtier_tier_charge(sv_memtier_tier *t, sv_memtier_owner o, int64_t delta,
                                 GError **error)
 {
-    (void)t;
-    (void)o;
-    (void)delta;
-    return stub_error(error);
+    SV_ASSERT(t != NULL && o >= 0 && o < SV_MEMTIER_OWNER_COUNT);
+    if (delta < 0) {
+        uint64_t rel = (uint64_t)(-(delta + 1)) + 1; /* |delta| without overflow */
+        SV_ASSERT(rel <= t->by_owner[o]);            /* releasing more than held is a bug */
+        advance(t);
+        t->by_owner[o] -= rel;
+        t->used -= rel;
+        check_ledger(t);
+        return TRUE;
+    }
+    uint64_t add = (uint64_t)delta;
+    uint64_t free_bytes = sv_memtier_tier_free_bytes(t);
+    if (add > free_bytes) {
+        g_set_error(error, SV_MEMTIER_ERROR, SV_MEMTIER_ERROR_CAPACITY,
+                    "%s: %s needs %" PRIu64 " bytes, %" PRIu64 " free of %" PRIu64, t->cfg.name,
+                    owner_names[o], add, free_bytes, t->cfg.capacity_bytes);
+        return FALSE;
+    }
+    advance(t);
+    t->by_owner[o] += add;
+    t->used += add;
+    note_peaks(t, o);
+    check_ledger(t);
+    SV_ASSERT(t->used <= t->cfg.capacity_bytes || add == 0);
+    return TRUE;
 }
+
 void sv_memtier_tier_set(sv_memtier_tier *t, sv_memtier_owner o, uint64_t bytes)
 {
-    (void)t;
-    (void)o;
-    (void)bytes;
+    SV_ASSERT(t != NULL && o >= 0 && o < SV_MEMTIER_OWNER_COUNT);
+    if (t->by_owner[o] == bytes)
+        return;
+    advance(t);
+    t->used = t->used - t->by_owner[o] + bytes;
+    t->by_owner[o] = bytes;
+    note_peaks(t, o);
+    check_ledger(t);
 }
+
 uint64_t sv_memtier_tier_capacity(const sv_memtier_tier *t)
 {
-    (void)t;
-    return 0;
+    return t->cfg.capacity_bytes;
 }
+
 uint64_t sv_memtier_tier_used(const sv_memtier_tier *t)
 {
-    (void)t;
-    return 0;
+    return t->used;
 }
+
 uint64_t sv_memtier_tier_used_by(const sv_memtier_tier *t, sv_memtier_owner o)
 {
-    (void)t;
-    (void)o;
-    return 0;
+    SV_ASSERT(o >= 0 && o < SV_MEMTIER_OWNER_COUNT);
+    return t->by_owner[o];
 }
+
 uint64_t sv_memtier_tier_free_bytes(const sv_memtier_tier *t)
 {
-    (void)t;
-    return 0;
+    return t->used >= t->cfg.capacity_bytes ? 0 : t->cfg.capacity_bytes - t->used;
 }
-void sv_memtier_tier_count_lookup(sv_memtier_tier *t, uint64_t a, uint64_t b, uint64_t c)
+
+void sv_memtier_tier_count_lookup(sv_memtier_tier *t, uint64_t lookup_tokens, uint64_t hit_tokens,
+                                  uint64_t hit_chunks)
 {
-    (void)t;
-    (void)a;
-    (void)b;
-    (void)c;
+    t->counters.lookup_tokens += lookup_tokens;
+    t->counters.hit_tokens += hit_tokens;
+    t->counters.hit_chunks += hit_chunks;
 }
+
+void sv_memtier__tier_count_io(sv_memtier_tier *t, uint64_t read_bytes, uint64_t write_bytes)
+{
+    t->counters.read_bytes += read_bytes;
+    t->counters.write_bytes += write_bytes;
+}
+
+void sv_memtier__tier_count_pool(sv_memtier_tier *t, uint64_t evictions, uint64_t rejected)
+{
+    t->counters.evictions += evictions;
+    t->counters.rejected += rejected;
+}
+
 void sv_memtier_tier_get_stats(const sv_memtier_tier *t, sv_time now,
                                struct sv_memtier_tier_stats *out)
 {
-    (void)t;
-    (void)now;
-    memset(out, 0, sizeof *out);
-}
-
-sv_memtier_fabric *sv_memtier_fabric_new(sv_engine *eng, sv_net *net, GError **error)
-{
-    (void)eng;
-    (void)net;
-    stub_error(error);
-    return NULL;
-}
-void sv_memtier_fabric_free(sv_memtier_fabric *f)
-{
-    (void)f;
-}
-int32_t sv_memtier_fabric_add_pcie(sv_memtier_fabric *f, int32_t npu, int32_t node, double gbps,
-                                   double lat_ns, gboolean ideal)
-{
-    (void)f;
-    (void)npu;
-    (void)node;
-    (void)gbps;
-    (void)lat_ns;
-    (void)ideal;
-    return -1;
-}
-void sv_memtier_fabric_add_tier(sv_memtier_fabric *f, const struct sv_memtier_loc *loc,
-                                sv_memtier_tier *t)
-{
-    (void)f;
-    (void)loc;
-    (void)t;
-}
-void sv_memtier_fabric_add_cxl_port(sv_memtier_fabric *f, int32_t node, double gbps, double lat_ns,
-                                    gboolean ideal)
-{
-    (void)f;
-    (void)node;
-    (void)gbps;
-    (void)lat_ns;
-    (void)ideal;
-}
-const sv_memtier_route *sv_memtier_fabric_route(sv_memtier_fabric *f,
-                                                const struct sv_memtier_loc *src,
-                                                const struct sv_memtier_loc *dst, GError **error)
-{
-    (void)f;
-    (void)src;
-    (void)dst;
-    stub_error(error);
-    return NULL;
-}
-int sv_memtier_route_legs(const sv_memtier_route *r)
-{
-    (void)r;
-    return 0;
-}
-sv_time sv_memtier_route_alone_ns(const sv_memtier_route *r, uint64_t bytes)
-{
-    (void)r;
-    (void)bytes;
-    return 0;
-}
-void sv_memtier_fabric_xfer(sv_memtier_fabric *f, const sv_memtier_route *r, uint64_t bytes,
-                            sv_net_done_fn done, void *ctx, uint64_t arg)
-{
-    (void)f;
-    (void)r;
-    (void)bytes;
-    (void)done;
-    (void)ctx;
-    (void)arg;
-}
-uint64_t sv_memtier_fabric_bytes_booked(const sv_memtier_fabric *f)
-{
-    (void)f;
-    return 0;
-}
-sv_net_solver *sv_memtier_fabric_solver(sv_memtier_fabric *f)
-{
-    (void)f;
-    return NULL;
-}
-
-sv_memtier_lru *sv_memtier_lru_new(uint32_t slots, gboolean fifo)
-{
-    (void)slots;
-    (void)fifo;
-    return NULL;
-}
-void sv_memtier_lru_free(sv_memtier_lru *l)
-{
-    (void)l;
-}
-uint32_t sv_memtier_lru_len(const sv_memtier_lru *l)
-{
-    (void)l;
-    return 0;
-}
-uint32_t sv_memtier_lru_slots(const sv_memtier_lru *l)
-{
-    (void)l;
-    return 0;
-}
-gboolean sv_memtier_lru_contains(const sv_memtier_lru *l, uint64_t key)
-{
-    (void)l;
-    (void)key;
-    return FALSE;
-}
-gboolean sv_memtier_lru_touch(sv_memtier_lru *l, uint64_t key)
-{
-    (void)l;
-    (void)key;
-    return FALSE;
-}
-gboolean sv_memtier_lru_insert(sv_memtier_lru *l, uint64_t key, uint64_t *evicted)
-{
-    (void)l;
-    (void)key;
-    (void)evicted;
-    return FALSE;
-}
-gboolean sv_memtier_lru_pop(sv_memtier_lru *l, uint64_t *key)
-{
-    (void)l;
-    (void)key;
-    return FALSE;
-}
-gboolean sv_memtier_lru_remove(sv_memtier_lru *l, uint64_t key)
-{
-    (void)l;
-    (void)key;
-    return FALSE;
-}
-uint32_t sv_memtier_lru_order(const sv_memtier_lru *l, uint64_t *keys, uint32_t max)
-{
-    (void)l;
-    (void)keys;
-    (void)max;
-    return 0;
-}
-
-sv_memtier_prefix_pool *sv_memtier_prefix_pool_new(const struct sv_memtier_prefix_pool_cfg *c,
-                                                   GError **error)
-{
-    (void)c;
-    stub_error(error);
-    return NULL;
-}
-void sv_memtier_prefix_pool_free(sv_memtier_prefix_pool *p)
-{
-    (void)p;
-}
-sv_memtier_tier *sv_memtier_prefix_pool_tier(const sv_memtier_prefix_pool *p)
-{
-    (void)p;
-    return NULL;
-}
-uint32_t sv_memtier_prefix_pool_chunk_tokens(const sv_memtier_prefix_pool *p)
-{
-    (void)p;
-    return 0;
-}
-uint64_t sv_memtier_prefix_pool_chunk_bytes(const sv_memtier_prefix_pool *p)
-{
-    (void)p;
-    return 0;
-}
-uint32_t sv_memtier_prefix_pool_len(const sv_memtier_prefix_pool *p)
-{
-    (void)p;
-    return 0;
-}
-uint64_t sv_memtier_prefix_pool_chunk_key(const sv_memtier_prefix_pool *p, const uint64_t *h,
-                                          uint32_t c)
-{
-    (void)p;
-    (void)h;
-    (void)c;
-    return 0;
-}
-uint32_t sv_memtier_prefix_pool_match(sv_memtier_prefix_pool *p, const uint64_t *h, uint32_t n,
-                                      uint32_t c0)
-{
-    (void)p;
-    (void)h;
-    (void)n;
-    (void)c0;
-    return 0;
-}
-gboolean sv_memtier_prefix_pool_contains(const sv_memtier_prefix_pool *p, uint64_t key)
-{
-    (void)p;
-    (void)key;
-    return FALSE;
-}
-gboolean sv_memtier_prefix_pool_touch(sv_memtier_prefix_pool *p, uint64_t key)
-{
-    (void)p;
-    (void)key;
-    return FALSE;
-}
-gboolean sv_memtier_prefix_pool_insert(sv_memtier_prefix_pool *p, uint64_t key,
-                                       void (*evicted)(void *, uint64_t), void *ctx)
-{
-    (void)p;
-    (void)key;
-    (void)evicted;
-    (void)ctx;
-    return FALSE;
-}
-uint64_t sv_memtier_prefix_pool_shrink(sv_memtier_prefix_pool *p, uint64_t bytes)
-{
-    (void)p;
-    (void)bytes;
-    return 0;
-}
-uint32_t sv_memtier_prefix_pool_order(const sv_memtier_prefix_pool *p, uint64_t *keys, uint32_t max)
-{
-    (void)p;
-    (void)keys;
-    (void)max;
-    return 0;
-}
-
-sv_memtier_hier *sv_memtier_hier_new(const struct sv_memtier_hier_cfg *cfg, GError **error)
-{
-    (void)cfg;
-    stub_error(error);
-    return NULL;
-}
-void sv_memtier_hier_free(sv_memtier_hier *h)
-{
-    (void)h;
-}
-gboolean sv_memtier_hier_add_pool(sv_memtier_hier *h, sv_memtier_prefix_pool *p,
-                                  const struct sv_memtier_loc *loc, GError **error)
-{
-    (void)h;
-    (void)p;
-    (void)loc;
-    return stub_error(error);
-}
-gboolean sv_memtier_hier_add_cluster_pool(sv_memtier_hier *h, sv_memtier_prefix_pool **pools,
-                                          const struct sv_memtier_loc *locs, int32_t n,
-                                          GError **error)
-{
-    (void)h;
-    (void)pools;
-    (void)locs;
-    (void)n;
-    return stub_error(error);
-}
-int32_t sv_memtier_hier_num_pools(const sv_memtier_hier *h)
-{
-    (void)h;
-    return 0;
-}
-uint64_t sv_memtier_hier_match(sv_memtier_hier *h, const uint64_t *fine, uint32_t n_fine,
-                               uint64_t npu_tokens, uint64_t num_tokens, struct sv_memtier_hit *out)
-{
-    (void)h;
-    (void)fine;
-    (void)n_fine;
-    (void)num_tokens;
-    memset(out, 0, sizeof *out);
-    return npu_tokens;
-}
-void sv_memtier_hier_chunk_done(sv_memtier_hier *h, uint64_t key, int32_t npu)
-{
-    (void)h;
-    (void)key;
-    (void)npu;
-}
-void sv_memtier_hier_npu_evicted(sv_memtier_hier *h, uint64_t key, int32_t npu)
-{
-    (void)h;
-    (void)key;
-    (void)npu;
-}
-uint32_t sv_memtier_hier_writes_in_flight(const sv_memtier_hier *h)
-{
-    (void)h;
-    return 0;
-}
-
-void sv_memtier_kv_manager_set_evict_hook(sv_memtier_kv_manager *mgr, sv_memtier_kv_evict_hook fn,
-                                          void *ctx)
-{
-    (void)mgr;
-    (void)fn;
-    (void)ctx;
-}
-uint32_t sv_memtier_kv_manager_swap_out_seq(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq)
-{
-    (void)mgr;
-    (void)seq;
-    return 0;
-}
-gboolean sv_memtier_kv_manager_swap_in(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq,
-                                       uint64_t num_tokens)
-{
-    (void)mgr;
-    (void)seq;
-    (void)num_tokens;
-    return FALSE;
-}
-const uint64_t *sv_memtier_kv_seq_hashes(const sv_memtier_kv_seq *seq, uint32_t *n)
-{
-    (void)seq;
-    *n = 0;
-    return NULL;
+    *out = t->counters;
+    out->capacity = t->cfg.capacity_bytes;
+    out->peak = t->peak;
+    memcpy(out->peak_by_owner, t->peak_by_owner, sizeof out->peak_by_owner);
+    double integral = t->integral;
+    if (now > t->t_last)
+        integral += (double)t->used * (double)(now - t->t_last);
+    out->mean_bytes = now > 0 ? integral / (double)now : (double)t->used;
 }
