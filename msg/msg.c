@@ -152,6 +152,8 @@ static void step(sv_msg *m)
     if (m->inflight->len == 0 && m->running->len == 0 && !g_queue_is_empty(&m->waiting) &&
         sv_msg__pd_unpin_waiting(m))
         sv_msg__schedule(m); /* PD: blocks held by queued requests had blocked the head */
+    if (m->inflight->len == 0 && m->running->len == 0 && sv_msg_num_swapped(m) > 0)
+        sv_msg__schedule(m); /* swap: the step that swapped the last one out cannot swap in */
     if (m->cfg.dp) {
         sv_msg__dp_step(m); /* the wave starts when every member has scheduled */
         return;
@@ -327,12 +329,12 @@ uint32_t sv_msg_num_running(const sv_msg *m)
 
 uint32_t sv_msg_num_waiting(const sv_msg *m)
 {
-    return m->waiting.length;
+    return m->waiting.length + sv_msg_num_swapped(m);
 }
 
 gboolean sv_msg_idle(const sv_msg *m)
 {
-    return !m->busy && m->running->len == 0 && m->waiting.length == 0;
+    return !m->busy && m->running->len == 0 && m->waiting.length == 0 && sv_msg_num_swapped(m) == 0;
 }
 
 int64_t sv_msg_waiting_tokens(const sv_msg *m)

@@ -129,6 +129,16 @@ gboolean sv_msg_view_waiting_fits_full(sv_msg_view *v);
  * and schedules it. FALSE, changing nothing, when the pool lacks the blocks. */
 gboolean sv_msg_view_admit_waiting(sv_msg_view *v, int64_t num_new);
 
+/* Swap preemption (cfg.tiers.preemption_swap, vLLM v0): a preempted request whose KV fits the
+ * swap tier is swapped out instead of recomputed, keeping its computed tokens; it waits in the
+ * swapped queue (FIFO), which v0 serves after the running requests and before the waiting
+ * queue (waiting requests are admitted only when it is empty). swap_in gives the head
+ * `num_new` tokens (1 <= num_new <= reached - computed) and moves it to the tail of the running
+ * list; FALSE, changing nothing, when the pool lacks the blocks. */
+uint32_t sv_msg_view_num_swapped(const sv_msg_view *v);
+void sv_msg_view_swapped_head(const sv_msg_view *v, struct sv_msg_req_info *out);
+gboolean sv_msg_view_swap_in(sv_msg_view *v, int64_t num_new);
+
 /* The built-in tables, and their registration ("vllm", "static", "dynamic"). */
 const struct sv_msg_sched_ops *sv_msg_sched_builtin(sv_msg_sched_kind kind);
 gboolean sv_msg_sched_register_builtins(sv_registry *reg, GError **error);
@@ -386,6 +396,18 @@ int64_t sv_msg_waiting_tokens(const sv_msg *msg);
 uint64_t sv_msg_num_iterations(const sv_msg *msg);
 uint64_t sv_msg_num_preemptions(const sv_msg *msg);
 sv_memtier_kv_manager *sv_msg_kv(const sv_msg *msg);
+/* Memory-tier counters of the group (zero without tiers; docs/memory-tiers.md). */
+struct sv_msg_tier_stats {
+    uint64_t swap_outs, swap_ins;           /* requests swapped out / back in */
+    uint64_t swap_out_bytes, swap_in_bytes; /* KV bytes moved by them */
+    uint64_t swap_fallbacks;                /* swap wanted, swap space short: recomputed */
+    uint64_t expert_hits, expert_misses;    /* expert cache lookups (per rank, layer, expert) */
+    uint64_t expert_fetch_bytes;
+    uint64_t tier_bytes; /* every transfer this group booked on the tier fabric */
+};
+void sv_msg_get_tier_stats(const sv_msg *msg, struct sv_msg_tier_stats *out);
+/* Requests swapped out and not yet back (also counted in sv_msg_num_waiting). */
+uint32_t sv_msg_num_swapped(const sv_msg *msg);
 /* Error raised inside an event (ET write failure); NULL when none. Owned by the msg. */
 const GError *sv_msg_error(const sv_msg *msg);
 

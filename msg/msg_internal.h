@@ -22,6 +22,7 @@ typedef struct msg_req {
     gboolean detached;       /* held by a PD handoff, in neither waiting nor running */
     uint64_t step_mark;      /* == sv_msg.step_seq while it has a share of the step being formed */
     uint32_t chunks_written; /* prefix chunks handed to the tier hierarchy (write-through) */
+    uint64_t swap_bytes;     /* KV bytes held in the swap tier while swapped out */
     sv_memtier_kv_seq *seq;
     void *user;
 } msg_req;
@@ -48,10 +49,19 @@ typedef struct {
     const struct sv_memtier_route *route;
     uint64_t bytes;
 } msg_kv_load;
+typedef struct {
+    const struct sv_memtier_route *route;
+    uint64_t bytes;
+    int32_t dev;
+    sv_dag_kind kind; /* MEM_STORE (swap-out) or MEM_LOAD (swap-in) */
+} msg_swap_xfer;
 struct msg_tiers {
     uint64_t token_bytes; /* KV bytes of one token, all layers and ranks */
     int64_t n_layers;
-    GArray *loads;            /* msg_kv_load: prefix loads of the step being formed */
+    GArray *loads;  /* msg_kv_load: prefix loads of the step being formed */
+    GArray *swaps;  /* msg_swap_xfer: swap-outs / swap-ins of the step being formed */
+    GQueue swapped; /* msg_req*: swapped out (vLLM v0), resumed in this order */
+    struct sv_msg_tier_stats stats;
     sv_dag_node **layer_gate; /* [layer]: per-layer prefix loads of the launch being built */
 };
 
@@ -158,6 +168,13 @@ void sv_msg__hier_admitted(sv_msg *m, msg_req *r, int64_t npu_hit, int64_t lower
                            const struct sv_memtier_hit *hit);
 /* A chunk or decode step completed up to r->num_computed: write-through of newly full chunks. */
 void sv_msg__hier_computed(sv_msg *m, msg_req *r);
+/* Swap preemption (vLLM v0; PLAN use 3). try_swap_out: swap running request r out (already
+ * removed from the running list) when the swap tier can hold its blocks: TRUE, it joined the
+ * swapped queue; FALSE: recompute it (counted as a fallback when swap mode is on). */
+gboolean sv_msg__swap_out(sv_msg *m, msg_req *r);
+/* Swap the head of the swapped queue back in with `num_new` tokens scheduled after it: FALSE,
+ * nothing changed, when the pool lacks the blocks. */
+gboolean sv_msg__swap_in_head(sv_msg *m, int64_t num_new);
 /* At launch: the step's prefix loads as DAG nodes. Mode none: returns a LOGICAL join the first
  * node of every stage-0 chain waits for (NULL when no load); mode layer: fills
  * tiers->layer_gate and returns NULL. */

@@ -167,6 +167,8 @@ gboolean sv_msg__tiers_init(sv_msg *m, GError **error)
     struct msg_tiers *T = g_new0(struct msg_tiers, 1);
     m->tiers = T;
     T->loads = g_array_new(FALSE, FALSE, sizeof(msg_kv_load));
+    T->swaps = g_array_new(FALSE, FALSE, sizeof(msg_swap_xfer));
+    g_queue_init(&T->swapped);
     if (m->cfg.lat) {
         const struct sv_compute_model_cfg *mc = sv_compute_latency_model(m->cfg.lat);
         T->n_layers = mc->num_layers;
@@ -188,6 +190,10 @@ void sv_msg__tiers_free(sv_msg *m)
     if (m->cfg.tiers.hier)
         sv_memtier_kv_manager_set_evict_hook(m->cfg.kv, NULL, NULL);
     g_array_free(T->loads, TRUE);
+    g_array_free(T->swaps, TRUE);
+    msg_req *r;
+    while ((r = g_queue_pop_head(&T->swapped)))
+        sv_msg__req_free(r);
     g_free(T->layer_gate);
     g_free(T);
     m->tiers = NULL;
@@ -289,8 +295,19 @@ sv_dag_node *sv_msg__join(sv_msg *m, int32_t dev, sv_dag_node *a, sv_dag_node *b
 sv_dag_node *sv_msg__kv_loads(sv_msg *m)
 {
     struct msg_tiers *T = m->tiers;
-    if (!T || T->loads->len == 0)
+    if (!T)
         return NULL;
+    /* Swap-outs and swap-ins first, on each rank's own link (vLLM v0's cache engine runs
+     * blocks_to_swap_out / _in before the forward of the step that decided them). */
+    sv_dag_node *join = NULL;
+    for (guint i = 0; i < T->swaps->len; i++) {
+        const msg_swap_xfer *x = &g_array_index(T->swaps, msg_swap_xfer, i);
+        sv_dag_node *n = sv_msg__mem_node(m, x->kind, x->dev, x->route, x->bytes, NULL);
+        join = sv_msg__join(m, x->dev, join, n);
+    }
+    g_array_set_size(T->swaps, 0);
+    if (T->loads->len == 0)
+        return join;
     int32_t dev = m->cfg.first_device;
     if (m->cfg.tiers.kv_load_per_layer && T->n_layers > 0) {
         /* L loads of bytes / L per tier (the remainder on the last), chained per tier; layer l
@@ -307,10 +324,9 @@ sv_dag_node *sv_msg__kv_loads(sv_msg *m)
             }
         }
         g_array_set_size(T->loads, 0);
-        return NULL;
+        return join;
     }
     /* One load per tier before the first layer (LLMServingSim's kv_load row). */
-    sv_dag_node *join = NULL;
     for (guint i = 0; i < T->loads->len; i++) {
         const msg_kv_load *l = &g_array_index(T->loads, msg_kv_load, i);
         sv_dag_node *ld = sv_msg__mem_node(m, SV_DAG_KIND_MEM_LOAD, dev, l->route, l->bytes, NULL);
@@ -330,4 +346,90 @@ void sv_msg__kv_loads_done(sv_msg *m)
 {
     if (m->tiers && m->tiers->layer_gate)
         memset(m->tiers->layer_gate, 0, sizeof(sv_dag_node *) * (size_t)m->tiers->n_layers);
+}
+
+/* ---- swap preemption (vLLM v0; PLAN use 3) ------------------------------------------------ */
+
+/* Queue one transfer per rank of `bytes` (whole instance) split evenly over the ranks. */
+static void queue_swap(sv_msg *m, const struct sv_memtier_route *const *routes, uint64_t bytes,
+                       sv_dag_kind kind)
+{
+    int32_t n = m->cfg.num_devices;
+    for (int32_t r = 0; r < n; r++) {
+        msg_swap_xfer x = {
+            .route = routes ? routes[r] : NULL,
+            .bytes = bytes / (uint64_t)n + (r == n - 1 ? bytes % (uint64_t)n : 0),
+            .dev = m->cfg.first_device + r,
+            .kind = kind,
+        };
+        g_array_append_val(m->tiers->swaps, x);
+    }
+}
+
+static uint64_t block_bytes(const sv_msg *m)
+{
+    return (uint64_t)sv_memtier_kv_manager_block_size(m->cfg.kv) * m->tiers->token_bytes;
+}
+
+gboolean sv_msg__swap_out(sv_msg *m, msg_req *r)
+{
+    struct msg_tiers *T = m->tiers;
+    const struct sv_msg_tier_cfg *t = &m->cfg.tiers;
+    if (!T || !t->preemption_swap)
+        return FALSE;
+    /* Blocks held x block bytes (every rank's share) must fit the swap tier's free space. */
+    uint64_t bytes = (uint64_t)sv_memtier_kv_seq_num_blocks(r->seq) * block_bytes(m);
+    if (t->swap_tier &&
+        !sv_memtier_tier_charge(t->swap_tier, SV_MEMTIER_OWNER_EVICTED_KV, (int64_t)bytes, NULL)) {
+        T->stats.swap_fallbacks++; /* vLLM v0 aborts here; servesim recomputes (documented) */
+        return FALSE;
+    }
+    /* The blocks go back to the pool as a preemption's do (full blocks keep their prefix
+     * entries, which only matter to other requests); the computed count is kept. */
+    sv_memtier_kv_manager_preempt_seq(m->cfg.kv, r->seq);
+    queue_swap(m, t->swap_route, bytes, SV_DAG_KIND_MEM_STORE);
+    r->swap_bytes = bytes;
+    r->out.swap_out_bytes += bytes;
+    T->stats.swap_outs++;
+    T->stats.swap_out_bytes += bytes;
+    g_queue_push_tail(&T->swapped, r);
+    return TRUE;
+}
+
+gboolean sv_msg__swap_in_head(sv_msg *m, int64_t num_new)
+{
+    struct msg_tiers *T = m->tiers;
+    const struct sv_msg_tier_cfg *t = &m->cfg.tiers;
+    msg_req *r = g_queue_peek_head(&T->swapped);
+    SV_ASSERT(r && num_new >= 1 && num_new <= r->num_reached - r->num_computed);
+    /* Fresh blocks for the swapped tokens and the new ones in one all-or-nothing allocation
+     * (the sequence holds none while swapped out). */
+    if (!sv_memtier_kv_manager_allocate_slots(m->cfg.kv, r->seq, 0,
+                                              (uint64_t)(r->num_computed + num_new), 0,
+                                              (uint64_t)r->num_reached))
+        return FALSE;
+    g_queue_pop_head(&T->swapped);
+    uint64_t bytes = r->swap_bytes;
+    if (t->swap_tier)
+        SV_ASSERT(sv_memtier_tier_charge(t->swap_tier, SV_MEMTIER_OWNER_EVICTED_KV, -(int64_t)bytes,
+                                         NULL));
+    queue_swap(m, t->swap_in_route, bytes, SV_DAG_KIND_MEM_LOAD);
+    r->swap_bytes = 0;
+    r->out.swap_in_bytes += bytes;
+    T->stats.swap_ins++;
+    T->stats.swap_in_bytes += bytes;
+    return TRUE;
+}
+
+uint32_t sv_msg_num_swapped(const sv_msg *m)
+{
+    return m->tiers ? m->tiers->swapped.length : 0;
+}
+
+void sv_msg_get_tier_stats(const sv_msg *m, struct sv_msg_tier_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (m->tiers)
+        *out = m->tiers->stats;
+    out->tier_bytes = m->tier_bytes;
 }

@@ -148,14 +148,42 @@ void sv_msg_view_preempt(sv_msg_view *v, uint32_t i)
     msg_req *victim = running_at(v, i);
     SV_ASSERT(victim->step_mark != m->step_seq);
     g_ptr_array_remove_index(m->running, i); /* keeps the order of the others */
-    sv_memtier_kv_manager_preempt_seq(m->cfg.kv, victim->seq);
-    victim->num_computed = 0;
     victim->out.preemptions++;
     m->preemptions++;
     m->step_preempted++;
+    v->head = NULL;
+    /* Swap mode keeps the victim's KV in the swap tier (msg/offload.c). */
+    if (m->tiers && sv_msg__swap_out(m, victim))
+        return;
+    sv_memtier_kv_manager_preempt_seq(m->cfg.kv, victim->seq);
+    victim->num_computed = 0;
     g_queue_push_head(&m->waiting, victim);
     m->waiting_tokens += victim->num_reached;
-    v->head = NULL;
+}
+
+uint32_t sv_msg_view_num_swapped(const sv_msg_view *v)
+{
+    return sv_msg_num_swapped(v->m);
+}
+
+void sv_msg_view_swapped_head(const sv_msg_view *v, struct sv_msg_req_info *out)
+{
+    SV_ASSERT(sv_msg_num_swapped(v->m) > 0);
+    req_info(g_queue_peek_head(&v->m->tiers->swapped), out);
+}
+
+gboolean sv_msg_view_swap_in(sv_msg_view *v, int64_t num_new)
+{
+    sv_msg *m = v->m;
+    SV_ASSERT(sv_msg_num_swapped(m) > 0);
+    msg_req *r = g_queue_peek_head(&m->tiers->swapped);
+    v->head = NULL; /* an allocation may evict what a waiting-head lookup found */
+    int64_t before = r->num_computed;
+    if (!sv_msg__swap_in_head(m, num_new))
+        return FALSE;
+    g_ptr_array_add(m->running, r);
+    add_slot(m, r, num_new, before);
+    return TRUE;
 }
 
 int64_t sv_msg_view_waiting_computed(sv_msg_view *v)
@@ -297,10 +325,39 @@ static int64_t schedule_waiting(sv_msg_view *v, sv_msg_sched_kind kind, int64_t 
     return budget;
 }
 
+/* vLLM v0 _schedule_swapped: resume swapped requests FCFS while the budget, max_num_seqs and
+ * the pool allow (none in a step that preempted). */
+static int64_t schedule_swapped(sv_msg_view *v, int64_t budget)
+{
+    const struct sv_msg_limits *c = sv_msg_view_limits(v);
+    while (sv_msg_view_num_swapped(v) > 0 && budget > 0 &&
+           (int64_t)sv_msg_view_num_running(v) < c->max_num_seqs) {
+        struct sv_msg_req_info r;
+        sv_msg_view_swapped_head(v, &r);
+        int64_t num_new = r.num_reached - r.num_computed;
+        if (c->long_prefill_token_threshold > 0 && num_new > c->long_prefill_token_threshold)
+            num_new = c->long_prefill_token_threshold;
+        if (num_new > budget)
+            num_new = budget;
+        if (!sv_msg_view_swap_in(v, num_new))
+            break;
+        budget -= num_new;
+    }
+    return budget;
+}
+
 static void schedule_builtin(sv_msg_view *v, sv_msg_sched_kind kind)
 {
     int64_t budget = sv_msg_view_limits(v)->max_num_batched_tokens;
     budget = schedule_running(v, kind, budget);
+    if (sv_msg_view_num_swapped(v) > 0) {
+        /* Swap mode (vLLM v0 order): swapped before waiting, and waiting only when none is
+         * left swapped; no swap-in in a step that preempted. */
+        if (sv_msg_view_num_preempted(v) == 0)
+            budget = schedule_swapped(v, budget);
+        if (sv_msg_view_num_swapped(v) > 0)
+            return;
+    }
     /* vLLM skips admission in a step that preempted (`if not preempted_reqs:`), which keeps the
      * running set from oscillating. Static batching admits only into an empty engine. */
     gboolean admit = sv_msg_view_num_preempted(v) == 0;
