@@ -219,8 +219,10 @@ struct sv_msg_tier_cfg {
      * layer_weight_bytes[i] (same indexing) = bytes of part i on one rank (already / tp). */
     const struct sv_memtier_route *const *const *weight_route;
     const uint64_t *layer_weight_bytes;
-    /* Live KV off the device (use 2): kv_route[rank][layer] tier -> NPU, NULL = KV in HBM. */
+    /* Live KV off the device (use 2): kv_route[rank][layer] tier -> NPU, NULL = KV in HBM;
+     * kv_store_route[rank][layer] the reverse (new tokens' KV written down; NULL = not booked). */
     const struct sv_memtier_route *const *const *kv_route;
+    const struct sv_memtier_route *const *const *kv_store_route;
     /* Swap (use 3): swap_route[rank] = NPU -> kv_evict_loc tier route (its reverse is looked up
      * as swap_in_route[rank]); swap_tier is charged EVICTED_KV. */
     const struct sv_memtier_route *const *swap_route;

@@ -62,7 +62,11 @@ struct msg_tiers {
     GArray *swaps;  /* msg_swap_xfer: swap-outs / swap-ins of the step being formed */
     GQueue swapped; /* msg_req*: swapped out (vLLM v0), resumed in this order */
     struct sv_msg_tier_stats stats;
-    sv_dag_node **layer_gate; /* [layer]: per-layer prefix loads of the launch being built */
+    sv_dag_node **layer_gate;      /* [layer]: per-layer prefix loads of the launch being built */
+    gboolean weights_off;          /* some weight part of some rank streams (use 1) */
+    gboolean kv_off;               /* some layer's live KV is off the device (use 2) */
+    uint64_t kv_token_layer_bytes; /* KV of one token in one layer, one rank */
+    uint64_t kv_read_bytes, kv_new_bytes; /* per layer and rank, this launch (use 2) */
 };
 
 struct sv_msg {
@@ -144,14 +148,19 @@ sv_dag_node *sv_msg__mem_node(sv_msg *m, sv_dag_kind kind, int32_t dev,
  * (NULL when the part is on the NPU; serial: the load joins the chain); after them,
  * stream_post gates the part's first compute node on the load (prefetch). */
 struct sv_msg__stream {
-    const struct sv_memtier_route *const *routes; /* [part], NULL = nothing streams */
-    sv_dag_node *kv_gate;                         /* the part's per-layer prefix load */
+    const struct sv_memtier_route *const *routes;          /* [part], NULL = nothing streams */
+    sv_dag_node *kv_gate;                                  /* the part's per-layer prefix load */
+    const struct sv_memtier_route *const *kv_routes;       /* [layer] live KV tier -> NPU */
+    const struct sv_memtier_route *const *kv_store_routes; /* [layer] NPU -> live KV tier */
+    sv_dag_node *kv_read;                                  /* this layer's live KV read */
+    const struct sv_memtier_route *kv_store;               /* this layer's store route */
     gboolean serial;
     sv_dag_node *last_load; /* previous streamed load */
     sv_dag_node *c1, *c2;   /* compute ends of the previous two streamed parts */
     uint64_t first_id;      /* id of the part's first compute node */
 };
 void sv_msg__stream_begin(sv_msg *m, struct sv_msg__stream *st, int32_t rank);
+void sv_msg__kv_live_bytes(sv_msg *m); /* at launch, from m->inflight */
 sv_dag_node *sv_msg__stream_pre(sv_msg *m, struct sv_msg__stream *st, int64_t part, int32_t dev,
                                 sv_dag_node **prev);
 void sv_msg__stream_post(sv_msg *m, struct sv_msg__stream *st, sv_dag_node *load,

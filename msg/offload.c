@@ -23,17 +23,19 @@ gboolean sv_msg__tiers_on(const sv_msg *m)
 
 gboolean sv_msg__streams(const sv_msg *m)
 {
-    const struct sv_msg_tier_cfg *t = &m->cfg.tiers;
-    if (!sv_msg__tiers_on(m) || !t->weight_route || !m->cfg.lat)
+    return m->tiers && (m->tiers->weights_off || m->tiers->kv_off);
+}
+
+/* Whether any rank has a non-NULL entry in routes[rank][0..n). */
+static gboolean any_route(const struct sv_memtier_route *const *const *routes, int32_t ranks,
+                          int64_t n)
+{
+    if (!routes)
         return FALSE;
-    const struct sv_compute_model_cfg *mc = sv_compute_latency_model(m->cfg.lat);
-    for (int32_t r = 0; r < m->cfg.num_devices; r++) {
-        if (!t->weight_route[r])
-            continue;
-        for (int64_t p = 0; p < mc->num_layers + 2; p++)
-            if (t->weight_route[r][p])
+    for (int32_t r = 0; r < ranks; r++)
+        for (int64_t p = 0; routes[r] && p < n; p++)
+            if (routes[r][p])
                 return TRUE;
-    }
     return FALSE;
 }
 
@@ -89,7 +91,13 @@ void sv_msg__stream_begin(sv_msg *m, struct sv_msg__stream *st, int32_t rank)
 {
     memset(st, 0, sizeof *st);
     const struct sv_msg_tier_cfg *t = &m->cfg.tiers;
-    st->routes = sv_msg__tiers_on(m) && t->weight_route ? t->weight_route[rank] : NULL;
+    if (!m->tiers)
+        return;
+    st->routes = m->tiers->weights_off ? t->weight_route[rank] : NULL;
+    if (m->tiers->kv_off) {
+        st->kv_routes = t->kv_route[rank];
+        st->kv_store_routes = t->kv_store_route ? t->kv_store_route[rank] : NULL;
+    }
     st->serial = t->offload_serial;
 }
 
@@ -98,7 +106,8 @@ sv_dag_node *sv_msg__stream_pre(sv_msg *m, struct sv_msg__stream *st, int64_t pa
 {
     const struct sv_memtier_route *route = st->routes ? st->routes[part] : NULL;
     struct msg_tiers *T = m->tiers;
-    st->kv_gate = T && T->layer_gate && part < T->n_layers ? T->layer_gate[part] : NULL;
+    gboolean layer = T && part < T->n_layers;
+    st->kv_gate = layer && T->layer_gate ? T->layer_gate[part] : NULL;
     sv_dag_node *load = NULL;
     if (route) {
         uint64_t bytes = m->cfg.tiers.layer_weight_bytes[part];
@@ -112,6 +121,18 @@ sv_dag_node *sv_msg__stream_pre(sv_msg *m, struct sv_msg__stream *st, int64_t pa
             st->last_load = load;
         }
     }
+    /* Live KV off the device (PLAN use 2): the layer reads the batch's history KV from its tier
+     * while it computes (prefetch: layer = max(compute, read)) or before (serial: the sum). */
+    st->kv_read = NULL;
+    const struct sv_memtier_route *kr = layer && st->kv_routes ? st->kv_routes[part] : NULL;
+    if (kr && T->kv_read_bytes > 0) {
+        st->kv_read = sv_msg__mem_node(m, SV_DAG_KIND_MEM_LOAD, dev, kr, T->kv_read_bytes, *prev);
+        if (st->serial) {
+            *prev = st->kv_read;
+            st->kv_read = NULL;
+        }
+    }
+    st->kv_store = layer && st->kv_store_routes ? st->kv_store_routes[part] : NULL;
     st->first_id = sv_dag_next_id(m->dag);
     return load;
 }
@@ -120,23 +141,48 @@ void sv_msg__stream_post(sv_msg *m, struct sv_msg__stream *st, sv_dag_node *load
                          sv_dag_node **prev)
 {
     sv_dag_node *wgate = load && !st->serial ? load : NULL;
-    if (!wgate && !st->kv_gate)
-        return;
-    if (sv_dag_next_id(m->dag) == st->first_id) {
-        /* The part has no compute node: a zero-time join carries the gate. */
-        int32_t dev = load ? load->device : st->kv_gate->device;
-        *prev = sv_msg__join(m, dev, *prev, NULL);
+    if (wgate || st->kv_gate) {
+        if (sv_dag_next_id(m->dag) == st->first_id) {
+            /* The part has no compute node: a zero-time join carries the gate. */
+            int32_t dev = load ? load->device : st->kv_gate->device;
+            *prev = sv_msg__join(m, dev, *prev, NULL);
+        }
+        sv_dag_node *first = sv_dag_node_find(m->dag, st->first_id);
+        SV_ASSERT(first != NULL);
+        if (wgate)
+            SV_ASSERT(sv_dag_edge_add(m->dag, wgate, first, SV_DAG_EDGE_DATA, NULL));
+        if (st->kv_gate)
+            SV_ASSERT(sv_dag_edge_add(m->dag, st->kv_gate, first, SV_DAG_EDGE_DATA, NULL));
     }
-    sv_dag_node *first = sv_dag_node_find(m->dag, st->first_id);
-    SV_ASSERT(first != NULL);
-    if (wgate)
-        SV_ASSERT(sv_dag_edge_add(m->dag, wgate, first, SV_DAG_EDGE_DATA, NULL));
-    if (st->kv_gate)
-        SV_ASSERT(sv_dag_edge_add(m->dag, st->kv_gate, first, SV_DAG_EDGE_DATA, NULL));
+    if (st->kv_read) /* the next layer waits for this layer's read and compute */
+        *prev = sv_msg__join(m, st->kv_read->device, *prev, st->kv_read);
+    if (st->kv_store && m->tiers->kv_new_bytes > 0 && *prev) {
+        /* The new tokens' KV goes down after the layer, off the critical path (the iteration
+         * still ends only when it has landed). */
+        sv_msg__mem_node(m, SV_DAG_KIND_MEM_STORE, (*prev)->device, st->kv_store,
+                         m->tiers->kv_new_bytes, *prev);
+    }
     if (wgate) {
         st->c2 = st->c1;
         st->c1 = *prev;
     }
+}
+
+/* Live KV off the device: per-layer bytes of this launch's reads (history) and writes (new
+ * tokens), one rank's share. */
+void sv_msg__kv_live_bytes(sv_msg *m)
+{
+    struct msg_tiers *T = m->tiers;
+    if (!T || !T->kv_off)
+        return;
+    int64_t hist = 0, fresh = 0;
+    for (guint i = 0; i < m->inflight->len; i++) {
+        const msg_slot *s = &g_array_index(m->inflight, msg_slot, i);
+        hist += s->computed_before;
+        fresh += s->num_new;
+    }
+    T->kv_read_bytes = (uint64_t)hist * T->kv_token_layer_bytes;
+    T->kv_new_bytes = (uint64_t)fresh * T->kv_token_layer_bytes;
 }
 
 /* ---- tier state -------------------------------------------------------------------------- */
@@ -176,6 +222,11 @@ gboolean sv_msg__tiers_init(sv_msg *m, GError **error)
         T->token_bytes =
             sv_compute_model_kv_bytes_per_token_layer(mc, 1) * (uint64_t)mc->num_layers;
         T->layer_gate = g_new0(sv_dag_node *, (size_t)MAX(T->n_layers, 1));
+        int32_t tp = m->cfg.num_devices / MAX(m->cfg.pp_size, 1);
+        T->kv_token_layer_bytes = sv_compute_model_kv_bytes_per_token_layer(mc, MAX(tp, 1));
+        T->weights_off = t->layer_weight_bytes &&
+                         any_route(t->weight_route, m->cfg.num_devices, mc->num_layers + 2);
+        T->kv_off = any_route(t->kv_route, m->cfg.num_devices, mc->num_layers);
     }
     if (t->hier)
         sv_memtier_kv_manager_set_evict_hook(m->cfg.kv, npu_evicted, m);

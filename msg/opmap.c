@@ -202,6 +202,7 @@ gboolean sv_msg__launch(sv_msg *m, GError **error)
     sv_compute_batch_shape_init(&shape, (const int64_t *)(void *)m->pf_chunk->data,
                                 (const int64_t *)(void *)m->pf_hist->data, m->pf_chunk->len,
                                 (const int64_t *)(void *)m->dec_kv->data, m->dec_kv->len);
+    sv_msg__kv_live_bytes(m); /* live KV off the device: this batch's per-layer traffic */
     if (m->par)
         return par_launch(m, &shape, error);
     struct sv_compute_iter_time it;

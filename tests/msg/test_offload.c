@@ -174,6 +174,103 @@ static void test_stream_tail_blocks(void)
     fx_clear(&f);
 }
 
+/* Test 2 on the real fabric (memory-tier/fabric.c, standalone solver): route cpu -> npu =
+ * [dram 1000 GB/s, pcie h2d 64 GB/s], latency 0: one flow at min = 64 B/ns, 6,816,000 ns per
+ * layer; step = 218,112,000 + c + head as above. */
+static void test_stream_real_fabric(void)
+{
+    fx f;
+    fx_init(&f, 0, 0, FALSE);
+    sv_msg_free(f.msg);
+    GError *e = NULL;
+    sv_memtier_fabric *fab = sv_memtier_fabric_new(f.eng, NULL, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+    sv_memtier_fabric_add_pcie(fab, 0, 0, 64, 0, FALSE);
+    struct sv_memtier_tier_cfg tc = {
+        .kind = SV_MEMTIER_DRAM, .capacity_bytes = UINT64_C(1) << 36, .read_gbps = 1000};
+    g_strlcpy(tc.name, "node0/cpu", sizeof tc.name);
+    sv_memtier_tier *cpu = sv_memtier_tier_new(f.eng, &tc);
+    struct sv_memtier_loc lc = {SV_MEMTIER_DRAM, 0, 0}, ln = {SV_MEMTIER_HBM, 0, 0};
+    sv_memtier_fabric_add_tier(fab, &lc, cpu);
+    const sv_memtier_route *r = sv_memtier_fabric_route(fab, &lc, &ln, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    for (int p = 0; p < NL; p++) {
+        f.parts[p] = r;
+        f.bytes[p] = LAYER_BYTES;
+    }
+    struct sv_msg_cfg c = {
+        .max_num_seqs = 8,
+        .max_num_batched_tokens = 2048,
+        .enable_chunked_prefill = TRUE,
+        .kv = f.kv,
+        .lat = f.lat,
+        .num_devices = 1,
+        .host_model = SV_MSG_HOST_NONE,
+        .tiers = {.fabric = fab, .weight_route = f.ranks, .layer_weight_bytes = f.bytes},
+    };
+    struct sv_msg_hooks h = {.on_iter_done = on_iter, .ctx = &f};
+    f.msg = sv_msg_new(f.eng, &c, &h, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f.msg);
+    run_one(&f);
+    struct sv_compute_iter_time it;
+    decode_time(&f, &it);
+    CU_ASSERT_EQUAL(f.end[1] - f.start[1], 218112000 + it.layer_ns + it.head_ns);
+    CU_ASSERT_EQUAL(sv_memtier_fabric_bytes_booked(fab), 2ull * NL * LAYER_BYTES);
+    sv_msg_free(f.msg);
+    f.msg = NULL;
+    sv_memtier_fabric_free(fab);
+    sv_memtier_tier_free(cpu);
+    fx_clear(&f);
+}
+
+/* Live KV off the device (PLAN use 2), prefetch: every layer's KV on a fake tier of 1 B/ns (both
+ * directions). Decode step of a 2,000-token prompt: each layer reads the history, 2,000 tokens x
+ * 4,096 B (2 · 8 KV heads · 128 · 2 B) = 8,192,000 B = R = 8,192,000 ns, while it computes
+ * (c < R), and writes the new token's KV, 4,096 B = S = 4,096 ns, after it. The device's comm
+ * slot holds one transfer at a time (ASTRA policy), and store(l) is issued before read(l+1):
+ *   layer 0's read ends at p + R; each later layer adds S + R; the head (h > S) runs beside the
+ *   last store: step = p + 32·R + 31·S + h. */
+static void test_live_kv_off_device(void)
+{
+    fx f;
+    fx_init(&f, 0, 0, FALSE);
+    sv_msg_free(f.msg);
+    struct fake_route slow = {.bpns = 1.0, .lat_ns = 0};
+    const struct sv_memtier_route *kv[NL];
+    for (int l = 0; l < NL; l++)
+        kv[l] = (const struct sv_memtier_route *)(const void *)&slow;
+    const struct sv_memtier_route *const *kv_ranks[1] = {kv};
+    struct sv_msg_cfg c = {
+        .max_num_seqs = 8,
+        .max_num_batched_tokens = 4096,
+        .enable_chunked_prefill = TRUE,
+        .kv = f.kv,
+        .lat = f.lat,
+        .num_devices = 1,
+        .host_model = SV_MSG_HOST_NONE,
+        .tiers = {.kv_route = kv_ranks,
+                  .kv_store_route = kv_ranks,
+                  .xfer = fake_xfer,
+                  .xfer_ctx = &f},
+    };
+    struct sv_msg_hooks h = {.on_iter_done = on_iter, .ctx = &f};
+    f.msg = sv_msg_new(f.eng, &c, &h, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f.msg);
+    sv_wl_req r = {.request_id = 1, .input_tokens = 2000, .output_tokens = 2};
+    CU_ASSERT_FATAL(sv_msg_submit(f.msg, &r, NULL, NULL));
+    sv_engine_run(f.eng, SV_TIME_MAX);
+    CU_ASSERT_EQUAL_FATAL(f.n_iter, 2);
+    int64_t kvh = 2000;
+    struct sv_compute_batch_shape sh;
+    sv_compute_batch_shape_init(&sh, NULL, NULL, 0, &kvh, 1);
+    struct sv_compute_iter_time it;
+    sv_compute_iter_time(f.lat, &sh, 0, NL, &it);
+    CU_ASSERT_TRUE_FATAL(it.layer_ns < 8192000 && it.head_ns > 4096);
+    CU_ASSERT_EQUAL(f.end[1] - f.start[1],
+                    it.prologue_ns + NL * 8192000 + (NL - 1) * 4096 + it.head_ns);
+    fx_clear(&f);
+}
+
 /* Nothing off the device: the same step as without a tier cfg (lumped DAG, no transfer). */
 static void test_no_stream_unchanged(void)
 {
@@ -193,6 +290,8 @@ int main(void)
         {"weight stream, prefetch", test_stream_prefetch},
         {"weight stream, serial", test_stream_serial},
         {"weight stream, blocks 28-31", test_stream_tail_blocks},
+        {"weight stream, real fabric", test_stream_real_fabric},
+        {"live KV off the device", test_live_kv_off_device},
         {"no part off the device", test_no_stream_unchanged},
         {NULL, NULL},
     };
