@@ -53,6 +53,11 @@ struct sv_memtier_kv_manager {
     uint32_t cached_free; /* owners with ref == 0 */
     uint32_t live_seqs;
     struct sv_memtier_kv_stats stats;
+    /* Tiers (sv_memtier_kv_manager_set_evict_hook): told when an index entry is dropped, with
+     * the block's index in its chain (chain_idx[id], kept only while a hook is set). */
+    sv_memtier_kv_evict_hook evict_hook;
+    void *evict_hook_ctx;
+    uint32_t *chain_idx;
 };
 
 /* What every step of a running request reads comes first (within 48 bytes). */
@@ -261,6 +266,7 @@ void sv_memtier_kv_manager_free(sv_memtier_kv_manager *mgr)
         mgr->evict->destroy(mgr->evict_state);
     g_free(mgr->blocks);
     g_free(mgr->hashes);
+    g_free(mgr->chain_idx);
     sv_memtier__lru_clear(&mgr->lru);
     g_free(mgr);
 }
@@ -363,6 +369,8 @@ static void get_new_blocks(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq, u
                 b->owner = FALSE;
                 mgr->cached_free--;
                 mgr->stats.evictions++;
+                if (mgr->evict_hook != NULL)
+                    mgr->evict_hook(mgr->evict_hook_ctx, mgr->hashes[id], mgr->chain_idx[id]);
             }
             b->has_hash = FALSE;
         }
@@ -687,6 +695,8 @@ void sv_memtier_kv_manager_cache_blocks(sv_memtier_kv_manager *mgr, sv_memtier_k
         }
         uint32_t id = seq->table[i];
         mgr->hashes[id] = seq->hashes[i];
+        if (mgr->chain_idx != NULL)
+            mgr->chain_idx[id] = i;
         b->has_hash = TRUE;
         b->owner = TRUE;
         /* replace, not insert: the key must point at the new owner's field. */
@@ -706,4 +716,54 @@ void sv_memtier_kv_manager_preempt_seq(sv_memtier_kv_manager *mgr, sv_memtier_kv
     SV_ASSERT(seq->mgr == mgr);
     mgr->stats.preemptions++;
     mgr->stats.preempted_blocks += release(mgr, seq);
+}
+
+/* ---- tier hooks -------------------------------------------------------------------------- */
+
+void sv_memtier_kv_manager_set_evict_hook(sv_memtier_kv_manager *mgr, sv_memtier_kv_evict_hook fn,
+                                          void *ctx)
+{
+    /* Set before any block is indexed: chain indices are recorded from then on. */
+    SV_ASSERT(g_hash_table_size(mgr->index) == 0);
+    mgr->evict_hook = fn;
+    mgr->evict_hook_ctx = ctx;
+    if (fn != NULL && mgr->chain_idx == NULL)
+        mgr->chain_idx = g_new0(uint32_t, mgr->num_blocks);
+}
+
+uint32_t sv_memtier_kv_manager_swap_out_seq(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq)
+{
+    SV_ASSERT(seq->mgr == mgr && seq->admitted);
+    /* Only full blocks are ever indexed, so the partial tail leaves nothing findable; the full
+     * ones keep their entries (cached free data, as after a preemption). */
+    uint32_t held = seq->num_blocks;
+    mgr->stats.swap_outs++;
+    mgr->stats.swapped_out_blocks += held;
+    release(mgr, seq);
+    return held;
+}
+
+gboolean sv_memtier_kv_manager_swap_in(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq,
+                                       uint64_t num_tokens)
+{
+    SV_ASSERT(seq->mgr == mgr && !seq->admitted && seq->num_blocks == 0);
+    uint64_t need = blocks_for(mgr, num_tokens);
+    if (need > mgr->num_free)
+        return FALSE;
+    SV_ASSERT(need <= UINT32_MAX);
+    ensure_table(seq, (uint32_t)need);
+    seq->num_hits = 0;
+    if (need > 0)
+        get_new_blocks(mgr, seq, (uint32_t)need);
+    seq->admitted = TRUE;
+    mgr->stats.swap_ins++;
+    mgr->stats.swapped_in_blocks += need;
+    sv_memtier_kv_manager_cache_blocks(mgr, seq, num_tokens);
+    return TRUE;
+}
+
+const uint64_t *sv_memtier_kv_seq_hashes(const sv_memtier_kv_seq *seq, uint32_t *n)
+{
+    *n = seq->num_hashes;
+    return seq->hashes;
 }

@@ -234,6 +234,9 @@ struct sv_memtier_kv_stats {
     /* Preemptions and the blocks they returned to the free queue (ref count reaching 0). */
     uint64_t preemptions;
     uint64_t preempted_blocks;
+    /* Swap (sv_memtier_kv_manager_swap_out_seq / _swap_in): sequences and blocks moved. */
+    uint64_t swap_outs, swapped_out_blocks;
+    uint64_t swap_ins, swapped_in_blocks;
 };
 void sv_memtier_kv_manager_get_stats(const sv_memtier_kv_manager *mgr,
                                      struct sv_memtier_kv_stats *stats);

@@ -85,4 +85,8 @@ static inline uint32_t sv_memtier__lru_ahead(const sv_memtier__lru *q, uint32_t 
 void sv_memtier__tier_count_io(sv_memtier_tier *t, uint64_t read_bytes, uint64_t write_bytes);
 void sv_memtier__tier_count_pool(sv_memtier_tier *t, uint64_t evictions, uint64_t rejected);
 
+/* ---- prefix pools (prefix_pool.c) --------------------------------------------------------- */
+
+uint32_t sv_memtier__prefix_pool_fine_per_chunk(const sv_memtier_prefix_pool *p);
+
 #endif

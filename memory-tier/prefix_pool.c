@@ -93,6 +93,11 @@ uint64_t sv_memtier_prefix_pool_chunk_bytes(const sv_memtier_prefix_pool *p)
     return p->chunk_bytes;
 }
 
+uint32_t sv_memtier__prefix_pool_fine_per_chunk(const sv_memtier_prefix_pool *p)
+{
+    return p->fine_per_chunk;
+}
+
 uint32_t sv_memtier_prefix_pool_len(const sv_memtier_prefix_pool *p)
 {
     return sv_memtier_lru_len(p->order);
