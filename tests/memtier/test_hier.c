@@ -177,6 +177,68 @@ static void test_write_back(void)
     rig_clear(&r);
 }
 
+/* Cluster pool (Mooncake store) over 2 nodes, one NPU each, Ring of 2 at 50 GB/s ASTRA-sim units
+ * (50 x 2^30 / 1e9 B/ns), 500 ns; DRAM 256 GB/s per node. Key k lives on node k % 2. The
+ * instance is NPU 0 on node 0. Chain: chunk 0 key 10 (node 0, local), chunk 1 key 11 (node 1,
+ * remote). 600 tokens: floor(599/256) = 2 chunks: 256 local DRAM + 256 remote; end 512.
+ * Write-through of key 13 from NPU 0 goes to node 1 over the ring: 33,554,432 B at
+ * 53.687091 B/ns = 625,000 ns + 500 = 625,500 ns. */
+static void test_cluster_pool(void)
+{
+    sv_engine *eng = sv_engine_new(1);
+    struct sv_net_topo_cfg cfg = {.ndims = 1,
+                                  .kind = {SV_NET_TOPO_RING},
+                                  .npus = {2},
+                                  .bandwidth_gbps = {50},
+                                  .latency_ns = {500}};
+    sv_net *net = sv_net_new(eng, &cfg, SV_NET_MODEL_FLOW, NULL);
+    CU_ASSERT_FATAL(net != NULL);
+    sv_memtier_fabric *f = sv_memtier_fabric_new(eng, net, NULL);
+    sv_memtier_fabric_add_pcie(f, 0, 0, 64, 0, FALSE);
+    sv_memtier_fabric_add_pcie(f, 1, 1, 64, 0, FALSE);
+    sv_memtier_tier *tiers[2];
+    sv_memtier_prefix_pool *pools[2];
+    struct sv_memtier_loc locs[2];
+    for (int n = 0; n < 2; n++) {
+        struct sv_memtier_tier_cfg c = {
+            .kind = SV_MEMTIER_DRAM, .capacity_bytes = 8 * CHUNK_BYTES, .read_gbps = 256};
+        g_snprintf(c.name, sizeof c.name, "node%d/cpu", n);
+        tiers[n] = sv_memtier_tier_new(eng, &c);
+        locs[n] = (struct sv_memtier_loc){SV_MEMTIER_DRAM, n, 0};
+        sv_memtier_fabric_add_tier(f, &locs[n], tiers[n]);
+        struct sv_memtier_prefix_pool_cfg pc = {
+            .tier = tiers[n], .chunk_tokens = 256, .fine_tokens = 16, .chunk_bytes = CHUNK_BYTES};
+        pools[n] = sv_memtier_prefix_pool_new(&pc, NULL);
+    }
+    struct sv_memtier_hier_cfg hc = {.fabric = f, .npu = NPU0, .chunk_tokens = 256};
+    sv_memtier_hier *h = sv_memtier_hier_new(&hc, NULL);
+    GError *err = NULL;
+    CU_ASSERT_FATAL(sv_memtier_hier_add_cluster_pool(h, pools, locs, 2, &err));
+    uint64_t fine[32] = {0};
+    fine[15] = 10;
+    fine[31] = 11;
+    sv_memtier_prefix_pool_insert(pools[0], 10, NULL, NULL);
+    sv_memtier_prefix_pool_insert(pools[1], 11, NULL, NULL);
+    struct sv_memtier_hit hit;
+    SV_ASSERT_EQ_I64(sv_memtier_hier_match(h, fine, 32, 0, 600, &hit), 512);
+    SV_ASSERT_EQ_I64(hit.tokens[SV_MEMTIER_DRAM], 256);
+    SV_ASSERT_EQ_I64(hit.remote_tokens, 256);
+    CU_ASSERT_PTR_NOT_NULL(hit.route[SV_MEMTIER_KIND_COUNT]);
+    sv_memtier_hier_chunk_done(h, 13, 0);
+    sv_engine_run(eng, SV_TIME_MAX);
+    SV_ASSERT_EQ_I64(sv_engine_now(eng), 625500);
+    CU_ASSERT(sv_memtier_prefix_pool_contains(pools[1], 13));
+    CU_ASSERT_FALSE(sv_memtier_prefix_pool_contains(pools[0], 13));
+    sv_memtier_hier_free(h);
+    for (int n = 0; n < 2; n++) {
+        sv_memtier_prefix_pool_free(pools[n]);
+        sv_memtier_tier_free(tiers[n]);
+    }
+    sv_memtier_fabric_free(f);
+    sv_net_free(net);
+    sv_engine_free(eng);
+}
+
 /* ---- KV manager hooks ------------------------------------------------------------------ */
 
 struct hooklog {
@@ -268,6 +330,7 @@ int main(void)
         {"lookup split over tiers", test_match_split},
         {"write-through", test_write_through},
         {"write-back with demotion", test_write_back},
+        {"cluster pool: local and remote shards", test_cluster_pool},
         {"kv evict hook with chain index", test_evict_hook},
         {"kv swap out and in", test_swap},
         {NULL, NULL},

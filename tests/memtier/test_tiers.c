@@ -58,6 +58,14 @@ static void test_charge_refuse(void)
     sv_engine_free(eng);
 }
 
+static void null_done(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    (void)eng;
+    (void)ctx;
+    (void)arg;
+}
+#define NULL_DONE null_done
+
 struct step {
     sv_memtier_tier *t;
     sv_memtier_owner o;
@@ -103,12 +111,77 @@ static void test_mean_peak(void)
     sv_engine_free(eng);
 }
 
+static void assert_balanced(const sv_memtier_tier *t)
+{
+    uint64_t sum = 0;
+    for (int o = 0; o < SV_MEMTIER_OWNER_COUNT; o++)
+        sum += sv_memtier_tier_used_by(t, (sv_memtier_owner)o);
+    SV_ASSERT_EQ_I64(sum, sv_memtier_tier_used(t));
+    CU_ASSERT(sv_memtier_tier_used(t) <= sv_memtier_tier_capacity(t));
+}
+
+/* Test 7, unit half: a host-DRAM tier of 10 chunks shared by weights (2), a prefix pool and swap
+ * space. 12 chunk inserts fill the pool to 8 chunks (4 evicted); a swap-out of 3 chunks shrinks
+ * the pool to 5 (3 more evicted) and charges EVICTED_KV; the swap-in releases it. At every step
+ * the owners sum to used <= capacity; at the end evicted KV is 0 and, with the pool gone, only
+ * the weights remain. The fabric books every transfer: 12 writes + 3 swap-out + 3 swap-in
+ * chunks = 18 chunks. */
+static void test_ledgers_balance(void)
+{
+    const uint64_t C = 33554432; /* one 256-token Llama-3.1-8B chunk, 256 x 131,072 B */
+    sv_engine *eng = sv_engine_new(1);
+    sv_memtier_tier *t = cpu_tier(eng, 10 * C);
+    sv_memtier_fabric *f = sv_memtier_fabric_new(eng, NULL, NULL);
+    sv_memtier_fabric_add_pcie(f, 0, 0, 64, 0, FALSE);
+    struct sv_memtier_loc cpu = {SV_MEMTIER_DRAM, 0, 0}, npu = {SV_MEMTIER_HBM, 0, 0};
+    sv_memtier_fabric_add_tier(f, &cpu, t);
+    const sv_memtier_route *down = sv_memtier_fabric_route(f, &npu, &cpu, NULL);
+    const sv_memtier_route *up = sv_memtier_fabric_route(f, &cpu, &npu, NULL);
+    CU_ASSERT_FATAL(down != NULL && up != NULL);
+    struct sv_memtier_prefix_pool_cfg pc = {
+        .tier = t, .chunk_tokens = 256, .fine_tokens = 16, .chunk_bytes = C};
+    sv_memtier_prefix_pool *p = sv_memtier_prefix_pool_new(&pc, NULL);
+    CU_ASSERT(sv_memtier_tier_charge(t, SV_MEMTIER_OWNER_WEIGHTS, (int64_t)(2 * C), NULL));
+    assert_balanced(t);
+    for (uint64_t k = 1; k <= 12; k++) {
+        sv_memtier_fabric_xfer(f, down, C, NULL_DONE, NULL, 0);
+        CU_ASSERT(sv_memtier_prefix_pool_insert(p, k, NULL, NULL));
+        assert_balanced(t);
+    }
+    CU_ASSERT_EQUAL(sv_memtier_prefix_pool_len(p), 8);
+    SV_ASSERT_EQ_I64(sv_memtier_prefix_pool_shrink(p, 3 * C), 3 * C);
+    CU_ASSERT(sv_memtier_tier_charge(t, SV_MEMTIER_OWNER_EVICTED_KV, (int64_t)(3 * C), NULL));
+    sv_memtier_fabric_xfer(f, down, 3 * C, NULL_DONE, NULL, 0);
+    assert_balanced(t);
+    CU_ASSERT_EQUAL(sv_memtier_prefix_pool_len(p), 5);
+    sv_memtier_fabric_xfer(f, up, 3 * C, NULL_DONE, NULL, 0);
+    CU_ASSERT(sv_memtier_tier_charge(t, SV_MEMTIER_OWNER_EVICTED_KV, -(int64_t)(3 * C), NULL));
+    assert_balanced(t);
+    sv_engine_run(eng, SV_TIME_MAX);
+    struct sv_memtier_tier_stats st;
+    sv_memtier_tier_get_stats(t, sv_engine_now(eng), &st);
+    SV_ASSERT_EQ_I64(st.evictions, 7);
+    SV_ASSERT_EQ_I64(st.peak, 10 * C);
+    SV_ASSERT_EQ_I64(st.peak_by_owner[SV_MEMTIER_OWNER_EVICTED_KV], 3 * C);
+    SV_ASSERT_EQ_I64(st.write_bytes, 15 * C);
+    SV_ASSERT_EQ_I64(st.read_bytes, 3 * C);
+    SV_ASSERT_EQ_I64(sv_memtier_fabric_bytes_booked(f), 18 * C);
+    SV_ASSERT_EQ_I64(sv_memtier_tier_used_by(t, SV_MEMTIER_OWNER_EVICTED_KV), 0);
+    sv_memtier_prefix_pool_free(p);
+    SV_ASSERT_EQ_I64(sv_memtier_tier_used(t), 2 * C);
+    assert_balanced(t);
+    sv_memtier_fabric_free(f);
+    sv_memtier_tier_free(t);
+    sv_engine_free(eng);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
         {"kind and owner names", test_names},
         {"charge, refuse, release, set", test_charge_refuse},
         {"time-weighted mean and peaks", test_mean_peak},
+        {"ledgers balance with pool, swap and fabric (test 7 unit)", test_ledgers_balance},
         {NULL, NULL},
     };
     sv_test_add_suite("memtier tiers", cases);
