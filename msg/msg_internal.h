@@ -67,6 +67,12 @@ struct msg_tiers {
     gboolean kv_off;               /* some layer's live KV is off the device (use 2) */
     uint64_t kv_token_layer_bytes; /* KV of one token in one layer, one rank */
     uint64_t kv_read_bytes, kv_new_bytes; /* per layer and rank, this launch (use 2) */
+    /* Expert cache (MoE expert_offload): per rank an LRU of slots x layers keyed layer·E + e. */
+    sv_memtier_lru **expert_lru;
+    int64_t n_experts;
+    int64_t *expert_counts; /* this launch's routing, per expert */
+    const struct sv_msg_expert_route_ops *rt;
+    void *rt_state;
 };
 
 struct sv_msg {
@@ -154,6 +160,7 @@ struct sv_msg__stream {
     const struct sv_memtier_route *const *kv_store_routes; /* [layer] NPU -> live KV tier */
     sv_dag_node *kv_read;                                  /* this layer's live KV read */
     const struct sv_memtier_route *kv_store;               /* this layer's store route */
+    int32_t rank;
     gboolean serial;
     sv_dag_node *last_load; /* previous streamed load */
     sv_dag_node *c1, *c2;   /* compute ends of the previous two streamed parts */
@@ -161,6 +168,9 @@ struct sv_msg__stream {
 };
 void sv_msg__stream_begin(sv_msg *m, struct sv_msg__stream *st, int32_t rank);
 void sv_msg__kv_live_bytes(sv_msg *m); /* at launch, from m->inflight */
+/* Expert cache: the parallel path's routing of this launch (EP), else the cache routes itself
+ * at launch. */
+void sv_msg__expert_counts(sv_msg *m, const int64_t *counts);
 sv_dag_node *sv_msg__stream_pre(sv_msg *m, struct sv_msg__stream *st, int64_t part, int32_t dev,
                                 sv_dag_node **prev);
 void sv_msg__stream_post(sv_msg *m, struct sv_msg__stream *st, sv_dag_node *load,

@@ -23,7 +23,7 @@ gboolean sv_msg__tiers_on(const sv_msg *m)
 
 gboolean sv_msg__streams(const sv_msg *m)
 {
-    return m->tiers && (m->tiers->weights_off || m->tiers->kv_off);
+    return m->tiers && (m->tiers->weights_off || m->tiers->kv_off || m->tiers->expert_lru);
 }
 
 /* Whether any rank has a non-NULL entry in routes[rank][0..n). */
@@ -87,9 +87,71 @@ sv_dag_node *sv_msg__mem_node(sv_msg *m, sv_dag_kind kind, int32_t dev,
     return n;
 }
 
+void sv_msg__expert_counts(sv_msg *m, const int64_t *counts)
+{
+    struct msg_tiers *T = m->tiers;
+    if (!T || !T->expert_lru)
+        return;
+    memcpy(T->expert_counts, counts, sizeof(int64_t) * (size_t)T->n_experts);
+}
+
+/* The experts rank `rank` serves: with EP, those its EP rank owns; otherwise all (TP shards). */
+static gboolean rank_serves(const sv_msg *m, int32_t rank, int64_t e)
+{
+    if (m->cfg.ep_size <= 1 || !m->par)
+        return TRUE;
+    int32_t tp = m->cfg.num_devices / MAX(m->cfg.pp_size, 1);
+    int32_t members = m->cfg.dp ? sv_msg_dp_size(m->cfg.dp) : 1;
+    int32_t epm = MAX(m->cfg.ep_size / members, 1);
+    int32_t ep_k = MAX(tp / epm, 1);
+    int32_t ep_rank = m->cfg.ep_rank_base + (rank % tp) / ep_k;
+    return sv_msg_expert_owner((int32_t)e, m->cfg.ep_size, (int32_t)m->tiers->n_experts) == ep_rank;
+}
+
+/* Look up layer `layer`'s activated experts of rank `rank` in its cache (LRU, in expert order):
+ * hits are touched, misses inserted (evicting the least recent). Returns the misses. */
+static uint64_t expert_misses(sv_msg *m, int32_t rank, int64_t layer)
+{
+    struct msg_tiers *T = m->tiers;
+    uint64_t miss = 0;
+    for (int64_t e = 0; e < T->n_experts; e++) {
+        if (T->expert_counts[e] <= 0 || !rank_serves(m, rank, e))
+            continue;
+        uint64_t key = (uint64_t)layer * (uint64_t)T->n_experts + (uint64_t)e;
+        if (sv_memtier_lru_touch(T->expert_lru[rank], key)) {
+            T->stats.expert_hits++;
+        } else {
+            uint64_t ev;
+            sv_memtier_lru_insert(T->expert_lru[rank], key, &ev);
+            T->stats.expert_misses++;
+            miss++;
+        }
+    }
+    return miss;
+}
+
+/* This launch's routing for the expert cache (once per step, reused by every layer, as the
+ * parallel path routes). */
+static void expert_route_step(sv_msg *m)
+{
+    struct msg_tiers *T = m->tiers;
+    const struct sv_compute_model_cfg *mc = sv_compute_latency_model(m->cfg.lat);
+    int64_t tokens = 0;
+    for (guint i = 0; i < m->inflight->len; i++)
+        tokens += g_array_index(m->inflight, msg_slot, i).num_new;
+    struct sv_msg_expert_route_req rq = {
+        .layer = 0,
+        .tokens = tokens > 0 ? tokens : 1, /* a DP dummy step runs one token */
+        .n_experts = (int32_t)mc->num_experts,
+        .top_k = (int32_t)MIN(mc->experts_per_tok, mc->num_experts),
+    };
+    T->rt->route(T->rt_state, &rq, T->expert_counts);
+}
+
 void sv_msg__stream_begin(sv_msg *m, struct sv_msg__stream *st, int32_t rank)
 {
     memset(st, 0, sizeof *st);
+    st->rank = rank;
     const struct sv_msg_tier_cfg *t = &m->cfg.tiers;
     if (!m->tiers)
         return;
@@ -133,6 +195,17 @@ sv_dag_node *sv_msg__stream_pre(sv_msg *m, struct sv_msg__stream *st, int64_t pa
         }
     }
     st->kv_store = layer && st->kv_store_routes ? st->kv_store_routes[part] : NULL;
+    /* Expert cache: the layer's activated experts missing from this rank's cache are fetched
+     * when the router has chosen them, before the layer's expert compute (on demand). */
+    if (layer && T->expert_lru) {
+        uint64_t miss = expert_misses(m, st->rank, part);
+        if (miss > 0) {
+            uint64_t bytes = miss * m->cfg.tiers.expert_bytes;
+            T->stats.expert_fetch_bytes += bytes;
+            *prev = sv_msg__mem_node(m, SV_DAG_KIND_MEM_LOAD, dev,
+                                     m->cfg.tiers.expert_route[st->rank], bytes, *prev);
+        }
+    }
     st->first_id = sv_dag_next_id(m->dag);
     return load;
 }
@@ -173,7 +246,12 @@ void sv_msg__stream_post(sv_msg *m, struct sv_msg__stream *st, sv_dag_node *load
 void sv_msg__kv_live_bytes(sv_msg *m)
 {
     struct msg_tiers *T = m->tiers;
-    if (!T || !T->kv_off)
+    if (!T)
+        return;
+    /* Expert cache routing: the parallel path with EP hands its own (sv_msg__expert_counts). */
+    if (T->expert_lru && !(m->par && m->cfg.ep_size > 1))
+        expert_route_step(m);
+    if (!T->kv_off)
         return;
     int64_t hist = 0, fresh = 0;
     for (guint i = 0; i < m->inflight->len; i++) {
@@ -230,6 +308,33 @@ gboolean sv_msg__tiers_init(sv_msg *m, GError **error)
     }
     if (t->hier)
         sv_memtier_kv_manager_set_evict_hook(m->cfg.kv, npu_evicted, m);
+    if (t->expert_cache_slots > 0 && m->cfg.lat &&
+        sv_compute_model_is_moe(sv_compute_latency_model(m->cfg.lat))) {
+        const struct sv_compute_model_cfg *mc = sv_compute_latency_model(m->cfg.lat);
+        if (!t->expert_route) {
+            g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
+                        "instance %d: expert cache without an expert route", m->cfg.instance);
+            return FALSE;
+        }
+        T->n_experts = mc->num_experts;
+        T->expert_counts = g_new0(int64_t, (size_t)mc->num_experts);
+        T->expert_lru = g_new0(sv_memtier_lru *, (size_t)m->cfg.num_devices);
+        for (int32_t r = 0; r < m->cfg.num_devices; r++)
+            T->expert_lru[r] = sv_memtier_lru_new(
+                (uint32_t)t->expert_cache_slots * (uint32_t)mc->num_layers, FALSE);
+        /* Its own routing when the parallel path does not route (no EP): the group's policy,
+         * on a stream of its own (the compute's routing, when any, is unaffected). */
+        T->rt = m->cfg.expert_route ? m->cfg.expert_route : sv_msg_expert_route_balanced();
+        if (T->rt->create) {
+            g_autofree char *name = g_strdup_printf("msg/expert_cache/%d", m->cfg.instance);
+            T->rt_state =
+                T->rt->create(m->cfg.expert_route_param, sv_rng_stream(m->eng, name), error);
+            if (!T->rt_state) {
+                g_prefix_error(error, "instance %d: ", m->cfg.instance);
+                return FALSE;
+            }
+        }
+    }
     return TRUE;
 }
 
@@ -246,6 +351,13 @@ void sv_msg__tiers_free(sv_msg *m)
     while ((r = g_queue_pop_head(&T->swapped)))
         sv_msg__req_free(r);
     g_free(T->layer_gate);
+    if (T->expert_lru)
+        for (int32_t k = 0; k < m->cfg.num_devices; k++)
+            sv_memtier_lru_free(T->expert_lru[k]);
+    g_free(T->expert_lru);
+    g_free(T->expert_counts);
+    if (T->rt && T->rt->destroy && T->rt_state)
+        T->rt->destroy(T->rt_state);
     g_free(T);
     m->tiers = NULL;
 }

@@ -618,6 +618,7 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
         };
         P->route->route(P->route_state, &rq, P->counts);
         sv_msg_moe_rank_load(P->counts, rq.n_experts, c->ep_size, rq.top_k, P->ranks);
+        sv_msg__expert_counts(m, P->counts); /* the expert cache sees the same routing */
     }
 
     if (m->dag && (m->emit_et_dir || sv_dag_node_count(m->dag) >= MSG_DAG_RECYCLE_NODES) &&

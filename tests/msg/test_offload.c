@@ -271,6 +271,94 @@ static void test_live_kv_off_device(void)
     fx_clear(&f);
 }
 
+/* Test 13, expert cache: Mixtral-8x7B (8 experts, top-2, 32 layers), 2 cached experts per layer
+ * (64 slots, LRU over layer·8 + e), routed sets {0,1}, {0,2}, {1,2} in steps 0, 1, 2 (a test
+ * router). Per layer: step 0 misses 0 and 1; step 1 hits 0, misses 2 and evicts 1 (the least
+ * recent, as 0 was just touched); step 2 misses 1 and evicts 0, hits 2: misses 2, 1, 1.
+ * Over 32 layers: misses 64 + 32 + 32 = 128, hits 0 + 32 + 32 = 64. One expert (Mixtral
+ * config.json: hidden 4096, intermediate 14336, three matrices, bf16) = 3 · 4096 · 14336 · 2 =
+ * 352,321,536 B; at 64 B/ns 5,505,024 ns. A miss is fetched when the layer runs (on demand):
+ * decode step 2 = its compute + 32 · 5,505,024 ns. */
+#define EXPERT_BYTES 352321536ull
+
+static void *set_create(const char *param, sv_rng *rng, GError **error)
+{
+    return g_new0(int, 1);
+}
+
+static void set_route(void *state, const struct sv_msg_expert_route_req *rq, int64_t *counts)
+{
+    static const int sets[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+    int *step = state;
+    memset(counts, 0, sizeof(int64_t) * (size_t)rq->n_experts);
+    const int *s = sets[*step % 3];
+    counts[s[0]] = rq->tokens;
+    counts[s[1]] = rq->tokens * (rq->top_k - 1);
+    (*step)++;
+}
+
+static const struct sv_msg_expert_route_ops set_ops = {
+    .api_version = SV_REGISTRY_API_VERSION,
+    .create = set_create,
+    .destroy = g_free,
+    .route = set_route,
+};
+
+static void test_expert_cache(void)
+{
+    fx f;
+    memset(&f, 0, sizeof f);
+    GError *e = NULL;
+    f.eng = sv_engine_new(1);
+    f.kv = sv_memtier_kv_manager_new(1000, 16, FALSE);
+    struct sv_compute_model_cfg mc;
+    struct sv_compute_hw_cfg hw;
+    CU_ASSERT_FATAL(sv_compute_model_lookup("mistralai/Mixtral-8x7B-v0.1", NULL, &mc, &e));
+    CU_ASSERT_FATAL(sv_compute_hw_lookup("H100", &hw, &e));
+    f.lat = sv_compute_latency_new_roofline(&mc, &hw, 1, NULL, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f.lat);
+    f.cpu = (struct fake_route){.bpns = 64.0, .lat_ns = 0};
+    const struct sv_memtier_route *er[1] = {(const struct sv_memtier_route *)(const void *)&f.cpu};
+    struct sv_msg_cfg c = {
+        .max_num_seqs = 8,
+        .max_num_batched_tokens = 2048,
+        .enable_chunked_prefill = TRUE,
+        .kv = f.kv,
+        .lat = f.lat,
+        .num_devices = 1,
+        .host_model = SV_MSG_HOST_NONE,
+        .expert_route = &set_ops,
+        .tiers = {.expert_cache_slots = 2,
+                  .expert_route = er,
+                  .expert_bytes = EXPERT_BYTES,
+                  .xfer = fake_xfer,
+                  .xfer_ctx = &f},
+    };
+    struct sv_msg_hooks h = {.on_iter_done = on_iter, .ctx = &f};
+    f.msg = sv_msg_new(f.eng, &c, &h, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f.msg);
+    sv_wl_req r = {.request_id = 1, .input_tokens = 16, .output_tokens = 3};
+    CU_ASSERT_FATAL(sv_msg_submit(f.msg, &r, NULL, NULL));
+    sv_engine_run(f.eng, SV_TIME_MAX);
+    CU_ASSERT_EQUAL_FATAL(f.n_iter, 3);
+    struct sv_msg_tier_stats st;
+    sv_msg_get_tier_stats(f.msg, &st);
+    CU_ASSERT_EQUAL(st.expert_misses, 128);
+    CU_ASSERT_EQUAL(st.expert_hits, 64);
+    CU_ASSERT_EQUAL(st.expert_fetch_bytes, 128 * EXPERT_BYTES);
+    CU_ASSERT_EQUAL(f.xfer_bytes, 128 * EXPERT_BYTES);
+    int64_t kvh = 17; /* step 2 decodes with 16 prompt + 1 generated tokens of history */
+    struct sv_compute_batch_shape sh;
+    sv_compute_batch_shape_init(&sh, NULL, NULL, 0, &kvh, 1);
+    struct sv_compute_iter_time it;
+    sv_compute_iter_time(f.lat, &sh, 0, 32, &it);
+    CU_ASSERT_EQUAL(f.end[2] - f.start[2], it.total_ns + 32 * 5505024);
+    sv_msg_free(f.msg);
+    sv_memtier_kv_manager_free(f.kv);
+    sv_compute_latency_free(f.lat);
+    sv_engine_free(f.eng);
+}
+
 /* Nothing off the device: the same step as without a tier cfg (lumped DAG, no transfer). */
 static void test_no_stream_unchanged(void)
 {
@@ -292,6 +380,7 @@ int main(void)
         {"weight stream, blocks 28-31", test_stream_tail_blocks},
         {"weight stream, real fabric", test_stream_real_fabric},
         {"live KV off the device", test_live_kv_off_device},
+        {"expert cache", test_expert_cache},
         {"no part off the device", test_no_stream_unchanged},
         {NULL, NULL},
     };
