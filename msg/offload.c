@@ -343,8 +343,8 @@ void sv_msg__tiers_free(sv_msg *m)
     struct msg_tiers *T = m->tiers;
     if (!T)
         return;
-    if (m->cfg.tiers.hier)
-        sv_memtier_kv_manager_set_evict_hook(m->cfg.kv, NULL, NULL);
+    /* The evict hook stays on the KV manager (it can only be set while nothing is indexed):
+     * the manager, borrowed, must not allocate once the msg is gone (it is only freed). */
     g_array_free(T->loads, TRUE);
     g_array_free(T->swaps, TRUE);
     msg_req *r;
