@@ -71,18 +71,6 @@ struct sv_wl_outcome {
     int64_t prefix_hit_tokens; /* tokens found in the prefix cache at the first admission */
     uint32_t preemptions;
     gboolean finished;
-    /* Memory tiers (issue 8; docs/memory-tiers.md), 0 without tiers: the prefix hit at the first
-     * admission split by where it was found (npu = the device's own prefix cache, the rest loaded
-     * from the lower tiers / another node's pool), the KV bytes loaded for it, and the KV bytes
-     * moved by swap preemption (vLLM v0). */
-    int64_t prefix_hit_tokens_npu;
-    int64_t prefix_hit_tokens_cpu;
-    int64_t prefix_hit_tokens_cxl;
-    int64_t prefix_hit_tokens_ssd;
-    int64_t prefix_hit_tokens_remote;
-    uint64_t kv_load_bytes;
-    uint64_t swap_out_bytes;
-    uint64_t swap_in_bytes;
 };
 
 typedef enum {
