@@ -359,6 +359,51 @@ static void test_expert_cache(void)
     sv_engine_free(f.eng);
 }
 
+/* TP 2 (per-operator DAG, closed-form all-reduces on the comm slot): each rank streams its half of
+ * every layer, 218,112,000 B = 3,408,000 ns at 64 B/ns, on its own route. Both iterations load
+ * 2 ranks x 32 layers; a step cannot be shorter than one rank's 32 loads, 109,056,000 ns. */
+static void test_stream_tp2(void)
+{
+    fx f;
+    fx_init(&f, 0, 0, FALSE);
+    sv_msg_free(f.msg);
+    sv_compute_latency_free(f.lat);
+    struct sv_compute_model_cfg mc;
+    struct sv_compute_hw_cfg hw;
+    CU_ASSERT_FATAL(sv_compute_model_lookup("meta-llama/Llama-3.1-8B", NULL, &mc, NULL));
+    CU_ASSERT_FATAL(sv_compute_hw_lookup("H100", &hw, NULL));
+    f.lat = sv_compute_latency_new_roofline(&mc, &hw, 2, NULL, NULL);
+    struct fake_route r1 = {.bpns = 64.0};
+    const struct sv_memtier_route *p1[NL + 2] = {0};
+    for (int p = 0; p < NL; p++) {
+        f.parts[p] = (const struct sv_memtier_route *)(const void *)&f.cpu;
+        p1[p] = (const struct sv_memtier_route *)(const void *)&r1;
+        f.bytes[p] = LAYER_BYTES / 2;
+    }
+    const struct sv_memtier_route *const *ranks[2] = {f.parts, p1};
+    struct sv_msg_cfg c = {
+        .max_num_seqs = 8,
+        .max_num_batched_tokens = 2048,
+        .enable_chunked_prefill = TRUE,
+        .kv = f.kv,
+        .lat = f.lat,
+        .num_devices = 2,
+        .link_bw_gbps = 450,
+        .host_model = SV_MSG_HOST_NONE,
+        .tiers = {.weight_route = ranks,
+                  .layer_weight_bytes = f.bytes,
+                  .xfer = fake_xfer,
+                  .xfer_ctx = &f},
+    };
+    struct sv_msg_hooks h = {.on_iter_done = on_iter, .ctx = &f};
+    f.msg = sv_msg_new(f.eng, &c, &h, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f.msg);
+    run_one(&f);
+    CU_ASSERT_EQUAL(f.xfers, 2 * 2 * NL);
+    CU_ASSERT_TRUE(f.end[1] - f.start[1] >= 109056000);
+    fx_clear(&f);
+}
+
 /* Nothing off the device: the same step as without a tier cfg (lumped DAG, no transfer). */
 static void test_no_stream_unchanged(void)
 {
@@ -381,6 +426,7 @@ int main(void)
         {"weight stream, real fabric", test_stream_real_fabric},
         {"live KV off the device", test_live_kv_off_device},
         {"expert cache", test_expert_cache},
+        {"weight stream, tp 2", test_stream_tp2},
         {"no part off the device", test_no_stream_unchanged},
         {NULL, NULL},
     };

@@ -239,12 +239,92 @@ static void test_fallback(void)
     fx_clear(&f);
 }
 
+/* The ledger half of test 7 at the group level: a swap run under pressure (12 requests of 60-200
+ * prompt tokens and 20-60 outputs on a 30-block pool). Every byte swapped out comes back
+ * (sum out = sum in over the requests = the group's counters), evicted_kv ends at 0, and the
+ * fabric booked exactly the group's transfers. */
+static uint64_t sum_out, sum_in;
+static int n_fin;
+static void on_done_sum(void *ctx, const struct sv_wl_outcome *o, void *user)
+{
+    sum_out += o->swap_out_bytes;
+    sum_in += o->swap_in_bytes;
+    n_fin++;
+}
+
+static void test_ledgers_balance(void)
+{
+    GError *e = NULL;
+    sv_engine *eng = sv_engine_new(1);
+    sv_memtier_kv_manager *kv = sv_memtier_kv_manager_new(30, 16, TRUE);
+    struct sv_compute_model_cfg mc;
+    struct sv_compute_hw_cfg hw;
+    CU_ASSERT_FATAL(sv_compute_model_lookup("meta-llama/Llama-3.1-8B", NULL, &mc, &e));
+    CU_ASSERT_FATAL(sv_compute_hw_lookup("H100", &hw, &e));
+    sv_compute_latency *lat = sv_compute_latency_new_roofline(&mc, &hw, 1, NULL, &e);
+    sv_memtier_fabric *fab = sv_memtier_fabric_new(eng, NULL, &e);
+    sv_memtier_fabric_add_pcie(fab, 0, 0, 64, 0, FALSE);
+    struct sv_memtier_tier_cfg tc = {
+        .kind = SV_MEMTIER_DRAM, .capacity_bytes = UINT64_C(1) << 30, .read_gbps = 256};
+    g_strlcpy(tc.name, "node0/cpu", sizeof tc.name);
+    sv_memtier_tier *cpu = sv_memtier_tier_new(eng, &tc);
+    struct sv_memtier_loc lc = {SV_MEMTIER_DRAM, 0, 0}, ln = {SV_MEMTIER_HBM, 0, 0};
+    sv_memtier_fabric_add_tier(fab, &lc, cpu);
+    const sv_memtier_route *out_r[1] = {sv_memtier_fabric_route(fab, &ln, &lc, &e)};
+    const sv_memtier_route *in_r[1] = {sv_memtier_fabric_route(fab, &lc, &ln, &e)};
+    struct sv_msg_cfg c = {
+        .max_num_seqs = 16,
+        .max_num_batched_tokens = 512,
+        .enable_chunked_prefill = TRUE,
+        .kv = kv,
+        .lat = lat,
+        .num_devices = 1,
+        .tiers = {.fabric = fab,
+                  .swap_route = out_r,
+                  .swap_in_route = in_r,
+                  .swap_tier = cpu,
+                  .preemption_swap = TRUE},
+    };
+    struct sv_msg_hooks h = {.on_req_done = on_done_sum};
+    sv_msg *msg = sv_msg_new(eng, &c, &h, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(msg);
+    sum_out = sum_in = 0;
+    n_fin = 0;
+    for (int i = 0; i < 12; i++) {
+        sv_wl_req r = {.request_id = (uint64_t)i,
+                       .input_tokens = 60 + (i * 37) % 141,
+                       .output_tokens = 20 + (i * 13) % 41};
+        CU_ASSERT_FATAL(sv_msg_submit(msg, &r, NULL, NULL));
+    }
+    sv_engine_run(eng, SV_TIME_MAX);
+    CU_ASSERT_EQUAL_FATAL(n_fin, 12);
+    struct sv_msg_tier_stats st;
+    sv_msg_get_tier_stats(msg, &st);
+    CU_ASSERT_TRUE(st.swap_outs > 0);
+    CU_ASSERT_EQUAL(st.swap_outs, st.swap_ins);
+    CU_ASSERT_EQUAL(sum_out, sum_in);
+    CU_ASSERT_EQUAL(sum_out, st.swap_out_bytes);
+    CU_ASSERT_EQUAL(st.swap_out_bytes, st.swap_in_bytes);
+    CU_ASSERT_EQUAL(sv_memtier_tier_used_by(cpu, SV_MEMTIER_OWNER_EVICTED_KV), 0);
+    CU_ASSERT_EQUAL(sv_memtier_tier_used(cpu), 0);
+    CU_ASSERT_EQUAL(sv_memtier_fabric_bytes_booked(fab), st.swap_out_bytes + st.swap_in_bytes);
+    CU_ASSERT_EQUAL(st.tier_bytes, st.swap_out_bytes + st.swap_in_bytes);
+    CU_ASSERT_EQUAL(sv_msg_num_swapped(msg), 0);
+    sv_msg_free(msg);
+    sv_memtier_fabric_free(fab);
+    sv_memtier_tier_free(cpu);
+    sv_memtier_kv_manager_free(kv);
+    sv_compute_latency_free(lat);
+    sv_engine_free(eng);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
         {"swap-out and swap-in cost", test_swap_cost},
         {"recompute mode", test_recompute},
         {"swap space short: recompute", test_fallback},
+        {"ledgers balance under swap pressure", test_ledgers_balance},
         {NULL, NULL},
     };
     sv_test_add_suite("swap", cases);
