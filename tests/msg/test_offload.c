@@ -7,7 +7,10 @@
  * (a data edge chains them and the device's comm slot holds one): route cpu -> npu =
  * [dram 1000 B/ns, pcie h2d 64 B/ns] = min = 64 B/ns (PLAN §7 test 2). */
 #include "msg/msg.h"
+#include "planner/planner.h"
 #include "tests/test_util.h"
+
+#include <json-glib/json-glib.h>
 
 #include <CUnit/CUnit.h>
 
@@ -404,6 +407,62 @@ static void test_stream_tp2(void)
     fx_clear(&f);
 }
 
+/* The parallel path (cluster network, PP 2 = one device per stage): every layer streamed from the
+ * fake cpu tier (6,816,000 ns each). Stage s streams its 16 layers; both iterations load all 32
+ * layers once; a stage's 16 chained loads bound a step from below: 16 · 6,816,000 =
+ * 109,056,000 ns. */
+static void test_stream_parallel_path(void)
+{
+    fx f;
+    fx_init(&f, 0, NL, FALSE);
+    sv_msg_free(f.msg);
+    g_autoptr(GError) e = NULL;
+    g_autoptr(JsonParser) jp = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(
+        jp,
+        "{\"link_bw\": 16, \"link_latency\": 20000, \"nodes\": [{\"instances\": [{\"model_name\": "
+        "\"meta-llama/Llama-3.1-8B\", \"hardware\": \"H100\", \"npu_mem\": {\"mem_size\": 80, "
+        "\"mem_bw\": 3350}, \"pp_size\": 2, \"num_npus\": 2}]}]}",
+        -1, &e));
+    struct sv_planner_cluster_cfg *cc =
+        sv_planner_cluster_from_json(json_parser_get_root(jp), "t.json", &e);
+    if (!cc)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+    sv_planner_cluster_net *cn = sv_planner_cluster_net_new(f.eng, cc, SV_NET_MODEL_FLOW, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cn);
+    /* Rank = stage here (tp 1): stage 1's routes are the same fake ones. */
+    const struct sv_memtier_route *const *ranks[2] = {f.parts, f.parts};
+    struct sv_msg_cfg c = {
+        .max_num_seqs = 8,
+        .max_num_batched_tokens = 2048,
+        .enable_chunked_prefill = TRUE,
+        .kv = f.kv,
+        .lat = f.lat,
+        .first_device = sv_planner_cluster_net_first_device(cn, 0),
+        .num_devices = 2,
+        .host_model = SV_MSG_HOST_NONE,
+        .coll = sv_planner_cluster_net_coll(cn),
+        .pp_size = 2,
+        .tp_group_base = sv_planner_cluster_net_tp_group(cn, 0, 0),
+        .tiers = {.weight_route = ranks,
+                  .layer_weight_bytes = f.bytes,
+                  .xfer = fake_xfer,
+                  .xfer_ctx = &f},
+    };
+    struct sv_msg_hooks h = {.on_iter_done = on_iter, .ctx = &f};
+    f.msg = sv_msg_new(f.eng, &c, &h, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f.msg);
+    run_one(&f);
+    CU_ASSERT_EQUAL(f.xfers, 2 * NL);
+    CU_ASSERT_TRUE(f.end[1] - f.start[1] >= 109056000);
+    sv_msg_free(f.msg);
+    f.msg = NULL;
+    sv_planner_cluster_net_free(cn);
+    sv_planner_cluster_free(cc);
+    fx_clear(&f);
+}
+
 /* Nothing off the device: the same step as without a tier cfg (lumped DAG, no transfer). */
 static void test_no_stream_unchanged(void)
 {
@@ -427,6 +486,7 @@ int main(void)
         {"live KV off the device", test_live_kv_off_device},
         {"expert cache", test_expert_cache},
         {"weight stream, tp 2", test_stream_tp2},
+        {"weight stream, parallel path", test_stream_parallel_path},
         {"no part off the device", test_no_stream_unchanged},
         {NULL, NULL},
     };
