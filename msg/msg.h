@@ -228,6 +228,9 @@ struct sv_msg_tier_cfg {
     const struct sv_memtier_route *const *swap_route;
     const struct sv_memtier_route *const *swap_in_route;
     struct sv_memtier_tier *swap_tier;
+    /* The prefix pool on swap_tier, if any: its chunks are evicted to make room for swapped KV
+     * (swap space pressure) before falling back to recompute. */
+    struct sv_memtier_prefix_pool *swap_pool;
     /* Prefix hierarchy below the NPU pool (use 4); NULL: NPU pool only. chunk_tokens: its
      * chunk (prefix_chunk_tokens, 256), a multiple of the KV block size. */
     struct sv_memtier_hier *hier;

@@ -542,10 +542,16 @@ gboolean sv_msg__swap_out(sv_msg *m, msg_req *r)
         return FALSE;
     /* Blocks held x block bytes (every rank's share) must fit the swap tier's free space. */
     uint64_t bytes = (uint64_t)sv_memtier_kv_seq_num_blocks(r->seq) * block_bytes(m);
-    if (t->swap_tier &&
-        !sv_memtier_tier_charge(t->swap_tier, SV_MEMTIER_OWNER_EVICTED_KV, (int64_t)bytes, NULL)) {
-        T->stats.swap_fallbacks++; /* vLLM v0 aborts here; servesim recomputes (documented) */
-        return FALSE;
+    if (t->swap_tier) {
+        uint64_t free_b = sv_memtier_tier_free_bytes(t->swap_tier);
+        /* Prefix chunks on the swap tier give way first (PLAN use 3). */
+        if (free_b < bytes && t->swap_pool)
+            sv_memtier_prefix_pool_shrink(t->swap_pool, bytes - free_b);
+        if (!sv_memtier_tier_charge(t->swap_tier, SV_MEMTIER_OWNER_EVICTED_KV, (int64_t)bytes,
+                                    NULL)) {
+            T->stats.swap_fallbacks++; /* vLLM v0 aborts here; servesim recomputes */
+            return FALSE;
+        }
     }
     /* The blocks go back to the pool as a preemption's do (full blocks keep their prefix
      * entries, which only matter to other requests); the computed count is kept. */

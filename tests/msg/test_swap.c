@@ -184,12 +184,14 @@ static void test_recompute(void)
     fx_clear(&f);
 }
 
-/* Swap space short (a 1 MiB tier cannot take 14,680,064 B): recomputed, counted as a fallback. */
-static void test_fallback(void)
+/* Swap space short. A 1 MiB tier cannot take 14,680,064 B: recomputed, counted as a fallback.
+ * A 64 MiB tier (67,108,864 B) full with two 33,554,432-B prefix chunks: the pool gives one
+ * chunk up (33,554,432 B free >= 14,680,064) and the swap goes ahead. */
+static void run_small(uint64_t capacity, int chunks, struct sv_msg_tier_stats *st,
+                      uint32_t *pool_len)
 {
     fx f;
     memset(&f, 0, sizeof f);
-    /* Same as fx_init with a tiny tier: build by hand. */
     GError *e = NULL;
     f.eng = sv_engine_new(1);
     f.kv = sv_memtier_kv_manager_new(14, 16, FALSE);
@@ -201,13 +203,22 @@ static void test_fallback(void)
     f.fab = sv_memtier_fabric_new(f.eng, NULL, &e);
     sv_memtier_fabric_add_pcie(f.fab, 0, 0, 64, 0, FALSE);
     struct sv_memtier_tier_cfg tc = {
-        .kind = SV_MEMTIER_DRAM, .capacity_bytes = UINT64_C(1) << 20, .read_gbps = 1000};
+        .kind = SV_MEMTIER_DRAM, .capacity_bytes = capacity, .read_gbps = 1000};
     g_strlcpy(tc.name, "node0/cpu", sizeof tc.name);
     f.cpu = sv_memtier_tier_new(f.eng, &tc);
     struct sv_memtier_loc cpu = {SV_MEMTIER_DRAM, 0, 0}, npu = {SV_MEMTIER_HBM, 0, 0};
     sv_memtier_fabric_add_tier(f.fab, &cpu, f.cpu);
     f.out_r[0] = sv_memtier_fabric_route(f.fab, &npu, &cpu, &e);
     f.in_r[0] = sv_memtier_fabric_route(f.fab, &cpu, &npu, &e);
+    sv_memtier_prefix_pool *pool = NULL;
+    if (chunks > 0) {
+        struct sv_memtier_prefix_pool_cfg pc = {
+            .tier = f.cpu, .chunk_tokens = 256, .fine_tokens = 16, .chunk_bytes = 33554432};
+        pool = sv_memtier_prefix_pool_new(&pc, &e);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+        for (int i = 0; i < chunks; i++)
+            CU_ASSERT_FATAL(sv_memtier_prefix_pool_insert(pool, 100 + (uint64_t)i, NULL, NULL));
+    }
     struct sv_msg_cfg c = {
         .max_num_seqs = 8,
         .max_num_batched_tokens = 2048,
@@ -220,6 +231,7 @@ static void test_fallback(void)
                   .swap_route = f.out_r,
                   .swap_in_route = f.in_r,
                   .swap_tier = f.cpu,
+                  .swap_pool = pool,
                   .preemption_swap = TRUE},
     };
     struct sv_msg_hooks h = {.on_iter_done = on_iter, .on_req_done = on_done, .ctx = &f};
@@ -231,12 +243,27 @@ static void test_fallback(void)
     CU_ASSERT_FATAL(sv_msg_submit(f.msg, &b, NULL, NULL));
     sv_engine_run(f.eng, SV_TIME_MAX);
     CU_ASSERT_EQUAL_FATAL(f.n_done, 2);
+    sv_msg_get_tier_stats(f.msg, st);
+    *pool_len = pool ? sv_memtier_prefix_pool_len(pool) : 0;
+    sv_msg_free(f.msg);
+    f.msg = NULL;
+    sv_memtier_prefix_pool_free(pool);
+    fx_clear(&f);
+}
+
+static void test_fallback(void)
+{
     struct sv_msg_tier_stats st;
-    sv_msg_get_tier_stats(f.msg, &st);
+    uint32_t len;
+    run_small(UINT64_C(1) << 20, 0, &st, &len);
     CU_ASSERT_EQUAL(st.swap_fallbacks, 1);
     CU_ASSERT_EQUAL(st.swap_outs, 0);
-    CU_ASSERT_EQUAL(sv_memtier_fabric_bytes_booked(f.fab), 0);
-    fx_clear(&f);
+    CU_ASSERT_EQUAL(st.tier_bytes, 0);
+    run_small(UINT64_C(67108864), 2, &st, &len);
+    CU_ASSERT_EQUAL(st.swap_fallbacks, 0);
+    CU_ASSERT_EQUAL(st.swap_outs, 1);
+    CU_ASSERT_EQUAL(st.swap_ins, 1);
+    CU_ASSERT_EQUAL(len, 1);
 }
 
 /* The ledger half of test 7 at the group level: a swap run under pressure (12 requests of 60-200
@@ -323,7 +350,7 @@ int main(void)
     static const sv_test_case cases[] = {
         {"swap-out and swap-in cost", test_swap_cost},
         {"recompute mode", test_recompute},
-        {"swap space short: recompute", test_fallback},
+        {"swap space short: prefix gives way, else recompute", test_fallback},
         {"ledgers balance under swap pressure", test_ledgers_balance},
         {NULL, NULL},
     };
