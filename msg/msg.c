@@ -258,7 +258,7 @@ void sv_msg_commit(sv_msg *m, sv_time finish_ns)
     m->busy = FALSE;
     m->iterations++;
     it.running = m->running->len;
-    it.waiting = m->waiting.length;
+    it.waiting = sv_msg_num_waiting(m); /* swapped-out requests wait too */
     it.kv_usage = sv_memtier_kv_manager_usage(m->cfg.kv);
     if (m->hooks.on_iter_done)
         m->hooks.on_iter_done(m->hooks.ctx, &it);

@@ -408,7 +408,10 @@ struct sv_msg_tier_stats {
     uint64_t swap_fallbacks;                /* swap wanted, swap space short: recomputed */
     uint64_t expert_hits, expert_misses;    /* expert cache lookups (per rank, layer, expert) */
     uint64_t expert_fetch_bytes;
-    uint64_t tier_bytes; /* every transfer this group booked on the tier fabric */
+    /* Bytes of this group's MEM_LOAD / MEM_STORE transfers on the tier fabric (weight streaming,
+     * live KV, prefix loads, swap, expert fetches); the hierarchy's write-through flows are
+     * counted by the fabric (sv_memtier_fabric_bytes_booked), not here. */
+    uint64_t tier_bytes;
 };
 void sv_msg_get_tier_stats(const sv_msg *msg, struct sv_msg_tier_stats *out);
 /* Requests swapped out and not yet back (also counted in sv_msg_num_waiting). */
