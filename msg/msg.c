@@ -97,7 +97,8 @@ sv_msg *sv_msg_new(sv_engine *eng, const struct sv_msg_cfg *cfg, const struct sv
     m->pf_hist = g_array_new(FALSE, FALSE, sizeof(int64_t));
     m->dec_kv = g_array_new(FALSE, FALSE, sizeof(int64_t));
     /* Parallel path (opmap.c) and data-parallel membership (parallel.c). */
-    if (!sv_msg__par_init(m, error) || (m->cfg.dp && !sv_msg__dp_join(m, error))) {
+    if (!sv_msg__tiers_init(m, error) || !sv_msg__par_init(m, error) ||
+        (m->cfg.dp && !sv_msg__dp_join(m, error))) {
         sv_msg_free(m);
         return NULL;
     }
@@ -129,6 +130,7 @@ void sv_msg_free(sv_msg *m)
     if (m->sched->destroy)
         m->sched->destroy(m->sched_state);
     g_free(m->emit_et_dir);
+    sv_msg__tiers_free(m);
     g_free(m);
 }
 
@@ -150,6 +152,8 @@ static void step(sv_msg *m)
     if (m->inflight->len == 0 && m->running->len == 0 && !g_queue_is_empty(&m->waiting) &&
         sv_msg__pd_unpin_waiting(m))
         sv_msg__schedule(m); /* PD: blocks held by queued requests had blocked the head */
+    if (m->inflight->len == 0 && m->running->len == 0 && sv_msg_num_swapped(m) > 0)
+        sv_msg__schedule(m); /* swap: the step that swapped the last one out cannot swap in */
     if (m->cfg.dp) {
         sv_msg__dp_step(m); /* the wave starts when every member has scheduled */
         return;
@@ -254,7 +258,7 @@ void sv_msg_commit(sv_msg *m, sv_time finish_ns)
     m->busy = FALSE;
     m->iterations++;
     it.running = m->running->len;
-    it.waiting = m->waiting.length;
+    it.waiting = sv_msg_num_waiting(m); /* swapped-out requests wait too */
     it.kv_usage = sv_memtier_kv_manager_usage(m->cfg.kv);
     if (m->hooks.on_iter_done)
         m->hooks.on_iter_done(m->hooks.ctx, &it);
@@ -325,12 +329,12 @@ uint32_t sv_msg_num_running(const sv_msg *m)
 
 uint32_t sv_msg_num_waiting(const sv_msg *m)
 {
-    return m->waiting.length;
+    return m->waiting.length + sv_msg_num_swapped(m);
 }
 
 gboolean sv_msg_idle(const sv_msg *m)
 {
-    return !m->busy && m->running->len == 0 && m->waiting.length == 0;
+    return !m->busy && m->running->len == 0 && m->waiting.length == 0 && sv_msg_num_swapped(m) == 0;
 }
 
 int64_t sv_msg_waiting_tokens(const sv_msg *m)

@@ -129,6 +129,16 @@ gboolean sv_msg_view_waiting_fits_full(sv_msg_view *v);
  * and schedules it. FALSE, changing nothing, when the pool lacks the blocks. */
 gboolean sv_msg_view_admit_waiting(sv_msg_view *v, int64_t num_new);
 
+/* Swap preemption (cfg.tiers.preemption_swap, vLLM v0): a preempted request whose KV fits the
+ * swap tier is swapped out instead of recomputed, keeping its computed tokens; it waits in the
+ * swapped queue (FIFO), which v0 serves after the running requests and before the waiting
+ * queue (waiting requests are admitted only when it is empty). swap_in gives the head
+ * `num_new` tokens (1 <= num_new <= reached - computed) and moves it to the tail of the running
+ * list; FALSE, changing nothing, when the pool lacks the blocks. */
+uint32_t sv_msg_view_num_swapped(const sv_msg_view *v);
+void sv_msg_view_swapped_head(const sv_msg_view *v, struct sv_msg_req_info *out);
+gboolean sv_msg_view_swap_in(sv_msg_view *v, int64_t num_new);
+
 /* The built-in tables, and their registration ("vllm", "static", "dynamic"). */
 const struct sv_msg_sched_ops *sv_msg_sched_builtin(sv_msg_sched_kind kind);
 gboolean sv_msg_sched_register_builtins(sv_registry *reg, GError **error);
@@ -194,6 +204,52 @@ struct sv_msg_prefill_launch {
     int64_t n_layers;
 };
 
+/* ---- memory tiers (issue 8; docs/memory-tiers.md) ------------------------------------------
+ *
+ * What an instance moves between its HBM and the lower tiers (host DRAM, CXL, SSD) on the tier
+ * fabric (memory-tier/fabric.c). The planner (planner/tiers.c) builds the objects and fills this
+ * record; msg borrows everything in it (it must outlive the msg). The zero value (fabric NULL) is
+ * "no tiers": the group behaves exactly as before issue 8. Routes are the fabric's (owned by it);
+ * a NULL route means "on the NPU" (nothing moves). Arrays indexed [rank] have num_devices
+ * entries, rank = TP rank + tp x stage as in the DAG. */
+struct sv_msg_tier_cfg {
+    struct sv_memtier_fabric *fabric; /* NULL: no tiers (today's behaviour) */
+    /* Weight streaming (PLAN use 1): weight_route[rank][i], i = 0..num_layers-1 the decoder
+     * layers, num_layers the embedding, num_layers+1 the head; NULL entry = resident on the NPU.
+     * layer_weight_bytes[i] (same indexing) = bytes of part i on one rank (already / tp). */
+    const struct sv_memtier_route *const *const *weight_route;
+    const uint64_t *layer_weight_bytes;
+    /* Live KV off the device (use 2): kv_route[rank][layer] tier -> NPU, NULL = KV in HBM;
+     * kv_store_route[rank][layer] the reverse (new tokens' KV written down; NULL = not booked). */
+    const struct sv_memtier_route *const *const *kv_route;
+    const struct sv_memtier_route *const *const *kv_store_route;
+    /* Swap (use 3): swap_route[rank] = NPU -> kv_evict_loc tier route (its reverse is looked up
+     * as swap_in_route[rank]); swap_tier is charged EVICTED_KV. */
+    const struct sv_memtier_route *const *swap_route;
+    const struct sv_memtier_route *const *swap_in_route;
+    struct sv_memtier_tier *swap_tier;
+    /* The prefix pool on swap_tier, if any: its chunks are evicted to make room for swapped KV
+     * (swap space pressure) before falling back to recompute. */
+    struct sv_memtier_prefix_pool *swap_pool;
+    /* Prefix hierarchy below the NPU pool (use 4); NULL: NPU pool only. chunk_tokens: its
+     * chunk (prefix_chunk_tokens, 256), a multiple of the KV block size. */
+    struct sv_memtier_hier *hier;
+    uint32_t chunk_tokens;
+    gboolean preemption_swap;   /* --preemption-mode swap (vLLM v0), else recompute (v1) */
+    gboolean offload_serial;    /* --offload-overlap serial (load then compute), else prefetch */
+    gboolean kv_load_per_layer; /* --kv-load-overlap layer, else one load before layer 0 */
+    /* Expert cache (MoE expert_offload): slots per MoE layer per rank (0 = every expert on the
+     * NPU), expert_route[rank] = tier -> NPU route, expert_bytes = one expert's weights / tp. */
+    int32_t expert_cache_slots;
+    const struct sv_memtier_route *const *expert_route;
+    uint64_t expert_bytes;
+    /* Transfer override (NULL = sv_memtier_fabric_xfer on `fabric`); set, it also turns tiers on
+     * without a fabric: unit tests drive msg with a fake fabric whose routes they define. */
+    void (*xfer)(void *xfer_ctx, const struct sv_memtier_route *route, uint64_t bytes,
+                 sv_net_done_fn done, void *ctx, uint64_t arg);
+    void *xfer_ctx;
+};
+
 struct sv_msg_cfg {
     int32_t instance; /* instance index (records, ET file names) */
     sv_msg_sched_kind scheduler;
@@ -243,6 +299,8 @@ struct sv_msg_cfg {
      * off (hooks.on_prefill_done) when its prompt completes instead of decoding it; a DECODE group
      * receives requests through sv_msg_pd_reserve / sv_msg_pd_admit. BOTH (0) does everything. */
     sv_msg_role role;
+    /* Memory tiers (issue 8): zero = none. */
+    struct sv_msg_tier_cfg tiers;
 };
 
 /* One committed iteration. */
@@ -340,6 +398,21 @@ gboolean sv_msg_idle(const sv_msg *msg); /* no request queued, running, or in fl
 int64_t sv_msg_waiting_tokens(const sv_msg *msg);
 uint64_t sv_msg_num_preemptions(const sv_msg *msg);
 sv_memtier_kv_manager *sv_msg_kv(const sv_msg *msg);
+/* Memory-tier counters of the group (zero without tiers; docs/memory-tiers.md). */
+struct sv_msg_tier_stats {
+    uint64_t swap_outs, swap_ins;           /* requests swapped out / back in */
+    uint64_t swap_out_bytes, swap_in_bytes; /* KV bytes moved by them */
+    uint64_t swap_fallbacks;                /* swap wanted, swap space short: recomputed */
+    uint64_t expert_hits, expert_misses;    /* expert cache lookups (per rank, layer, expert) */
+    uint64_t expert_fetch_bytes;
+    /* Bytes of this group's MEM_LOAD / MEM_STORE transfers on the tier fabric (weight streaming,
+     * live KV, prefix loads, swap, expert fetches); the hierarchy's write-through flows are
+     * counted by the fabric (sv_memtier_fabric_bytes_booked), not here. */
+    uint64_t tier_bytes;
+};
+void sv_msg_get_tier_stats(const sv_msg *msg, struct sv_msg_tier_stats *out);
+/* Requests swapped out and not yet back (also counted in sv_msg_num_waiting). */
+uint32_t sv_msg_num_swapped(const sv_msg *msg);
 /* Error raised inside an event (ET write failure); NULL when none. Owned by the msg. */
 const GError *sv_msg_error(const sv_msg *msg);
 

@@ -148,14 +148,42 @@ void sv_msg_view_preempt(sv_msg_view *v, uint32_t i)
     msg_req *victim = running_at(v, i);
     SV_ASSERT(victim->step_mark != m->step_seq);
     g_ptr_array_remove_index(m->running, i); /* keeps the order of the others */
-    sv_memtier_kv_manager_preempt_seq(m->cfg.kv, victim->seq);
-    victim->num_computed = 0;
     victim->out.preemptions++;
     m->preemptions++;
     m->step_preempted++;
+    v->head = NULL;
+    /* Swap mode keeps the victim's KV in the swap tier (msg/offload.c). */
+    if (m->tiers && sv_msg__swap_out(m, victim))
+        return;
+    sv_memtier_kv_manager_preempt_seq(m->cfg.kv, victim->seq);
+    victim->num_computed = 0;
     g_queue_push_head(&m->waiting, victim);
     m->waiting_tokens += victim->num_reached;
-    v->head = NULL;
+}
+
+uint32_t sv_msg_view_num_swapped(const sv_msg_view *v)
+{
+    return sv_msg_num_swapped(v->m);
+}
+
+void sv_msg_view_swapped_head(const sv_msg_view *v, struct sv_msg_req_info *out)
+{
+    SV_ASSERT(sv_msg_num_swapped(v->m) > 0);
+    req_info(g_queue_peek_head(&v->m->tiers->swapped), out);
+}
+
+gboolean sv_msg_view_swap_in(sv_msg_view *v, int64_t num_new)
+{
+    sv_msg *m = v->m;
+    SV_ASSERT(sv_msg_num_swapped(m) > 0);
+    msg_req *r = g_queue_peek_head(&m->tiers->swapped);
+    v->head = NULL; /* an allocation may evict what a waiting-head lookup found */
+    int64_t before = r->num_computed;
+    if (!sv_msg__swap_in_head(m, num_new))
+        return FALSE;
+    g_ptr_array_add(m->running, r);
+    add_slot(m, r, num_new, before);
+    return TRUE;
 }
 
 int64_t sv_msg_view_waiting_computed(sv_msg_view *v)
@@ -167,12 +195,18 @@ int64_t sv_msg_view_waiting_computed(sv_msg_view *v)
         return v->head_computed;
     v->head = r;
     v->head_hit = 0;
+    v->head_lower = 0;
     v->head_computed = r->num_computed;
     if (r->num_computed == 0) {
         v->head_hit = (int64_t)sv_memtier_kv_manager_get_computed_blocks(m->cfg.kv, r->seq,
                                                                          (uint64_t)r->num_reached);
-        r->prefix_hit = v->head_hit;
         v->head_computed = v->head_hit;
+        if (m->tiers) {
+            /* Lower tiers continue the NPU hit chunk by chunk (msg/offload.c). */
+            v->head_computed = sv_msg__hier_match(m, r, v->head_hit, &v->head_tiers);
+            v->head_lower = v->head_computed - v->head_hit;
+        }
+        r->prefix_hit = v->head_computed;
     }
     return v->head_computed;
 }
@@ -193,16 +227,19 @@ gboolean sv_msg_view_admit_waiting(sv_msg_view *v, int64_t num_new)
     int64_t computed = sv_msg_view_waiting_computed(v);
     msg_req *r = v->head;
     SV_ASSERT(num_new >= 1 && num_new <= r->num_reached - computed);
+    /* Tokens loaded from lower tiers take fresh slots like the new ones. */
     if (!sv_memtier_kv_manager_allocate_slots(m->cfg.kv, r->seq, (uint64_t)r->num_computed,
-                                              (uint64_t)num_new, (uint64_t)v->head_hit,
-                                              (uint64_t)r->num_reached))
+                                              (uint64_t)(v->head_lower + num_new),
+                                              (uint64_t)v->head_hit, (uint64_t)r->num_reached))
         return FALSE; /* the lookup stays valid: nothing changed */
     g_queue_pop_head(&m->waiting);
     m->waiting_tokens -= r->num_reached - r->num_computed;
     v->head = NULL;
+    if (m->tiers)
+        sv_msg__hier_admitted(m, r, v->head_hit, v->head_lower, &v->head_tiers);
     if (!r->admitted_once) {
         r->admitted_once = TRUE;
-        r->out.prefix_hit_tokens = v->head_hit;
+        r->out.prefix_hit_tokens = v->head_hit + v->head_lower;
     }
     g_ptr_array_add(m->running, r);
     add_slot(m, r, num_new, computed);
@@ -288,10 +325,39 @@ static int64_t schedule_waiting(sv_msg_view *v, sv_msg_sched_kind kind, int64_t 
     return budget;
 }
 
+/* vLLM v0 _schedule_swapped: resume swapped requests FCFS while the budget, max_num_seqs and
+ * the pool allow (none in a step that preempted). */
+static int64_t schedule_swapped(sv_msg_view *v, int64_t budget)
+{
+    const struct sv_msg_limits *c = sv_msg_view_limits(v);
+    while (sv_msg_view_num_swapped(v) > 0 && budget > 0 &&
+           (int64_t)sv_msg_view_num_running(v) < c->max_num_seqs) {
+        struct sv_msg_req_info r;
+        sv_msg_view_swapped_head(v, &r);
+        int64_t num_new = r.num_reached - r.num_computed;
+        if (c->long_prefill_token_threshold > 0 && num_new > c->long_prefill_token_threshold)
+            num_new = c->long_prefill_token_threshold;
+        if (num_new > budget)
+            num_new = budget;
+        if (!sv_msg_view_swap_in(v, num_new))
+            break;
+        budget -= num_new;
+    }
+    return budget;
+}
+
 static void schedule_builtin(sv_msg_view *v, sv_msg_sched_kind kind)
 {
     int64_t budget = sv_msg_view_limits(v)->max_num_batched_tokens;
     budget = schedule_running(v, kind, budget);
+    if (sv_msg_view_num_swapped(v) > 0) {
+        /* Swap mode (vLLM v0 order): swapped before waiting, and waiting only when none is
+         * left swapped; no swap-in in a step that preempted. */
+        if (sv_msg_view_num_preempted(v) == 0)
+            budget = schedule_swapped(v, budget);
+        if (sv_msg_view_num_swapped(v) > 0)
+            return;
+    }
     /* vLLM skips admission in a step that preempted (`if not preempted_reqs:`), which keeps the
      * running set from oscillating. Static batching admits only into an empty engine. */
     gboolean admit = sv_msg_view_num_preempted(v) == 0;
@@ -391,6 +457,8 @@ void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t
             if (caching)
                 sv_memtier_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)r->num_computed);
         }
+        if (m->tiers)
+            sv_msg__hier_computed(m, r); /* write-through of newly full chunks */
         if (r->num_reached >= r->total) {
             sv_memtier_kv_manager_free_seq(c->kv, r->seq);
             retire(m, r);
