@@ -34,6 +34,8 @@ static inline sv_time sv_time_from_ns(double ns)
 /* ASTRA-sim's link bandwidth unit: "GB/s" in its YAML means GiB/s per 1e9 ns, i.e. bytes per ns =
  * gbps * 2^30 / 1e9 (astra-network-analytical, CHAKRA_ET.md 3.4). */
 double sv_bw_gbps_to_bytes_per_ns(double gbps);
+/* Spec-sheet bandwidth: decimal GB/s (10^9 bytes/s) is exactly bytes per ns (memory tiers). */
+double sv_bw_dec_gbps_to_bytes_per_ns(double gbps);
 
 /* ---- errors ----------------------------------------------------------------------------- */
 

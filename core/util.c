@@ -20,6 +20,12 @@ double sv_bw_gbps_to_bytes_per_ns(double gbps)
     return gbps * 1073741824.0 / 1e9;
 }
 
+double sv_bw_dec_gbps_to_bytes_per_ns(double gbps)
+{
+    /* 1 GB/s = 10^9 bytes / 10^9 ns. */
+    return gbps;
+}
+
 void sv_assert_fail(const char *file, int line, const char *func, const char *expr)
 {
     fprintf(stderr, "servesim: internal error: %s:%d: %s: assertion failed: %s\n", file, line, func,

@@ -17,6 +17,7 @@
 #define SV_MEMTIER_H
 
 #include "core/core.h"
+#include "network/network.h"
 
 #include <glib.h>
 #include <stdint.h>
@@ -28,6 +29,7 @@ GQuark sv_memtier_error_quark(void);
 typedef enum {
     SV_MEMTIER_ERROR_CONFIG,      /* bad configuration file or value (file and key named) */
     SV_MEMTIER_ERROR_UNSUPPORTED, /* a request the configured memory cannot serve */
+    SV_MEMTIER_ERROR_CAPACITY,    /* a tier charge that does not fit (sv_memtier_tier_charge) */
 } sv_memtier_error_code;
 
 typedef enum {
@@ -315,6 +317,255 @@ void sv_memtier_kv_manager_free_seq(sv_memtier_kv_manager *mgr, sv_memtier_kv_se
 /* The same for a preempted request (vLLM resets num_computed_tokens to 0; on re-admission
  * get_computed_blocks finds what survived); counted in the preemption statistics. */
 void sv_memtier_kv_manager_preempt_seq(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq);
+
+/* ==== Memory tiers (tier.c, fabric.c, lru.c, prefix_pool.c, hier.c; docs/kvcache.md) =========
+ *
+ * Issue 8's multi-tier memory resources: capacity ledgers per tier (HBM, host DRAM, CXL, SSD),
+ * the fabric of links between them (PCIe per NPU, DRAM/CXL/SSD per node) booked as flows on the
+ * network's max-min solver, lower-tier prefix pools of KV chunks, and a per-instance hierarchy
+ * of pools. Units: capacities in bytes, tier bandwidths in decimal GB/s (= bytes/ns, spec sheets
+ * are decimal; sv_bw_dec_gbps_to_bytes_per_ns), latencies in ns. */
+
+#define SV_MEMTIER_TIER_ERROR_CAPACITY SV_MEMTIER_ERROR_CAPACITY /* alias */
+
+typedef enum {
+    SV_MEMTIER_HBM,  /* "npu": device memory */
+    SV_MEMTIER_DRAM, /* "cpu": host memory of a node */
+    SV_MEMTIER_CXL,  /* "cxl": CXL memory expander device */
+    SV_MEMTIER_SSD,  /* "ssd": NVMe storage */
+    SV_MEMTIER_KIND_COUNT
+} sv_memtier_kind;
+/* "npu", "cpu", "cxl", "ssd" (LLMServingSim's placement names). */
+const char *sv_memtier_kind_name(sv_memtier_kind kind);
+gboolean sv_memtier_kind_parse(const char *name, sv_memtier_kind *out);
+
+typedef enum {
+    SV_MEMTIER_OWNER_WEIGHTS,
+    SV_MEMTIER_OWNER_LIVE_KV,
+    SV_MEMTIER_OWNER_EVICTED_KV, /* swapped-out KV */
+    SV_MEMTIER_OWNER_PREFIX,     /* prefix-pool chunks */
+    SV_MEMTIER_OWNER_EXPERTS,
+    SV_MEMTIER_OWNER_COUNT
+} sv_memtier_owner;
+/* "weights", "live_kv", "evicted_kv", "prefix", "experts" (summary.json keys). */
+const char *sv_memtier_owner_name(sv_memtier_owner owner);
+
+/* ---- tiers and capacity ledgers (tier.c) ------------------------------------------------ */
+
+struct sv_memtier_tier_cfg {
+    sv_memtier_kind kind;
+    char name[48];           /* "node0/cpu", "node0/cxl:1", "node0/ssd", "inst0/npu" */
+    uint64_t capacity_bytes; /* mem_size GiB x 2^30 */
+    double read_gbps;        /* decimal GB/s; DRAM/CXL: the one shared link; 0 with ideal */
+    double write_gbps;       /* SSD write link (0 = read_gbps); ignored for DRAM/CXL */
+    double latency_ns;       /* per access (added once per transfer leg touching the tier) */
+    int32_t queue_depth;     /* SSD only: transfers in service per device; 0 = unlimited */
+    gboolean ideal;          /* infinite bandwidth, latency only */
+};
+
+typedef struct sv_memtier_tier sv_memtier_tier;
+
+sv_memtier_tier *sv_memtier_tier_new(sv_engine *eng, const struct sv_memtier_tier_cfg *cfg);
+void sv_memtier_tier_free(sv_memtier_tier *t); /* accepts NULL */
+const struct sv_memtier_tier_cfg *sv_memtier_tier_get_cfg(const sv_memtier_tier *t);
+/* Add `delta` bytes (may be negative) to owner `o`. Fails with SV_MEMTIER_ERROR /
+ * SV_MEMTIER_TIER_ERROR_CAPACITY ("<name>: <owner> needs N bytes, M free of C") and changes
+ * nothing when used + delta > capacity; a release below 0 is a bug (asserted). */
+gboolean sv_memtier_tier_charge(sv_memtier_tier *t, sv_memtier_owner o, int64_t delta,
+                                GError **error);
+/* Set owner `o` to exactly `bytes` (HBM views of KV kept by the KV manager). Not checked
+ * against the capacity (the view is derived from a pool sized to fit). */
+void sv_memtier_tier_set(sv_memtier_tier *t, sv_memtier_owner o, uint64_t bytes);
+uint64_t sv_memtier_tier_capacity(const sv_memtier_tier *t);
+uint64_t sv_memtier_tier_used(const sv_memtier_tier *t);
+uint64_t sv_memtier_tier_used_by(const sv_memtier_tier *t, sv_memtier_owner o);
+uint64_t sv_memtier_tier_free_bytes(const sv_memtier_tier *t);
+/* Prefix statistics booked by the pools and hierarchies on this tier. */
+void sv_memtier_tier_count_lookup(sv_memtier_tier *t, uint64_t lookup_tokens, uint64_t hit_tokens,
+                                  uint64_t hit_chunks);
+
+struct sv_memtier_tier_stats {
+    uint64_t capacity, peak, peak_by_owner[SV_MEMTIER_OWNER_COUNT];
+    double mean_bytes;                /* time-weighted over [0, now] */
+    uint64_t read_bytes, write_bytes; /* transfers booked from / to this tier */
+    uint64_t hit_tokens, lookup_tokens, hit_chunks, evictions, rejected;
+};
+void sv_memtier_tier_get_stats(const sv_memtier_tier *t, sv_time now,
+                               struct sv_memtier_tier_stats *out);
+
+/* ---- fabric: links and routes between tiers (fabric.c) ---------------------------------- */
+
+typedef struct sv_memtier_fabric sv_memtier_fabric;
+
+/* Where a tier sits. node: node index (-1: a cluster-scope CXL device); device: the NPU id
+ * (global, the network's) for HBM, the CXL device index, the SSD device index; 0 for DRAM. */
+struct sv_memtier_loc {
+    sv_memtier_kind kind;
+    int32_t node;
+    int32_t device;
+};
+
+/* The fabric books its flows on `net`'s solver when `net` is a flow network, else on a
+ * standalone solver on `eng` (tier traffic then does not contend with network messages). */
+sv_memtier_fabric *sv_memtier_fabric_new(sv_engine *eng, sv_net *net_or_null, GError **error);
+void sv_memtier_fabric_free(sv_memtier_fabric *f); /* accepts NULL */
+/* NPU `npu` (global id) on node `node`: its PCIe host-to-device and device-to-host links of
+ * `gbps` decimal GB/s per direction. Returns the h2d link id (d2h = h2d + 1; -1 when ideal). */
+int32_t sv_memtier_fabric_add_pcie(sv_memtier_fabric *f, int32_t npu, int32_t node, double gbps,
+                                   double lat_ns, gboolean ideal);
+/* A tier at `loc` (borrowed; outlives the fabric): DRAM -> one dram link per node; CXL -> one
+ * link per device; SSD -> read and write links per device; HBM -> no link (ledger counting). */
+void sv_memtier_fabric_add_tier(sv_memtier_fabric *f, const struct sv_memtier_loc *loc,
+                                sv_memtier_tier *t);
+/* Cluster-scope CXL: node `node`'s port to the CXL switch (every route between that node and a
+ * cluster CXL device crosses it). */
+void sv_memtier_fabric_add_cxl_port(sv_memtier_fabric *f, int32_t node, double gbps, double lat_ns,
+                                    gboolean ideal);
+/* A precomputed route of 1 or 2 legs (store-and-forward through host DRAM for SSD), owned by f. */
+typedef struct sv_memtier_route sv_memtier_route;
+/* The route src -> dst (computed once, then cached); NULL + error when a tier or an NPU on it
+ * was never added or the pair is not connected (HBM -> HBM, a remote hop without a network). */
+const sv_memtier_route *sv_memtier_fabric_route(sv_memtier_fabric *f,
+                                                const struct sv_memtier_loc *src,
+                                                const struct sv_memtier_loc *dst, GError **error);
+int sv_memtier_route_legs(const sv_memtier_route *r);
+/* Time of `bytes` over the route with no other traffic (tests, estimates), ns. */
+sv_time sv_memtier_route_alone_ns(const sv_memtier_route *r, uint64_t bytes);
+/* Move `bytes` along the route (legs in sequence); `done` fires after the last byte of the last
+ * leg plus the latencies. Counts read bytes on the source tier and write bytes on the
+ * destination tier. */
+void sv_memtier_fabric_xfer(sv_memtier_fabric *f, const sv_memtier_route *r, uint64_t bytes,
+                            sv_net_done_fn done, void *ctx, uint64_t arg);
+uint64_t sv_memtier_fabric_bytes_booked(const sv_memtier_fabric *f); /* sum of xfer sizes */
+sv_net_solver *sv_memtier_fabric_solver(sv_memtier_fabric *f);
+
+/* ---- generic LRU of uint64 keys (lru.c) ------------------------------------------------- */
+
+/* Fixed number of slots; O(1) lookup, touch, insert and eviction. Order "lru" (a hit moves the
+ * key to the most recent end) or "fifo" (by insertion; hits do not move). */
+typedef struct sv_memtier_lru sv_memtier_lru;
+sv_memtier_lru *sv_memtier_lru_new(uint32_t slots, gboolean fifo);
+void sv_memtier_lru_free(sv_memtier_lru *l); /* accepts NULL */
+uint32_t sv_memtier_lru_len(const sv_memtier_lru *l);
+uint32_t sv_memtier_lru_slots(const sv_memtier_lru *l);
+gboolean sv_memtier_lru_contains(const sv_memtier_lru *l, uint64_t key);
+/* Present: make it most recent (lru) and return TRUE; absent: FALSE, nothing changes. */
+gboolean sv_memtier_lru_touch(sv_memtier_lru *l, uint64_t key);
+/* Insert an absent key as most recent. When full, the least recent key is evicted first and
+ * returned through `evicted` (TRUE returned); FALSE when nothing was evicted. */
+gboolean sv_memtier_lru_insert(sv_memtier_lru *l, uint64_t key, uint64_t *evicted);
+/* Remove the least recent key (FALSE when empty). */
+gboolean sv_memtier_lru_pop(sv_memtier_lru *l, uint64_t *key);
+gboolean sv_memtier_lru_remove(sv_memtier_lru *l, uint64_t key);
+/* Up to `max` keys, least recent (next evicted) first. */
+uint32_t sv_memtier_lru_order(const sv_memtier_lru *l, uint64_t *keys, uint32_t max);
+
+/* ---- prefix pool: one lower tier's KV chunks (prefix_pool.c) ---------------------------- */
+
+struct sv_memtier_prefix_pool_cfg {
+    sv_memtier_tier *tier; /* borrowed; charged SV_MEMTIER_OWNER_PREFIX per chunk */
+    uint32_t chunk_tokens; /* 256 (LMCache chunk_size, LLMServingSim) */
+    uint32_t fine_tokens;  /* NPU block_size; chunk_tokens must be a multiple */
+    uint64_t chunk_bytes;  /* KV bytes of one chunk (all ranks of the instance) */
+    const char *evict;     /* "lru" (default, NULL) | "fifo" (LLMServingSim) */
+    const char *admit;     /* "all" (default, NULL) | "second" (insert on second sight) */
+};
+typedef struct sv_memtier_prefix_pool sv_memtier_prefix_pool;
+sv_memtier_prefix_pool *sv_memtier_prefix_pool_new(const struct sv_memtier_prefix_pool_cfg *c,
+                                                   GError **error);
+void sv_memtier_prefix_pool_free(sv_memtier_prefix_pool *p); /* accepts NULL; releases charges */
+sv_memtier_tier *sv_memtier_prefix_pool_tier(const sv_memtier_prefix_pool *p);
+uint32_t sv_memtier_prefix_pool_chunk_tokens(const sv_memtier_prefix_pool *p);
+uint64_t sv_memtier_prefix_pool_chunk_bytes(const sv_memtier_prefix_pool *p);
+uint32_t sv_memtier_prefix_pool_len(const sv_memtier_prefix_pool *p); /* chunks held */
+/* Key of chunk c of a fine-hash chain: the fine hash at (c+1)*N - 1, N = chunk/fine
+ * (LLMServingSim keys coarse blocks by their last fine block). */
+uint64_t sv_memtier_prefix_pool_chunk_key(const sv_memtier_prefix_pool *p,
+                                          const uint64_t *fine_hashes, uint32_t c);
+/* Consecutive chunks present from chunk index c0 of the chain (only whole chunks within
+ * n_fine fine hashes); touches them (lru). */
+uint32_t sv_memtier_prefix_pool_match(sv_memtier_prefix_pool *p, const uint64_t *fine_hashes,
+                                      uint32_t n_fine, uint32_t c0);
+gboolean sv_memtier_prefix_pool_contains(const sv_memtier_prefix_pool *p, uint64_t key);
+gboolean sv_memtier_prefix_pool_touch(sv_memtier_prefix_pool *p, uint64_t key);
+/* Insert `key` (absent: charges the tier PREFIX, evicting lru/fifo chunks until it fits; present:
+ * touch). Evicted keys go through `evicted(ctx, key)` (may be NULL) in eviction order. FALSE =
+ * rejected (chunk larger than the tier's room even when empty, or admit "second" on first sight),
+ * counted in the tier's `rejected`. */
+gboolean sv_memtier_prefix_pool_insert(sv_memtier_prefix_pool *p, uint64_t key,
+                                       void (*evicted)(void *ctx, uint64_t key), void *ctx);
+/* Evict chunks until `bytes` more are free on the tier (swap space pressure); returns bytes
+ * freed. */
+uint64_t sv_memtier_prefix_pool_shrink(sv_memtier_prefix_pool *p, uint64_t bytes);
+/* Keys in eviction order (next evicted first), up to max (tests). */
+uint32_t sv_memtier_prefix_pool_order(const sv_memtier_prefix_pool *p, uint64_t *keys,
+                                      uint32_t max);
+
+/* ---- hierarchy: an instance's ordered lower tiers (hier.c) ------------------------------ */
+
+struct sv_memtier_hier_cfg {
+    sv_memtier_fabric *fabric; /* routes and transfers */
+    struct sv_memtier_loc npu; /* the instance's first NPU (HBM loc): loads go there */
+    uint32_t chunk_tokens;     /* as the pools' */
+    gboolean write_back;       /* FALSE: write-through at chunk completion */
+};
+typedef struct sv_memtier_hier sv_memtier_hier;
+sv_memtier_hier *sv_memtier_hier_new(const struct sv_memtier_hier_cfg *cfg, GError **error);
+void sv_memtier_hier_free(sv_memtier_hier *h); /* accepts NULL; the pools are borrowed */
+/* Append a pool in lookup order (at most one per kind). `loc` is where its tier sits. */
+gboolean sv_memtier_hier_add_pool(sv_memtier_hier *h, sv_memtier_prefix_pool *p,
+                                  const struct sv_memtier_loc *loc, GError **error);
+/* A cluster pool (Mooncake store): chunk key k lives in pools[k % n] at locs[k % n] (host DRAM
+ * of each node); hits from another node than the instance's are remote. */
+gboolean sv_memtier_hier_add_cluster_pool(sv_memtier_hier *h, sv_memtier_prefix_pool **pools,
+                                          const struct sv_memtier_loc *locs, int32_t n,
+                                          GError **error);
+int32_t sv_memtier_hier_num_pools(const sv_memtier_hier *h);
+
+struct sv_memtier_hit {
+    uint64_t tokens[SV_MEMTIER_KIND_COUNT]; /* tokens hit per tier kind (HBM entry unused) */
+    uint64_t remote_tokens;                 /* cluster pool hits on another node */
+    /* route[kind]: tier -> the hier's NPU (NULL when no hit there); route[KIND_COUNT]: the
+     * remote route of the first remote chunk. */
+    const sv_memtier_route *route[SV_MEMTIER_KIND_COUNT + 1];
+};
+/* After an NPU hit of `npu_tokens`: walk chunks from floor(npu_tokens / chunk); each chunk comes
+ * from the first pool holding it; stop at the first chunk none holds, and at
+ * floor((num_tokens - 1) / chunk) chunks. Returns the end of the hit in tokens (>= npu_tokens;
+ * = npu_tokens when nothing beyond it). Tokens loaded = end - npu_tokens, split per tier in
+ * `out` (the first chunk counts only its part beyond npu_tokens). Counts lookups on the tiers. */
+uint64_t sv_memtier_hier_match(sv_memtier_hier *h, const uint64_t *fine, uint32_t n_fine,
+                               uint64_t npu_tokens, uint64_t num_tokens,
+                               struct sv_memtier_hit *out);
+/* A chunk became full on the NPU `npu`: write-through to every pool not holding it (inclusive),
+ * as background transfers; the chunk becomes hit-able when its write completes. No-op in
+ * write-back mode. */
+void sv_memtier_hier_chunk_done(sv_memtier_hier *h, uint64_t key, int32_t npu);
+/* Write-back mode: the NPU block ending chunk `key` was evicted: write it to the first pool;
+ * a pool's own evictions are demoted to the next pool. No-op in write-through mode. */
+void sv_memtier_hier_npu_evicted(sv_memtier_hier *h, uint64_t key, int32_t npu);
+/* Writes (and demotions) started and not yet completed. */
+uint32_t sv_memtier_hier_writes_in_flight(const sv_memtier_hier *h);
+
+/* ---- KV manager hooks for tiers (kvcache.c) --------------------------------------------- */
+
+/* Called when a block's prefix-cache entry is dropped (its free block was reallocated) with the
+ * entry's hash and the block's index in its chain (0-based). */
+typedef void (*sv_memtier_kv_evict_hook)(void *ctx, uint64_t hash, uint32_t chain_index);
+void sv_memtier_kv_manager_set_evict_hook(sv_memtier_kv_manager *mgr, sv_memtier_kv_evict_hook fn,
+                                          void *ctx);
+
+/* Swap a preempted sequence out (vLLM v0 _preempt_by_swap): its blocks are released as by
+ * sv_memtier_kv_manager_preempt_seq, except that its partial tail block is not left indexed;
+ * counted as a swap-out. Returns the number of blocks it held (the bytes to move). */
+uint32_t sv_memtier_kv_manager_swap_out_seq(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq);
+/* Swap a sequence back in with `num_tokens` computed tokens: all-or-nothing
+ * ceil(num_tokens / block_size) fresh blocks; its full blocks are indexed again. FALSE and
+ * nothing changed when the free queue is shorter. */
+gboolean sv_memtier_kv_manager_swap_in(sv_memtier_kv_manager *mgr, sv_memtier_kv_seq *seq,
+                                       uint64_t num_tokens);
+/* The sequence's hash chain (sv_memtier_kv_seq_num_hashes entries), for sv_memtier_hier_match. */
+const uint64_t *sv_memtier_kv_seq_hashes(const sv_memtier_kv_seq *seq, uint32_t *n);
 
 G_END_DECLS
 

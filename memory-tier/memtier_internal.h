@@ -80,4 +80,9 @@ static inline uint32_t sv_memtier__lru_ahead(const sv_memtier__lru *q, uint32_t 
     return q->ring[(q->head + k) & q->mask];
 }
 
+/* ---- tiers (tier.c): counters booked by the fabric and the prefix pools ------------------- */
+
+void sv_memtier__tier_count_io(sv_memtier_tier *t, uint64_t read_bytes, uint64_t write_bytes);
+void sv_memtier__tier_count_pool(sv_memtier_tier *t, uint64_t evictions, uint64_t rejected);
+
 #endif

@@ -16,7 +16,13 @@
  * the floating-point error of rem (updated by rem -= rate * dt), so a quotient that should be an
  * integer k but comes out as k - 1e-12 still finishes at k. At completion the bytes left at the
  * event time must be within one nanosecond's worth of transmission (|rem_now| <= rate * 1 ns +
- * tolerance), otherwise the model lost or invented bytes (asserted: byte conservation). */
+ * tolerance), otherwise the model lost or invented bytes (asserted: byte conservation).
+ *
+ * The same machinery is a resource for other modules (sv_net_solver, network.h): a growable
+ * link table (a network's topology links keep ids 0..nlinks-1, others are appended) and flows
+ * over explicit link lists. Network messages are delivered and counted through the sv_net
+ * (sv_net__schedule_delivery); other flows through the solver's own pooled records and one
+ * engine event each, in the same way, so adding links changes no message's timing. */
 #include "network/network_internal.h"
 
 #include <math.h>
@@ -40,6 +46,7 @@ struct flow {
     void *ctx;
     uint64_t arg;
     int dst;
+    gboolean via_net; /* a network message: delivered and counted by the sv_net */
     int nlinks;
     int route_cap;
     int *links;   /* route_cap: link ids of the route */
@@ -70,6 +77,8 @@ struct flink {
     struct flink_entry *flows; /* active flows crossing this link */
     int n;
     int cap;
+    double bw;  /* bytes/ns */
+    double lat; /* ns */
     /* solve scratch */
     uint32_t mark;
     uint32_t version;
@@ -84,11 +93,27 @@ struct share_entry {
     uint32_t version;
 };
 
-struct sv_net_flow_model {
-    sv_net *net;
+/* A delivery of a flow that is not a network message (standalone and added-link flows). */
+struct delivery {
+    struct delivery *next; /* free list */
+    sv_net_solver *s;
+    sv_net_done_fn done;
+    void *ctx;
+    uint64_t arg;
+};
+#define SOLVER_DELIVERY_SLAB 256
+
+struct sv_net_solver {
+    sv_engine *eng;
+    sv_net *net;   /* NULL for a standalone solver */
     GArray *flows; /* struct flow pool */
     int flow_free;
     struct flink *links;
+    int nlinks;
+    int links_cap;
+    struct sv_net_solver_stats stats;
+    GPtrArray *delivery_slabs;
+    struct delivery *delivery_free;
     struct fin_entry *heap; /* ordered by (fin, seq) */
     int heap_n;
     int heap_cap;
@@ -103,7 +128,7 @@ struct sv_net_flow_model {
     GArray *share_heap; /* struct share_entry */
 };
 
-static inline struct flow *flow_at(sv_net_flow_model *fm, int id)
+static inline struct flow *flow_at(sv_net_solver *fm, int id)
 {
     return &g_array_index(fm->flows, struct flow, id);
 }
@@ -118,13 +143,13 @@ static inline gboolean fin_less(const struct fin_entry *a, const struct fin_entr
     return a->fin < b->fin || (a->fin == b->fin && a->seq < b->seq);
 }
 
-static void heap_set(sv_net_flow_model *fm, int i, struct fin_entry e)
+static void heap_set(sv_net_solver *fm, int i, struct fin_entry e)
 {
     fm->heap[i] = e;
     flow_at(fm, e.id)->heap_pos = i;
 }
 
-static void heap_up(sv_net_flow_model *fm, int i)
+static void heap_up(sv_net_solver *fm, int i)
 {
     struct fin_entry e = fm->heap[i];
     while (i > 0) {
@@ -137,7 +162,7 @@ static void heap_up(sv_net_flow_model *fm, int i)
     heap_set(fm, i, e);
 }
 
-static void heap_down(sv_net_flow_model *fm, int i)
+static void heap_down(sv_net_solver *fm, int i)
 {
     struct fin_entry e = fm->heap[i];
     for (;;) {
@@ -155,7 +180,7 @@ static void heap_down(sv_net_flow_model *fm, int i)
 }
 
 /* Insert flow `id` or move it after its fin changed. */
-static void heap_update(sv_net_flow_model *fm, int id)
+static void heap_update(sv_net_solver *fm, int id)
 {
     struct flow *f = flow_at(fm, id);
     struct fin_entry e = {f->fin, f->seq, id};
@@ -174,7 +199,7 @@ static void heap_update(sv_net_flow_model *fm, int id)
     heap_down(fm, flow_at(fm, id)->heap_pos);
 }
 
-static void heap_remove(sv_net_flow_model *fm, int id)
+static void heap_remove(sv_net_solver *fm, int id)
 {
     struct flow *f = flow_at(fm, id);
     int i = f->heap_pos;
@@ -238,32 +263,48 @@ static struct share_entry share_pop(GArray *h)
 
 /* ---- model ------------------------------------------------------------------------------ */
 
-sv_net_flow_model *sv_net__flow_model_new(sv_net *net)
+static sv_net_solver *solver_new(sv_engine *eng, sv_net *net)
 {
-    sv_net_flow_model *fm = g_new0(sv_net_flow_model, 1);
+    sv_net_solver *fm = g_new0(sv_net_solver, 1);
+    fm->eng = eng;
     fm->net = net;
     fm->flows = g_array_new(FALSE, TRUE, sizeof(struct flow));
     fm->flow_free = -1;
-    fm->links = g_new0(struct flink, net->geom.nlinks);
     fm->dirty = g_array_new(FALSE, FALSE, sizeof(int));
     fm->queue = g_array_new(FALSE, FALSE, sizeof(int));
     fm->comp_flows = g_array_new(FALSE, FALSE, sizeof(int));
     fm->share_heap = g_array_new(FALSE, FALSE, sizeof(struct share_entry));
+    fm->delivery_slabs = g_ptr_array_new_with_free_func(g_free);
     return fm;
 }
 
-void sv_net__flow_model_free(sv_net_flow_model *fm)
+sv_net_solver *sv_net__flow_model_new(sv_net *net)
+{
+    sv_net_solver *fm = solver_new(net->eng, net);
+    /* Topology links keep their ids 0..nlinks-1. */
+    for (int l = 0; l < net->geom.nlinks; l++)
+        sv_net_solver_link_add(fm, net->geom.links[l].bw_bpns, net->geom.links[l].lat_ns);
+    return fm;
+}
+
+sv_net_solver *sv_net_solver_new(sv_engine *eng)
+{
+    SV_ASSERT(eng != NULL);
+    return solver_new(eng, NULL);
+}
+
+void sv_net__flow_model_free(sv_net_solver *fm)
 {
     if (fm == NULL)
         return;
     if (fm->event != SV_EVENT_NONE)
-        sv_engine_cancel(fm->net->eng, fm->event);
+        sv_engine_cancel(fm->eng, fm->event);
     for (guint i = 0; i < fm->flows->len; i++) {
         g_free(flow_at(fm, (int)i)->links);
         g_free(flow_at(fm, (int)i)->pos);
     }
     g_array_free(fm->flows, TRUE);
-    for (int l = 0; l < fm->net->geom.nlinks; l++)
+    for (int l = 0; l < fm->nlinks; l++)
         g_free(fm->links[l].flows);
     g_free(fm->links);
     g_free(fm->heap);
@@ -271,10 +312,43 @@ void sv_net__flow_model_free(sv_net_flow_model *fm)
     g_array_free(fm->queue, TRUE);
     g_array_free(fm->comp_flows, TRUE);
     g_array_free(fm->share_heap, TRUE);
+    g_ptr_array_free(fm->delivery_slabs, TRUE);
     g_free(fm);
 }
 
-static void mark_dirty(sv_net_flow_model *fm, int link)
+void sv_net_solver_free(sv_net_solver *s)
+{
+    if (s == NULL)
+        return;
+    SV_ASSERT(s->net == NULL); /* a network's solver is freed with the network */
+    sv_net__flow_model_free(s);
+}
+
+sv_net_solver *sv_net_get_solver(sv_net *net)
+{
+    return net != NULL ? net->flow : NULL;
+}
+
+int sv_net_solver_link_add(sv_net_solver *s, double bytes_per_ns, double latency_ns)
+{
+    SV_ASSERT(s != NULL && bytes_per_ns > 0 && latency_ns >= 0);
+    if (s->nlinks == s->links_cap) {
+        s->links_cap = s->links_cap > 0 ? 2 * s->links_cap : 16;
+        s->links = g_renew(struct flink, s->links, s->links_cap);
+        memset(&s->links[s->nlinks], 0, sizeof(struct flink) * (size_t)(s->links_cap - s->nlinks));
+    }
+    struct flink *L = &s->links[s->nlinks];
+    L->bw = bytes_per_ns;
+    L->lat = latency_ns;
+    return s->nlinks++;
+}
+
+int sv_net_solver_num_links(const sv_net_solver *s)
+{
+    return s->nlinks;
+}
+
+static void mark_dirty(sv_net_solver *fm, int link)
 {
     if (!fm->links[link].dirty) {
         fm->links[link].dirty = TRUE;
@@ -285,9 +359,9 @@ static void mark_dirty(sv_net_flow_model *fm, int link)
 static void on_tick(sv_engine *eng, void *ctx, uint64_t arg);
 
 /* Point the model's single event at `at` (creating it if none is pending). */
-static void set_tick(sv_net_flow_model *fm, sv_time at)
+static void set_tick(sv_net_solver *fm, sv_time at)
 {
-    sv_engine *eng = fm->net->eng;
+    sv_engine *eng = fm->eng;
     if (fm->event != SV_EVENT_NONE && sv_engine_pending_event(eng, fm->event)) {
         if (sv_engine_event_time(eng, fm->event) != at)
             sv_engine_reschedule(eng, fm->event, at);
@@ -313,10 +387,9 @@ static void flow_advance(struct flow *f, sv_time now)
 }
 
 /* Progressive filling over every flow reachable from the dirty links. */
-static void solve(sv_net_flow_model *fm)
+static void solve(sv_net_solver *fm)
 {
-    sv_net *net = fm->net;
-    sv_time now = sv_engine_now(net->eng);
+    sv_time now = sv_engine_now(fm->eng);
     uint32_t epoch = ++fm->epoch;
     GArray *queue = fm->queue, *comp = fm->comp_flows, *sh = fm->share_heap;
     g_array_set_size(queue, 0);
@@ -354,14 +427,17 @@ static void solve(sv_net_flow_model *fm)
     }
     if (comp->len == 0)
         return;
-    net->stats.rate_solves++;
-    net->stats.solve_flow_visits += comp->len;
+    fm->stats.rate_solves++;
+    if (fm->net != NULL) {
+        fm->net->stats.rate_solves++;
+        fm->net->stats.solve_flow_visits += comp->len;
+    }
 
     /* 2. Water-filling: repeatedly saturate the link with the smallest fair share. */
     for (guint qi = 0; qi < queue->len; qi++) {
         int l = g_array_index(queue, int, qi);
         struct flink *L = &fm->links[l];
-        L->cap_rem = net->geom.links[l].bw_bpns;
+        L->cap_rem = L->bw;
         L->unfrozen = L->n;
         L->version++;
         if (L->n > 0)
@@ -410,9 +486,43 @@ static void solve(sv_net_flow_model *fm)
     }
 }
 
-static void flow_finish(sv_net_flow_model *fm, int id, sv_time now)
+static void on_delivery(sv_engine *eng, void *ctx, uint64_t arg)
 {
-    sv_net *net = fm->net;
+    (void)arg;
+    struct delivery *d = ctx;
+    sv_net_solver *s = d->s;
+    sv_net_done_fn done = d->done;
+    void *dctx = d->ctx;
+    uint64_t darg = d->arg;
+    d->next = s->delivery_free; /* released first: the callback may start flows */
+    s->delivery_free = d;
+    done(eng, dctx, darg);
+}
+
+/* The solver's own delivery (flows that are not network messages): one pooled record and one
+ * engine event, as sv_net__schedule_delivery does for messages. */
+static void schedule_delivery(sv_net_solver *s, sv_time at, sv_net_done_fn done, void *ctx,
+                              uint64_t arg)
+{
+    if (s->delivery_free == NULL) {
+        struct delivery *slab = g_new0(struct delivery, SOLVER_DELIVERY_SLAB);
+        g_ptr_array_add(s->delivery_slabs, slab);
+        for (int i = SOLVER_DELIVERY_SLAB - 1; i >= 0; i--) {
+            slab[i].next = s->delivery_free;
+            s->delivery_free = &slab[i];
+        }
+    }
+    struct delivery *d = s->delivery_free;
+    s->delivery_free = d->next;
+    d->s = s;
+    d->done = done;
+    d->ctx = ctx;
+    d->arg = arg;
+    sv_engine_schedule(s->eng, at, SV_PRIO_DEFAULT, on_delivery, d, 0);
+}
+
+static void flow_finish(sv_net_solver *fm, int id, sv_time now)
+{
     struct flow *f = flow_at(fm, id);
     /* Byte conservation: what is left at `now` must be at most one nanosecond of transmission
      * (fin is a floor), and the flow must not have overshot by more than that either. */
@@ -435,14 +545,17 @@ static void flow_finish(sv_net_flow_model *fm, int id, sv_time now)
     }
     f->active = FALSE;
     fm->active--;
-    sv_net__schedule_delivery(net, at, f->dst, f->bytes, f->done, f->ctx, f->arg);
+    if (f->via_net)
+        sv_net__schedule_delivery(fm->net, at, f->dst, f->bytes, f->done, f->ctx, f->arg);
+    else
+        schedule_delivery(fm, at, f->done, f->ctx, f->arg);
     f->next_free = fm->flow_free;
     fm->flow_free = id;
 }
 
 static void on_tick(sv_engine *eng, void *ctx, uint64_t arg)
 {
-    sv_net_flow_model *fm = ctx;
+    sv_net_solver *fm = ctx;
     sv_time now = sv_engine_now(eng);
     fm->event = SV_EVENT_NONE;
     /* Completions first: their rates held until now. Same-tick completions in start order. */
@@ -457,19 +570,9 @@ static void on_tick(sv_engine *eng, void *ctx, uint64_t arg)
         set_tick(fm, fm->heap[0].fin);
 }
 
-void sv_net__flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done,
-                       void *ctx, uint64_t arg)
+/* Take a flow record with room for `nlinks` links. */
+static int flow_alloc(sv_net_solver *fm, int nlinks)
 {
-    sv_net_flow_model *fm = net->flow;
-    const struct sv_net_geom *g = &net->geom;
-    sv_time now = sv_engine_now(net->eng);
-    double lat = 0;
-    if (bytes == 0) {
-        /* Nothing to transmit: the (empty) last byte leaves at once. */
-        sv_net__geom_route(g, src, dst, NULL, &lat);
-        sv_net__schedule_delivery(net, now + sv_time_from_ns(lat), dst, 0, done, ctx, arg);
-        return;
-    }
     int id = fm->flow_free;
     if (id >= 0) {
         fm->flow_free = flow_at(fm, id)->next_free;
@@ -478,12 +581,20 @@ void sv_net__flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_don
         g_array_set_size(fm->flows, fm->flows->len + 1); /* zero-filled */
     }
     struct flow *f = flow_at(fm, id);
-    if (f->route_cap < g->max_route_links) {
-        f->route_cap = g->max_route_links;
+    if (f->route_cap < nlinks) {
+        f->route_cap = nlinks;
         f->links = g_renew(int, f->links, f->route_cap);
         f->pos = g_renew(int, f->pos, f->route_cap);
     }
-    f->nlinks = sv_net__geom_route(g, src, dst, f->links, &lat);
+    return id;
+}
+
+/* Start flow `id` whose links (f->nlinks of f->links) are set. */
+static void flow_start(sv_net_solver *fm, int id, uint64_t bytes, double lat, int dst,
+                       gboolean via_net, sv_net_done_fn done, void *ctx, uint64_t arg)
+{
+    sv_time now = sv_engine_now(fm->eng);
+    struct flow *f = flow_at(fm, id);
     f->seq = fm->next_seq++;
     f->bytes = bytes;
     f->rem = (double)bytes;
@@ -495,6 +606,7 @@ void sv_net__flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_don
     f->ctx = ctx;
     f->arg = arg;
     f->dst = dst;
+    f->via_net = via_net;
     f->heap_pos = -1;
     f->next_free = -1;
     f->active = TRUE;
@@ -512,12 +624,87 @@ void sv_net__flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_don
         mark_dirty(fm, f->links[h]);
     }
     fm->active++;
-    if ((uint64_t)fm->active > net->stats.max_active_flows)
-        net->stats.max_active_flows = (uint64_t)fm->active;
-    net->stats.link_bytes += bytes * (uint64_t)f->nlinks;
-    net->stats.link_transfers += (uint64_t)f->nlinks;
+    fm->stats.flows++;
+    fm->stats.bytes += bytes;
+    fm->stats.link_bytes += bytes * (uint64_t)f->nlinks;
+    if (fm->net != NULL && (uint64_t)fm->active > fm->net->stats.max_active_flows)
+        fm->net->stats.max_active_flows = (uint64_t)fm->active;
     /* Solve in the model's event at this tick, together with other same-tick starts. */
     set_tick(fm, now);
+}
+
+void sv_net__flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done,
+                       void *ctx, uint64_t arg)
+{
+    sv_net_solver *fm = net->flow;
+    const struct sv_net_geom *g = &net->geom;
+    sv_time now = sv_engine_now(net->eng);
+    double lat = 0;
+    if (bytes == 0) {
+        /* Nothing to transmit: the (empty) last byte leaves at once. */
+        sv_net__geom_route(g, src, dst, NULL, &lat);
+        sv_net__schedule_delivery(net, now + sv_time_from_ns(lat), dst, 0, done, ctx, arg);
+        return;
+    }
+    int id = flow_alloc(fm, g->max_route_links);
+    struct flow *f = flow_at(fm, id);
+    f->nlinks = sv_net__geom_route(g, src, dst, f->links, &lat);
+    net->stats.link_bytes += bytes * (uint64_t)f->nlinks;
+    net->stats.link_transfers += (uint64_t)f->nlinks;
+    flow_start(fm, id, bytes, lat, dst, TRUE, done, ctx, arg);
+}
+
+void sv_net_solver_start(sv_net_solver *s, const int *links, int n, double extra_latency_ns,
+                         uint64_t bytes, sv_net_done_fn done, void *ctx, uint64_t arg)
+{
+    SV_ASSERT(s != NULL && n >= 0 && extra_latency_ns >= 0);
+    double lat = extra_latency_ns;
+    for (int h = 0; h < n; h++) {
+        SV_ASSERT(links[h] >= 0 && links[h] < s->nlinks);
+        lat += s->links[links[h]].lat;
+    }
+    if (bytes == 0 || n == 0) {
+        /* Nothing to transmit, or no finite link: latency only. */
+        s->stats.flows++;
+        s->stats.bytes += bytes;
+        schedule_delivery(s, sv_engine_now(s->eng) + sv_time_from_ns(lat), done, ctx, arg);
+        return;
+    }
+    int id = flow_alloc(s, n);
+    struct flow *f = flow_at(s, id);
+    f->nlinks = n;
+    memcpy(f->links, links, sizeof(int) * (size_t)n);
+    flow_start(s, id, bytes, lat, -1, FALSE, done, ctx, arg);
+}
+
+void sv_net_solver_get_stats(const sv_net_solver *s, struct sv_net_solver_stats *out)
+{
+    *out = s->stats;
+}
+
+double sv_net_solver_link_rate_sum(const sv_net_solver *s, int link)
+{
+    SV_ASSERT(link >= 0 && link < s->nlinks);
+    const struct flink *L = &s->links[link];
+    double sum = 0;
+    for (int k = 0; k < L->n; k++)
+        sum += g_array_index(s->flows, struct flow, L->flows[k].flow).rate;
+    return sum;
+}
+
+int sv_net_route_links(const sv_net *net, int src, int dst, int *links, double *lat_ns)
+{
+    SV_ASSERT(src != dst && src >= 0 && dst >= 0 && src < net->geom.npus && dst < net->geom.npus);
+    double lat = 0;
+    int n = sv_net__geom_route(&net->geom, src, dst, links, &lat);
+    if (lat_ns != NULL)
+        *lat_ns = lat;
+    return n;
+}
+
+int sv_net_route_max_links(const sv_net *net)
+{
+    return net->geom.max_route_links;
 }
 
 int sv_net__flow_active(const sv_net *net)
@@ -527,7 +714,7 @@ int sv_net__flow_active(const sv_net *net)
 
 double sv_net__flow_rate(const sv_net *net, uint64_t seq)
 {
-    sv_net_flow_model *fm = net->flow;
+    sv_net_solver *fm = net->flow;
     if (fm == NULL)
         return -1;
     for (guint i = 0; i < fm->flows->len; i++) {

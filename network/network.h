@@ -79,6 +79,42 @@ struct sv_net_stats {
 };
 void sv_net_get_stats(const sv_net *net, struct sv_net_stats *out);
 
+/* ---- the flow solver as a resource (docs/network.md "The solver") --------------------------
+ *
+ * The flow model's max-min solver with a growable link table and explicit paths, usable by
+ * other modules (memory tiers book their PCIe/DRAM/CXL/SSD transfers as flows on it). A flow
+ * over links l1..ln transmits at its max-min fair rate and is delivered at
+ * trunc(t_last_byte + sum of the links' latencies + extra latency). Link ids 0..nlinks-1 of a
+ * network's solver are its topology links; sv_net_solver_link_add appends more. */
+typedef struct sv_net_solver sv_net_solver;
+
+/* A standalone solver on `eng` with no links (runs without a flow network). */
+sv_net_solver *sv_net_solver_new(sv_engine *eng);
+void sv_net_solver_free(sv_net_solver *s); /* accepts NULL; only for standalone solvers */
+/* The flow model's own solver (shared by its messages and anything added), else NULL. */
+sv_net_solver *sv_net_get_solver(sv_net *net);
+/* Append a link of `bytes_per_ns` (> 0) and `latency_ns` (>= 0); returns its id. */
+int sv_net_solver_link_add(sv_net_solver *s, double bytes_per_ns, double latency_ns);
+int sv_net_solver_num_links(const sv_net_solver *s);
+/* Start a flow of `bytes` over the `n` links (n >= 0; no link twice). `done(eng, ctx, arg)`
+ * fires at trunc(last byte + sum latencies + extra_latency_ns); with n == 0 or bytes == 0 that
+ * is trunc(now + latencies). */
+void sv_net_solver_start(sv_net_solver *s, const int *links, int n, double extra_latency_ns,
+                         uint64_t bytes, sv_net_done_fn done, void *ctx, uint64_t arg);
+/* The topology path src -> dst (src != dst): writes up to the route length link ids into
+ * `links` (room for sv_net_route_max_links) and the latency sum; returns the number of links. */
+int sv_net_route_links(const sv_net *net, int src, int dst, int *links, double *lat_ns);
+int sv_net_route_max_links(const sv_net *net);
+struct sv_net_solver_stats {
+    uint64_t flows;       /* flows started on it (messages and others) */
+    uint64_t bytes;       /* their sizes */
+    uint64_t link_bytes;  /* sum of bytes x links crossed */
+    uint64_t rate_solves; /* max-min solves */
+};
+void sv_net_solver_get_stats(const sv_net_solver *s, struct sv_net_solver_stats *out);
+/* Sum of the current rates (bytes/ns) of the flows crossing `link` (tests). */
+double sv_net_solver_link_rate_sum(const sv_net_solver *s, int link);
+
 G_END_DECLS
 
 #endif

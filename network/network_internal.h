@@ -115,8 +115,6 @@ struct sv_net_fifo_link {
     sv_event_mark free_at;
 };
 
-typedef struct sv_net_flow_model sv_net_flow_model;
-
 struct sv_net {
     sv_engine *eng;
     sv_net_model model;
@@ -131,7 +129,7 @@ struct sv_net {
     guint chunk_slab_used;               /* records taken from it */
 
     /* flow */
-    sv_net_flow_model *flow;
+    sv_net_solver *flow;
 };
 
 #define SV_NET_CHUNK_SLAB 1024
@@ -155,8 +153,8 @@ void sv_net__fifo_clear(sv_net *net);
 void sv_net__fifo_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done,
                        void *ctx, uint64_t arg);
 
-sv_net_flow_model *sv_net__flow_model_new(sv_net *net);
-void sv_net__flow_model_free(sv_net_flow_model *fm);
+sv_net_solver *sv_net__flow_model_new(sv_net *net);
+void sv_net__flow_model_free(sv_net_solver *fm);
 void sv_net__flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done,
                        void *ctx, uint64_t arg);
 /* Number of flows still transmitting (for tests and the stall diagnosis). */
