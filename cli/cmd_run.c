@@ -109,6 +109,19 @@ static const char usage[] =
     "  --block-size N            KV block size in tokens (default 16, vLLM)\n"
     "  --no-prefix-caching       disable automatic prefix caching (default on, vLLM)\n"
     "  --seed N                  root seed of every random stream (default 0)\n"
+    "memory tiers (docs/memory-tiers.md; flags win over the cluster config's keys):\n"
+    "  --preemption-mode MODE    recompute | swap (to kv_evict_loc; default recompute)\n"
+    "  --prefix-storage LIST     prefix cache below the NPU: none | cpu | cxl | ssd or a\n"
+    "                            comma list in lookup order, cpu,cxl,ssd (default none)\n"
+    "  --enable-prefix-sharing   one prefix pool per node, shared by its instances\n"
+    "  --prefix-pool SCOPE       instance | node | cluster (default node with sharing,\n"
+    "                            else instance)\n"
+    "  --prefix-write MODE       through | back (default through)\n"
+    "  --prefix-evict POLICY     lru | fifo (default lru)\n"
+    "  --prefix-chunk-tokens N   chunk of the lower-tier pools (default 256, LMCache)\n"
+    "  --offload-overlap MODE    weight streaming: prefetch | serial (default prefetch)\n"
+    "  --kv-load-overlap MODE    lower-tier KV loads: none | layer (default none)\n"
+    "  --memory-model MODEL      finite | ideal (every tier: latency only; default finite)\n"
     "outputs:\n"
     "  --output-dir DIR          requests.csv, timeseries.csv, summary.json\n"
     "                            (default ./" DEFAULT_OUTPUT_DIR ")\n"
@@ -126,6 +139,11 @@ typedef struct {
     char *kv_eviction;
     char *kv_transfer; /* docs/disaggregation.md */
     char *network_model, *expert_routing, *moe_comm, *host_overhead;
+    /* Memory tiers (docs/memory-tiers.md): checked by sv_planner_tier_flag_check. */
+    char *preemption_mode, *prefix_storage, *prefix_pool, *prefix_write, *prefix_evict,
+        *offload_overlap, *kv_load_overlap, *memory_model;
+    gboolean enable_prefix_sharing;
+    int64_t prefix_chunk_tokens;
     double slo_ttft_ms; /* docs/routing.md */
     char **plugins;     /* --plugin FILE.so, repeatable (planner/planner.h); NULL-terminated */
     int64_t seed, max_num_seqs, max_num_batched_tokens, tp, requests, long_prefill, block_size;
@@ -135,11 +153,14 @@ typedef struct {
 
 static void run_opts_clear(run_opts *o)
 {
-    char **strs[] = {&o->cluster,       &o->workload,       &o->profiles,    &o->latency,
-                     &o->output_dir,    &o->emit_et,        &o->router,      &o->scheduler,
-                     &o->model,         &o->hardware,       &o->input_len,   &o->output_len,
-                     &o->arrival,       &o->model_dir,      &o->kv_eviction, &o->kv_transfer,
-                     &o->network_model, &o->expert_routing, &o->moe_comm,    &o->host_overhead};
+    char **strs[] = {
+        &o->cluster,         &o->workload,        &o->profiles,        &o->latency,
+        &o->output_dir,      &o->emit_et,         &o->router,          &o->scheduler,
+        &o->model,           &o->hardware,        &o->input_len,       &o->output_len,
+        &o->arrival,         &o->model_dir,       &o->kv_eviction,     &o->kv_transfer,
+        &o->network_model,   &o->expert_routing,  &o->moe_comm,        &o->host_overhead,
+        &o->preemption_mode, &o->prefix_storage,  &o->prefix_pool,     &o->prefix_write,
+        &o->prefix_evict,    &o->offload_overlap, &o->kv_load_overlap, &o->memory_model};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_clear_pointer(strs[i], g_free);
     g_clear_pointer(&o->plugins, g_strfreev);
@@ -174,6 +195,7 @@ static const struct num_def num_defs[] = {
     NUM("--requests", NUM_INT, requests, 1),
     NUM("--qps", NUM_POSITIVE_DOUBLE, qps, 0),
     NUM("--slo-ttft-ms", NUM_POSITIVE_DOUBLE, slo_ttft_ms, 0),
+    NUM("--prefix-chunk-tokens", NUM_INT, prefix_chunk_tokens, 1),
 };
 #undef NUM
 
@@ -254,6 +276,16 @@ static int parse_args(int argc, char **argv, run_opts *o)
         STR("arrival", arrival, "SPEC"),
         PATH("model-dir", model_dir, "DIR"),
         {"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->plugins, NULL, "FILE.so"},
+        STR("preemption-mode", preemption_mode, "recompute|swap"),
+        STR("prefix-storage", prefix_storage, "none|cpu|cxl|ssd|LIST"),
+        FLAG("enable-prefix-sharing", 0, enable_prefix_sharing),
+        STR("prefix-pool", prefix_pool, "instance|node|cluster"),
+        STR("prefix-write", prefix_write, "through|back"),
+        STR("prefix-evict", prefix_evict, "lru|fifo"),
+        STR("offload-overlap", offload_overlap, "prefetch|serial"),
+        STR("kv-load-overlap", kv_load_overlap, "none|layer"),
+        STR("memory-model", memory_model, "finite|ideal"),
+        NUMBER("prefix-chunk-tokens", "N"),
         NUMBER("slo-ttft-ms", "MS"),
         NUMBER("seed", "N"),
         NUMBER("max-num-seqs", "N"),
@@ -291,6 +323,27 @@ static int parse_args(int argc, char **argv, run_opts *o)
         if (v && !*v) {
             g_autofree char *flag = g_strconcat("--", e->long_name, NULL);
             return bad_value(flag, v, "a non-empty value");
+        }
+    }
+    /* Memory-tier flags: the values the cluster config's keys of the same name take. */
+    const struct {
+        const char *flag, *key, *value;
+    } tier[] = {
+        {"--preemption-mode", "preemption_mode", o->preemption_mode},
+        {"--prefix-storage", "prefix_storage", o->prefix_storage},
+        {"--prefix-pool", "prefix_pool", o->prefix_pool},
+        {"--prefix-write", "prefix_write", o->prefix_write},
+        {"--prefix-evict", "prefix_evict", o->prefix_evict},
+        {"--offload-overlap", "offload_overlap", o->offload_overlap},
+        {"--kv-load-overlap", "kv_load_overlap", o->kv_load_overlap},
+        {"--memory-model", "memory_model", o->memory_model},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(tier); i++) {
+        g_autoptr(GError) te = NULL;
+        if (tier[i].value &&
+            !sv_planner_tier_flag_check(tier[i].key, tier[i].value, tier[i].flag, &te)) {
+            fprintf(stderr, "servesim run: %s (see servesim run --help)\n", te->message);
+            return 2;
         }
     }
     for (char **p = o->plugins; p && *p; p++) {
@@ -376,6 +429,8 @@ static void report_latency_sources(const struct sv_planner_run_cfg *cfg, gboolea
         g_autofree char *why = NULL;
         if (g_str_has_prefix(src, "profile:"))
             why = g_strdup("");
+        else if (g_str_has_prefix(src, "legacy:"))
+            why = g_strdup(" (LLMServingSim's perf_models layout)");
         else if (cfg->latency == SV_PLANNER_RUN_LATENCY_ROOFLINE)
             why = g_strdup(builtin ? " (the built-in default run)" : " (--latency roofline)");
         else if (!cfg->profiles_root)
@@ -516,6 +571,32 @@ static int run(const run_opts *o)
     cfg.enable_prefix_caching = o->no_prefix_caching ? 0 : -1;
     cfg.enable_chunked_prefill = cfg.reserve_full_isl = -1;
     cfg.emit_et_dir = o->emit_et;
+    struct sv_planner_tier_flags tier_flags;
+    sv_planner_tier_flags_init(&tier_flags);
+    {
+        const struct {
+            const char *v;
+            char *dst;
+            size_t size;
+        } strs[] = {
+            {o->preemption_mode, tier_flags.preemption_mode, sizeof tier_flags.preemption_mode},
+            {o->prefix_storage, tier_flags.prefix_storage, sizeof tier_flags.prefix_storage},
+            {o->prefix_pool, tier_flags.prefix_pool, sizeof tier_flags.prefix_pool},
+            {o->prefix_write, tier_flags.prefix_write, sizeof tier_flags.prefix_write},
+            {o->prefix_evict, tier_flags.prefix_evict, sizeof tier_flags.prefix_evict},
+            {o->offload_overlap, tier_flags.offload_overlap, sizeof tier_flags.offload_overlap},
+            {o->kv_load_overlap, tier_flags.kv_load_overlap, sizeof tier_flags.kv_load_overlap},
+            {o->memory_model, tier_flags.memory_model, sizeof tier_flags.memory_model},
+        };
+        for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
+            if (strs[i].v)
+                g_strlcpy(strs[i].dst, strs[i].v, strs[i].size);
+    }
+    if (o->enable_prefix_sharing)
+        tier_flags.enable_prefix_sharing = 1;
+    if (o->prefix_chunk_tokens > 0)
+        tier_flags.prefix_chunk_tokens = o->prefix_chunk_tokens;
+    cfg.tier_flags = &tier_flags;
     cfg.model_dir = o->model_dir;
     const char *env_profiles = g_getenv(PROFILES_ENV);
     cfg.profiles_root = o->profiles                     ? o->profiles
@@ -551,6 +632,9 @@ static int run(const run_opts *o)
     cfg.cluster = cluster;
     cfg.workload = src;
 
+    /* Refusals come before the outputs are opened (no empty output directory). */
+    if (!sv_planner_run_check(&cfg, &err))
+        goto fail;
     out_dir = o->output_dir ? o->output_dir : DEFAULT_OUTPUT_DIR;
     struct sv_metrics_cfg mc = {.output_dir = out_dir, .n_instances = cluster->n_instances};
     m = sv_metrics_new(&mc, &err);

@@ -72,6 +72,13 @@ double sv_compute_model_params(const struct sv_compute_model_cfg *m);
 /* Weight bytes held by one rank under tensor parallelism `tp` (vLLM sharding: vocab, heads and
  * FFN columns split by tp; KV heads replicated when tp > num_kv_heads; norms replicated). */
 uint64_t sv_compute_model_weight_bytes(const struct sv_compute_model_cfg *m, int tp);
+/* The parts of the above (one rank's share): one decoder block (attention, MLP or experts and
+ * router, its two norms), the embedding table, the lm_head (0 when tied to the embedding) and the
+ * final norm. Weight placement charges each part on its tier (planner/tiers.c). */
+uint64_t sv_compute_model_layer_weight_bytes(const struct sv_compute_model_cfg *m, int tp);
+uint64_t sv_compute_model_embedding_bytes(const struct sv_compute_model_cfg *m, int tp);
+uint64_t sv_compute_model_head_bytes(const struct sv_compute_model_cfg *m, int tp);
+uint64_t sv_compute_model_final_norm_bytes(const struct sv_compute_model_cfg *m);
 /* KV-cache bytes per token per layer on one rank (K and V). */
 uint64_t sv_compute_model_kv_bytes_per_token_layer(const struct sv_compute_model_cfg *m, int tp);
 
@@ -197,6 +204,10 @@ sv_compute_latency *sv_compute_latency_new_profile(const char *variant_dir,
  * with an error naming the missing folder. `variant` NULL means "bf16". */
 char *sv_compute_profile_find(const char *profiles_root, const char *hw, const char *model_name,
                               const char *variant, GError **error);
+/* Find the legacy layout's <perf_models_root>/<hw>/<org>/<name>/tp<tp> (holding layers.csv);
+ * a newly allocated path, or NULL with an error naming the missing file. */
+char *sv_compute_legacy_find(const char *perf_models_root, const char *hw, const char *model_name,
+                             int tp, GError **error);
 /* Legacy layout: `tp_dir` is perf_models/<hw>/<org>/<model>/tp<N>. */
 sv_compute_latency *sv_compute_latency_new_legacy(const char *tp_dir,
                                                   const struct sv_compute_model_cfg *m, int tp,

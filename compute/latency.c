@@ -131,6 +131,21 @@ char *sv_compute_profile_find(const char *profiles_root, const char *hw, const c
     return NULL;
 }
 
+char *sv_compute_legacy_find(const char *perf_models_root, const char *hw, const char *model_name,
+                             int tp, GError **error)
+{
+    char *p = g_strdup_printf("%s/%s/%s/tp%d/layers.csv", perf_models_root, hw, model_name, tp);
+    if (g_file_test(p, G_FILE_TEST_IS_REGULAR)) {
+        *strrchr(p, '/') = '\0'; /* the tp<N> folder */
+        return p;
+    }
+    g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_MISSING,
+                "no legacy profile for hardware %s, model %s, tp %d: %s not found", hw, model_name,
+                tp, p);
+    g_free(p);
+    return NULL;
+}
+
 const struct sv_compute_model_cfg *sv_compute_latency_model(const sv_compute_latency *lat)
 {
     return &lat->model;

@@ -328,6 +328,30 @@ uint64_t sv_compute_model_weight_bytes(const struct sv_compute_model_cfg *m, int
     return (uint64_t)llround(p * (double)m->dtype_bytes);
 }
 
+/* Parts of sv_compute_model_weight_bytes, for weight placement (docs/memory-tiers.md). Each is
+ * rounded on its own, so their sum may differ from the total by a byte or so per part. */
+uint64_t sv_compute_model_layer_weight_bytes(const struct sv_compute_model_cfg *m, int tp)
+{
+    gboolean qk;
+    return (uint64_t)llround(layer_params(m, MAX(tp, 1), &qk) * (double)m->dtype_bytes);
+}
+
+uint64_t sv_compute_model_embedding_bytes(const struct sv_compute_model_cfg *m, int tp)
+{
+    return (uint64_t)llround((double)m->vocab_size * (double)m->hidden_size / MAX(tp, 1) *
+                             (double)m->dtype_bytes);
+}
+
+uint64_t sv_compute_model_head_bytes(const struct sv_compute_model_cfg *m, int tp)
+{
+    return m->tie_embeddings ? 0 : sv_compute_model_embedding_bytes(m, tp);
+}
+
+uint64_t sv_compute_model_final_norm_bytes(const struct sv_compute_model_cfg *m)
+{
+    return (uint64_t)m->hidden_size * (uint64_t)m->dtype_bytes;
+}
+
 uint64_t sv_compute_model_kv_bytes_per_token_layer(const struct sv_compute_model_cfg *m, int tp)
 {
     return (uint64_t)(2 * sv_compute__kv_heads_per_rank(m, tp) * m->head_dim * m->dtype_bytes);

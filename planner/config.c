@@ -4,6 +4,7 @@
 #include "planner/planner.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 GQuark sv_planner_error_quark(void)
@@ -15,13 +16,19 @@ GQuark sv_planner_error_quark(void)
  * --npu-memory-utilization default. */
 #define DEFAULT_MEM_UTIL 0.9
 
-static const char *const top_keys[] = {"num_nodes",   "link_bw", "link_latency",  "nodes",
-                                       "cxl_mem",     "fabric",  "network_model", "kv_transfer",
-                                       "slo_ttft_ms", NULL};
+static const char *const top_keys[] = {
+    "num_nodes",       "link_bw",         "link_latency",        "nodes",
+    "cxl_mem",         "fabric",          "network_model",       "kv_transfer",
+    "slo_ttft_ms",     "preemption_mode", "prefix_storage",      "enable_prefix_sharing",
+    "prefix_pool",     "prefix_write",    "prefix_evict",        "offload_overlap",
+    "kv_load_overlap", "memory_model",    "prefix_chunk_tokens", NULL};
 static const char *const node_keys[] = {"num_instances", "cpu_mem",  "instances",
-                                        "power",         "topology", NULL};
+                                        "power",         "topology", "cxl_mem",
+                                        "pcie",          "storage",  NULL};
 static const char *const mem_keys[] = {"mem_size",   "mem_bw",      "mem_latency", "mem_util",
                                        "pim_config", "num_devices", NULL};
+static const char *const cpu_keys[] = {"mem_size",   "mem_bw",      "mem_latency", "mem_util",
+                                       "pim_config", "num_devices", "ideal",       NULL};
 static const char *const inst_keys[] = {"model_name",
                                         "hardware",
                                         "npu_mem",
@@ -48,6 +55,9 @@ static const char *const inst_keys[] = {"model_name",
                                         "enable_sub_batch_interleaving",
                                         "enable_block_copy",
                                         "instance_id",
+                                        "npu_num",
+                                        "npu_group",
+                                        "expert_offload",
                                         NULL};
 
 static void warn_unknown(JsonObject *obj, const char *const *known, const char *where)
@@ -150,11 +160,11 @@ static JsonObject *get_obj(JsonObject *o, const char *key, const char *where, gb
     return json_node_get_object(n);
 }
 
-/* ---- features of the memory-tier / power / PIM work (not yet modeled) ----------------------
+/* ---- features of the power / PIM work (not yet modeled) -------------------------------------
  *
  * Each key is either ignored with one note in cfg->unsupported (what the run models without it
  * is still the deployment the config describes, or the note says how it differs) or an error when
- * ignoring it would leave the timings meaningless (work or weights moved off the NPU).
+ * ignoring it would leave the timings meaningless (work moved off the NPU).
  * docs/reference-configs.md lists the decisions. */
 
 static void note_ignored(GPtrArray *notes, const char *path, const char *feature)
@@ -169,92 +179,497 @@ static gboolean unsupported(GError **error, const char *path, const char *featur
     return FALSE;
 }
 
-/* One placement rule ({"weights", "kv_loc", "kv_evict_loc"}; LLMServingSim's
- * docs/examples/memory-tiers/cxl-memory.mdx). Weights or live KV off the NPU change every
- * iteration's time: an error. KV eviction to host memory only matters on preemption, where the
- * run recomputes instead (vLLM's default): noted once per instance. */
-/* A placement location; anything but a string reads as "npu" (nothing to refuse). */
-static const char *rule_loc(JsonObject *o, const char *key)
+/* ---- memory tiers: locations, placement rules, devices, run flags --------------------------- */
+
+static gboolean path_error(GError **error, const char *path, const char *fmt, ...)
+    G_GNUC_PRINTF(3, 4);
+static gboolean path_error(GError **error, const char *path, const char *fmt, ...)
 {
-    JsonNode *v = json_object_get_member(o, key);
-    if (!v || !JSON_NODE_HOLDS_VALUE(v) || json_node_get_value_type(v) != G_TYPE_STRING)
-        return "npu";
-    return json_node_get_string(v);
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, "%s: %s", path, msg);
+    return FALSE;
 }
 
-static gboolean check_rule(JsonNode *n, const char *path, gboolean *evict_noted, GPtrArray *notes,
-                           GError **error)
+const char *sv_planner_loc_name(const struct sv_planner_loc *loc, char *buf, size_t size)
 {
-    if (!JSON_NODE_HOLDS_OBJECT(n)) {
-        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, "%s: must be an object",
-                    path);
+    static const char *const names[] = {"npu", "cpu", "cxl", "ssd"};
+    if (loc->kind == SV_PLANNER_LOC_CXL)
+        g_snprintf(buf, size, "cxl:%d", loc->device);
+    else
+        g_strlcpy(buf, names[loc->kind], size);
+    return buf;
+}
+
+/* What a location string may name. */
+enum { LOC_WEIGHTS, LOC_KV, LOC_EVICT, LOC_EXPERTS };
+
+/* A location of LLMServingSim's placement (docs/examples/memory-tiers/cxl-memory.mdx): "npu"
+ * (also "local"), "cpu", "cxl:N" with N < the CXL devices the instance reaches, "ssd" (weights
+ * only: servesim extension). */
+static gboolean parse_loc(JsonObject *o, const char *key, const char *where, int what,
+                          int32_t n_cxl, struct sv_planner_loc *out, gboolean *given,
+                          GError **error)
+{
+    char v[32];
+    *given = FALSE;
+    if (!get_str(o, key, where, FALSE, v, sizeof v, error))
         return FALSE;
+    if (!v[0])
+        return TRUE;
+    *given = TRUE;
+    g_autofree char *path = g_strdup_printf("%s.%s", where, key);
+    out->device = 0;
+    if (g_ascii_strcasecmp(v, "npu") == 0 || g_ascii_strcasecmp(v, "local") == 0) {
+        if (what == LOC_EXPERTS)
+            return path_error(error, path, "experts are on the NPU without expert_offload");
+        out->kind = SV_PLANNER_LOC_NPU;
+        return TRUE;
     }
-    JsonObject *o = json_node_get_object(n);
-    static const char *const locs[] = {"weights", "kv_loc"};
-    for (size_t i = 0; i < G_N_ELEMENTS(locs); i++) {
-        const char *v = rule_loc(o, locs[i]);
-        if (g_ascii_strcasecmp(v, "npu") != 0 && g_ascii_strcasecmp(v, "local") != 0) {
-            g_autofree char *p = g_strdup_printf("%s.%s", path, locs[i]);
-            g_autofree char *f = g_strdup_printf("%s in \"%s\" (memory-tier placement)",
-                                                 i == 0 ? "weights" : "live KV cache", v);
-            return unsupported(error, p, f);
+    if (g_ascii_strcasecmp(v, "cpu") == 0) {
+        out->kind = SV_PLANNER_LOC_CPU;
+        return TRUE;
+    }
+    if (g_ascii_strcasecmp(v, "ssd") == 0) {
+        if (what != LOC_WEIGHTS)
+            return path_error(error, path, "\"ssd\" holds weights only (use npu, cpu or cxl:N)");
+        out->kind = SV_PLANNER_LOC_SSD;
+        return TRUE;
+    }
+    if (g_ascii_strncasecmp(v, "cxl:", 4) == 0) {
+        char *end = NULL;
+        gint64 d = g_ascii_strtoll(v + 4, &end, 10);
+        if (end == v + 4 || *end || d < 0)
+            return path_error(error, path, "\"%s\": a CXL device is \"cxl:N\" (N = 0, 1, ...)", v);
+        if (n_cxl == 0)
+            return path_error(error, path, "cxl:%" G_GINT64_FORMAT " but no cxl_mem is configured",
+                              d);
+        if (d >= n_cxl)
+            return path_error(error, path,
+                              "cxl:%" G_GINT64_FORMAT " but cxl_mem has %d device%s (0-%d)", d,
+                              n_cxl, n_cxl == 1 ? "" : "s", n_cxl - 1);
+        out->kind = SV_PLANNER_LOC_CXL;
+        out->device = (int32_t)d;
+        return TRUE;
+    }
+    return path_error(error, path, "\"%s\": must be \"npu\", \"cpu\", \"cxl:N\"%s", v,
+                      what == LOC_WEIGHTS ? " or \"ssd\"" : "");
+}
+
+/* A block list: "0-3", "8,9,10", "11-23, 30" (LLMServingSim cxl-memory.mdx). With n_layers < 0
+ * only the syntax is checked; else every block must be < n_layers and `fn` is called per block. */
+static gboolean parse_blocks(const char *spec, const char *path, int32_t n_layers,
+                             void (*fn)(void *, int32_t), void *ctx, GError **error)
+{
+    g_auto(GStrv) parts = g_strsplit(spec, ",", -1);
+    int n = 0;
+    for (char **p = parts; *p; p++) {
+        g_strstrip(*p);
+        char *dash = strchr(*p, '-');
+        char *end = NULL;
+        gint64 lo = g_ascii_strtoll(*p, &end, 10), hi = lo;
+        gboolean ok = end != *p && (dash ? end == dash : *end == '\0') && lo >= 0;
+        if (ok && dash) {
+            char *s2 = dash + 1;
+            while (*s2 == ' ')
+                s2++;
+            hi = g_ascii_strtoll(s2, &end, 10);
+            ok = end != s2 && *end == '\0' && hi >= lo;
         }
+        if (!ok)
+            return path_error(error, path,
+                              "\"%s\": blocks are \"A-B\" ranges or numbers separated by commas",
+                              spec);
+        if (n_layers >= 0 && hi >= n_layers)
+            return path_error(error, path, "block %" G_GINT64_FORMAT " out of range (model has %d)",
+                              hi, n_layers);
+        for (gint64 b = lo; n_layers >= 0 && b <= hi; b++)
+            fn(ctx, (int32_t)b);
+        n++;
     }
-    const char *ev = rule_loc(o, "kv_evict_loc");
-    if (!*evict_noted && g_ascii_strcasecmp(ev, "npu") != 0 &&
-        g_ascii_strcasecmp(ev, "local") != 0) {
-        g_autofree char *p = g_strdup_printf("%s.kv_evict_loc", path);
-        g_autofree char *f = g_strdup_printf(
-            "KV eviction to \"%s\" (host-memory offloading, preempted requests recompute "
-            "instead)",
-            ev);
-        note_ignored(notes, p, f);
-        *evict_noted = TRUE;
+    if (n == 0)
+        return path_error(error, path, "must name at least one block");
+    return TRUE;
+}
+
+static const char *const rule_keys[] = {"weights", "kv_loc", "kv_evict_loc", "blocks", NULL};
+static const char *const layer_names[] = {"embedding", "final_layernorm", "lm_head", NULL};
+
+static gboolean parse_rule(JsonNode *n, const char *path, gboolean is_block, int32_t n_cxl,
+                           struct sv_planner_place_rule *r, GError **error)
+{
+    if (!JSON_NODE_HOLDS_OBJECT(n))
+        return path_error(error, path, "must be an object");
+    JsonObject *o = json_node_get_object(n);
+    warn_unknown(o, rule_keys, path);
+    g_strlcpy(r->path, path, sizeof r->path);
+    if (!parse_loc(o, "weights", path, LOC_WEIGHTS, n_cxl, &r->weights, &r->has_weights, error) ||
+        !parse_loc(o, "kv_loc", path, LOC_KV, n_cxl, &r->kv, &r->has_kv, error) ||
+        !parse_loc(o, "kv_evict_loc", path, LOC_EVICT, n_cxl, &r->kv_evict, &r->has_evict, error))
+        return FALSE;
+    if (is_block) {
+        if (!get_str(o, "blocks", path, TRUE, r->blocks, sizeof r->blocks, error))
+            return FALSE;
+        g_autofree char *bp = g_strdup_printf("%s.blocks", path);
+        if (!parse_blocks(r->blocks, bp, -1, NULL, NULL, error))
+            return FALSE;
+    } else if (json_object_has_member(o, "blocks")) {
+        return path_error(error, path, "\"blocks\" belongs in placement.blocks[] rules");
     }
     return TRUE;
 }
 
-static gboolean check_placement(JsonObject *inst, const char *where, GPtrArray *notes,
-                                GError **error)
+/* The instance's placement rules, kept as parsed; block ranges resolve once the model is known
+ * (sv_planner_placement_resolve). kv_evict_loc: one target per instance (decision 9). */
+static gboolean parse_placement(JsonObject *inst, const char *where, int32_t n_cxl,
+                                struct sv_planner_placement *pl, GError **error)
 {
     JsonNode *pn = json_object_get_member(inst, "placement");
     if (!pn || JSON_NODE_HOLDS_NULL(pn))
         return TRUE;
     g_autofree char *pw = g_strdup_printf("%s.placement", where);
-    if (!JSON_NODE_HOLDS_OBJECT(pn)) {
-        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, "%s: must be an object", pw);
-        return FALSE;
-    }
+    if (!JSON_NODE_HOLDS_OBJECT(pn))
+        return path_error(error, pw, "must be an object");
     JsonObject *po = json_node_get_object(pn);
-    gboolean noted = FALSE;
+    static const char *const keys[] = {"default", "blocks", "layers", NULL};
+    warn_unknown(po, keys, pw);
+    GArray *rules = g_array_new(FALSE, TRUE, sizeof(struct sv_planner_place_rule));
+    gboolean ok = TRUE;
     JsonNode *d = json_object_get_member(po, "default");
-    if (d) {
+    if (d && !JSON_NODE_HOLDS_NULL(d)) {
+        struct sv_planner_place_rule r = {0};
         g_autofree char *p = g_strdup_printf("%s.default", pw);
-        if (!check_rule(d, p, &noted, notes, error))
-            return FALSE;
+        ok = parse_rule(d, p, FALSE, n_cxl, &r, error);
+        if (ok)
+            g_array_append_val(rules, r);
     }
     JsonNode *b = json_object_get_member(po, "blocks");
-    if (b && JSON_NODE_HOLDS_ARRAY(b)) {
-        JsonArray *a = json_node_get_array(b);
-        for (guint i = 0; i < json_array_get_length(a); i++) {
-            g_autofree char *p = g_strdup_printf("%s.blocks[%u]", pw, i);
-            if (!check_rule(json_array_get_element(a, i), p, &noted, notes, error))
-                return FALSE;
+    if (ok && b && !JSON_NODE_HOLDS_NULL(b)) {
+        if (!JSON_NODE_HOLDS_ARRAY(b)) {
+            ok = path_error(error, pw, "blocks: must be an array of rules");
+        } else {
+            JsonArray *a = json_node_get_array(b);
+            for (guint i = 0; ok && i < json_array_get_length(a); i++) {
+                struct sv_planner_place_rule r = {0};
+                g_autofree char *p = g_strdup_printf("%s.blocks[%u]", pw, i);
+                ok = parse_rule(json_array_get_element(a, i), p, TRUE, n_cxl, &r, error);
+                if (ok)
+                    g_array_append_val(rules, r);
+            }
         }
     }
     JsonNode *l = json_object_get_member(po, "layers");
-    if (l && JSON_NODE_HOLDS_OBJECT(l)) {
-        g_autoptr(GList) names = json_object_get_members(json_node_get_object(l));
-        names = g_list_sort(names, (GCompareFunc)strcmp); /* deterministic order */
-        for (GList *it = names; it; it = it->next) {
-            g_autofree char *p = g_strdup_printf("%s.layers.%s", pw, (const char *)it->data);
-            if (!check_rule(json_object_get_member(json_node_get_object(l), it->data), p, &noted,
-                            notes, error))
+    if (ok && l && !JSON_NODE_HOLDS_NULL(l)) {
+        if (!JSON_NODE_HOLDS_OBJECT(l)) {
+            ok = path_error(error, pw, "layers: must be an object of named rules");
+        } else {
+            g_autoptr(GList) names = json_object_get_members(json_node_get_object(l));
+            names = g_list_sort(names, (GCompareFunc)strcmp); /* deterministic order */
+            for (GList *it = names; ok && it; it = it->next) {
+                const char *name = it->data;
+                g_autofree char *p = g_strdup_printf("%s.layers.%s", pw, name);
+                gboolean known = FALSE;
+                for (int k = 0; layer_names[k]; k++)
+                    known = known || strcmp(layer_names[k], name) == 0;
+                if (!known) {
+                    ok = path_error(error, p,
+                                    "unknown layer (embedding, final_layernorm or lm_head)");
+                    break;
+                }
+                struct sv_planner_place_rule r = {0};
+                g_strlcpy(r.layer, name, sizeof r.layer);
+                ok = parse_rule(json_object_get_member(json_node_get_object(l), name), p, FALSE,
+                                n_cxl, &r, error);
+                if (ok && r.has_kv && r.kv.kind != SV_PLANNER_LOC_NPU)
+                    ok = path_error(error, p, "kv_loc: %s holds no KV cache (npu only)", name);
+                if (ok)
+                    g_array_append_val(rules, r);
+            }
+        }
+    }
+    /* One eviction target per instance (decision 9). */
+    const struct sv_planner_place_rule *first = NULL;
+    for (guint i = 0; ok && i < rules->len; i++) {
+        const struct sv_planner_place_rule *r =
+            &g_array_index(rules, struct sv_planner_place_rule, i);
+        if (!r->has_evict)
+            continue;
+        if (!first) {
+            first = r;
+        } else if (r->kv_evict.kind != first->kv_evict.kind ||
+                   r->kv_evict.device != first->kv_evict.device) {
+            char a[16], bb[16];
+            g_autofree char *p = g_strdup_printf("%s.kv_evict_loc", r->path);
+            ok = path_error(error, p,
+                            "\"%s\" but %s.kv_evict_loc is \"%s\" (one eviction target per "
+                            "instance)",
+                            sv_planner_loc_name(&r->kv_evict, a, sizeof a), first->path,
+                            sv_planner_loc_name(&first->kv_evict, bb, sizeof bb));
+        }
+    }
+    pl->n_rules = (int32_t)rules->len;
+    pl->rules = (struct sv_planner_place_rule *)(void *)g_array_free(rules, FALSE);
+    return ok;
+}
+
+static void mark_block(void *ctx, int32_t b)
+{
+    int32_t *hits = ctx;
+    hits[b]++;
+}
+
+gboolean sv_planner_placement_resolve(const struct sv_planner_instance_cfg *ic, int32_t num_layers,
+                                      struct sv_planner_placement_map *out, GError **error)
+{
+    memset(out, 0, sizeof *out);
+    out->num_layers = num_layers;
+    out->layer_weights = g_new0(struct sv_planner_loc, (size_t)MAX(num_layers, 1));
+    out->layer_kv = g_new0(struct sv_planner_loc, (size_t)MAX(num_layers, 1));
+    g_autofree int32_t *owner = g_new(int32_t, (size_t)MAX(num_layers, 1));
+    for (int32_t l = 0; l < num_layers; l++)
+        owner[l] = -1;
+    const struct sv_planner_placement *pl = &ic->placement;
+    /* The default rule first: it covers every part no other rule names. */
+    for (int32_t k = 0; k < pl->n_rules; k++) {
+        const struct sv_planner_place_rule *r = &pl->rules[k];
+        if (r->has_evict)
+            out->kv_evict = r->kv_evict;
+        if (r->blocks[0] || r->layer[0])
+            continue;
+        for (int32_t l = 0; l < num_layers; l++) {
+            if (r->has_weights)
+                out->layer_weights[l] = r->weights;
+            if (r->has_kv)
+                out->layer_kv[l] = r->kv;
+        }
+        if (r->has_weights)
+            out->embedding = out->final_norm = out->lm_head = r->weights;
+    }
+    for (int32_t k = 0; k < pl->n_rules; k++) {
+        const struct sv_planner_place_rule *r = &pl->rules[k];
+        if (r->blocks[0]) {
+            g_autofree int32_t *hits = g_new0(int32_t, (size_t)MAX(num_layers, 1));
+            g_autofree char *bp = g_strdup_printf("%s.blocks", r->path);
+            if (!parse_blocks(r->blocks, bp, num_layers, mark_block, hits, error))
+                goto fail;
+            for (int32_t l = 0; l < num_layers; l++) {
+                if (!hits[l])
+                    continue;
+                if (owner[l] >= 0) {
+                    path_error(error, bp, "block %d is also in %s", l, pl->rules[owner[l]].path);
+                    goto fail;
+                }
+                owner[l] = k;
+                if (r->has_weights)
+                    out->layer_weights[l] = r->weights;
+                if (r->has_kv)
+                    out->layer_kv[l] = r->kv;
+            }
+        } else if (r->layer[0] && r->has_weights) {
+            struct sv_planner_loc *dst = strcmp(r->layer, "embedding") == 0 ? &out->embedding
+                                         : strcmp(r->layer, "lm_head") == 0 ? &out->lm_head
+                                                                            : &out->final_norm;
+            *dst = r->weights;
+        }
+    }
+    out->any_offload = out->embedding.kind != SV_PLANNER_LOC_NPU ||
+                       out->final_norm.kind != SV_PLANNER_LOC_NPU ||
+                       out->lm_head.kind != SV_PLANNER_LOC_NPU;
+    for (int32_t l = 0; l < num_layers; l++)
+        out->any_offload = out->any_offload || out->layer_weights[l].kind != SV_PLANNER_LOC_NPU ||
+                           out->layer_kv[l].kind != SV_PLANNER_LOC_NPU;
+    return TRUE;
+fail:
+    sv_planner_placement_map_clear(out);
+    return FALSE;
+}
+
+void sv_planner_placement_map_clear(struct sv_planner_placement_map *map)
+{
+    g_free(map->layer_weights);
+    g_free(map->layer_kv);
+    memset(map, 0, sizeof *map);
+}
+
+/* expert_offload {loc, cache_experts} (servesim extension): MoE experts kept in `loc`, at most
+ * cache_experts of them per MoE layer per rank cached in HBM. */
+static gboolean parse_expert_offload(JsonObject *o, const char *where, int32_t n_cxl,
+                                     struct sv_planner_instance_cfg *ic, GError **error)
+{
+    ic->cache_experts = -1;
+    JsonNode *n = json_object_get_member(o, "expert_offload");
+    if (!n || JSON_NODE_HOLDS_NULL(n))
+        return TRUE;
+    g_autofree char *w = g_strdup_printf("%s.expert_offload", where);
+    if (!JSON_NODE_HOLDS_OBJECT(n))
+        return path_error(error, w, "must be an object");
+    JsonObject *eo = json_node_get_object(n);
+    static const char *const keys[] = {"loc", "cache_experts", NULL};
+    warn_unknown(eo, keys, w);
+    gboolean given;
+    int64_t cache;
+    if (!parse_loc(eo, "loc", w, LOC_EXPERTS, n_cxl, &ic->expert_loc, &given, error) ||
+        !get_int(eo, "cache_experts", w, -1, 0, &cache, error))
+        return FALSE;
+    if (!given)
+        return bad(error, w, "loc", "missing (\"cpu\" or \"cxl:N\")");
+    if (cache > G_MAXINT32)
+        return bad(error, w, "cache_experts", "too large");
+    ic->expert_offload = TRUE;
+    ic->cache_experts = (int32_t)cache;
+    g_strlcpy(ic->expert_path, w, sizeof ic->expert_path);
+    return TRUE;
+}
+
+/* LLMServingSim's cxl_mem (docs/reference/cluster-config.md): per device mem_size GiB, mem_bw
+ * GB/s, mem_latency ns, num_devices (default 1); scope (top level only) and ideal: servesim. */
+static const char *const cxl_keys[] = {"mem_size", "mem_bw", "mem_latency", "num_devices",
+                                       "scope",    "ideal",  NULL};
+static gboolean parse_cxl(JsonObject *parent, const char *where, gboolean top,
+                          struct sv_planner_tier_cfg *t, sv_planner_cxl_scope *scope,
+                          GError **error)
+{
+    memset(t, 0, sizeof *t);
+    JsonObject *o = get_obj(parent, "cxl_mem", where, FALSE, error);
+    if (!o)
+        return !(error && *error);
+    g_autofree char *w = g_strdup_printf("%s%scxl_mem", where, top ? ": " : ".");
+    warn_unknown(o, cxl_keys, w);
+    int64_t nd;
+    int ideal;
+    char sc[16];
+    if (!get_num(o, "mem_size", w, TRUE, 0, TRUE, &t->size_gib, error) ||
+        !get_num(o, "mem_bw", w, TRUE, 0, TRUE, &t->bw_gbps, error) ||
+        !get_num(o, "mem_latency", w, FALSE, 0, FALSE, &t->latency_ns, error) ||
+        !get_int(o, "num_devices", w, 1, 1, &nd, error) ||
+        !get_bool(o, "ideal", w, &ideal, error) ||
+        !get_str(o, "scope", w, FALSE, sc, sizeof sc, error))
+        return FALSE;
+    if (nd > 64)
+        return bad(error, w, "num_devices", "at most 64");
+    t->write_gbps = t->bw_gbps;
+    t->num_devices = (int32_t)nd;
+    t->ideal = ideal == 1;
+    t->set = TRUE;
+    if (sc[0] && !top)
+        return bad(error, w, "scope", "only the top-level cxl_mem has a scope");
+    if (top) {
+        if (!sc[0] || strcmp(sc, "node") == 0)
+            *scope = SV_PLANNER_CXL_NODE;
+        else if (strcmp(sc, "cluster") == 0)
+            *scope = SV_PLANNER_CXL_CLUSTER;
+        else
+            return bad(error, w, "scope", "must be \"node\" or \"cluster\"");
+    }
+    return TRUE;
+}
+
+/* PCIe between host and each NPU (servesim extension). bw 0 = the hardware's default
+ * (planner/tiers.c). */
+static gboolean parse_pcie(JsonObject *node, const char *where, struct sv_planner_pcie_cfg *p,
+                           GError **error)
+{
+    memset(p, 0, sizeof *p);
+    JsonObject *o = get_obj(node, "pcie", where, FALSE, error);
+    if (!o)
+        return !(error && *error);
+    g_autofree char *w = g_strdup_printf("%s.pcie", where);
+    static const char *const keys[] = {"bw_gbps", "latency_ns", "ideal", NULL};
+    warn_unknown(o, keys, w);
+    int ideal;
+    if (!get_num(o, "bw_gbps", w, FALSE, 0, TRUE, &p->bw_gbps, error) ||
+        !get_num(o, "latency_ns", w, FALSE, 0, FALSE, &p->latency_ns, error) ||
+        !get_bool(o, "ideal", w, &ideal, error))
+        return FALSE;
+    p->ideal = ideal == 1;
+    p->set = TRUE;
+    return TRUE;
+}
+
+/* Node SSD (servesim extension). Defaults: Samsung PM9A3 U.2 3.84 TB datasheet: 3.84e12 B =
+ * 3576 GiB, sequential read 6,900 MB/s, sequential write 4,100 MB/s. Latency 80,000 ns: a typical
+ * datacenter NVMe 4 KiB QD1 random read (70-90 us); the PM9A3 sheet states no QD1 latency, so this
+ * one is an assumption. queue_depth 32: transfers in service per device (NVMe queue). */
+#define SSD_DEFAULT_GIB 3576.0
+#define SSD_DEFAULT_READ_GBPS 6.9
+#define SSD_DEFAULT_WRITE_GBPS 4.1
+#define SSD_DEFAULT_LATENCY_NS 80000.0
+#define SSD_DEFAULT_QUEUE_DEPTH 32
+static gboolean parse_storage(JsonObject *node, const char *where, struct sv_planner_tier_cfg *t,
+                              GError **error)
+{
+    *t = (struct sv_planner_tier_cfg){.size_gib = SSD_DEFAULT_GIB,
+                                      .bw_gbps = SSD_DEFAULT_READ_GBPS,
+                                      .write_gbps = SSD_DEFAULT_WRITE_GBPS,
+                                      .latency_ns = SSD_DEFAULT_LATENCY_NS,
+                                      .num_devices = 1,
+                                      .queue_depth = SSD_DEFAULT_QUEUE_DEPTH};
+    if (!node)
+        return TRUE;
+    JsonObject *o = get_obj(node, "storage", where, FALSE, error);
+    if (!o)
+        return !(error && *error);
+    g_autofree char *w = g_strdup_printf("%s.storage", where);
+    static const char *const keys[] = {"mem_size",    "read_bw",     "write_bw", "mem_latency",
+                                       "queue_depth", "num_devices", "ideal",    NULL};
+    warn_unknown(o, keys, w);
+    int64_t qd, nd;
+    int ideal;
+    if (!get_num(o, "mem_size", w, FALSE, SSD_DEFAULT_GIB, TRUE, &t->size_gib, error) ||
+        !get_num(o, "read_bw", w, FALSE, SSD_DEFAULT_READ_GBPS, TRUE, &t->bw_gbps, error) ||
+        !get_num(o, "write_bw", w, FALSE, SSD_DEFAULT_WRITE_GBPS, TRUE, &t->write_gbps, error) ||
+        !get_num(o, "mem_latency", w, FALSE, SSD_DEFAULT_LATENCY_NS, FALSE, &t->latency_ns,
+                 error) ||
+        !get_int(o, "queue_depth", w, SSD_DEFAULT_QUEUE_DEPTH, 0, &qd, error) ||
+        !get_int(o, "num_devices", w, 1, 1, &nd, error) || !get_bool(o, "ideal", w, &ideal, error))
+        return FALSE;
+    if (qd > G_MAXINT32 || nd > 64)
+        return bad(error, w, qd > G_MAXINT32 ? "queue_depth" : "num_devices", "too large");
+    t->queue_depth = (int32_t)qd;
+    t->num_devices = (int32_t)nd;
+    t->ideal = ideal == 1;
+    t->set = TRUE;
+    return TRUE;
+}
+
+const struct sv_planner_tier_cfg *sv_planner_cluster_cxl(const struct sv_planner_cluster_cfg *c,
+                                                         int32_t node)
+{
+    if (node >= 0 && node < c->n_nodes && c->nodes[node].cxl.set)
+        return &c->nodes[node].cxl;
+    return c->cxl.set ? &c->cxl : NULL;
+}
+
+/* The top-level run flags (same names as the command line's, with '_'). */
+static gboolean parse_tier_flags(JsonObject *top, const char *where,
+                                 struct sv_planner_tier_flags *f, GError **error)
+{
+    sv_planner_tier_flags_init(f);
+    static const struct {
+        const char *key;
+        size_t off, size;
+    } strs[] = {
+#define F(k)                                                                                       \
+    {#k, G_STRUCT_OFFSET(struct sv_planner_tier_flags, k),                                         \
+     sizeof(((struct sv_planner_tier_flags *)0)->k)}
+        F(preemption_mode), F(prefix_storage),  F(prefix_pool),     F(prefix_write),
+        F(prefix_evict),    F(offload_overlap), F(kv_load_overlap), F(memory_model),
+#undef F
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(strs); i++) {
+        char *dst = (char *)f + strs[i].off;
+        if (!get_str(top, strs[i].key, where, FALSE, dst, strs[i].size, error))
+            return FALSE;
+        if (dst[0]) {
+            g_autofree char *p = g_strdup_printf("%s: %s", where, strs[i].key);
+            if (!sv_planner_tier_flag_check(strs[i].key, dst, p, error))
                 return FALSE;
         }
     }
-    return TRUE;
+    return get_bool(top, "enable_prefix_sharing", where, &f->enable_prefix_sharing, error) &&
+           get_int(top, "prefix_chunk_tokens", where, -1, 1, &f->prefix_chunk_tokens, error);
 }
 
 /* Per-instance switches of LLMServingSim (docs/reference/cluster-config.md, runtime overrides):
@@ -353,11 +768,32 @@ static gboolean get_dims(JsonObject *o, const char *key, const char *where, gboo
     return TRUE;
 }
 
+/* LLMServingSim 1.0 keys (decision 10): npu_num = num_npus, npu_group = pp_size (its trace
+ * header model_parallel_NPU_group); both spellings with different values is an error. */
+static gboolean alias_int(JsonObject *o, const char *alias, const char *key, const char *where,
+                          int64_t unset, int64_t *val, GError **error)
+{
+    int64_t a;
+    if (!get_int(o, alias, where, -1, 1, &a, error))
+        return FALSE;
+    if (a < 0)
+        return TRUE;
+    if (json_object_has_member(o, key) && *val != a) {
+        g_autofree char *p = g_strdup_printf("%s.%s", where, alias);
+        return path_error(error, p, "%" G_GINT64_FORMAT " but %s.%s is %" G_GINT64_FORMAT, a, where,
+                          key, *val);
+    }
+    (void)unset;
+    *val = a;
+    return TRUE;
+}
+
 static gboolean parse_instance(JsonObject *o, const char *where, struct sv_planner_instance_cfg *ic,
-                               GPtrArray *notes, GError **error)
+                               int32_t n_cxl, GError **error)
 {
     warn_unknown(o, inst_keys, where);
-    if (!check_placement(o, where, notes, error) || !check_offload_flags(o, where, error))
+    if (!parse_placement(o, where, n_cxl, &ic->placement, error) ||
+        !parse_expert_offload(o, where, n_cxl, ic, error) || !check_offload_flags(o, where, error))
         return FALSE;
     if (!get_str(o, "model_name", where, TRUE, ic->model_name, sizeof ic->model_name, error) ||
         !get_str(o, "hardware", where, TRUE, ic->hardware, sizeof ic->hardware, error))
@@ -382,7 +818,9 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
     if (!get_int(o, "pp_size", where, 1, 1, &pp, error) ||
         !get_int(o, "tp_size", where, 0, 1, &tp, error) ||
         !get_int(o, "num_npus", where, 0, 1, &npus, error) ||
-        !get_int(o, "ep_size", where, 1, 1, &ep, error))
+        !get_int(o, "ep_size", where, 1, 1, &ep, error) ||
+        !alias_int(o, "npu_num", "num_npus", where, 0, &npus, error) ||
+        !alias_int(o, "npu_group", "pp_size", where, 1, &pp, error))
         return FALSE;
     /* Defaults per the docs: num_npus = tp x pp, tp = num_npus / pp. */
     if (tp == 0 && npus == 0)
@@ -439,11 +877,10 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
     warn_unknown(top, top_keys, where);
     struct sv_planner_cluster_cfg *c = g_new0(struct sv_planner_cluster_cfg, 1);
     g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
-    if (json_object_has_member(top, "cxl_mem")) {
-        /* Devices only: what lives there is decided by placement (checked per instance). */
-        g_autofree char *p = g_strdup_printf("%s: cxl_mem", where);
-        note_ignored(notes, p, "CXL memory expansion");
-    }
+    /* Devices only: what lives there is decided by placement (per instance). */
+    if (!parse_cxl(top, where, TRUE, &c->cxl, &c->cxl_scope, error) ||
+        !parse_tier_flags(top, where, &c->tier_flags, error))
+        goto fail;
     int64_t num_nodes;
     if (!get_num(top, "link_bw", where, FALSE, 0, TRUE, &c->link_bw_gbps, error) ||
         !get_num(top, "link_latency", where, FALSE, 0, FALSE, &c->link_latency_ns, error) ||
@@ -500,7 +937,11 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
             goto fail_insts;
         if (cpu) {
             g_autofree char *cw = g_strdup_printf("%s.cpu_mem", nw);
-            warn_unknown(cpu, mem_keys, cw);
+            warn_unknown(cpu, cpu_keys, cw);
+            int ideal;
+            if (!get_bool(cpu, "ideal", cw, &ideal, error))
+                goto fail_insts;
+            c->nodes[ni].cpu_mem_ideal = ideal == 1;
             if (json_object_has_member(cpu, "pim_config")) {
                 /* The PIM device only runs attention for instances with enable_attn_offloading
                  * (an error, checked per instance); alone it only rewrites cpu_mem's bandwidth
@@ -515,6 +956,12 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
                          error))
                 goto fail_insts;
         }
+        if (!parse_cxl(no, nw, FALSE, &c->nodes[ni].cxl, NULL, error) ||
+            !parse_pcie(no, nw, &c->nodes[ni].pcie, error) ||
+            !parse_storage(no, nw, &c->nodes[ni].storage, error))
+            goto fail_insts;
+        const struct sv_planner_tier_cfg *cxl = sv_planner_cluster_cxl(c, (int32_t)ni);
+        int32_t n_cxl = cxl ? cxl->num_devices : 0;
         JsonNode *in = json_object_get_member(no, "instances");
         if (!in || !JSON_NODE_HOLDS_ARRAY(in) ||
             json_array_get_length(json_node_get_array(in)) == 0) {
@@ -540,9 +987,10 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
             struct sv_planner_instance_cfg ic = {0};
             ic.node = (int32_t)ni;
             ic.index = (int32_t)insts->len;
-            if (!parse_instance(json_node_get_object(inode), iw, &ic, notes, error))
+            gboolean ok = parse_instance(json_node_get_object(inode), iw, &ic, n_cxl, error);
+            g_array_append_val(insts, ic); /* freed with the config, also on failure */
+            if (!ok)
                 goto fail_insts;
-            g_array_append_val(insts, ic);
         }
     }
     c->n_instances = (int32_t)insts->len;
@@ -553,6 +1001,8 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
     }
     return c;
 fail_insts:
+    for (guint i = 0; i < insts->len; i++)
+        g_free(g_array_index(insts, struct sv_planner_instance_cfg, i).placement.rules);
     g_array_free(insts, TRUE);
 fail:
     sv_planner_cluster_free(c);
@@ -605,6 +1055,11 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_single(const char *model, cons
     ic->max_num_seqs = ic->max_num_batched_tokens = ic->long_prefill_token_threshold = -1;
     ic->block_size = -1;
     ic->enable_prefix_caching = ic->enable_chunked_prefill = ic->reserve_full_isl = -1;
+    ic->cache_experts = -1;
+    sv_planner_tier_flags_init(&c->tier_flags);
+    struct sv_planner_tier_cfg ssd;
+    parse_storage(NULL, NULL, &ssd, NULL); /* the SSD defaults */
+    c->nodes[0].storage = ssd;
     return c;
 }
 
@@ -613,6 +1068,8 @@ void sv_planner_cluster_free(struct sv_planner_cluster_cfg *cfg)
     if (!cfg)
         return;
     g_free(cfg->nodes);
+    for (int32_t i = 0; cfg->instances && i < cfg->n_instances; i++)
+        g_free(cfg->instances[i].placement.rules);
     g_free(cfg->instances);
     g_strfreev(cfg->unsupported);
     g_free(cfg);

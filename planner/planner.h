@@ -32,6 +32,113 @@ typedef enum {
 
 /* ---- cluster config ------------------------------------------------------------------------ */
 
+/* ---- memory tiers (docs/memory-tiers.md; PLAN issue 8 section 4) ---------------------------- */
+
+/* Where a part of an instance lives: the NPU's HBM, the node's host DRAM, CXL device `device`,
+ * or the node's SSD (weights only). Same order as memory-tier's tier kinds. */
+typedef enum {
+    SV_PLANNER_LOC_NPU = 0,
+    SV_PLANNER_LOC_CPU,
+    SV_PLANNER_LOC_CXL,
+    SV_PLANNER_LOC_SSD,
+    SV_PLANNER_LOC_COUNT
+} sv_planner_loc_kind;
+
+struct sv_planner_loc {
+    sv_planner_loc_kind kind;
+    int32_t device; /* cxl:N; 0 otherwise */
+};
+/* "npu", "cpu", "cxl:3", "ssd" (static buffer of the caller, at least 16 bytes). */
+const char *sv_planner_loc_name(const struct sv_planner_loc *loc, char *buf, size_t size);
+
+/* One placement rule, kept as parsed: block strings stay unresolved until the model is known
+ * (sv_planner_placement_resolve). The default rule has blocks and layer empty. */
+struct sv_planner_place_rule {
+    char path[192];   /* "cluster.json: nodes[0].instances[0].placement.blocks[2]" */
+    char blocks[128]; /* "0-3", "8,9,10" (blocks rules) */
+    char layer[32];   /* "embedding", "final_layernorm", "lm_head" (layers rules) */
+    struct sv_planner_loc weights, kv, kv_evict;
+    gboolean has_weights, has_kv, has_evict;
+};
+
+struct sv_planner_placement {
+    int32_t n_rules; /* default first (when given), then blocks[], then layers (sorted by name) */
+    struct sv_planner_place_rule *rules;
+};
+
+/* A memory device of a node or the cluster (cpu_mem, cxl_mem, storage). Sizes in GiB per device,
+ * bandwidths in decimal GB/s per device (1 GB/s = 1 byte/ns), latency in ns. */
+struct sv_planner_tier_cfg {
+    gboolean set; /* given in the config */
+    double size_gib, bw_gbps, write_gbps, latency_ns;
+    int32_t num_devices, queue_depth; /* queue_depth: SSD only, 0 = unlimited */
+    gboolean ideal;                   /* infinite bandwidth, latency only */
+};
+
+/* Host <-> NPU link of every NPU of a node, per direction. */
+struct sv_planner_pcie_cfg {
+    gboolean set;
+    double bw_gbps, latency_ns; /* decimal GB/s; 0 = the hardware's default (planner/tiers.c) */
+    gboolean ideal;
+};
+
+typedef enum { SV_PLANNER_CXL_NODE = 0, SV_PLANNER_CXL_CLUSTER } sv_planner_cxl_scope;
+
+/* Resolved placement of one instance (sv_planner_placement_resolve): where each decoder block's
+ * weights and live KV live, the embedding / final norm / lm_head weights, and the one KV
+ * eviction target. */
+struct sv_planner_placement_map {
+    int32_t num_layers;
+    struct sv_planner_loc *layer_weights; /* [num_layers] */
+    struct sv_planner_loc *layer_kv;      /* [num_layers] */
+    struct sv_planner_loc embedding, final_norm, lm_head;
+    struct sv_planner_loc kv_evict; /* NPU = none given */
+    gboolean any_offload;           /* some weights or live KV off the NPU */
+};
+
+/* Run flags of the memory tiers: settable in the cluster config (top level) and on the command
+ * line. Strings "" and integers -1 mean unset; run.c resolves command line > cluster config >
+ * default once (sv_planner_tier_flags_resolve). */
+struct sv_planner_tier_flags {
+    char preemption_mode[16];    /* "recompute" | "swap" */
+    char prefix_storage[64];     /* "none" | "cpu" | "cxl" | "ssd" | a comma list in lookup order */
+    int enable_prefix_sharing;   /* -1, 0, 1 */
+    char prefix_pool[16];        /* "instance" | "node" | "cluster" */
+    char prefix_write[16];       /* "through" | "back" */
+    char prefix_evict[16];       /* "lru" | "fifo" */
+    char offload_overlap[16];    /* "prefetch" | "serial" */
+    char kv_load_overlap[16];    /* "none" | "layer" */
+    char memory_model[16];       /* "finite" | "ideal" (every tier ideal) */
+    int64_t prefix_chunk_tokens; /* -1 unset */
+};
+
+typedef enum {
+    SV_PLANNER_POOL_INSTANCE = 0,
+    SV_PLANNER_POOL_NODE,
+    SV_PLANNER_POOL_CLUSTER
+} sv_planner_pool_scope;
+
+struct sv_planner_tier_run {
+    gboolean preempt_swap;
+    int32_t n_prefix_storage;              /* 0 = none */
+    sv_planner_loc_kind prefix_storage[3]; /* lookup order, each of cpu/cxl/ssd once */
+    sv_planner_pool_scope prefix_pool;     /* default: node with sharing, else instance */
+    gboolean prefix_write_back, prefix_evict_fifo;
+    gboolean offload_serial, kv_load_per_layer, memory_ideal;
+    uint32_t prefix_chunk_tokens; /* default 256 */
+};
+
+/* Each flag unset with its default marker. */
+void sv_planner_tier_flags_init(struct sv_planner_tier_flags *f);
+/* Check one flag's value (key = the config key, "preemption_mode"); `where` names it in errors
+ * ("cluster.json" or "--preemption-mode"). */
+gboolean sv_planner_tier_flag_check(const char *key, const char *value, const char *where,
+                                    GError **error);
+/* Command line (`run`, may be NULL) > cluster config (`cluster`) > defaults. */
+gboolean sv_planner_tier_flags_resolve(const struct sv_planner_tier_flags *run,
+                                       const struct sv_planner_tier_flags *cluster,
+                                       struct sv_planner_tier_run *out, GError **error);
+
 /* One instance of LLMServingSim's cluster config (docs/reference/cluster-config.md) with the
  * per-instance runtime overrides resolved against the run's defaults. */
 struct sv_planner_instance_cfg {
@@ -58,6 +165,12 @@ struct sv_planner_instance_cfg {
     int enable_prefix_caching;  /* -1 unset, 0, 1 */
     int enable_chunked_prefill; /* -1 unset, 0, 1 */
     int reserve_full_isl;       /* -1 unset, 0, 1 */
+    /* Memory tiers: placement rules (as parsed) and expert offloading. */
+    struct sv_planner_placement placement;
+    gboolean expert_offload; /* expert_offload given */
+    struct sv_planner_loc expert_loc;
+    int32_t cache_experts; /* experts cached per MoE layer per rank; -1 = all (no offload) */
+    char expert_path[160];
 };
 
 /* One level of the cluster network (docs/cluster-network.md): a node's device interconnect
@@ -74,6 +187,10 @@ struct sv_planner_node_cfg {
     double cpu_mem_gib;
     double cpu_mem_bw_gbps;
     double cpu_mem_latency_ns;
+    gboolean cpu_mem_ideal;
+    struct sv_planner_tier_cfg cxl;     /* the node's cxl_mem when it overrides the top level */
+    struct sv_planner_pcie_cfg pcie;    /* nodes[].pcie */
+    struct sv_planner_tier_cfg storage; /* nodes[].storage (SSD) */
 };
 
 struct sv_planner_cluster_cfg {
@@ -94,6 +211,9 @@ struct sv_planner_cluster_cfg {
     struct sv_planner_node_cfg *nodes;
     int32_t n_instances;
     struct sv_planner_instance_cfg *instances;
+    struct sv_planner_tier_cfg cxl; /* top-level cxl_mem (per device; num_devices per scope) */
+    sv_planner_cxl_scope cxl_scope;
+    struct sv_planner_tier_flags tier_flags; /* top-level run flags of the memory tiers */
     /* Keys of the memory-tier / power / PIM features the run ignores, one line each
      * ("<file>: <key path>: <feature> is not yet supported (ignored)"; NULL-terminated, NULL
      * when none); the caller reports them (docs/reference-configs.md lists the decisions). */
@@ -110,6 +230,37 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_load(const char *path, GError 
 struct sv_planner_cluster_cfg *sv_planner_cluster_single(const char *model, const char *hardware,
                                                          int tp, GError **error);
 void sv_planner_cluster_free(struct sv_planner_cluster_cfg *cfg);
+
+/* The CXL devices instance `inst` reaches: its node's cxl_mem, else the top level's (NULL when
+ * none is configured). */
+const struct sv_planner_tier_cfg *sv_planner_cluster_cxl(const struct sv_planner_cluster_cfg *c,
+                                                         int32_t node);
+/* Resolve instance `ic`'s placement for a model of `num_layers` decoder blocks: every rule's
+ * block list against the model ("...placement.blocks[2].blocks: block 40 out of range (model has
+ * 32)"). Fills `out` (sv_planner_placement_map_clear frees it). */
+gboolean sv_planner_placement_resolve(const struct sv_planner_instance_cfg *ic, int32_t num_layers,
+                                      struct sv_planner_placement_map *out, GError **error);
+void sv_planner_placement_map_clear(struct sv_planner_placement_map *map);
+
+/* planner/tiers.c: where an instance's weight bytes live under its placement. */
+#define SV_PLANNER_MAX_CXL 64
+struct sv_planner_weight_split {
+    uint64_t npu_bytes; /* HBM weights of one rank of the fullest pipeline stage */
+    /* Off-device weights, all ranks of the instance together (what each tier holds). */
+    uint64_t cpu_bytes, ssd_bytes, cxl_bytes[SV_PLANNER_MAX_CXL];
+    uint64_t off_bytes; /* their sum */
+};
+void sv_planner_weight_split(const struct sv_compute_model_cfg *m, int32_t tp, int32_t pp,
+                             const struct sv_planner_placement_map *map,
+                             struct sv_planner_weight_split *out);
+/* KV blocks per rank of instance `ic` (LLMServingSim memory_model.py): trunc(mem_size GiB x
+ * mem_util) - HBM weights, in blocks of block_size tokens of every layer of a stage. HBM weights
+ * are the NPU-resident parts only when `map` moves some off the NPU (else the whole model's share,
+ * as without tiers). */
+gboolean sv_planner_instance_kv_blocks(const struct sv_planner_instance_cfg *ic,
+                                       const struct sv_compute_model_cfg *m,
+                                       const struct sv_planner_placement_map *map,
+                                       uint32_t block_size, uint64_t *blocks, GError **error);
 
 /* ---- routers -------------------------------------------------------------------------------- */
 
@@ -321,6 +472,8 @@ struct sv_planner_run_cfg {
     int enable_prefix_caching;
     int enable_chunked_prefill;
     int reserve_full_isl;
+    /* Memory-tier run flags from the command line (NULL = none given); same precedence. */
+    const struct sv_planner_tier_flags *tier_flags;
     const struct sv_planner_run_observer *observer;
     /* Progress, for a display only: called about every `progress_every` finished requests
      * (0 = never). The final counts are in struct sv_planner_run_result. */
@@ -358,6 +511,10 @@ struct sv_planner_run_result {
 
 gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_run_result *result,
                         GError **error);
+/* What sv_planner_run refuses before it starts (the memory-tier flags and placements the serving
+ * group cannot use yet; bad flag combinations), so that a caller can check before it opens its
+ * outputs. sv_planner_run calls it too. */
+gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **error);
 
 /* ---- cluster network (planner/cluster_net.c; docs/cluster-network.md) ----------------------
  *

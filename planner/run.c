@@ -61,6 +61,7 @@ typedef struct {
     GHashTable *sessions; /* live sessions (owned), only to free them on an early stop */
     uint64_t submitted, finished;
     struct sv_planner_run_result *res;
+    struct sv_planner_tier_run tier_run; /* memory-tier flags, resolved once */
 } run_state;
 
 static void run_fail(run_state *st, GError *e)
@@ -373,6 +374,25 @@ static sv_compute_latency *make_latency(const struct sv_planner_run_cfg *cfg,
             *source = g_strconcat("profile:", rel, NULL);
             return lat;
         }
+        /* LLMServingSim's older perf_models layout (<hw>/<org>/<model>/tp<N>/layers.csv: the
+         * ISPASS'26 artifact's), when no bundle matches. */
+        g_autofree char *tp_dir = sv_compute_legacy_find(cfg->profiles_root, ic->hardware,
+                                                         ic->model_name, ic->tp_size, NULL);
+        if (tp_dir) {
+            g_clear_error(&e);
+            sv_compute_latency *lat = sv_compute_latency_new_legacy(tp_dir, m, ic->tp_size, error);
+            if (!lat) {
+                g_prefix_error(error, "instance %d (%s on %s): ", ic->index, ic->model_name,
+                               ic->hardware);
+                return NULL;
+            }
+            size_t n = strlen(cfg->profiles_root);
+            const char *rel = tp_dir;
+            if (strncmp(tp_dir, cfg->profiles_root, n) == 0 && tp_dir[n] == '/')
+                rel = tp_dir + n + 1;
+            *source = g_strconcat("legacy:", rel, NULL);
+            return lat;
+        }
     }
     if (cfg->latency == SV_PLANNER_RUN_LATENCY_PROFILE) {
         if (e)
@@ -501,13 +521,14 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     /* KV capacity per rank (LLMServingSim memory_model.py, VALIDATION_NOTES item 5):
      * trunc(mem_size GiB x mem_util) - weights per rank, in blocks; every layer of this rank's
      * pipeline stage holds K and V per token. */
-    uint64_t mem_bytes = (uint64_t)(ic->npu_mem_gib * 1073741824.0);
-    uint64_t weights = sv_compute_model_weight_bytes(&m, ic->tp_size) / (uint64_t)ic->pp_size;
-    uint64_t kv_tok = sv_compute_model_kv_bytes_per_token_layer(&m, ic->tp_size) *
-                      (uint64_t)((m.num_layers + ic->pp_size - 1) / ic->pp_size);
+    struct sv_planner_placement_map map;
+    if (!sv_planner_placement_resolve(ic, (int32_t)m.num_layers, &map, error))
+        return FALSE;
     uint64_t blocks;
-    if (!sv_memtier_kv_capacity_blocks(mem_bytes, ic->mem_util, weights, kv_tok,
-                                       (uint32_t)block_size, &blocks, error)) {
+    gboolean cap_ok =
+        sv_planner_instance_kv_blocks(ic, &m, &map, (uint32_t)block_size, &blocks, error);
+    sv_planner_placement_map_clear(&map);
+    if (!cap_ok) {
         g_prefix_error(error, "instance %d (%s on %s): ", i, ic->model_name, ic->hardware);
         return FALSE;
     }
@@ -668,6 +689,52 @@ static gboolean resolve_policies(run_state *st, GError **error)
     return TRUE;
 }
 
+/* What the serving group (msg) can use of the memory tiers. Until its weight streaming, swap
+ * and lower-tier prefix paths land (PLAN issue 8, WP3), a run refuses the placements and flags
+ * that would otherwise be silently ignored: weights or live KV off the NPU, expert offloading,
+ * swap, a prefix cache below the NPU. Defining SV_PLANNER_TIER_USES (once msg has them) lifts
+ * the refusal. */
+gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **error)
+{
+    struct sv_planner_tier_run t;
+    if (!cfg->cluster)
+        return TRUE; /* sv_planner_run reports it */
+    if (!sv_planner_tier_flags_resolve(cfg->tier_flags, &cfg->cluster->tier_flags, &t, error))
+        return FALSE;
+#ifndef SV_PLANNER_TIER_USES
+    const char *what = t.preempt_swap           ? "preemption_mode swap (--preemption-mode)"
+                       : t.n_prefix_storage > 0 ? "prefix_storage (--prefix-storage)"
+                                                : NULL;
+    if (what) {
+        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, "%s is not yet supported",
+                    what);
+        return FALSE;
+    }
+    for (int32_t i = 0; i < cfg->cluster->n_instances; i++) {
+        const struct sv_planner_instance_cfg *ic = &cfg->cluster->instances[i];
+        char loc[16];
+        for (int32_t k = 0; k < ic->placement.n_rules; k++) {
+            const struct sv_planner_place_rule *r = &ic->placement.rules[k];
+            gboolean w = r->has_weights && r->weights.kind != SV_PLANNER_LOC_NPU;
+            gboolean kv = r->has_kv && r->kv.kind != SV_PLANNER_LOC_NPU;
+            if (!w && !kv)
+                continue;
+            g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                        "%s.%s: %s in \"%s\" (memory-tier placement) is not yet supported", r->path,
+                        w ? "weights" : "kv_loc", w ? "weights" : "live KV cache",
+                        sv_planner_loc_name(w ? &r->weights : &r->kv, loc, sizeof loc));
+            return FALSE;
+        }
+        if (ic->expert_offload) {
+            g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                        "%s: expert offloading is not yet supported", ic->expert_path);
+            return FALSE;
+        }
+    }
+#endif
+    return TRUE;
+}
+
 gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_run_result *res,
                         GError **error)
 {
@@ -696,6 +763,11 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     st.sessions =
         g_hash_table_new_full(g_direct_hash, g_direct_equal, (GDestroyNotify)session_free, NULL);
     gboolean ok = resolve_policies(&st, error);
+    /* Memory-tier flags: command line > cluster config > defaults (the one place). */
+    if (ok)
+        ok = sv_planner_run_check(cfg, error) &&
+             sv_planner_tier_flags_resolve(cfg->tier_flags, &cfg->cluster->tier_flags, &st.tier_run,
+                                           error);
     if (ok)
         ok = setup_network(&st, error);
     int32_t device = 0;

@@ -71,6 +71,13 @@ struct sv_wl_outcome {
     int64_t prefix_hit_tokens; /* tokens found in the prefix cache at the first admission */
     uint32_t preemptions;
     gboolean finished;
+    /* Memory tiers (docs/memory-tiers.md; requests.csv columns only when a run uses a tier):
+     * prompt tokens found at the first admission per tier (npu = prefix_hit_tokens' NPU part; cpu,
+     * cxl, ssd: the lower-tier pools; remote: another node's pool), KV bytes loaded from lower
+     * tiers, and KV bytes swapped out / in by swap preemption. 0 without tiers. */
+    int64_t prefix_hit_tokens_npu, prefix_hit_tokens_cpu, prefix_hit_tokens_cxl,
+        prefix_hit_tokens_ssd, prefix_hit_tokens_remote;
+    uint64_t kv_load_bytes, swap_out_bytes, swap_in_bytes;
 };
 
 typedef enum {
