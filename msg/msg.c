@@ -97,7 +97,8 @@ sv_msg *sv_msg_new(sv_engine *eng, const struct sv_msg_cfg *cfg, const struct sv
     m->pf_hist = g_array_new(FALSE, FALSE, sizeof(int64_t));
     m->dec_kv = g_array_new(FALSE, FALSE, sizeof(int64_t));
     /* Parallel path (opmap.c) and data-parallel membership (parallel.c). */
-    if (!sv_msg__par_init(m, error) || (m->cfg.dp && !sv_msg__dp_join(m, error))) {
+    if (!sv_msg__tiers_init(m, error) || !sv_msg__par_init(m, error) ||
+        (m->cfg.dp && !sv_msg__dp_join(m, error))) {
         sv_msg_free(m);
         return NULL;
     }
@@ -129,6 +130,7 @@ void sv_msg_free(sv_msg *m)
     if (m->sched->destroy)
         m->sched->destroy(m->sched_state);
     g_free(m->emit_et_dir);
+    sv_msg__tiers_free(m);
     g_free(m);
 }
 

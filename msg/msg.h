@@ -194,6 +194,47 @@ struct sv_msg_prefill_launch {
     int64_t n_layers;
 };
 
+/* ---- memory tiers (issue 8; docs/memory-tiers.md) ------------------------------------------
+ *
+ * What an instance moves between its HBM and the lower tiers (host DRAM, CXL, SSD) on the tier
+ * fabric (memory-tier/fabric.c). The planner (planner/tiers.c) builds the objects and fills this
+ * record; msg borrows everything in it (it must outlive the msg). The zero value (fabric NULL) is
+ * "no tiers": the group behaves exactly as before issue 8. Routes are the fabric's (owned by it);
+ * a NULL route means "on the NPU" (nothing moves). Arrays indexed [rank] have num_devices
+ * entries, rank = TP rank + tp x stage as in the DAG. */
+struct sv_msg_tier_cfg {
+    struct sv_memtier_fabric *fabric; /* NULL: no tiers (today's behaviour) */
+    /* Weight streaming (PLAN use 1): weight_route[rank][i], i = 0..num_layers-1 the decoder
+     * layers, num_layers the embedding, num_layers+1 the head; NULL entry = resident on the NPU.
+     * layer_weight_bytes[i] (same indexing) = bytes of part i on one rank (already / tp). */
+    const struct sv_memtier_route *const *const *weight_route;
+    const uint64_t *layer_weight_bytes;
+    /* Live KV off the device (use 2): kv_route[rank][layer] tier -> NPU, NULL = KV in HBM. */
+    const struct sv_memtier_route *const *const *kv_route;
+    /* Swap (use 3): swap_route[rank] = NPU -> kv_evict_loc tier route (its reverse is looked up
+     * as swap_in_route[rank]); swap_tier is charged EVICTED_KV. */
+    const struct sv_memtier_route *const *swap_route;
+    const struct sv_memtier_route *const *swap_in_route;
+    struct sv_memtier_tier *swap_tier;
+    /* Prefix hierarchy below the NPU pool (use 4); NULL: NPU pool only. chunk_tokens: its
+     * chunk (prefix_chunk_tokens, 256), a multiple of the KV block size. */
+    struct sv_memtier_hier *hier;
+    uint32_t chunk_tokens;
+    gboolean preemption_swap;   /* --preemption-mode swap (vLLM v0), else recompute (v1) */
+    gboolean offload_serial;    /* --offload-overlap serial (load then compute), else prefetch */
+    gboolean kv_load_per_layer; /* --kv-load-overlap layer, else one load before layer 0 */
+    /* Expert cache (MoE expert_offload): slots per MoE layer per rank (0 = every expert on the
+     * NPU), expert_route[rank] = tier -> NPU route, expert_bytes = one expert's weights / tp. */
+    int32_t expert_cache_slots;
+    const struct sv_memtier_route *const *expert_route;
+    uint64_t expert_bytes;
+    /* Transfer override (NULL = sv_memtier_fabric_xfer on `fabric`); set, it also turns tiers on
+     * without a fabric: unit tests drive msg with a fake fabric whose routes they define. */
+    void (*xfer)(void *xfer_ctx, const struct sv_memtier_route *route, uint64_t bytes,
+                 sv_net_done_fn done, void *ctx, uint64_t arg);
+    void *xfer_ctx;
+};
+
 struct sv_msg_cfg {
     int32_t instance; /* instance index (records, ET file names) */
     sv_msg_sched_kind scheduler;
@@ -243,6 +284,8 @@ struct sv_msg_cfg {
      * off (hooks.on_prefill_done) when its prompt completes instead of decoding it; a DECODE group
      * receives requests through sv_msg_pd_reserve / sv_msg_pd_admit. BOTH (0) does everything. */
     sv_msg_role role;
+    /* Memory tiers (issue 8): zero = none. */
+    struct sv_msg_tier_cfg tiers;
 };
 
 /* One committed iteration. */

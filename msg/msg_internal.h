@@ -18,9 +18,10 @@ typedef struct msg_req {
     int64_t num_reached;   /* prompt + generated so far (vLLM num_tokens) */
     int64_t prefix_hit;    /* hit found at the latest admission */
     gboolean admitted_once;
-    gboolean is_init;   /* prefill not yet completed (TTFT not recorded) */
-    gboolean detached;  /* held by a PD handoff, in neither waiting nor running */
-    uint64_t step_mark; /* == sv_msg.step_seq while it has a share of the step being formed */
+    gboolean is_init;        /* prefill not yet completed (TTFT not recorded) */
+    gboolean detached;       /* held by a PD handoff, in neither waiting nor running */
+    uint64_t step_mark;      /* == sv_msg.step_seq while it has a share of the step being formed */
+    uint32_t chunks_written; /* prefix chunks handed to the tier hierarchy (write-through) */
     sv_memtier_kv_seq *seq;
     void *user;
 } msg_req;
@@ -38,6 +39,20 @@ struct sv_msg_view {
     msg_req *head;         /* waiting head whose computed tokens were looked up, or NULL */
     int64_t head_computed; /* its prefix hit / computed history */
     int64_t head_hit;      /* the part found by the prefix lookup this step */
+    int64_t head_lower;    /* of head_computed, tokens to load from lower tiers (tiers) */
+    struct sv_memtier_hit head_tiers;
+};
+
+/* Memory-tier state of a group (offload.c); NULL without tiers. */
+typedef struct {
+    const struct sv_memtier_route *route;
+    uint64_t bytes;
+} msg_kv_load;
+struct msg_tiers {
+    uint64_t token_bytes; /* KV bytes of one token, all layers and ranks */
+    int64_t n_layers;
+    GArray *loads;            /* msg_kv_load: prefix loads of the step being formed */
+    sv_dag_node **layer_gate; /* [layer]: per-layer prefix loads of the launch being built */
 };
 
 struct sv_msg {
@@ -68,6 +83,8 @@ struct sv_msg {
     GError *error;
     struct msg_par *par;  /* parallel path (opmap.c); NULL on the single-device path */
     GHashTable *detached; /* msg_req* held by PD handoffs (set; freed with the msg) */
+    uint64_t tier_bytes;  /* bytes this group booked on the tier fabric (offload.c) */
+    struct msg_tiers *tiers;
 };
 
 /* sched.c: the batch scheduler. Fills m->inflight; returns the number of requests preempted. */
@@ -100,6 +117,55 @@ gboolean sv_msg__par_init(sv_msg *m, GError **error);
 void sv_msg__par_free(sv_msg *m);
 void sv_msg__par_commit(sv_msg *m);
 void sv_msg__par_set_comm_tokens(sv_msg *m, int64_t tokens);
+
+/* offload.c: memory tiers (docs/memory-tiers.md). */
+gboolean sv_msg__tiers_on(const sv_msg *m); /* cfg.tiers.fabric set */
+gboolean sv_msg__streams(const sv_msg *m);  /* some weight part of some rank is off-device */
+/* Book a transfer on the fabric (or cfg.tiers.xfer); counted in tier_bytes. */
+void sv_msg__xfer(sv_msg *m, const struct sv_memtier_route *r, uint64_t bytes, sv_net_done_fn done,
+                  void *ctx, uint64_t arg);
+/* Executor handler of MEM_LOAD / MEM_STORE nodes built by sv_msg__mem_node (ctx = the msg). */
+void sv_msg__mem_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx);
+sv_dag_node *sv_msg__mem_node(sv_msg *m, sv_dag_kind kind, int32_t dev,
+                              const struct sv_memtier_route *route, uint64_t bytes,
+                              sv_dag_node *parent);
+/* Weight streaming of one rank's chain. Parts: 0..L-1 the decoder layers, L the embedding, L+1
+ * the head. Before a part's compute nodes are appended after *prev: stream_pre adds its load
+ * (NULL when the part is on the NPU; serial: the load joins the chain); after them,
+ * stream_post gates the part's first compute node on the load (prefetch). */
+struct sv_msg__stream {
+    const struct sv_memtier_route *const *routes; /* [part], NULL = nothing streams */
+    sv_dag_node *kv_gate;                         /* the part's per-layer prefix load */
+    gboolean serial;
+    sv_dag_node *last_load; /* previous streamed load */
+    sv_dag_node *c1, *c2;   /* compute ends of the previous two streamed parts */
+    uint64_t first_id;      /* id of the part's first compute node */
+};
+void sv_msg__stream_begin(sv_msg *m, struct sv_msg__stream *st, int32_t rank);
+sv_dag_node *sv_msg__stream_pre(sv_msg *m, struct sv_msg__stream *st, int64_t part, int32_t dev,
+                                sv_dag_node **prev);
+void sv_msg__stream_post(sv_msg *m, struct sv_msg__stream *st, sv_dag_node *load,
+                         sv_dag_node **prev);
+
+gboolean sv_msg__tiers_init(sv_msg *m, GError **error);
+void sv_msg__tiers_free(sv_msg *m);
+/* Lower-tier prefix lookup after the NPU hit of `npu_hit` tokens (sched.c): returns the end of
+ * the hit (>= npu_hit) and its split in `out`. */
+int64_t sv_msg__hier_match(sv_msg *m, msg_req *r, int64_t npu_hit, struct sv_memtier_hit *out);
+/* Admission of a request with a lower-tier hit: records it on the request and queues its loads
+ * for the next launch. */
+void sv_msg__hier_admitted(sv_msg *m, msg_req *r, int64_t npu_hit, int64_t lower,
+                           const struct sv_memtier_hit *hit);
+/* A chunk or decode step completed up to r->num_computed: write-through of newly full chunks. */
+void sv_msg__hier_computed(sv_msg *m, msg_req *r);
+/* At launch: the step's prefix loads as DAG nodes. Mode none: returns a LOGICAL join the first
+ * node of every stage-0 chain waits for (NULL when no load); mode layer: fills
+ * tiers->layer_gate and returns NULL. */
+sv_dag_node *sv_msg__kv_loads(sv_msg *m);
+gboolean sv_msg__kv_per_layer(const sv_msg *m); /* layer gates set for this launch */
+void sv_msg__kv_loads_done(sv_msg *m);          /* after the launch was built */
+/* A LOGICAL node on `dev` after a and b (either may be NULL). */
+sv_dag_node *sv_msg__join(sv_msg *m, int32_t dev, sv_dag_node *a, sv_dag_node *b);
 
 /* parallel.c: data-parallel groups. */
 gboolean sv_msg__dp_join(sv_msg *m, GError **error);

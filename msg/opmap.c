@@ -84,13 +84,56 @@ static sv_dag_node *add_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int
     return prev;
 }
 
+/* One rank's chain with weight parts streamed from lower tiers (msg/offload.c): built per layer
+ * (per operator when `detailed`), each streamed part preceded by its MEM_LOAD. */
+static sv_dag_node *build_streamed(sv_msg *m, const struct sv_compute_iter_time *it, int32_t r,
+                                   int32_t dev, int64_t lb, int64_t le, gboolean detailed,
+                                   sv_dag_node *prev)
+{
+    int64_t nl = sv_compute_latency_model(m->cfg.lat)->num_layers;
+    struct sv_msg__stream st;
+    sv_msg__stream_begin(m, &st, r);
+    sv_dag_node *ld;
+    if (lb == 0) {
+        ld = sv_msg__stream_pre(m, &st, nl, dev, &prev);
+        if (detailed)
+            prev = add_ops(m, it->prologue, it->n_prologue, dev, -1, prev);
+        else if (it->prologue_ns > 0)
+            prev = add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->prologue_ns, prev);
+        sv_msg__stream_post(m, &st, ld, &prev);
+    }
+    for (int64_t l = lb; l < le; l++) {
+        ld = sv_msg__stream_pre(m, &st, l, dev, &prev);
+        if (detailed)
+            prev = add_ops(m, it->layer, it->n_layer, dev, (int)l, prev);
+        else if (it->layer_ns > 0)
+            prev = add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->layer_ns, prev);
+        sv_msg__stream_post(m, &st, ld, &prev);
+    }
+    if (le == nl) {
+        ld = sv_msg__stream_pre(m, &st, nl + 1, dev, &prev);
+        if (detailed)
+            prev = add_ops(m, it->head, it->n_head, dev, -1, prev);
+        else if (it->head_ns > 0 || prev == NULL)
+            prev = add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->head_ns, prev);
+        sv_msg__stream_post(m, &st, ld, &prev);
+    }
+    return prev;
+}
+
 static void build_dag(sv_msg *m, const struct sv_compute_iter_time *it)
 {
     gboolean detailed = m->emit_et_dir != NULL || m->cfg.num_devices > 1;
+    /* Prefix loads from lower tiers admitted this step (msg/offload.c): before the first layer,
+     * or per layer (then the DAG is built per layer). */
+    sv_dag_node *kv_join = sv_msg__kv_loads(m);
+    gboolean stream = sv_msg__streams(m) || sv_msg__kv_per_layer(m);
     for (int32_t r = 0; r < m->cfg.num_devices; r++) {
         int32_t dev = m->cfg.first_device + r;
-        sv_dag_node *prev = NULL;
-        if (detailed) {
+        sv_dag_node *prev = kv_join;
+        if (stream) {
+            build_streamed(m, it, r, dev, 0, it->n_layers, detailed, prev);
+        } else if (detailed) {
             prev = add_ops(m, it->prologue, it->n_prologue, dev, -1, prev);
             for (int64_t l = 0; l < it->n_layers; l++)
                 prev = add_ops(m, it->layer, it->n_layer, dev, (int)l, prev);
@@ -106,6 +149,7 @@ static void build_dag(sv_msg *m, const struct sv_compute_iter_time *it)
                 prev = add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->head_ns, prev);
         }
     }
+    sv_msg__kv_loads_done(m);
 }
 
 static void on_all_done(sv_dag_exec *ex, void *ctx)
@@ -186,6 +230,11 @@ gboolean sv_msg__launch(sv_msg *m, GError **error)
         .on_all_done = on_all_done,
         .cb_ctx = m,
     };
+    if (sv_msg__tiers_on(m)) {
+        ec.handler_ctx = m;
+        ec.handlers[SV_DAG_KIND_MEM_LOAD] = sv_msg__mem_handler;
+        ec.handlers[SV_DAG_KIND_MEM_STORE] = sv_msg__mem_handler;
+    }
     m->exec = sv_dag_exec_new(m->dag, m->eng, &ec, error);
     if (!m->exec) {
         g_clear_pointer(&m->dag, sv_dag_free);
@@ -582,6 +631,7 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
 
     struct sv_compute_iter_time it;
     sv_dag_node *final = NULL;
+    sv_dag_node *kv_join = sv_msg__kv_loads(m); /* prefix loads (msg/offload.c) */
     for (int32_t s = 0; s < P->pp; s++) {
         int64_t lb, le;
         sv_msg_pp_split(mc->num_layers, P->pp, s, &lb, &le);
@@ -594,6 +644,8 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
              * per operator, and ranks whose expert loads differ would issue the EP group's
              * collectives of different batches in different orders. */
             sv_dag_node *prev = P->tail[s * P->tp + r];
+            if (s == 0 && kv_join)
+                prev = sv_msg__join(m, dev, prev, kv_join);
             if (s > 0) {
                 prev = par_add(m, "pp.recv", SV_DAG_KIND_COMM_RECV, dev, 0, prev);
                 prev->p.has |= SV_DAG_HAS_COMM_SRC | SV_DAG_HAS_COMM_SIZE | SV_DAG_HAS_COMM_TAG;
@@ -601,10 +653,23 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
                 prev->p.comm_size_bytes = hid_bytes > 0 ? hid_bytes : 1;
                 prev->p.comm_tag = (int32_t)P->tag;
             }
+            /* Weight parts off the device stream in before their compute (msg/offload.c). */
+            struct sv_msg__stream st;
+            sv_msg__stream_begin(m, &st, s * P->tp + r);
+            sv_dag_node *ld = NULL;
+            if (lb == 0)
+                ld = sv_msg__stream_pre(m, &st, mc->num_layers, dev, &prev);
             prev = par_ops(m, it.prologue, it.n_prologue, dev, r, s, -1, moe_ns, ep_bytes, prev);
-            for (int64_t l = lb; l < le; l++)
+            sv_msg__stream_post(m, &st, ld, &prev);
+            for (int64_t l = lb; l < le; l++) {
+                ld = sv_msg__stream_pre(m, &st, l, dev, &prev);
                 prev = par_ops(m, it.layer, it.n_layer, dev, r, s, (int)l, moe_ns, ep_bytes, prev);
+                sv_msg__stream_post(m, &st, ld, &prev);
+            }
+            ld = le == mc->num_layers ? sv_msg__stream_pre(m, &st, mc->num_layers + 1, dev, &prev)
+                                      : NULL;
             prev = par_ops(m, it.head, it.n_head, dev, r, s, -1, moe_ns, ep_bytes, prev);
+            sv_msg__stream_post(m, &st, ld, &prev);
             if (s + 1 < P->pp) {
                 prev = par_add(m, "pp.send", SV_DAG_KIND_COMM_SEND, dev, 0, prev);
                 prev->p.has |= SV_DAG_HAS_COMM_DST | SV_DAG_HAS_COMM_SIZE | SV_DAG_HAS_COMM_TAG;
@@ -616,6 +681,7 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
             P->tail[s * P->tp + r] = prev;
         }
     }
+    sv_msg__kv_loads_done(m);
     final = par_add(m, "batch.done", SV_DAG_KIND_LOGICAL, c->first_device, 0, NULL);
     for (int32_t r = 0; r < P->tp; r++)
         if (P->last[r])
@@ -647,6 +713,10 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
     ec.handlers[SV_DAG_KIND_COMM_COLL] = par_coll_handler;
     ec.handlers[SV_DAG_KIND_COMM_SEND] = par_send_handler;
     ec.handlers[SV_DAG_KIND_COMM_RECV] = par_recv_handler;
+    if (sv_msg__tiers_on(m)) {
+        ec.handlers[SV_DAG_KIND_MEM_LOAD] = sv_msg__mem_handler;
+        ec.handlers[SV_DAG_KIND_MEM_STORE] = sv_msg__mem_handler;
+    }
     m->exec = sv_dag_exec_new(m->dag, m->eng, &ec, error);
     if (!m->exec)
         return FALSE;

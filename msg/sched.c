@@ -167,12 +167,18 @@ int64_t sv_msg_view_waiting_computed(sv_msg_view *v)
         return v->head_computed;
     v->head = r;
     v->head_hit = 0;
+    v->head_lower = 0;
     v->head_computed = r->num_computed;
     if (r->num_computed == 0) {
         v->head_hit = (int64_t)sv_memtier_kv_manager_get_computed_blocks(m->cfg.kv, r->seq,
                                                                          (uint64_t)r->num_reached);
-        r->prefix_hit = v->head_hit;
         v->head_computed = v->head_hit;
+        if (m->tiers) {
+            /* Lower tiers continue the NPU hit chunk by chunk (msg/offload.c). */
+            v->head_computed = sv_msg__hier_match(m, r, v->head_hit, &v->head_tiers);
+            v->head_lower = v->head_computed - v->head_hit;
+        }
+        r->prefix_hit = v->head_computed;
     }
     return v->head_computed;
 }
@@ -193,16 +199,19 @@ gboolean sv_msg_view_admit_waiting(sv_msg_view *v, int64_t num_new)
     int64_t computed = sv_msg_view_waiting_computed(v);
     msg_req *r = v->head;
     SV_ASSERT(num_new >= 1 && num_new <= r->num_reached - computed);
+    /* Tokens loaded from lower tiers take fresh slots like the new ones. */
     if (!sv_memtier_kv_manager_allocate_slots(m->cfg.kv, r->seq, (uint64_t)r->num_computed,
-                                              (uint64_t)num_new, (uint64_t)v->head_hit,
-                                              (uint64_t)r->num_reached))
+                                              (uint64_t)(v->head_lower + num_new),
+                                              (uint64_t)v->head_hit, (uint64_t)r->num_reached))
         return FALSE; /* the lookup stays valid: nothing changed */
     g_queue_pop_head(&m->waiting);
     m->waiting_tokens -= r->num_reached - r->num_computed;
     v->head = NULL;
+    if (m->tiers)
+        sv_msg__hier_admitted(m, r, v->head_hit, v->head_lower, &v->head_tiers);
     if (!r->admitted_once) {
         r->admitted_once = TRUE;
-        r->out.prefix_hit_tokens = v->head_hit;
+        r->out.prefix_hit_tokens = v->head_hit + v->head_lower;
     }
     g_ptr_array_add(m->running, r);
     add_slot(m, r, num_new, computed);
@@ -391,6 +400,8 @@ void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t
             if (caching)
                 sv_memtier_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)r->num_computed);
         }
+        if (m->tiers)
+            sv_msg__hier_computed(m, r); /* write-through of newly full chunks */
         if (r->num_reached >= r->total) {
             sv_memtier_kv_manager_free_seq(c->kv, r->seq);
             retire(m, r);
