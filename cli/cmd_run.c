@@ -424,8 +424,8 @@ static void report_latency_sources(const struct sv_planner_run_cfg *cfg, gboolea
                 strcmp(nx->hardware, ic->hardware))
                 break;
         }
-        g_autofree char *who = j > i ? g_strdup_printf("instances %d-%d", i, j)
-                                     : g_strdup_printf("instance %d", i);
+        g_autofree char *who =
+            j > i ? g_strdup_printf("instances %d-%d", i, j) : g_strdup_printf("instance %d", i);
         g_autofree char *why = NULL;
         if (g_str_has_prefix(src, "profile:"))
             why = g_strdup("");
@@ -636,7 +636,10 @@ static int run(const run_opts *o)
     if (!sv_planner_run_check(&cfg, &err))
         goto fail;
     out_dir = o->output_dir ? o->output_dir : DEFAULT_OUTPUT_DIR;
-    struct sv_metrics_cfg mc = {.output_dir = out_dir, .n_instances = cluster->n_instances};
+    /* Tier columns only when the run uses a memory tier (docs/outputs.md). */
+    struct sv_metrics_cfg mc = {.output_dir = out_dir,
+                                .n_instances = cluster->n_instances,
+                                .tiers = sv_planner_run_uses_tiers(&cfg)};
     m = sv_metrics_new(&mc, &err);
     if (!m)
         goto fail;
@@ -684,6 +687,11 @@ static int run(const run_opts *o)
                                    .kv_transfer_ms = (double)res.kv_transfer_ns / 1e6};
         sv_metrics_set_pd(m, &pd);
         break;
+    }
+    if (res.has_tiers) {
+        struct sv_metrics_tiers mt;
+        sv_planner_tier_stats_to_metrics(&res.tiers, &mt);
+        sv_metrics_set_tiers_summary(m, &mt);
     }
     if (!sv_metrics_finish(m, res.makespan_ns, res.submitted, &err))
         goto fail;

@@ -447,6 +447,8 @@ struct sv_planner_run_observer {
      * ("profile:RTXPRO6000/meta-llama/Llama-3.1-8B/bf16"), so that outputs never depend on
      * where the bundles are installed. */
     void (*on_instance)(void *ctx, int32_t instance, const char *latency_source);
+    /* Memory tiers (only when the run uses one): usage after each committed iteration. */
+    void (*on_tiers)(void *ctx, sv_time t_ns, const struct sv_planner_tier_usage *u);
     void *ctx;
 };
 
@@ -554,6 +556,13 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
  * group cannot use yet; bad flag combinations), so that a caller can check before it opens its
  * outputs. sv_planner_run calls it too. */
 gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **error);
+/* Does the run use a memory tier (sv_planner_tiers_wanted after the flags are resolved)? The
+ * caller then asks the output writer for the tier columns (sv_metrics_cfg.tiers). FALSE on bad
+ * flags (sv_planner_run_check reports them). */
+gboolean sv_planner_run_uses_tiers(const struct sv_planner_run_cfg *cfg);
+/* summary.json's "memory_tiers" from a run's result (has_tiers). */
+void sv_planner_tier_stats_to_metrics(const struct sv_planner_tier_stats *s,
+                                      struct sv_metrics_tiers *out);
 
 /* ---- cluster network (planner/cluster_net.c; docs/cluster-network.md) ----------------------
  *

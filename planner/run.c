@@ -285,6 +285,11 @@ static void on_iter_done(void *ctx, const struct sv_msg_iter_done *it)
     const struct sv_planner_run_observer *obs = st->cfg->observer;
     if (obs && obs->on_iteration)
         obs->on_iteration(obs->ctx, it);
+    if (st->tiers && obs && obs->on_tiers) {
+        struct sv_planner_tier_usage u;
+        sv_planner_tiers_sample(st->tiers, it->end_ns, &u);
+        obs->on_tiers(obs->ctx, it->end_ns, &u);
+    }
 }
 
 static void on_prefill_done(void *ctx, int32_t instance, sv_msg_handoff *h)
@@ -738,6 +743,15 @@ gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **err
         }
     }
     return TRUE;
+}
+
+gboolean sv_planner_run_uses_tiers(const struct sv_planner_run_cfg *cfg)
+{
+    struct sv_planner_tier_run t;
+    if (!cfg->cluster ||
+        !sv_planner_tier_flags_resolve(cfg->tier_flags, &cfg->cluster->tier_flags, &t, NULL))
+        return FALSE;
+    return sv_planner_tiers_wanted(cfg->cluster, &t);
 }
 
 gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_run_result *res,
