@@ -278,6 +278,82 @@ static void test_refusals(void)
     sv_test_rmtree(dir);
 }
 
+/* The outputs of a tier run (servesim run, PLAN section 6): the tier columns appended to
+ * requests.csv and timeseries.csv, "memory_tiers" in summary.json (cpu weights peak
+ * 4 x 436,224,000 = 1,744,896,000 B); a run without tiers keeps the old headers. */
+static void test_outputs(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *trace = write_trace(dir, 2, 100, 3, 0);
+    g_autofree char *cluster = g_build_filename(dir, "cluster.json", NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(
+        cluster,
+        "{\"num_nodes\":1,\"link_bw\":112,\"link_latency\":0,\"nodes\":[{\"num_instances\":1,"
+        "\"cpu_mem\":{\"mem_size\":512,\"mem_bw\":256,\"mem_latency\":0},\"instances\":["
+        "{\"model_name\":\"meta-llama/Llama-3.1-8B\",\"hardware\":\"H100\",\"npu_mem\":"
+        "{\"mem_size\":80,\"mem_bw\":3350,\"mem_latency\":0},"
+        "\"placement\":{\"blocks\":[{\"blocks\":\"28-31\",\"weights\":\"cpu\"}]}}]}]}",
+        -1, NULL));
+    g_autofree char *out = g_build_filename(dir, "out", NULL);
+    const char *argv[] = {SV_SERVESIM_BIN, "run",      "--cluster",    cluster, "--workload", trace,
+                          "--latency",     "roofline", "--output-dir", out,     "--quiet",    NULL};
+    char *so = NULL, *se = NULL;
+    int status = -1;
+    CU_ASSERT_FATAL(sv_test_spawn(argv, &so, &se, &status));
+    if (status != 0)
+        fprintf(stderr, "%s\n", se);
+    CU_ASSERT_EQUAL_FATAL(status, 0);
+    g_free(so);
+    g_free(se);
+    g_autofree char *req_path = g_build_filename(out, "requests.csv", NULL);
+    g_autofree char *ts_path = g_build_filename(out, "timeseries.csv", NULL);
+    g_autofree char *sum_path = g_build_filename(out, "summary.json", NULL);
+    g_autofree char *req = NULL, *ts = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(req_path, &req, NULL, NULL));
+    CU_ASSERT_FATAL(g_file_get_contents(ts_path, &ts, NULL, NULL));
+    CU_ASSERT(g_str_has_prefix(strstr(req, "queue_ns,"),
+                               "queue_ns,prefix_hit_tokens_npu,prefix_hit_tokens_cpu,"
+                               "prefix_hit_tokens_cxl,prefix_hit_tokens_ssd,"
+                               "prefix_hit_tokens_remote,kv_load_bytes,swap_out_bytes,"
+                               "swap_in_bytes\n"));
+    CU_ASSERT(g_str_has_prefix(strstr(ts, "kv_cache_pct,"),
+                               "kv_cache_pct,npu_mem_bytes,cpu_mem_bytes,cxl_mem_bytes,ssd_bytes,"
+                               "prefix_hit_pct_npu,prefix_hit_pct_cpu,prefix_hit_pct_cxl,"
+                               "prefix_hit_pct_ssd\n"));
+    JsonParser *p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_file(p, sum_path, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(p));
+    JsonObject *mt = json_object_get_object_member(root, "memory_tiers");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mt);
+    JsonObject *cpu = json_object_get_object_member(mt, "cpu");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cpu);
+    SV_ASSERT_EQ_I64(
+        json_object_get_int_member(json_object_get_object_member(cpu, "peak_by_owner"), "weights"),
+        INT64_C(1744896000));
+    CU_ASSERT(json_object_get_int_member(root, "tier_bytes_booked") > 0);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(root, "tier_bytes_booked") % INT64_C(1744896000),
+                     0);
+    g_object_unref(p);
+
+    /* Without tiers: the headers of before. */
+    g_autofree char *plain = sv_test_write_cluster(dir, "meta-llama/Llama-3.1-8B", "H100", 80);
+    g_autofree char *out2 = g_build_filename(dir, "out2", NULL);
+    const char *argv2[] = {SV_SERVESIM_BIN, "run",      "--cluster",    plain, "--workload", trace,
+                           "--latency",     "roofline", "--output-dir", out2,  "--quiet",    NULL};
+    CU_ASSERT_FATAL(sv_test_spawn(argv2, &so, &se, &status));
+    CU_ASSERT_EQUAL(status, 0);
+    g_free(so);
+    g_free(se);
+    g_autofree char *req2_path = g_build_filename(out2, "requests.csv", NULL);
+    g_autofree char *sum2_path = g_build_filename(out2, "summary.json", NULL);
+    g_autofree char *req2 = NULL, *sum2 = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(req2_path, &req2, NULL, NULL));
+    CU_ASSERT_FATAL(g_file_get_contents(sum2_path, &sum2, NULL, NULL));
+    CU_ASSERT(g_str_has_prefix(strstr(req2, "queue_ns"), "queue_ns\n"));
+    CU_ASSERT_PTR_NULL(strstr(sum2, "memory_tiers"));
+    sv_test_rmtree(dir);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
@@ -285,6 +361,7 @@ int main(void)
         {"weight ledgers balance (test 7)", test_weight_ledgers},
         {"reference configs with tiers run", test_reference_configs},
         {"refusals of unimplemented uses", test_refusals},
+        {"tier columns and memory_tiers in the outputs", test_outputs},
         {NULL, NULL},
     };
     sv_test_add_suite("tiers_e2e", cases);
