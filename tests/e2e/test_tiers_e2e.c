@@ -170,6 +170,30 @@ static void test_shared_pool_serves_b(void)
         SV_ASSERT_EQ_I64(res.tiers.used_by[SV_MEMTIER_DRAM][SV_MEMTIER_OWNER_PREFIX],
                          (sharing ? 2 : 4) * UINT64_C(33554432));
     }
+    /* The load is on B's critical path: with every tier ideal (latency 0) B's first token comes
+     * exactly 67,108,864 / 64 = 1,048,576 ns earlier (A's writes ended long before B). */
+    sv_time ttft[2] = {-1, -1};
+    for (int ideal = 0; ideal <= 1; ideal++) {
+        struct sv_planner_tier_flags f;
+        sv_planner_tier_flags_init(&f);
+        g_strlcpy(f.prefix_storage, "cpu", sizeof f.prefix_storage);
+        f.enable_prefix_sharing = 1;
+        if (ideal)
+            g_strlcpy(f.memory_model, "ideal", sizeof f.memory_model);
+        struct collect col = {0};
+        struct sv_planner_run_result res;
+        GError *e = NULL;
+        if (!run(c, trace, &f, "round_robin", &col, &res, &e)) {
+            CU_ASSERT(hier_missing(e));
+            g_error_free(e);
+            break;
+        }
+        const struct sv_wl_outcome *b = find_req(&col, 1);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+        ttft[ideal] = b->first_token_ns - b->arrival_ns;
+    }
+    if (ttft[0] >= 0 && ttft[1] >= 0)
+        SV_ASSERT_EQ_I64(ttft[0] - ttft[1], 1048576);
     sv_planner_cluster_free(c);
     sv_test_rmtree(dir);
 }
