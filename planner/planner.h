@@ -516,6 +516,8 @@ struct sv_planner_run_cfg {
     /* Progress, for a display only: called about every `progress_every` finished requests
      * (0 = never). The final counts are in struct sv_planner_run_result. */
     void (*progress)(void *ctx, sv_time now_ns, uint64_t done, uint64_t submitted);
+    /* With memory tiers only: their usage, called just before each `progress` (same ctx). */
+    void (*progress_tiers)(void *ctx, const struct sv_planner_tier_usage *u);
     uint64_t progress_every;
     void *progress_ctx;
 };

@@ -250,6 +250,12 @@ static void on_req_done(void *ctx, const struct sv_wl_outcome *d, void *user)
     if (obs && obs->on_request)
         obs->on_request(obs->ctx, d);
     if (st->cfg->progress && st->cfg->progress_every > 0 &&
+        st->finished % st->cfg->progress_every == 0 && st->tiers && st->cfg->progress_tiers) {
+        struct sv_planner_tier_usage u;
+        sv_planner_tiers_sample(st->tiers, sv_engine_now(st->eng), &u);
+        st->cfg->progress_tiers(st->cfg->progress_ctx, &u);
+    }
+    if (st->cfg->progress && st->cfg->progress_every > 0 &&
         st->finished % st->cfg->progress_every == 0)
         st->cfg->progress(st->cfg->progress_ctx, sv_engine_now(st->eng), st->finished,
                           st->submitted);
