@@ -369,7 +369,17 @@ typedef struct {
     int width;           /* length of the last line drawn, to clear it */
     uint64_t done, submitted;
     sv_time now_ns;
+    gboolean tiers;                         /* memory tiers: their usage on the line */
+    double tier_pct[SV_MEMTIER_KIND_COUNT]; /* used / capacity x 100 */
 } progress_ctx;
+
+static void progress_tiers(void *ctx, const struct sv_planner_tier_usage *u)
+{
+    progress_ctx *p = ctx;
+    p->tiers = TRUE;
+    for (int k = 0; k < SV_MEMTIER_KIND_COUNT; k++)
+        p->tier_pct[k] = u->capacity[k] ? 100.0 * (double)u->used[k] / (double)u->capacity[k] : 0.0;
+}
 
 static void progress(void *ctx, sv_time now_ns, uint64_t done, uint64_t submitted)
 {
@@ -392,6 +402,10 @@ static void progress(void *ctx, sv_time now_ns, uint64_t done, uint64_t submitte
                     " in flight | wall %.1f s ",
                     (double)now_ns / 1e9, done, total, submitted - MIN(submitted, done),
                     (double)(t - p->start_us) / G_USEC_PER_SEC);
+    if (p->tiers)
+        n += fprintf(stderr, "| npu %.0f%% cpu %.0f%% cxl %.0f%% ssd %.0f%% ",
+                     p->tier_pct[SV_MEMTIER_HBM], p->tier_pct[SV_MEMTIER_DRAM],
+                     p->tier_pct[SV_MEMTIER_CXL], p->tier_pct[SV_MEMTIER_SSD]);
     if (n > p->width)
         p->width = n;
     fflush(stderr);
@@ -424,8 +438,8 @@ static void report_latency_sources(const struct sv_planner_run_cfg *cfg, gboolea
                 strcmp(nx->hardware, ic->hardware))
                 break;
         }
-        g_autofree char *who = j > i ? g_strdup_printf("instances %d-%d", i, j)
-                                     : g_strdup_printf("instance %d", i);
+        g_autofree char *who =
+            j > i ? g_strdup_printf("instances %d-%d", i, j) : g_strdup_printf("instance %d", i);
         g_autofree char *why = NULL;
         if (g_str_has_prefix(src, "profile:"))
             why = g_strdup("");
@@ -636,7 +650,10 @@ static int run(const run_opts *o)
     if (!sv_planner_run_check(&cfg, &err))
         goto fail;
     out_dir = o->output_dir ? o->output_dir : DEFAULT_OUTPUT_DIR;
-    struct sv_metrics_cfg mc = {.output_dir = out_dir, .n_instances = cluster->n_instances};
+    /* Tier columns only when the run uses a memory tier (docs/outputs.md). */
+    struct sv_metrics_cfg mc = {.output_dir = out_dir,
+                                .n_instances = cluster->n_instances,
+                                .tiers = sv_planner_run_uses_tiers(&cfg)};
     m = sv_metrics_new(&mc, &err);
     if (!m)
         goto fail;
@@ -647,6 +664,7 @@ static int run(const run_opts *o)
     pc.show = !o->quiet && isatty(fileno(stderr));
     pc.start_us = g_get_monotonic_time();
     cfg.progress = progress;
+    cfg.progress_tiers = progress_tiers;
     cfg.progress_every = PROGRESS_EVERY;
     cfg.progress_ctx = &pc;
 
@@ -684,6 +702,11 @@ static int run(const run_opts *o)
                                    .kv_transfer_ms = (double)res.kv_transfer_ns / 1e6};
         sv_metrics_set_pd(m, &pd);
         break;
+    }
+    if (res.has_tiers) {
+        struct sv_metrics_tiers mt;
+        sv_planner_tier_stats_to_metrics(&res.tiers, &mt);
+        sv_metrics_set_tiers_summary(m, &mt);
     }
     if (!sv_metrics_finish(m, res.makespan_ns, res.submitted, &err))
         goto fail;

@@ -51,6 +51,8 @@ struct sv_metrics {
     int64_t prompt_acc, gen_acc;
     int *running, *waiting;
     double *kv_pct;
+    gboolean tiers; /* tier columns in requests.csv and timeseries.csv */
+    struct sv_metrics_tier_sample tier_last;
 
     /* statistics */
     uint64_t records, finished;
@@ -131,6 +133,25 @@ static const char REQ_HEADER[] =
     "request_id,instance,arrival_ns,first_scheduled_ns,first_token_ns,last_token_ns,"
     "input_tokens,output_tokens,prefix_hit_tokens,preemptions,ttft_ns,tpot_ns,e2e_ns,queue_ns\n";
 static const char TS_HEADER[] = "t,prompt_throughput,gen_throughput,running,waiting,kv_cache_pct\n";
+/* Appended (before the newline) when the run uses a memory tier (docs/outputs.md). */
+static const char REQ_TIER_COLS[] =
+    ",prefix_hit_tokens_npu,prefix_hit_tokens_cpu,prefix_hit_tokens_cxl,prefix_hit_tokens_ssd,"
+    "prefix_hit_tokens_remote,kv_load_bytes,swap_out_bytes,swap_in_bytes";
+static const char TS_TIER_COLS[] = ",npu_mem_bytes,cpu_mem_bytes,cxl_mem_bytes,ssd_bytes,"
+                                   "prefix_hit_pct_npu,prefix_hit_pct_cpu,prefix_hit_pct_cxl,"
+                                   "prefix_hit_pct_ssd";
+
+/* A header line, with the tier columns before its newline when `tiers`. */
+static void put_header(FILE *fp, const char *h, const char *tier_cols, gboolean tiers)
+{
+    if (!tiers) {
+        fputs(h, fp);
+        return;
+    }
+    fwrite(h, 1, strlen(h) - 1, fp);
+    fputs(tier_cols, fp);
+    fputc('\n', fp);
+}
 
 sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
 {
@@ -138,6 +159,7 @@ sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
     g_autoptr(sv_metrics) m = g_new0(sv_metrics, 1);
     m->n_instances = cfg->n_instances;
     m->tick_ns = cfg->tick_ns > 0 ? cfg->tick_ns : DEFAULT_TICK_NS;
+    m->tiers = cfg->tiers;
     m->spill_fd = -1;
     m->next_tick = 1;
     m->running = g_new0(int, cfg->n_instances);
@@ -156,8 +178,8 @@ sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
             !out_open(&m->ts, m->dir, SV_METRICS__TIMESERIES_CSV, error) ||
             !out_open(&m->sum, m->dir, SV_METRICS__SUMMARY_JSON, error))
             return NULL;
-        fputs(REQ_HEADER, m->req.fp);
-        fputs(TS_HEADER, m->ts.fp);
+        put_header(m->req.fp, REQ_HEADER, REQ_TIER_COLS, m->tiers);
+        put_header(m->ts.fp, TS_HEADER, TS_TIER_COLS, m->tiers);
         m->ring = g_new0(struct slot, SV_METRICS_REORDER_WINDOW);
     }
     return g_steal_pointer(&m);
@@ -234,7 +256,7 @@ static char *put_diff(char *p, sv_time a, sv_time b, char sep)
 
 static void write_row(sv_metrics *m, const struct sv_wl_outcome *r)
 {
-    char buf[16 * 24]; /* 15 fields of at most 20 digits, a sign and a separator */
+    char buf[24 * 24]; /* 22 fields of at most 20 digits, a sign and a separator */
     char *p = buf;
     p = put_u64(p, r->request_id);
     *p++ = ',';
@@ -257,7 +279,17 @@ static void write_row(sv_metrics *m, const struct sv_wl_outcome *r)
         tpot = (r->last_token_ns - r->first_token_ns) / (r->output_tokens - 1);
     p = put_time(p, tpot, ',');
     p = put_diff(p, r->last_token_ns, r->arrival_ns, ',');
-    p = put_diff(p, r->first_scheduled_ns, r->arrival_ns, '\n');
+    p = put_diff(p, r->first_scheduled_ns, r->arrival_ns, m->tiers ? ',' : '\n');
+    if (m->tiers) {
+        const int64_t tc[] = {r->prefix_hit_tokens_npu,    r->prefix_hit_tokens_cpu,
+                              r->prefix_hit_tokens_cxl,    r->prefix_hit_tokens_ssd,
+                              r->prefix_hit_tokens_remote, (int64_t)r->kv_load_bytes,
+                              (int64_t)r->swap_out_bytes,  (int64_t)r->swap_in_bytes};
+        for (size_t i = 0; i < G_N_ELEMENTS(tc); i++) {
+            p = put_int(p, tc[i]);
+            *p++ = i + 1 < G_N_ELEMENTS(tc) ? ',' : '\n';
+        }
+    }
     fwrite(buf, 1, (size_t)(p - buf), m->req.fp);
 }
 
@@ -383,10 +415,18 @@ static void emit_row(sv_metrics *m)
             waiting += m->waiting[i];
             kv += m->kv_pct[i];
         }
-        fprintf(m->ts.fp, "%.3f,%.1f,%.1f,%ld,%ld,%.2f\n",
+        fprintf(m->ts.fp, "%.3f,%.1f,%.1f,%ld,%ld,%.2f",
                 (double)m->next_tick * (double)m->tick_ns / NS_PER_S,
                 (double)m->prompt_acc / tick_s, (double)m->gen_acc / tick_s, running, waiting,
                 kv / m->n_instances);
+        if (m->tiers) {
+            const struct sv_metrics_tier_sample *ts = &m->tier_last;
+            for (int k = 0; k < SV_METRICS_TIER_KINDS; k++)
+                fprintf(m->ts.fp, ",%" G_GUINT64_FORMAT, (guint64)ts->bytes[k]);
+            for (int k = 0; k < SV_METRICS_TIER_KINDS; k++)
+                fprintf(m->ts.fp, ",%.2f", ts->hit_pct[k]);
+        }
+        fputc('\n', m->ts.fp);
     }
     m->prompt_acc = 0;
     m->gen_acc = 0;
@@ -406,6 +446,14 @@ void sv_metrics_tokens(sv_metrics *m, int instance, sv_time t, int64_t prompt_to
 void sv_metrics_itl(sv_metrics *m, sv_time gap_ns)
 {
     sv_metrics_quantile_add(m->itl, (double)gap_ns / NS_PER_MS);
+}
+
+void sv_metrics_sample_tiers(sv_metrics *m, sv_time t, const struct sv_metrics_tier_sample *s)
+{
+    /* the [lo, hi) rule of sv_metrics_sample */
+    while (t >= m->next_tick * m->tick_ns)
+        emit_row(m);
+    m->tier_last = *s;
 }
 
 void sv_metrics_sample(sv_metrics *m, int instance, sv_time t, int running, int waiting,
@@ -484,6 +532,38 @@ static char *summary_json(const struct sv_metrics_summary *s, int n_instances)
     json_int(b, "prefix_hit", s->prefix_hit_tokens);
     json_builder_end_object(b);
     json_int(b, "preemptions", s->preemptions);
+    if (s->has_tiers) {
+        static const char *const kinds[] = {"npu", "cpu", "cxl", "ssd"};
+        static const char *const owners[] = {"weights", "live_kv", "evicted_kv", "prefix",
+                                             "experts"};
+        json_builder_set_member_name(b, "memory_tiers");
+        json_builder_begin_object(b);
+        for (int k = 0; k < SV_METRICS_TIER_KINDS; k++) {
+            const struct sv_metrics_tier *t = &s->tiers.kind[k];
+            if (!t->present)
+                continue;
+            json_builder_set_member_name(b, kinds[k]);
+            json_builder_begin_object(b);
+            json_int(b, "capacity_bytes", (int64_t)t->capacity_bytes);
+            json_int(b, "peak_bytes", (int64_t)t->peak_bytes);
+            json_double(b, "mean_bytes", t->mean_bytes);
+            json_builder_set_member_name(b, "peak_by_owner");
+            json_builder_begin_object(b);
+            for (int o = 0; o < 5; o++)
+                json_int(b, owners[o], (int64_t)t->peak_by_owner[o]);
+            json_builder_end_object(b);
+            json_int(b, "read_bytes", (int64_t)t->read_bytes);
+            json_int(b, "write_bytes", (int64_t)t->write_bytes);
+            json_int(b, "prefix_hit_tokens", (int64_t)t->prefix_hit_tokens);
+            json_int(b, "prefix_lookup_tokens", (int64_t)t->prefix_lookup_tokens);
+            json_int(b, "prefix_hit_chunks", (int64_t)t->prefix_hit_chunks);
+            json_int(b, "evictions", (int64_t)t->evictions);
+            json_int(b, "rejected", (int64_t)t->rejected);
+            json_builder_end_object(b);
+        }
+        json_builder_end_object(b);
+        json_int(b, "tier_bytes_booked", (int64_t)s->tiers.bytes_booked);
+    }
     if (s->has_pd) {
         const struct sv_metrics_pd *pd = &s->pd;
         json_builder_set_member_name(b, "disaggregation");
@@ -585,6 +665,12 @@ gboolean sv_metrics_finish(sv_metrics *m, sv_time end_ns, uint64_t arrived, GErr
 GError **sv_metrics_deferred_error(sv_metrics *m)
 {
     return &m->deferred;
+}
+
+void sv_metrics_set_tiers_summary(sv_metrics *m, const struct sv_metrics_tiers *t)
+{
+    m->summary.has_tiers = TRUE;
+    m->summary.tiers = *t;
 }
 
 void sv_metrics_set_pd(sv_metrics *m, const struct sv_metrics_pd *pd)

@@ -63,6 +63,9 @@ struct sv_metrics_cfg {
     const char *output_dir; /* created if missing; NULL: keep statistics only, write nothing */
     int n_instances;        /* >= 1: timeseries sums running/waiting over instances */
     sv_time tick_ns;        /* timeseries row spacing; 0 means 1 s (vLLM bench --tick-seconds) */
+    /* The run uses a memory tier (issue 8): requests.csv and timeseries.csv get the tier columns
+     * (docs/outputs.md). FALSE keeps the files of a run without tiers unchanged. */
+    gboolean tiers;
 };
 
 typedef struct sv_metrics sv_metrics;
@@ -101,6 +104,16 @@ void sv_metrics_itl(sv_metrics *m, sv_time gap_ns);
 void sv_metrics_sample(sv_metrics *m, int instance, sv_time t, int running, int waiting,
                        double kv_cache_pct);
 
+/* Memory tiers (cfg.tiers), index 0..3 = npu, cpu, cxl, ssd: bytes in use summed over every tier
+ * of the kind, and the cumulative prefix hit percentage of the kind (hit / looked-up tokens x 100,
+ * as LLMServingSim's heartbeat prints it). A timeseries row uses the last sample before its end. */
+#define SV_METRICS_TIER_KINDS 4
+struct sv_metrics_tier_sample {
+    uint64_t bytes[SV_METRICS_TIER_KINDS];
+    double hit_pct[SV_METRICS_TIER_KINDS];
+};
+void sv_metrics_sample_tiers(sv_metrics *m, sv_time t, const struct sv_metrics_tier_sample *s);
+
 /* End of the run at simulated time end_ns: flushes remaining timeseries rows up to the tick
  * containing end_ns and the buffered requests, writes summary.json, and renames the three
  * files into place (summary.json last: it marks a complete output). */
@@ -133,6 +146,20 @@ struct sv_metrics_summary {
         double kv_wait_ms;     /* total wait for decode memory */
         double kv_transfer_ms; /* total reservation -> KV arrived */
     } pd;
+    /* Memory tiers (sv_metrics_set_tiers_summary): summary.json "memory_tiers". Owners 0..4 =
+     * weights, live_kv, evicted_kv, prefix, experts. */
+    gboolean has_tiers;
+    struct sv_metrics_tiers {
+        struct sv_metrics_tier {
+            gboolean present;
+            uint64_t capacity_bytes, peak_bytes, peak_by_owner[5];
+            double mean_bytes;
+            uint64_t read_bytes, write_bytes;
+            uint64_t prefix_hit_tokens, prefix_lookup_tokens, prefix_hit_chunks, evictions,
+                rejected;
+        } kind[SV_METRICS_TIER_KINDS];
+        uint64_t bytes_booked; /* every transfer over the tier fabric */
+    } tiers;
     /* Per instance (n_instances entries), what computed its operator latency ("roofline",
      * "profile:<bundle>"); NULL where sv_metrics_set_latency_source was not called. */
     char **latency_sources;
@@ -142,6 +169,9 @@ const struct sv_metrics_summary *sv_metrics_get_summary(const sv_metrics *m);
  * in summary.json's "disaggregation" object and in the human summary. Call before finish, only when
  * the cluster has prefill/decode instances (docs/outputs.md). */
 void sv_metrics_set_pd(sv_metrics *m, const struct sv_metrics_pd *pd);
+/* Memory-tier figures at the end of the run ("memory_tiers" in summary.json). Call before
+ * finish, only when the run uses a tier. */
+void sv_metrics_set_tiers_summary(sv_metrics *m, const struct sv_metrics_tiers *t);
 
 /* Which latency model `instance` used (copied), reported in summary.json's "latency_source"
  * array (docs/outputs.md), one entry per instance once any is set: outputs computed from

@@ -1,6 +1,8 @@
 /* The run loop's observer (planner.h) feeding the output writer. */
 #include "planner/planner.h"
 
+#include <string.h>
+
 static void on_request(void *ctx, const struct sv_wl_outcome *rec)
 {
     sv_metrics *m = ctx;
@@ -27,11 +29,50 @@ static void on_instance(void *ctx, int32_t instance, const char *latency_source)
     sv_metrics_set_latency_source(ctx, instance, latency_source);
 }
 
+static void on_tiers(void *ctx, sv_time t_ns, const struct sv_planner_tier_usage *u)
+{
+    struct sv_metrics_tier_sample s;
+    for (int k = 0; k < SV_METRICS_TIER_KINDS; k++) {
+        s.bytes[k] = u->used[k];
+        s.hit_pct[k] = u->lookup_tokens[k]
+                           ? 100.0 * (double)u->hit_tokens[k] / (double)u->lookup_tokens[k]
+                           : 0.0;
+    }
+    sv_metrics_sample_tiers(ctx, t_ns, &s);
+}
+
+void sv_planner_tier_stats_to_metrics(const struct sv_planner_tier_stats *s,
+                                      struct sv_metrics_tiers *out)
+{
+    memset(out, 0, sizeof *out);
+    G_STATIC_ASSERT(SV_METRICS_TIER_KINDS == SV_MEMTIER_KIND_COUNT);
+    G_STATIC_ASSERT(SV_MEMTIER_OWNER_COUNT == 5);
+    for (int k = 0; k < SV_METRICS_TIER_KINDS; k++) {
+        const struct sv_memtier_tier_stats *t = &s->kind[k];
+        struct sv_metrics_tier *o = &out->kind[k];
+        o->present = s->present[k];
+        o->capacity_bytes = t->capacity;
+        o->peak_bytes = t->peak;
+        for (int w = 0; w < 5; w++)
+            o->peak_by_owner[w] = t->peak_by_owner[w];
+        o->mean_bytes = t->mean_bytes;
+        o->read_bytes = t->read_bytes;
+        o->write_bytes = t->write_bytes;
+        o->prefix_hit_tokens = t->hit_tokens;
+        o->prefix_lookup_tokens = t->lookup_tokens;
+        o->prefix_hit_chunks = t->hit_chunks;
+        o->evictions = t->evictions;
+        o->rejected = t->rejected;
+    }
+    out->bytes_booked = s->bytes_booked;
+}
+
 void sv_planner_metrics_observer_init(sv_metrics *m, struct sv_planner_run_observer *obs)
 {
     obs->on_request = on_request;
     obs->on_iteration = on_iteration;
     obs->on_token_gap = on_token_gap;
     obs->on_instance = on_instance;
+    obs->on_tiers = on_tiers;
     obs->ctx = m;
 }

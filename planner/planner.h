@@ -262,6 +262,42 @@ gboolean sv_planner_instance_kv_blocks(const struct sv_planner_instance_cfg *ic,
                                        const struct sv_planner_placement_map *map,
                                        uint32_t block_size, uint64_t *blocks, GError **error);
 
+/* The memory tiers of a run (planner/tiers.c): tiers, fabric, prefix pools and hierarchies. */
+typedef struct sv_planner_tiers sv_planner_tiers;
+/* Does the run use a tier (prefix storage, swap, weights / KV / experts off the NPU)? Without,
+ * sv_planner_run builds nothing and its outputs are those of a run without tiers. */
+gboolean sv_planner_tiers_wanted(const struct sv_planner_cluster_cfg *c,
+                                 const struct sv_planner_tier_run *run);
+/* Node and cluster tiers and the fabric (on `net`'s solver when it is a flow network, else a
+ * standalone one). `c` is borrowed. */
+sv_planner_tiers *sv_planner_tiers_new(sv_engine *eng, sv_net *net_or_null,
+                                       const struct sv_planner_cluster_cfg *c,
+                                       const struct sv_planner_tier_run *run, GError **error);
+/* Instance i: its HBM ledger, PCIe links of its NPUs (first_device..), weights charged to their
+ * tiers, streaming / swap routes, prefix hierarchy; fills `out` (borrowed pointers, valid until
+ * sv_planner_tiers_free). Errors name the placement rule or the flag. */
+gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
+                                   const struct sv_compute_model_cfg *m,
+                                   const struct sv_planner_placement_map *map, int32_t first_device,
+                                   uint32_t block_size, sv_memtier_kv_manager *kv,
+                                   struct sv_msg_tier_cfg *out, GError **error);
+/* Sums per tier kind (npu = every instance's HBM: weights + used and cached-free KV). */
+struct sv_planner_tier_usage {
+    uint64_t used[SV_MEMTIER_KIND_COUNT], capacity[SV_MEMTIER_KIND_COUNT];
+    uint64_t hit_tokens[SV_MEMTIER_KIND_COUNT], lookup_tokens[SV_MEMTIER_KIND_COUNT];
+};
+void sv_planner_tiers_sample(sv_planner_tiers *t, sv_time now, struct sv_planner_tier_usage *out);
+struct sv_planner_tier_stats {
+    gboolean present[SV_MEMTIER_KIND_COUNT];
+    struct sv_memtier_tier_stats kind[SV_MEMTIER_KIND_COUNT]; /* summed over the tiers of a kind */
+    uint64_t used[SV_MEMTIER_KIND_COUNT];                     /* at the end */
+    uint64_t used_by[SV_MEMTIER_KIND_COUNT][SV_MEMTIER_OWNER_COUNT];
+    uint64_t bytes_booked; /* every fabric transfer */
+};
+void sv_planner_tiers_get_stats(sv_planner_tiers *t, sv_time now,
+                                struct sv_planner_tier_stats *out);
+void sv_planner_tiers_free(sv_planner_tiers *t); /* accepts NULL; after the msgs */
+
 /* ---- routers -------------------------------------------------------------------------------- */
 
 /* Router policies as registry tables (kind SV_REGISTRY_ROUTER). The built-ins "least_load"
@@ -411,6 +447,8 @@ struct sv_planner_run_observer {
      * ("profile:RTXPRO6000/meta-llama/Llama-3.1-8B/bf16"), so that outputs never depend on
      * where the bundles are installed. */
     void (*on_instance)(void *ctx, int32_t instance, const char *latency_source);
+    /* Memory tiers (only when the run uses one): usage after each committed iteration. */
+    void (*on_tiers)(void *ctx, sv_time t_ns, const struct sv_planner_tier_usage *u);
     void *ctx;
 };
 
@@ -478,6 +516,8 @@ struct sv_planner_run_cfg {
     /* Progress, for a display only: called about every `progress_every` finished requests
      * (0 = never). The final counts are in struct sv_planner_run_result. */
     void (*progress)(void *ctx, sv_time now_ns, uint64_t done, uint64_t submitted);
+    /* With memory tiers only: their usage, called just before each `progress` (same ctx). */
+    void (*progress_tiers)(void *ctx, const struct sv_planner_tier_usage *u);
     uint64_t progress_every;
     void *progress_ctx;
 };
@@ -507,6 +547,9 @@ struct sv_planner_run_result {
     uint64_t kv_waits;
     sv_time kv_wait_ns;
     sv_time kv_transfer_ns;
+    /* Memory tiers (only when the run uses one): per-kind ledgers and statistics at the end. */
+    gboolean has_tiers;
+    struct sv_planner_tier_stats tiers;
 };
 
 gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_run_result *result,
@@ -515,6 +558,13 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
  * group cannot use yet; bad flag combinations), so that a caller can check before it opens its
  * outputs. sv_planner_run calls it too. */
 gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **error);
+/* Does the run use a memory tier (sv_planner_tiers_wanted after the flags are resolved)? The
+ * caller then asks the output writer for the tier columns (sv_metrics_cfg.tiers). FALSE on bad
+ * flags (sv_planner_run_check reports them). */
+gboolean sv_planner_run_uses_tiers(const struct sv_planner_run_cfg *cfg);
+/* summary.json's "memory_tiers" from a run's result (has_tiers). */
+void sv_planner_tier_stats_to_metrics(const struct sv_planner_tier_stats *s,
+                                      struct sv_metrics_tiers *out);
 
 /* ---- cluster network (planner/cluster_net.c; docs/cluster-network.md) ----------------------
  *

@@ -62,6 +62,7 @@ typedef struct {
     uint64_t submitted, finished;
     struct sv_planner_run_result *res;
     struct sv_planner_tier_run tier_run; /* memory-tier flags, resolved once */
+    sv_planner_tiers *tiers;             /* NULL when the run uses no tier */
 } run_state;
 
 static void run_fail(run_state *st, GError *e)
@@ -249,6 +250,12 @@ static void on_req_done(void *ctx, const struct sv_wl_outcome *d, void *user)
     if (obs && obs->on_request)
         obs->on_request(obs->ctx, d);
     if (st->cfg->progress && st->cfg->progress_every > 0 &&
+        st->finished % st->cfg->progress_every == 0 && st->tiers && st->cfg->progress_tiers) {
+        struct sv_planner_tier_usage u;
+        sv_planner_tiers_sample(st->tiers, sv_engine_now(st->eng), &u);
+        st->cfg->progress_tiers(st->cfg->progress_ctx, &u);
+    }
+    if (st->cfg->progress && st->cfg->progress_every > 0 &&
         st->finished % st->cfg->progress_every == 0)
         st->cfg->progress(st->cfg->progress_ctx, sv_engine_now(st->eng), st->finished,
                           st->submitted);
@@ -284,6 +291,11 @@ static void on_iter_done(void *ctx, const struct sv_msg_iter_done *it)
     const struct sv_planner_run_observer *obs = st->cfg->observer;
     if (obs && obs->on_iteration)
         obs->on_iteration(obs->ctx, it);
+    if (st->tiers && obs && obs->on_tiers) {
+        struct sv_planner_tier_usage u;
+        sv_planner_tiers_sample(st->tiers, it->end_ns, &u);
+        obs->on_tiers(obs->ctx, it->end_ns, &u);
+    }
 }
 
 static void on_prefill_done(void *ctx, int32_t instance, sv_msg_handoff *h)
@@ -527,8 +539,8 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     uint64_t blocks;
     gboolean cap_ok =
         sv_planner_instance_kv_blocks(ic, &m, &map, (uint32_t)block_size, &blocks, error);
-    sv_planner_placement_map_clear(&map);
     if (!cap_ok) {
+        sv_planner_placement_map_clear(&map);
         g_prefix_error(error, "instance %d (%s on %s): ", i, ic->model_name, ic->hardware);
         return FALSE;
     }
@@ -538,6 +550,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     st->kvs[i] = sv_memtier_kv_manager_new_with_eviction(
         (uint32_t)blocks, (uint32_t)block_size, caching, st->evict, st->evict_param, error);
     if (!st->kvs[i]) {
+        sv_planner_placement_map_clear(&map);
         g_prefix_error(error, "instance %d: ", i);
         return FALSE;
     }
@@ -583,6 +596,16 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         mc.expert_route_param = st->eroute_param;
         mc.dp = d >= 0 ? st->dps[d] : NULL;
         mc.dp_rank = dp_rank;
+    }
+    /* Memory tiers (planner/tiers.c): routes, ledgers and the prefix hierarchy of this
+     * instance. */
+    gboolean tiers_ok =
+        !st->tiers || sv_planner_tiers_instance(st->tiers, i, &m, &map, mc.first_device,
+                                                (uint32_t)block_size, st->kvs[i], &mc.tiers, error);
+    sv_planner_placement_map_clear(&map);
+    if (!tiers_ok) {
+        g_prefix_error(error, "instance %d: ", i);
+        return FALSE;
     }
     /* 0 means unlimited in LLMServingSim's config. */
     if (mc.max_num_seqs == 0)
@@ -689,11 +712,10 @@ static gboolean resolve_policies(run_state *st, GError **error)
     return TRUE;
 }
 
-/* What the serving group (msg) can use of the memory tiers. Until its weight streaming, swap
- * and lower-tier prefix paths land (PLAN issue 8, WP3), a run refuses the placements and flags
- * that would otherwise be silently ignored: weights or live KV off the NPU, expert offloading,
- * swap, a prefix cache below the NPU. Defining SV_PLANNER_TIER_USES (once msg has them) lifts
- * the refusal. */
+/* What the serving group (msg) can use of the memory tiers: weight streaming (weights off the
+ * NPU) and lower-tier prefix hits (prefix_storage). A run refuses the placements and flags msg
+ * does not implement yet, which would otherwise be silently ignored: live KV off the NPU
+ * (kv_loc), expert offloading, swap. */
 gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **error)
 {
     struct sv_planner_tier_run t;
@@ -701,10 +723,7 @@ gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **err
         return TRUE; /* sv_planner_run reports it */
     if (!sv_planner_tier_flags_resolve(cfg->tier_flags, &cfg->cluster->tier_flags, &t, error))
         return FALSE;
-#ifndef SV_PLANNER_TIER_USES
-    const char *what = t.preempt_swap           ? "preemption_mode swap (--preemption-mode)"
-                       : t.n_prefix_storage > 0 ? "prefix_storage (--prefix-storage)"
-                                                : NULL;
+    const char *what = t.preempt_swap ? "preemption_mode swap (--preemption-mode)" : NULL;
     if (what) {
         g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, "%s is not yet supported",
                     what);
@@ -715,14 +734,12 @@ gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **err
         char loc[16];
         for (int32_t k = 0; k < ic->placement.n_rules; k++) {
             const struct sv_planner_place_rule *r = &ic->placement.rules[k];
-            gboolean w = r->has_weights && r->weights.kind != SV_PLANNER_LOC_NPU;
-            gboolean kv = r->has_kv && r->kv.kind != SV_PLANNER_LOC_NPU;
-            if (!w && !kv)
+            if (!r->has_kv || r->kv.kind == SV_PLANNER_LOC_NPU)
                 continue;
             g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
-                        "%s.%s: %s in \"%s\" (memory-tier placement) is not yet supported", r->path,
-                        w ? "weights" : "kv_loc", w ? "weights" : "live KV cache",
-                        sv_planner_loc_name(w ? &r->weights : &r->kv, loc, sizeof loc));
+                        "%s.kv_loc: live KV cache in \"%s\" (memory-tier placement) is not yet "
+                        "supported",
+                        r->path, sv_planner_loc_name(&r->kv, loc, sizeof loc));
             return FALSE;
         }
         if (ic->expert_offload) {
@@ -731,8 +748,16 @@ gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **err
             return FALSE;
         }
     }
-#endif
     return TRUE;
+}
+
+gboolean sv_planner_run_uses_tiers(const struct sv_planner_run_cfg *cfg)
+{
+    struct sv_planner_tier_run t;
+    if (!cfg->cluster ||
+        !sv_planner_tier_flags_resolve(cfg->tier_flags, &cfg->cluster->tier_flags, &t, NULL))
+        return FALSE;
+    return sv_planner_tiers_wanted(cfg->cluster, &t);
 }
 
 gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_run_result *res,
@@ -770,6 +795,11 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
                                            error);
     if (ok)
         ok = setup_network(&st, error);
+    if (ok && sv_planner_tiers_wanted(cfg->cluster, &st.tier_run)) {
+        sv_net *net = st.cnet ? sv_planner_cluster_net_net(st.cnet) : NULL;
+        st.tiers = sv_planner_tiers_new(st.eng, net, cfg->cluster, &st.tier_run, error);
+        ok = st.tiers != NULL;
+    }
     int32_t device = 0;
     for (int32_t i = 0; i < st.n_inst && ok; i++) {
         ok = setup_instance(&st, i, device, error);
@@ -825,6 +855,10 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
         res->kv_transfer_ns = ps.transfer_ns;
     }
     res->submitted = st.submitted;
+    if (st.tiers) {
+        res->has_tiers = TRUE;
+        sv_planner_tiers_get_stats(st.tiers, res->end_ns, &res->tiers);
+    }
     sv_planner_pd_free(st.pd); /* before the msgs: their held handoffs go with them */
     for (int32_t i = 0; i < st.n_inst; i++) {
         g_free(st.npus[i]);
@@ -837,6 +871,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
             sv_msg_dp_free(st.dps[d]);
     }
     g_free(st.dps);
+    sv_planner_tiers_free(st.tiers); /* after the msgs (they borrow it), before the network */
     if (st.cnet && sv_planner_cluster_net_net(st.cnet)) {
         struct sv_net_stats ns;
         sv_net_get_stats(sv_planner_cluster_net_net(st.cnet), &ns);

@@ -257,3 +257,532 @@ gboolean sv_planner_tier_flags_resolve(const struct sv_planner_tier_flags *run,
     out->prefix_chunk_tokens = (uint32_t)chunk;
     return TRUE;
 }
+
+/* ---- the memory tiers of a run (PLAN issue 8 section 5, "planner glue") ---------------------
+ *
+ * Tiers: one HBM tier per instance (all its ranks; a ledger of weights and KV, no link), host
+ * DRAM per node, CXL devices per node (scope node) or for the cluster (scope cluster, reached
+ * through a port per node), SSD devices per node. The fabric books its transfers on the cluster
+ * network's solver when the network model is flow, else on a standalone solver. Prefix pools per
+ * instance, node or cluster; a hierarchy per instance when prefix_storage names lower tiers. */
+
+/* PCIe per direction per NPU when the node's config gives none. PCIe 5.0 x16: 32 GT/s x 16 lanes
+ * x 128/130 = 63 GB/s per direction (PCI-SIG); NVIDIA H100/H200 datasheets "PCIe Gen5 128 GB/s"
+ * (both directions) -> 64. PCIe 4.0 hardware (NVIDIA RTX A6000 datasheet "PCIe Gen 4 x16", RTX
+ * 4090, A100 PCIe): half, 32. */
+#define PCIE_GEN5_GBPS 64.0
+#define PCIE_GEN4_GBPS 32.0
+static double default_pcie_gbps(const char *hardware)
+{
+    static const char *const gen4[] = {"RTX-A6000", "A6000",   "RTX-4090",  "RTX4090",
+                                       "RTX-3090",  "RTX3090", "A100-PCIe", "A100 PCIe"};
+    for (size_t i = 0; i < G_N_ELEMENTS(gen4); i++)
+        if (g_ascii_strcasecmp(hardware, gen4[i]) == 0)
+            return PCIE_GEN4_GBPS;
+    return PCIE_GEN5_GBPS;
+}
+
+struct tiers_inst {
+    gboolean set;
+    int32_t node, first_device, ranks;
+    sv_memtier_tier *hbm;
+    sv_memtier_kv_manager *kv;
+    uint64_t block_bytes;                   /* one block, all ranks */
+    const sv_memtier_route ***weight_route; /* [rank][part] */
+    uint64_t *part_bytes;                   /* [part], one rank */
+    const sv_memtier_route **swap_route, **swap_in_route;
+    sv_memtier_hier *hier;
+    sv_memtier_prefix_pool *pools[SV_PLANNER_LOC_COUNT]; /* instance scope: owned */
+};
+
+struct sv_planner_tiers {
+    sv_engine *eng;
+    const struct sv_planner_cluster_cfg *c;
+    struct sv_planner_tier_run run;
+    sv_memtier_fabric *fabric;
+    GPtrArray *all; /* every tier (owned), creation order */
+    int32_t n_nodes;
+    sv_memtier_tier **dram;        /* [node], NULL when cpu_mem has no size */
+    sv_memtier_tier ***cxl;        /* [node][device] (scope node) */
+    sv_memtier_tier **cxl_cluster; /* [device] (scope cluster) */
+    int32_t *n_cxl;                /* per node */
+    int32_t n_cxl_cluster;
+    sv_memtier_tier **ssd;                /* [node] (device 0; more devices unused) */
+    sv_memtier_prefix_pool ***node_pools; /* [node][loc kind] (scope node / cluster) */
+    int32_t n_inst;
+    struct tiers_inst *inst;
+};
+
+static gboolean ideal_all(const sv_planner_tiers *t)
+{
+    return t->run.memory_ideal;
+}
+
+static sv_memtier_tier *add_tier(sv_planner_tiers *t, sv_memtier_kind kind, const char *name,
+                                 double gib, double rd, double wr, double lat, int32_t qd,
+                                 gboolean ideal)
+{
+    struct sv_memtier_tier_cfg tc = {
+        .kind = kind,
+        .capacity_bytes = (uint64_t)(gib * 1073741824.0),
+        .read_gbps = ideal ? 0 : rd,
+        .write_gbps = ideal ? 0 : wr,
+        .latency_ns = lat,
+        .queue_depth = qd,
+        .ideal = ideal,
+    };
+    g_strlcpy(tc.name, name, sizeof tc.name);
+    sv_memtier_tier *tier = sv_memtier_tier_new(t->eng, &tc);
+    g_ptr_array_add(t->all, tier);
+    return tier;
+}
+
+gboolean sv_planner_tiers_wanted(const struct sv_planner_cluster_cfg *c,
+                                 const struct sv_planner_tier_run *run)
+{
+    if (run->n_prefix_storage > 0 || run->preempt_swap)
+        return TRUE;
+    for (int32_t i = 0; i < c->n_instances; i++) {
+        const struct sv_planner_instance_cfg *ic = &c->instances[i];
+        if (ic->expert_offload)
+            return TRUE;
+        for (int32_t k = 0; k < ic->placement.n_rules; k++) {
+            const struct sv_planner_place_rule *r = &ic->placement.rules[k];
+            if ((r->has_weights && r->weights.kind != SV_PLANNER_LOC_NPU) ||
+                (r->has_kv && r->kv.kind != SV_PLANNER_LOC_NPU))
+                return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+sv_planner_tiers *sv_planner_tiers_new(sv_engine *eng, sv_net *net_or_null,
+                                       const struct sv_planner_cluster_cfg *c,
+                                       const struct sv_planner_tier_run *run, GError **error)
+{
+    sv_planner_tiers *t = g_new0(sv_planner_tiers, 1);
+    t->eng = eng;
+    t->c = c;
+    t->run = *run;
+    t->all = g_ptr_array_new_with_free_func((GDestroyNotify)sv_memtier_tier_free);
+    t->n_nodes = c->n_nodes;
+    t->n_inst = c->n_instances;
+    t->inst = g_new0(struct tiers_inst, (size_t)MAX(t->n_inst, 1));
+    t->dram = g_new0(sv_memtier_tier *, (size_t)MAX(t->n_nodes, 1));
+    t->cxl = g_new0(sv_memtier_tier **, (size_t)MAX(t->n_nodes, 1));
+    t->n_cxl = g_new0(int32_t, (size_t)MAX(t->n_nodes, 1));
+    t->ssd = g_new0(sv_memtier_tier *, (size_t)MAX(t->n_nodes, 1));
+    t->node_pools = g_new0(sv_memtier_prefix_pool **, (size_t)MAX(t->n_nodes, 1));
+    t->fabric = sv_memtier_fabric_new(eng, net_or_null, error);
+    if (!t->fabric) {
+        sv_planner_tiers_free(t);
+        return NULL;
+    }
+    gboolean ideal = ideal_all(t);
+    char name[48];
+    if (c->cxl_scope == SV_PLANNER_CXL_CLUSTER && c->cxl.set) {
+        t->n_cxl_cluster = MAX(c->cxl.num_devices, 1);
+        t->cxl_cluster = g_new0(sv_memtier_tier *, (size_t)t->n_cxl_cluster);
+        for (int32_t d = 0; d < t->n_cxl_cluster; d++) {
+            g_snprintf(name, sizeof name, "cluster/cxl:%d", d);
+            t->cxl_cluster[d] = add_tier(t, SV_MEMTIER_CXL, name, c->cxl.size_gib, c->cxl.bw_gbps,
+                                         0, c->cxl.latency_ns, 0, ideal || c->cxl.ideal);
+            struct sv_memtier_loc loc = {SV_MEMTIER_CXL, -1, d};
+            sv_memtier_fabric_add_tier(t->fabric, &loc, t->cxl_cluster[d]);
+        }
+    }
+    for (int32_t n = 0; n < t->n_nodes; n++) {
+        const struct sv_planner_node_cfg *nc = &c->nodes[n];
+        if (nc->cpu_mem_gib > 0) {
+            g_snprintf(name, sizeof name, "node%d/cpu", n);
+            gboolean id = ideal || nc->cpu_mem_ideal || nc->cpu_mem_bw_gbps <= 0;
+            t->dram[n] = add_tier(t, SV_MEMTIER_DRAM, name, nc->cpu_mem_gib, nc->cpu_mem_bw_gbps, 0,
+                                  nc->cpu_mem_latency_ns, 0, id);
+            struct sv_memtier_loc loc = {SV_MEMTIER_DRAM, n, 0};
+            sv_memtier_fabric_add_tier(t->fabric, &loc, t->dram[n]);
+        }
+        const struct sv_planner_tier_cfg *cx = sv_planner_cluster_cxl(c, n);
+        if (cx && cx->set && t->cxl_cluster) {
+            /* Scope cluster: this node's port to the CXL switch at the device bandwidth. */
+            sv_memtier_fabric_add_cxl_port(t->fabric, n, cx->bw_gbps, 0, ideal || cx->ideal);
+        } else if (cx && cx->set) {
+            t->n_cxl[n] = MAX(cx->num_devices, 1);
+            t->cxl[n] = g_new0(sv_memtier_tier *, (size_t)t->n_cxl[n]);
+            for (int32_t d = 0; d < t->n_cxl[n]; d++) {
+                g_snprintf(name, sizeof name, "node%d/cxl:%d", n, d);
+                t->cxl[n][d] = add_tier(t, SV_MEMTIER_CXL, name, cx->size_gib, cx->bw_gbps, 0,
+                                        cx->latency_ns, 0, ideal || cx->ideal);
+                struct sv_memtier_loc loc = {SV_MEMTIER_CXL, n, d};
+                sv_memtier_fabric_add_tier(t->fabric, &loc, t->cxl[n][d]);
+            }
+        }
+        const struct sv_planner_tier_cfg *st = &nc->storage;
+        g_snprintf(name, sizeof name, "node%d/ssd", n);
+        t->ssd[n] = add_tier(t, SV_MEMTIER_SSD, name, st->size_gib, st->bw_gbps, st->write_gbps,
+                             st->latency_ns, st->queue_depth, ideal || st->ideal);
+        struct sv_memtier_loc loc = {SV_MEMTIER_SSD, n, 0};
+        sv_memtier_fabric_add_tier(t->fabric, &loc, t->ssd[n]);
+        t->node_pools[n] = g_new0(sv_memtier_prefix_pool *, SV_PLANNER_LOC_COUNT);
+    }
+    return t;
+}
+
+/* The tier and fabric location of a placement location on node `node`. */
+static sv_memtier_tier *tier_at(const sv_planner_tiers *t, int32_t node,
+                                const struct sv_planner_loc *l, struct sv_memtier_loc *loc)
+{
+    switch (l->kind) {
+    case SV_PLANNER_LOC_CPU:
+        *loc = (struct sv_memtier_loc){SV_MEMTIER_DRAM, node, 0};
+        return t->dram[node];
+    case SV_PLANNER_LOC_CXL:
+        if (t->cxl_cluster) {
+            *loc = (struct sv_memtier_loc){SV_MEMTIER_CXL, -1, l->device};
+            return l->device < t->n_cxl_cluster ? t->cxl_cluster[l->device] : NULL;
+        }
+        *loc = (struct sv_memtier_loc){SV_MEMTIER_CXL, node, l->device};
+        return l->device < t->n_cxl[node] ? t->cxl[node][l->device] : NULL;
+    case SV_PLANNER_LOC_SSD:
+        *loc = (struct sv_memtier_loc){SV_MEMTIER_SSD, node, 0};
+        return t->ssd[node];
+    default:
+        return NULL;
+    }
+}
+
+/* The placement rule that put weights at `l` (for error messages). */
+static const char *rule_path(const struct sv_planner_instance_cfg *ic,
+                             const struct sv_planner_loc *l)
+{
+    for (int32_t k = ic->placement.n_rules - 1; k >= 0; k--) {
+        const struct sv_planner_place_rule *r = &ic->placement.rules[k];
+        if (r->has_weights && r->weights.kind == l->kind && r->weights.device == l->device)
+            return r->path;
+    }
+    return "placement";
+}
+
+static gboolean charge_weights(sv_planner_tiers *t, const struct sv_planner_instance_cfg *ic,
+                               const struct sv_planner_loc *l, uint64_t bytes, GError **error)
+{
+    if (bytes == 0)
+        return TRUE;
+    struct sv_memtier_loc loc;
+    sv_memtier_tier *tier = tier_at(t, ic->node, l, &loc);
+    char b[16];
+    if (!tier)
+        return path_error(error, rule_path(ic, l), "weights on %s: no such memory on node %d",
+                          sv_planner_loc_name(l, b, sizeof b), ic->node);
+    GError *e = NULL;
+    if (!sv_memtier_tier_charge(tier, SV_MEMTIER_OWNER_WEIGHTS, (int64_t)bytes, &e)) {
+        path_error(error, rule_path(ic, l), "weights: %s", e->message);
+        g_error_free(e);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Prefix pool of kind `k` for instance `i` (created on first use for node/cluster scope). */
+static sv_memtier_prefix_pool *pool_for(sv_planner_tiers *t, int32_t i, int32_t node,
+                                        sv_planner_loc_kind k, uint32_t block_size,
+                                        uint64_t chunk_bytes, GError **error)
+{
+    gboolean shared = t->run.prefix_pool != SV_PLANNER_POOL_INSTANCE;
+    sv_memtier_prefix_pool **slot = shared ? &t->node_pools[node][k] : &t->inst[i].pools[k];
+    if (*slot) {
+        if (sv_memtier_prefix_pool_chunk_bytes(*slot) != chunk_bytes) {
+            g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                        "instance %d: a shared prefix pool (--enable-prefix-sharing / "
+                        "--prefix-pool) needs the same KV bytes per chunk on every instance of "
+                        "node %d (%" G_GUINT64_FORMAT " vs %" G_GUINT64_FORMAT ")",
+                        i, node, chunk_bytes, sv_memtier_prefix_pool_chunk_bytes(*slot));
+            return NULL;
+        }
+        return *slot;
+    }
+    struct sv_planner_loc l = {k, 0};
+    struct sv_memtier_loc loc;
+    sv_memtier_tier *tier = tier_at(t, node, &l, &loc);
+    char b[16];
+    if (!tier) {
+        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                    "prefix_storage (--prefix-storage) %s: node %d has no %s memory configured "
+                    "(nodes[%d].%s)",
+                    sv_planner_loc_name(&l, b, sizeof b), node, b, node,
+                    k == SV_PLANNER_LOC_CPU ? "cpu_mem.mem_size" : "cxl_mem");
+        return NULL;
+    }
+    struct sv_memtier_prefix_pool_cfg pc = {
+        .tier = tier,
+        .chunk_tokens = t->run.prefix_chunk_tokens,
+        .fine_tokens = block_size,
+        .chunk_bytes = chunk_bytes,
+        .evict = t->run.prefix_evict_fifo ? "fifo" : "lru",
+    };
+    *slot = sv_memtier_prefix_pool_new(&pc, error);
+    if (!*slot)
+        g_prefix_error(error, "prefix_storage (--prefix-storage): ");
+    return *slot;
+}
+
+static gboolean build_hier(sv_planner_tiers *t, int32_t i, const struct sv_compute_model_cfg *m,
+                           uint32_t block_size, GError **error)
+{
+    struct tiers_inst *ti = &t->inst[i];
+    if (t->run.n_prefix_storage == 0)
+        return TRUE;
+    /* A chunk holds the KV of every layer and every rank (msg loads the whole instance's KV). */
+    uint64_t chunk_bytes = (uint64_t)t->run.prefix_chunk_tokens *
+                           sv_compute_model_kv_bytes_per_token_layer(m, 1) *
+                           (uint64_t)m->num_layers;
+    struct sv_memtier_hier_cfg hc = {
+        .fabric = t->fabric,
+        .npu = {SV_MEMTIER_HBM, ti->node, ti->first_device},
+        .chunk_tokens = t->run.prefix_chunk_tokens,
+        .write_back = t->run.prefix_write_back,
+    };
+    ti->hier = sv_memtier_hier_new(&hc, error);
+    if (!ti->hier) {
+        g_prefix_error(error, "prefix_storage (--prefix-storage): ");
+        return FALSE;
+    }
+    if (t->run.prefix_pool == SV_PLANNER_POOL_CLUSTER) {
+        /* Mooncake store: chunks sharded over every node's host DRAM (PLAN decision 11). */
+        g_autofree sv_memtier_prefix_pool **pools =
+            g_new0(sv_memtier_prefix_pool *, (size_t)t->n_nodes);
+        g_autofree struct sv_memtier_loc *locs = g_new0(struct sv_memtier_loc, (size_t)t->n_nodes);
+        for (int32_t n = 0; n < t->n_nodes; n++) {
+            pools[n] = pool_for(t, i, n, SV_PLANNER_LOC_CPU, block_size, chunk_bytes, error);
+            if (!pools[n])
+                return FALSE;
+            locs[n] = (struct sv_memtier_loc){SV_MEMTIER_DRAM, n, 0};
+        }
+        return sv_memtier_hier_add_cluster_pool(ti->hier, pools, locs, t->n_nodes, error);
+    }
+    for (int32_t k = 0; k < t->run.n_prefix_storage; k++) {
+        sv_planner_loc_kind kind = t->run.prefix_storage[k];
+        sv_memtier_prefix_pool *p = pool_for(t, i, ti->node, kind, block_size, chunk_bytes, error);
+        if (!p)
+            return FALSE;
+        struct sv_planner_loc l = {kind, 0};
+        struct sv_memtier_loc loc;
+        tier_at(t, ti->node, &l, &loc);
+        if (!sv_memtier_hier_add_pool(ti->hier, p, &loc, error))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
+                                   const struct sv_compute_model_cfg *m,
+                                   const struct sv_planner_placement_map *map, int32_t first_device,
+                                   uint32_t block_size, sv_memtier_kv_manager *kv,
+                                   struct sv_msg_tier_cfg *out, GError **error)
+{
+    const struct sv_planner_instance_cfg *ic = &t->c->instances[i];
+    struct tiers_inst *ti = &t->inst[i];
+    memset(out, 0, sizeof *out);
+    ti->set = TRUE;
+    ti->node = ic->node;
+    ti->first_device = first_device;
+    ti->ranks = ic->tp_size * ic->pp_size;
+    ti->kv = kv;
+    int32_t tp = MAX(ic->tp_size, 1), pp = MAX(ic->pp_size, 1);
+    int32_t L = (int32_t)m->num_layers;
+    /* HBM: one ledger for all the instance's ranks. */
+    char name[48];
+    g_snprintf(name, sizeof name, "inst%d/npu", i);
+    ti->hbm = add_tier(t, SV_MEMTIER_HBM, name, ic->npu_mem_gib * ti->ranks, ic->npu_mem_bw_gbps, 0,
+                       ic->npu_mem_latency_ns, 0, TRUE);
+    const struct sv_planner_node_cfg *nc = &t->c->nodes[ic->node];
+    double pcie = nc->pcie.bw_gbps > 0 ? nc->pcie.bw_gbps : default_pcie_gbps(ic->hardware);
+    for (int32_t r = 0; r < ti->ranks; r++) {
+        sv_memtier_fabric_add_pcie(t->fabric, first_device + r, ic->node, pcie, nc->pcie.latency_ns,
+                                   ideal_all(t) || nc->pcie.ideal);
+        struct sv_memtier_loc hl = {SV_MEMTIER_HBM, ic->node, first_device + r};
+        sv_memtier_fabric_add_tier(t->fabric, &hl, ti->hbm);
+    }
+    /* Weights: HBM holds the NPU-resident parts, the tiers the rest (all ranks). */
+    struct sv_planner_weight_split w;
+    sv_planner_weight_split(m, tp, pp, map, &w);
+    if (!sv_memtier_tier_charge(ti->hbm, SV_MEMTIER_OWNER_WEIGHTS,
+                                (int64_t)(w.npu_bytes * (uint64_t)ti->ranks), error))
+        return FALSE;
+    struct sv_planner_loc cpu = {SV_PLANNER_LOC_CPU, 0}, ssd = {SV_PLANNER_LOC_SSD, 0};
+    if (!charge_weights(t, ic, &cpu, w.cpu_bytes, error) ||
+        !charge_weights(t, ic, &ssd, w.ssd_bytes, error))
+        return FALSE;
+    for (int32_t d = 0; d < SV_PLANNER_MAX_CXL; d++) {
+        struct sv_planner_loc cx = {SV_PLANNER_LOC_CXL, d};
+        if (!charge_weights(t, ic, &cx, w.cxl_bytes[d], error))
+            return FALSE;
+    }
+    uint64_t kv_tok =
+        sv_compute_model_kv_bytes_per_token_layer(m, tp) * (uint64_t)((L + pp - 1) / pp);
+    ti->block_bytes = kv_tok * block_size * (uint64_t)ti->ranks;
+    /* Weight streaming routes: parts 0..L-1 decoder blocks, L embedding, L+1 head (the final
+     * norm, 8 KiB on Llama-3.1-8B, travels with the head when it sits on the same tier). */
+    ti->part_bytes = g_new0(uint64_t, (size_t)L + 2);
+    for (int32_t l = 0; l < L; l++)
+        ti->part_bytes[l] = sv_compute_model_layer_weight_bytes(m, tp);
+    ti->part_bytes[L] = sv_compute_model_embedding_bytes(m, tp);
+    ti->part_bytes[L + 1] = sv_compute_model_head_bytes(m, tp);
+    if (map->final_norm.kind == map->lm_head.kind && map->final_norm.device == map->lm_head.device)
+        ti->part_bytes[L + 1] += sv_compute_model_final_norm_bytes(m);
+    gboolean streams = FALSE;
+    ti->weight_route = g_new0(const sv_memtier_route **, (size_t)ti->ranks);
+    for (int32_t r = 0; r < ti->ranks; r++) {
+        ti->weight_route[r] = g_new0(const sv_memtier_route *, (size_t)L + 2);
+        struct sv_memtier_loc dst = {SV_MEMTIER_HBM, ic->node, first_device + r};
+        for (int32_t p = 0; p < L + 2; p++) {
+            const struct sv_planner_loc *l = p < L    ? &map->layer_weights[p]
+                                             : p == L ? &map->embedding
+                                                      : &map->lm_head;
+            if (l->kind == SV_PLANNER_LOC_NPU)
+                continue;
+            struct sv_memtier_loc src;
+            if (!tier_at(t, ic->node, l, &src))
+                return path_error(error, rule_path(ic, l), "no such memory on node %d", ic->node);
+            ti->weight_route[r][p] = sv_memtier_fabric_route(t->fabric, &src, &dst, error);
+            if (!ti->weight_route[r][p]) {
+                g_prefix_error(error, "%s: ", rule_path(ic, l));
+                return FALSE;
+            }
+            streams = TRUE;
+        }
+    }
+    /* Swap target (kv_evict_loc, default cpu). */
+    if (t->run.preempt_swap) {
+        struct sv_planner_loc el = map->kv_evict.kind == SV_PLANNER_LOC_NPU ? cpu : map->kv_evict;
+        struct sv_memtier_loc eloc;
+        sv_memtier_tier *et = tier_at(t, ic->node, &el, &eloc);
+        if (!et)
+            return path_error(error, "preemption_mode swap (--preemption-mode)",
+                              "instance %d: no %s memory on node %d for swapped KV", i,
+                              sv_planner_loc_name(&el, name, sizeof name), ic->node);
+        ti->swap_route = g_new0(const sv_memtier_route *, (size_t)ti->ranks);
+        ti->swap_in_route = g_new0(const sv_memtier_route *, (size_t)ti->ranks);
+        for (int32_t r = 0; r < ti->ranks; r++) {
+            struct sv_memtier_loc hl = {SV_MEMTIER_HBM, ic->node, first_device + r};
+            ti->swap_route[r] = sv_memtier_fabric_route(t->fabric, &hl, &eloc, error);
+            ti->swap_in_route[r] =
+                ti->swap_route[r] ? sv_memtier_fabric_route(t->fabric, &eloc, &hl, error) : NULL;
+            if (!ti->swap_in_route[r])
+                return FALSE;
+        }
+        out->swap_route = ti->swap_route;
+        out->swap_in_route = ti->swap_in_route;
+        out->swap_tier = et;
+        out->preemption_swap = TRUE;
+    }
+    if (!build_hier(t, i, m, block_size, error))
+        return FALSE;
+    out->fabric = t->fabric;
+    out->weight_route = streams ? (const sv_memtier_route *const *const *)ti->weight_route : NULL;
+    out->layer_weight_bytes = ti->part_bytes;
+    out->hier = ti->hier;
+    out->chunk_tokens = t->run.prefix_chunk_tokens;
+    out->offload_serial = t->run.offload_serial;
+    out->kv_load_per_layer = t->run.kv_load_per_layer;
+    return TRUE;
+}
+
+/* The HBM KV view of instance i: used + cached-free blocks (LLMServingSim's npu_used). */
+static void hbm_view(struct tiers_inst *ti)
+{
+    if (!ti->set || !ti->kv)
+        return;
+    uint64_t blocks = (uint64_t)sv_memtier_kv_manager_num_used_blocks(ti->kv) +
+                      sv_memtier_kv_manager_num_cached_free_blocks(ti->kv);
+    sv_memtier_tier_set(ti->hbm, SV_MEMTIER_OWNER_LIVE_KV, blocks * ti->block_bytes);
+}
+
+void sv_planner_tiers_sample(sv_planner_tiers *t, sv_time now, struct sv_planner_tier_usage *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int32_t i = 0; i < t->n_inst; i++)
+        hbm_view(&t->inst[i]);
+    for (guint k = 0; k < t->all->len; k++) {
+        sv_memtier_tier *tier = g_ptr_array_index(t->all, k);
+        struct sv_memtier_tier_stats s;
+        sv_memtier_tier_get_stats(tier, now, &s);
+        sv_memtier_kind kind = sv_memtier_tier_get_cfg(tier)->kind;
+        out->used[kind] += sv_memtier_tier_used(tier);
+        out->capacity[kind] += s.capacity;
+        out->hit_tokens[kind] += s.hit_tokens;
+        out->lookup_tokens[kind] += s.lookup_tokens;
+    }
+    for (int32_t i = 0; i < t->n_inst; i++) {
+        if (!t->inst[i].set || !t->inst[i].kv)
+            continue;
+        struct sv_memtier_kv_stats ks;
+        sv_memtier_kv_manager_get_stats(t->inst[i].kv, &ks);
+        out->hit_tokens[SV_MEMTIER_HBM] += ks.hit_tokens;
+        out->lookup_tokens[SV_MEMTIER_HBM] += ks.requested_tokens;
+    }
+}
+
+void sv_planner_tiers_get_stats(sv_planner_tiers *t, sv_time now, struct sv_planner_tier_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int32_t i = 0; i < t->n_inst; i++)
+        hbm_view(&t->inst[i]);
+    for (guint k = 0; k < t->all->len; k++) {
+        sv_memtier_tier *tier = g_ptr_array_index(t->all, k);
+        struct sv_memtier_tier_stats s;
+        sv_memtier_tier_get_stats(tier, now, &s);
+        sv_memtier_kind kind = sv_memtier_tier_get_cfg(tier)->kind;
+        struct sv_memtier_tier_stats *o = &out->kind[kind];
+        o->capacity += s.capacity;
+        o->peak += s.peak;
+        for (int w = 0; w < SV_MEMTIER_OWNER_COUNT; w++)
+            o->peak_by_owner[w] += s.peak_by_owner[w];
+        o->mean_bytes += s.mean_bytes;
+        o->read_bytes += s.read_bytes;
+        o->write_bytes += s.write_bytes;
+        o->hit_tokens += s.hit_tokens;
+        o->lookup_tokens += s.lookup_tokens;
+        o->hit_chunks += s.hit_chunks;
+        o->evictions += s.evictions;
+        o->rejected += s.rejected;
+        for (int w = 0; w < SV_MEMTIER_OWNER_COUNT; w++)
+            out->used_by[kind][w] += sv_memtier_tier_used_by(tier, (sv_memtier_owner)w);
+        out->used[kind] += sv_memtier_tier_used(tier);
+        out->present[kind] = TRUE;
+    }
+    out->bytes_booked = sv_memtier_fabric_bytes_booked(t->fabric);
+}
+
+void sv_planner_tiers_free(sv_planner_tiers *t)
+{
+    if (!t)
+        return;
+    for (int32_t i = 0; i < t->n_inst; i++) {
+        struct tiers_inst *ti = &t->inst[i];
+        sv_memtier_hier_free(ti->hier);
+        for (int k = 0; k < SV_PLANNER_LOC_COUNT; k++)
+            sv_memtier_prefix_pool_free(ti->pools[k]);
+        for (int32_t r = 0; ti->weight_route && r < ti->ranks; r++)
+            g_free(ti->weight_route[r]);
+        g_free(ti->weight_route);
+        g_free(ti->part_bytes);
+        g_free(ti->swap_route);
+        g_free(ti->swap_in_route);
+    }
+    for (int32_t n = 0; n < t->n_nodes; n++) {
+        for (int k = 0; t->node_pools[n] && k < SV_PLANNER_LOC_COUNT; k++)
+            sv_memtier_prefix_pool_free(t->node_pools[n][k]);
+        g_free(t->node_pools[n]);
+        g_free(t->cxl[n]);
+    }
+    sv_memtier_fabric_free(t->fabric);
+    g_ptr_array_free(t->all, TRUE);
+    g_free(t->inst);
+    g_free(t->dram);
+    g_free(t->cxl);
+    g_free(t->n_cxl);
+    g_free(t->ssd);
+    g_free(t->node_pools);
+    g_free(t->cxl_cluster);
+    g_free(t);
+}

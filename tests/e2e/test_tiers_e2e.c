@@ -1,0 +1,393 @@
+/* Memory tiers end to end (PLAN issue 8 section 7, tests 6 and 7; planner/tiers.c): sv_planner_run
+ * with lower tiers, weight placement off the NPU and the reference configs that use them.
+ *
+ * Constants (Llama-3.1-8B, bf16, tp 1; PLAN section 7): decoder block 436,224,000 B; whole model
+ * 16,060,522,496 B; KV per token of all 32 layers 2 (K,V) x 8 KV heads x 128 x 2 B x 32 =
+ * 131,072 B; a 256-token chunk 33,554,432 B. */
+#include "planner/planner.h"
+#include "tests/test_util.h"
+
+#include <CUnit/CUnit.h>
+#include <string.h>
+
+#define LAYER_BYTES UINT64_C(436224000)
+#define MODEL_BYTES UINT64_C(16060522496)
+#define TOKEN_KV_BYTES UINT64_C(131072)
+
+#define MAX_REQS 64
+struct collect {
+    int n;
+    struct sv_wl_outcome out[MAX_REQS];
+};
+
+static void on_request(void *ctx, const struct sv_wl_outcome *rec)
+{
+    struct collect *c = ctx;
+    if (c->n < MAX_REQS)
+        c->out[c->n++] = *rec;
+}
+
+static const struct sv_wl_outcome *find_req(const struct collect *c, uint64_t id)
+{
+    for (int i = 0; i < c->n; i++)
+        if (c->out[i].request_id == id)
+            return &c->out[i];
+    return NULL;
+}
+
+/* A trace of `n` requests, each with the prompt token ids 1..prompt and `output` output tokens,
+ * arriving `gap_ns` apart (the first at 0). */
+static char *write_trace(const char *dir, int n, int prompt, int output, sv_time gap_ns)
+{
+    char *path = g_build_filename(dir, "trace.jsonl", NULL);
+    GString *s = g_string_new(NULL);
+    for (int r = 0; r < n; r++) {
+        g_string_append_printf(
+            s,
+            "{\"input_toks\":%d,\"output_toks\":%d,\"arrival_time_ns\":%" G_GINT64_FORMAT
+            ",\"input_tok_ids\":[",
+            prompt, output, (gint64)(gap_ns * r));
+        for (int t = 1; t <= prompt; t++)
+            g_string_append_printf(s, "%s%d", t > 1 ? "," : "", t);
+        g_string_append(s, "]}\n");
+    }
+    CU_ASSERT_FATAL(g_file_set_contents(path, s->str, -1, NULL));
+    g_string_free(s, TRUE);
+    return path;
+}
+
+static struct sv_planner_cluster_cfg *parse(const char *json)
+{
+    JsonParser *p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(p, json, -1, NULL));
+    GError *e = NULL;
+    struct sv_planner_cluster_cfg *c =
+        sv_planner_cluster_from_json(json_parser_get_root(p), "cluster.json", &e);
+    if (!c)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    g_object_unref(p);
+    return c;
+}
+
+/* Run `c` on `trace` with the roofline; FALSE + error when the run fails. */
+static gboolean run(const struct sv_planner_cluster_cfg *c, const char *trace,
+                    const struct sv_planner_tier_flags *flags, const char *router,
+                    struct collect *col, struct sv_planner_run_result *res, GError **error)
+{
+    sv_wl_source *src = sv_wl_open(trace, NULL, error);
+    if (!src)
+        return FALSE;
+    struct sv_planner_run_observer obs = {.on_request = on_request, .ctx = col};
+    struct sv_planner_run_cfg cfg = {
+        .cluster = c,
+        .workload = src,
+        .latency = SV_PLANNER_RUN_LATENCY_ROOFLINE,
+        .scheduler = SV_MSG_SCHED_VLLM,
+        .router_name = router,
+        .tier_flags = flags,
+        .observer = &obs,
+        .enable_prefix_caching = -1,
+        .enable_chunked_prefill = -1,
+        .reserve_full_isl = -1,
+    };
+    gboolean ok = sv_planner_run(&cfg, res, error);
+    sv_wl_source_free(src);
+    return ok;
+}
+
+/* Every tier kind: owners sum to used, used <= capacity (the ledger invariant, test 7). */
+static void check_ledgers(const struct sv_planner_tier_stats *s)
+{
+    for (int k = 0; k < SV_MEMTIER_KIND_COUNT; k++) {
+        uint64_t sum = 0;
+        for (int o = 0; o < SV_MEMTIER_OWNER_COUNT; o++)
+            sum += s->used_by[k][o];
+        CU_ASSERT_EQUAL(sum, s->used[k]);
+        CU_ASSERT(s->used[k] <= s->kind[k].capacity);
+        CU_ASSERT(s->kind[k].peak <= s->kind[k].capacity);
+    }
+}
+
+#define TWO_INST                                                                                   \
+    "{\"num_nodes\":1,\"link_bw\":112,\"link_latency\":0,\"nodes\":[{\"num_instances\":2,"         \
+    "\"cpu_mem\":{\"mem_size\":128,\"mem_bw\":256,\"mem_latency\":0},"                             \
+    "\"pcie\":{\"bw_gbps\":64},\"instances\":["                                                    \
+    "{\"model_name\":\"meta-llama/Llama-3.1-8B\",\"hardware\":\"H100\",\"npu_mem\":"               \
+    "{\"mem_size\":80,\"mem_bw\":3350,\"mem_latency\":0}},"                                        \
+    "{\"model_name\":\"meta-llama/Llama-3.1-8B\",\"hardware\":\"H100\",\"npu_mem\":"               \
+    "{\"mem_size\":80,\"mem_bw\":3350,\"mem_latency\":0}}]}]}"
+
+/* The hierarchy (memory-tier/hier.c) may still be a stub in this tree: then the run refuses
+ * prefix_storage with "not yet implemented" and the test says so. */
+static gboolean hier_missing(const GError *e)
+{
+    return e && e->domain == SV_MEMTIER_ERROR && e->code == SV_MEMTIER_ERROR_UNSUPPORTED;
+}
+
+/* Test 6: a node-shared cpu pool serves instance 1 the chunks instance 0 wrote. Two requests of
+ * the same 513 token ids, round robin, the second long after the first finished. Hit cap:
+ * floor((513 - 1) / 256) = 2 chunks = 512 tokens, all from the cpu pool (instance 1's NPU pool
+ * is empty): kv_load_bytes = 512 x 131,072 = 67,108,864 B, over [dram 256, h2d 64] = 64 B/ns:
+ * 1,048,576 ns. Without sharing (a pool per instance) instance 1 finds nothing. */
+static void test_shared_pool_serves_b(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *trace = write_trace(dir, 2, 513, 1, 10 * G_GINT64_CONSTANT(1000000000));
+    struct sv_planner_cluster_cfg *c = parse(TWO_INST);
+    for (int sharing = 1; sharing >= 0; sharing--) {
+        struct sv_planner_tier_flags f;
+        sv_planner_tier_flags_init(&f);
+        g_strlcpy(f.prefix_storage, "cpu", sizeof f.prefix_storage);
+        f.enable_prefix_sharing = sharing;
+        struct collect col = {0};
+        struct sv_planner_run_result res;
+        GError *e = NULL;
+        gboolean ok = run(c, trace, &f, "round_robin", &col, &res, &e);
+        if (!ok && hier_missing(e)) {
+            printf("\nSKIP: shared pool: %s (memory-tier/hier.c not merged yet)\n", e->message);
+            g_error_free(e);
+            break;
+        }
+        if (!ok)
+            fprintf(stderr, "%s\n", e->message);
+        CU_ASSERT_FATAL(ok);
+        CU_ASSERT_EQUAL_FATAL(col.n, 2);
+        const struct sv_wl_outcome *a = find_req(&col, 0), *b = find_req(&col, 1);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+        SV_ASSERT_EQ_I64(a->instance, 0);
+        SV_ASSERT_EQ_I64(b->instance, 1);
+        SV_ASSERT_EQ_I64(b->prefix_hit_tokens_npu, 0);
+        SV_ASSERT_EQ_I64(b->prefix_hit_tokens_cpu, sharing ? 512 : 0);
+        SV_ASSERT_EQ_I64(b->kv_load_bytes, sharing ? UINT64_C(67108864) : 0);
+        SV_ASSERT_EQ_I64(a->prefix_hit_tokens_cpu, 0);
+        CU_ASSERT(res.has_tiers);
+        check_ledgers(&res.tiers);
+        /* Two chunks written through (instance 0) + one load (instance 1 with sharing; without,
+         * instance 1 writes its own two chunks): 2 x 33,554,432 + 67,108,864 either way. */
+        SV_ASSERT_EQ_I64(res.tiers.bytes_booked, UINT64_C(134217728));
+        SV_ASSERT_EQ_I64(res.tiers.used_by[SV_MEMTIER_DRAM][SV_MEMTIER_OWNER_PREFIX],
+                         (sharing ? 2 : 4) * UINT64_C(33554432));
+    }
+    /* The load is on B's critical path: with every tier ideal (latency 0) B's first token comes
+     * exactly 67,108,864 / 64 = 1,048,576 ns earlier (A's writes ended long before B). */
+    sv_time ttft[2] = {-1, -1};
+    for (int ideal = 0; ideal <= 1; ideal++) {
+        struct sv_planner_tier_flags f;
+        sv_planner_tier_flags_init(&f);
+        g_strlcpy(f.prefix_storage, "cpu", sizeof f.prefix_storage);
+        f.enable_prefix_sharing = 1;
+        if (ideal)
+            g_strlcpy(f.memory_model, "ideal", sizeof f.memory_model);
+        struct collect col = {0};
+        struct sv_planner_run_result res;
+        GError *e = NULL;
+        if (!run(c, trace, &f, "round_robin", &col, &res, &e)) {
+            CU_ASSERT(hier_missing(e));
+            g_error_free(e);
+            break;
+        }
+        const struct sv_wl_outcome *b = find_req(&col, 1);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+        ttft[ideal] = b->first_token_ns - b->arrival_ns;
+    }
+    if (ttft[0] >= 0 && ttft[1] >= 0)
+        SV_ASSERT_EQ_I64(ttft[0] - ttft[1], 1048576);
+    sv_planner_cluster_free(c);
+    sv_test_rmtree(dir);
+}
+
+/* Test 7 (weights): blocks 28-31 on the host (PLAN section 8's worked example on an H100).
+ * Ledgers at the end: cpu WEIGHTS = 4 x 436,224,000 = 1,744,896,000 B and nothing else (no live
+ * or evicted KV left on a host tier); HBM weights 16,060,522,496 - 1,744,896,000 =
+ * 14,315,626,496 B; every iteration streams the 4 blocks once: fabric bytes = iterations x
+ * 1,744,896,000, all read from the cpu tier. */
+static void test_weight_ledgers(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *trace = write_trace(dir, 3, 100, 4, 0);
+    struct sv_planner_cluster_cfg *c =
+        parse("{\"num_nodes\":1,\"link_bw\":112,\"link_latency\":0,\"nodes\":[{\"num_instances\":1,"
+              "\"cpu_mem\":{\"mem_size\":512,\"mem_bw\":256,\"mem_latency\":0},"
+              "\"pcie\":{\"bw_gbps\":64},\"instances\":["
+              "{\"model_name\":\"meta-llama/Llama-3.1-8B\",\"hardware\":\"H100\",\"npu_mem\":"
+              "{\"mem_size\":80,\"mem_bw\":3350,\"mem_latency\":0},"
+              "\"placement\":{\"blocks\":[{\"blocks\":\"28-31\",\"weights\":\"cpu\"}]}}]}]}");
+    struct collect col = {0};
+    struct sv_planner_run_result res;
+    GError *e = NULL;
+    gboolean ok = run(c, trace, NULL, NULL, &col, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    CU_ASSERT_EQUAL(col.n, 3);
+    CU_ASSERT_FATAL(res.has_tiers);
+    const struct sv_planner_tier_stats *s = &res.tiers;
+    check_ledgers(s);
+    SV_ASSERT_EQ_I64(s->used_by[SV_MEMTIER_DRAM][SV_MEMTIER_OWNER_WEIGHTS], UINT64_C(1744896000));
+    SV_ASSERT_EQ_I64(s->used[SV_MEMTIER_DRAM], UINT64_C(1744896000));
+    SV_ASSERT_EQ_I64(s->used_by[SV_MEMTIER_DRAM][SV_MEMTIER_OWNER_LIVE_KV], 0);
+    SV_ASSERT_EQ_I64(s->used_by[SV_MEMTIER_DRAM][SV_MEMTIER_OWNER_EVICTED_KV], 0);
+    SV_ASSERT_EQ_I64(s->used_by[SV_MEMTIER_HBM][SV_MEMTIER_OWNER_WEIGHTS], UINT64_C(14315626496));
+    /* KV pool of PLAN test 11: 30,037 blocks (29,205 with every weight in HBM). */
+    SV_ASSERT_EQ_I64(res.kv_blocks, 30037);
+    CU_ASSERT(res.iterations > 0);
+    SV_ASSERT_EQ_I64(s->bytes_booked, res.iterations * UINT64_C(1744896000));
+    SV_ASSERT_EQ_I64(s->kind[SV_MEMTIER_DRAM].read_bytes, s->bytes_booked);
+    sv_planner_cluster_free(c);
+    sv_test_rmtree(dir);
+}
+
+/* The shipped configs that use tiers run. single_node_cxl_instance: every weight part on one of
+ * 4 CXL devices (PLAN test 10: cxl sum = 16,060,522,496 B, HBM weights 0); each iteration streams
+ * every part except the 8,192-B final norm, which sits on cxl:2 apart from the head on cxl:3 and
+ * is not streamed (planner/tiers.c): 16,060,514,304 B per iteration. single_node_memory_instance:
+ * everything on the NPU, no tier. */
+static void test_reference_configs(void)
+{
+    SV_REQUIRE_SHARED("reference/llmservingsim/configs/cluster", "LLMServingSim's cluster configs");
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *trace = write_trace(dir, 4, 64, 4, 1000000);
+    GError *e = NULL;
+    struct sv_planner_cluster_cfg *c = sv_planner_cluster_load(
+        SV_SHARED "/reference/llmservingsim/configs/cluster/single_node_cxl_instance.json", &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    struct collect col = {0};
+    struct sv_planner_run_result res;
+    gboolean ok = run(c, trace, NULL, NULL, &col, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    CU_ASSERT_EQUAL(col.n, 4);
+    CU_ASSERT_FATAL(res.has_tiers);
+    check_ledgers(&res.tiers);
+    SV_ASSERT_EQ_I64(res.tiers.used_by[SV_MEMTIER_CXL][SV_MEMTIER_OWNER_WEIGHTS], MODEL_BYTES);
+    SV_ASSERT_EQ_I64(res.tiers.used_by[SV_MEMTIER_HBM][SV_MEMTIER_OWNER_WEIGHTS], 0);
+    SV_ASSERT_EQ_I64(res.kv_blocks, 44236);
+    SV_ASSERT_EQ_I64(res.tiers.bytes_booked, res.iterations * (MODEL_BYTES - 8192));
+    sv_planner_cluster_free(c);
+
+    c = sv_planner_cluster_load(
+        SV_SHARED "/reference/llmservingsim/configs/cluster/single_node_memory_instance.json", &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    struct collect col2 = {0};
+    ok = run(c, trace, NULL, NULL, &col2, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    CU_ASSERT_EQUAL(col2.n, 4);
+    CU_ASSERT(!res.has_tiers);
+    sv_planner_cluster_free(c);
+    sv_test_rmtree(dir);
+}
+
+/* What msg does not implement yet is refused by name. */
+static void test_refusals(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *trace = write_trace(dir, 1, 10, 1, 0);
+    struct sv_planner_cluster_cfg *c = parse(TWO_INST);
+    struct sv_planner_tier_flags f;
+    sv_planner_tier_flags_init(&f);
+    g_strlcpy(f.preemption_mode, "swap", sizeof f.preemption_mode);
+    struct collect col = {0};
+    struct sv_planner_run_result res;
+    GError *e = NULL;
+    CU_ASSERT_FALSE(run(c, trace, &f, NULL, &col, &res, &e));
+    CU_ASSERT(e && strstr(e->message, "preemption_mode swap (--preemption-mode) is not yet "
+                                      "supported"));
+    g_clear_error(&e);
+    sv_planner_cluster_free(c);
+    sv_test_rmtree(dir);
+}
+
+/* The outputs of a tier run (servesim run, PLAN section 6): the tier columns appended to
+ * requests.csv and timeseries.csv, "memory_tiers" in summary.json (cpu weights peak
+ * 4 x 436,224,000 = 1,744,896,000 B); a run without tiers keeps the old headers. */
+static void test_outputs(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *trace = write_trace(dir, 2, 100, 3, 0);
+    g_autofree char *cluster = g_build_filename(dir, "cluster.json", NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(
+        cluster,
+        "{\"num_nodes\":1,\"link_bw\":112,\"link_latency\":0,\"nodes\":[{\"num_instances\":1,"
+        "\"cpu_mem\":{\"mem_size\":512,\"mem_bw\":256,\"mem_latency\":0},\"instances\":["
+        "{\"model_name\":\"meta-llama/Llama-3.1-8B\",\"hardware\":\"H100\",\"npu_mem\":"
+        "{\"mem_size\":80,\"mem_bw\":3350,\"mem_latency\":0},"
+        "\"placement\":{\"blocks\":[{\"blocks\":\"28-31\",\"weights\":\"cpu\"}]}}]}]}",
+        -1, NULL));
+    g_autofree char *out = g_build_filename(dir, "out", NULL);
+    const char *argv[] = {SV_SERVESIM_BIN, "run",      "--cluster",    cluster, "--workload", trace,
+                          "--latency",     "roofline", "--output-dir", out,     "--quiet",    NULL};
+    char *so = NULL, *se = NULL;
+    int status = -1;
+    CU_ASSERT_FATAL(sv_test_spawn(argv, &so, &se, &status));
+    if (status != 0)
+        fprintf(stderr, "%s\n", se);
+    CU_ASSERT_EQUAL_FATAL(status, 0);
+    g_free(so);
+    g_free(se);
+    g_autofree char *req_path = g_build_filename(out, "requests.csv", NULL);
+    g_autofree char *ts_path = g_build_filename(out, "timeseries.csv", NULL);
+    g_autofree char *sum_path = g_build_filename(out, "summary.json", NULL);
+    g_autofree char *req = NULL, *ts = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(req_path, &req, NULL, NULL));
+    CU_ASSERT_FATAL(g_file_get_contents(ts_path, &ts, NULL, NULL));
+    CU_ASSERT(g_str_has_prefix(strstr(req, "queue_ns,"),
+                               "queue_ns,prefix_hit_tokens_npu,prefix_hit_tokens_cpu,"
+                               "prefix_hit_tokens_cxl,prefix_hit_tokens_ssd,"
+                               "prefix_hit_tokens_remote,kv_load_bytes,swap_out_bytes,"
+                               "swap_in_bytes\n"));
+    CU_ASSERT(g_str_has_prefix(strstr(ts, "kv_cache_pct,"),
+                               "kv_cache_pct,npu_mem_bytes,cpu_mem_bytes,cxl_mem_bytes,ssd_bytes,"
+                               "prefix_hit_pct_npu,prefix_hit_pct_cpu,prefix_hit_pct_cxl,"
+                               "prefix_hit_pct_ssd\n"));
+    JsonParser *p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_file(p, sum_path, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(p));
+    JsonObject *mt = json_object_get_object_member(root, "memory_tiers");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mt);
+    JsonObject *cpu = json_object_get_object_member(mt, "cpu");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cpu);
+    SV_ASSERT_EQ_I64(
+        json_object_get_int_member(json_object_get_object_member(cpu, "peak_by_owner"), "weights"),
+        INT64_C(1744896000));
+    CU_ASSERT(json_object_get_int_member(root, "tier_bytes_booked") > 0);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(root, "tier_bytes_booked") % INT64_C(1744896000),
+                     0);
+    g_object_unref(p);
+
+    /* Without tiers: the headers of before. */
+    g_autofree char *plain = sv_test_write_cluster(dir, "meta-llama/Llama-3.1-8B", "H100", 80);
+    g_autofree char *out2 = g_build_filename(dir, "out2", NULL);
+    const char *argv2[] = {SV_SERVESIM_BIN, "run",      "--cluster",    plain, "--workload", trace,
+                           "--latency",     "roofline", "--output-dir", out2,  "--quiet",    NULL};
+    CU_ASSERT_FATAL(sv_test_spawn(argv2, &so, &se, &status));
+    CU_ASSERT_EQUAL(status, 0);
+    g_free(so);
+    g_free(se);
+    g_autofree char *req2_path = g_build_filename(out2, "requests.csv", NULL);
+    g_autofree char *sum2_path = g_build_filename(out2, "summary.json", NULL);
+    g_autofree char *req2 = NULL, *sum2 = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(req2_path, &req2, NULL, NULL));
+    CU_ASSERT_FATAL(g_file_get_contents(sum2_path, &sum2, NULL, NULL));
+    CU_ASSERT(g_str_has_prefix(strstr(req2, "queue_ns"), "queue_ns\n"));
+    CU_ASSERT_PTR_NULL(strstr(sum2, "memory_tiers"));
+    sv_test_rmtree(dir);
+}
+
+int main(void)
+{
+    static const sv_test_case cases[] = {
+        {"shared cpu pool serves instance B (test 6)", test_shared_pool_serves_b},
+        {"weight ledgers balance (test 7)", test_weight_ledgers},
+        {"reference configs with tiers run", test_reference_configs},
+        {"refusals of unimplemented uses", test_refusals},
+        {"tier columns and memory_tiers in the outputs", test_outputs},
+        {NULL, NULL},
+    };
+    sv_test_add_suite("tiers_e2e", cases);
+    return sv_test_run();
+}
