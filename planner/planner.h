@@ -293,6 +293,11 @@ struct sv_planner_tier_stats {
     uint64_t used[SV_MEMTIER_KIND_COUNT];                     /* at the end */
     uint64_t used_by[SV_MEMTIER_KIND_COUNT][SV_MEMTIER_OWNER_COUNT];
     uint64_t bytes_booked; /* every fabric transfer */
+    /* The serving groups' side, summed over instances (sv_msg_get_tier_stats): swap and expert
+     * cache figures; `swap` = the run preempts by swapping, `expert_cache` = an instance offloads
+     * experts (summary.json's "swap" / "expert_cache" only then). */
+    struct sv_msg_tier_stats msg;
+    gboolean swap, expert_cache;
 };
 void sv_planner_tiers_get_stats(sv_planner_tiers *t, sv_time now,
                                 struct sv_planner_tier_stats *out);

@@ -713,9 +713,9 @@ static gboolean resolve_policies(run_state *st, GError **error)
 }
 
 /* What the serving group (msg) can use of the memory tiers: weight streaming (weights off the
- * NPU) and lower-tier prefix hits (prefix_storage). A run refuses the placements and flags msg
- * does not implement yet, which would otherwise be silently ignored: live KV off the NPU
- * (kv_loc), expert offloading, swap. */
+ * NPU), lower-tier prefix hits (prefix_storage) and swap preemption. A run refuses the placements
+ * msg does not implement yet, which would otherwise be silently ignored: live KV off the NPU
+ * (kv_loc), expert offloading. */
 gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **error)
 {
     struct sv_planner_tier_run t;
@@ -723,12 +723,6 @@ gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **err
         return TRUE; /* sv_planner_run reports it */
     if (!sv_planner_tier_flags_resolve(cfg->tier_flags, &cfg->cluster->tier_flags, &t, error))
         return FALSE;
-    const char *what = t.preempt_swap ? "preemption_mode swap (--preemption-mode)" : NULL;
-    if (what) {
-        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, "%s is not yet supported",
-                    what);
-        return FALSE;
-    }
     for (int32_t i = 0; i < cfg->cluster->n_instances; i++) {
         const struct sv_planner_instance_cfg *ic = &cfg->cluster->instances[i];
         char loc[16];
@@ -858,6 +852,24 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     if (st.tiers) {
         res->has_tiers = TRUE;
         sv_planner_tiers_get_stats(st.tiers, res->end_ns, &res->tiers);
+        res->tiers.swap = st.tier_run.preempt_swap;
+        for (int32_t i = 0; i < st.n_inst; i++) {
+            if (!st.msgs[i])
+                continue;
+            struct sv_msg_tier_stats ms;
+            sv_msg_get_tier_stats(st.msgs[i], &ms);
+            struct sv_msg_tier_stats *o = &res->tiers.msg;
+            o->swap_outs += ms.swap_outs;
+            o->swap_ins += ms.swap_ins;
+            o->swap_out_bytes += ms.swap_out_bytes;
+            o->swap_in_bytes += ms.swap_in_bytes;
+            o->swap_fallbacks += ms.swap_fallbacks;
+            o->expert_hits += ms.expert_hits;
+            o->expert_misses += ms.expert_misses;
+            o->expert_fetch_bytes += ms.expert_fetch_bytes;
+            o->tier_bytes += ms.tier_bytes;
+            res->tiers.expert_cache |= cfg->cluster->instances[i].expert_offload;
+        }
     }
     sv_planner_pd_free(st.pd); /* before the msgs: their held handoffs go with them */
     for (int32_t i = 0; i < st.n_inst; i++) {

@@ -677,6 +677,14 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
     }
     if (!build_hier(t, i, m, block_size, error))
         return FALSE;
+    if (t->run.preempt_swap) {
+        /* Prefix chunks on the swap tier give way to swapped KV (PLAN use 3). */
+        struct sv_planner_loc el = map->kv_evict.kind == SV_PLANNER_LOC_NPU ? cpu : map->kv_evict;
+        if (el.device == 0 && t->run.prefix_pool == SV_PLANNER_POOL_INSTANCE)
+            out->swap_pool = ti->pools[el.kind];
+        else if (el.device == 0 && t->node_pools[ic->node])
+            out->swap_pool = t->node_pools[ic->node][el.kind];
+    }
     out->fabric = t->fabric;
     out->weight_route = streams ? (const sv_memtier_route *const *const *)ti->weight_route : NULL;
     out->layer_weight_bytes = ti->part_bytes;

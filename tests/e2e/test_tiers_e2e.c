@@ -282,22 +282,121 @@ static void test_reference_configs(void)
     sv_test_rmtree(dir);
 }
 
-/* What msg does not implement yet is refused by name. */
-static void test_refusals(void)
+/* Two requests of distinct token ids (request r: ids r*10000 + 1..prompt) arriving at 0. */
+static char *write_trace_distinct(const char *dir, int n, int prompt, int output)
+{
+    char *path = g_build_filename(dir, "distinct.jsonl", NULL);
+    GString *s = g_string_new(NULL);
+    for (int r = 0; r < n; r++) {
+        g_string_append_printf(s,
+                               "{\"input_toks\":%d,\"output_toks\":%d,\"arrival_time_ns\":0,"
+                               "\"input_tok_ids\":[",
+                               prompt, output);
+        for (int t = 1; t <= prompt; t++)
+            g_string_append_printf(s, "%s%d", t > 1 ? "," : "", r * 10000 + t);
+        g_string_append(s, "]}\n");
+    }
+    CU_ASSERT_FATAL(g_file_set_contents(path, s->str, -1, NULL));
+    g_string_free(s, TRUE);
+    return path;
+}
+
+/* One H100 whose KV pool holds only 42 blocks: mem_size 15.04 GiB at mem_util 1 =
+ * trunc(15.04 x 2^30) = 16,149,077,032 B; minus the weights 16,060,522,496 = 88,554,536 B;
+ * / 2,097,152 B per 16-token block = 42 blocks. */
+#define TINY_KV                                                                                    \
+    "{\"num_nodes\":1,\"link_bw\":112,\"link_latency\":0,\"nodes\":[{\"num_instances\":1,"         \
+    "\"cpu_mem\":{\"mem_size\":128,\"mem_bw\":256,\"mem_latency\":0},"                             \
+    "\"pcie\":{\"bw_gbps\":64},\"instances\":["                                                    \
+    "{\"model_name\":\"meta-llama/Llama-3.1-8B\",\"hardware\":\"H100\",\"npu_mem\":"               \
+    "{\"mem_size\":15.04,\"mem_bw\":3350,\"mem_latency\":0,\"mem_util\":1}}]}]}"
+
+/* Swap preemption end to end (PLAN use 3, test 7's swap run): two requests of 200 prompt and
+ * 200 output tokens on the 42-block pool. Each prompt takes ceil(200/16) = 13 blocks; both
+ * decode together until each holds 21 blocks (336 tokens, the pool full); request 0's next token
+ * needs a 22nd block, so request 1 (the last running) is swapped out with 21 x 2,097,152 =
+ * 44,040,192 B to the host over [d2h 64, dram 256] (64 B/ns: 688,128 ns) and swapped back in
+ * (same bytes and time) when request 0 (25 blocks at the end) has finished. */
+#define VICTIM_BYTES UINT64_C(44040192)
+static void test_swap(void)
 {
     g_autofree char *dir = sv_test_tmpdir();
-    g_autofree char *trace = write_trace(dir, 1, 10, 1, 0);
-    struct sv_planner_cluster_cfg *c = parse(TWO_INST);
-    struct sv_planner_tier_flags f;
-    sv_planner_tier_flags_init(&f);
-    g_strlcpy(f.preemption_mode, "swap", sizeof f.preemption_mode);
-    struct collect col = {0};
-    struct sv_planner_run_result res;
-    GError *e = NULL;
-    CU_ASSERT_FALSE(run(c, trace, &f, NULL, &col, &res, &e));
-    CU_ASSERT(e && strstr(e->message, "preemption_mode swap (--preemption-mode) is not yet "
-                                      "supported"));
-    g_clear_error(&e);
+    g_autofree char *trace = write_trace_distinct(dir, 2, 200, 200);
+    struct sv_planner_cluster_cfg *c = parse(TINY_KV);
+    sv_time makespan[2] = {0, 0};
+    for (int ideal = 0; ideal <= 1; ideal++) {
+        struct sv_planner_tier_flags f;
+        sv_planner_tier_flags_init(&f);
+        g_strlcpy(f.preemption_mode, "swap", sizeof f.preemption_mode);
+        if (ideal)
+            g_strlcpy(f.memory_model, "ideal", sizeof f.memory_model);
+        struct collect col = {0};
+        struct sv_planner_run_result res;
+        GError *e = NULL;
+        gboolean ok = run(c, trace, &f, NULL, &col, &res, &e);
+        if (!ok)
+            fprintf(stderr, "%s\n", e->message);
+        CU_ASSERT_FATAL(ok);
+        SV_ASSERT_EQ_I64(res.kv_blocks, 42);
+        CU_ASSERT_EQUAL_FATAL(col.n, 2);
+        CU_ASSERT_FATAL(res.has_tiers);
+        const struct sv_planner_tier_stats *s = &res.tiers;
+        check_ledgers(s);
+        uint64_t out_sum = 0, in_sum = 0;
+        for (int i = 0; i < col.n; i++) {
+            SV_ASSERT_EQ_I64(col.out[i].swap_out_bytes, col.out[i].swap_in_bytes);
+            out_sum += col.out[i].swap_out_bytes;
+            in_sum += col.out[i].swap_in_bytes;
+        }
+        /* The victim: request 1 (vLLM v0 preempts the last running one), 21 blocks. */
+        const struct sv_wl_outcome *b = find_req(&col, 1);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+        SV_ASSERT_EQ_I64(b->swap_out_bytes, VICTIM_BYTES);
+        SV_ASSERT_EQ_I64(find_req(&col, 0)->swap_out_bytes, 0);
+        SV_ASSERT_EQ_I64(s->msg.swap_outs, 1);
+        SV_ASSERT_EQ_I64(s->msg.swap_ins, 1);
+        SV_ASSERT_EQ_I64(s->msg.swap_fallbacks, 0);
+        CU_ASSERT(s->swap);
+        SV_ASSERT_EQ_I64(s->kind[SV_MEMTIER_DRAM].peak_by_owner[SV_MEMTIER_OWNER_EVICTED_KV],
+                         VICTIM_BYTES);
+        SV_ASSERT_EQ_I64(out_sum, in_sum);
+        SV_ASSERT_EQ_I64(s->msg.swap_out_bytes, out_sum);
+        SV_ASSERT_EQ_I64(s->msg.swap_in_bytes, in_sum);
+        SV_ASSERT_EQ_I64(s->used_by[SV_MEMTIER_DRAM][SV_MEMTIER_OWNER_EVICTED_KV], 0);
+        makespan[ideal] = res.end_ns;
+    }
+    /* Nothing but the swap moves over the fabric and both requests arrive at 0, so both runs
+     * take the same decisions; the finite run is longer by the swap-out and the swap-in, each on
+     * the critical path of its step: 2 x 44,040,192 / 64 B/ns = 2 x 688,128 = 1,376,256 ns. */
+    SV_ASSERT_EQ_I64(makespan[0] - makespan[1], 2 * 688128);
+    /* summary.json's "swap" (servesim run --preemption-mode swap). */
+    g_autofree char *cluster = g_build_filename(dir, "cluster.json", NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(cluster, TINY_KV, -1, NULL));
+    g_autofree char *out = g_build_filename(dir, "out", NULL);
+    const char *argv[] = {SV_SERVESIM_BIN,     "run",  "--cluster",    cluster,
+                          "--workload",        trace,  "--latency",    "roofline",
+                          "--preemption-mode", "swap", "--output-dir", out,
+                          "--quiet",           NULL};
+    char *so = NULL, *se = NULL;
+    int status = -1;
+    CU_ASSERT_FATAL(sv_test_spawn(argv, &so, &se, &status));
+    if (status != 0)
+        fprintf(stderr, "%s\n", se);
+    CU_ASSERT_EQUAL_FATAL(status, 0);
+    g_free(so);
+    g_free(se);
+    g_autofree char *sum_path = g_build_filename(out, "summary.json", NULL);
+    JsonParser *p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_file(p, sum_path, NULL));
+    JsonObject *sw =
+        json_object_get_object_member(json_node_get_object(json_parser_get_root(p)), "swap");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sw);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(sw, "swap_outs"), 1);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(sw, "swap_ins"), 1);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(sw, "out_bytes"), (int64_t)VICTIM_BYTES);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(sw, "in_bytes"), (int64_t)VICTIM_BYTES);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(sw, "fallbacks"), 0);
+    g_object_unref(p);
     sv_planner_cluster_free(c);
     sv_test_rmtree(dir);
 }
@@ -384,7 +483,7 @@ int main(void)
         {"shared cpu pool serves instance B (test 6)", test_shared_pool_serves_b},
         {"weight ledgers balance (test 7)", test_weight_ledgers},
         {"reference configs with tiers run", test_reference_configs},
-        {"refusals of unimplemented uses", test_refusals},
+        {"swap preemption end to end", test_swap},
         {"tier columns and memory_tiers in the outputs", test_outputs},
         {NULL, NULL},
     };
