@@ -274,13 +274,18 @@ sv_planner_tiers *sv_planner_tiers_new(sv_engine *eng, sv_net *net_or_null,
                                        const struct sv_planner_cluster_cfg *c,
                                        const struct sv_planner_tier_run *run, GError **error);
 /* Instance i: its HBM ledger, PCIe links of its NPUs (first_device..), weights charged to their
- * tiers, streaming / swap routes, prefix hierarchy; fills `out` (borrowed pointers, valid until
- * sv_planner_tiers_free). Errors name the placement rule or the flag. */
+ * tiers, streaming / live KV / swap routes, prefix hierarchy; caps *kv_blocks (the HBM-sized
+ * pool) by the free space of the tiers that hold live KV (kv_loc) and charges them; fills `out`
+ * (borrowed pointers, valid until sv_planner_tiers_free). Errors name the placement rule or the
+ * flag. */
 gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
                                    const struct sv_compute_model_cfg *m,
                                    const struct sv_planner_placement_map *map, int32_t first_device,
-                                   uint32_t block_size, sv_memtier_kv_manager *kv,
+                                   uint32_t block_size, uint64_t *kv_blocks,
                                    struct sv_msg_tier_cfg *out, GError **error);
+/* The KV manager of instance i (created after sv_planner_tiers_instance, which may lower
+ * *kv_blocks to what the tiers holding live KV can take), for the HBM usage view. */
+void sv_planner_tiers_set_kv(sv_planner_tiers *t, int32_t i, sv_memtier_kv_manager *kv);
 /* Sums per tier kind (npu = every instance's HBM: weights + used and cached-free KV). */
 struct sv_planner_tier_usage {
     uint64_t used[SV_MEMTIER_KIND_COUNT], capacity[SV_MEMTIER_KIND_COUNT];

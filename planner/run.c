@@ -115,7 +115,6 @@ static struct sv_planner_router_inst router_view(const run_state *st, int32_t i)
         .running = sv_msg_num_running(st->msgs[i]),
         .waiting_tokens = sv_msg_waiting_tokens(st->msgs[i]),
         .kv_usage = sv_memtier_kv_manager_usage(st->kvs[i]),
-        .kv = st->kvs[i],
         .step_remaining_ns = remaining,
         .prefill_tokens_per_ns = st->pf_tput[i],
     };
@@ -546,14 +545,6 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     }
     if (blocks > UINT32_MAX)
         blocks = UINT32_MAX;
-    gboolean caching = pick_bool(cfg->enable_prefix_caching, ic->enable_prefix_caching);
-    st->kvs[i] = sv_memtier_kv_manager_new_with_eviction(
-        (uint32_t)blocks, (uint32_t)block_size, caching, st->evict, st->evict_param, error);
-    if (!st->kvs[i]) {
-        sv_planner_placement_map_clear(&map);
-        g_prefix_error(error, "instance %d: ", i);
-        return FALSE;
-    }
     struct sv_msg_cfg mc = {
         .instance = i,
         .scheduler = cfg->scheduler,
@@ -570,7 +561,6 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         .enable_chunked_prefill =
             pick_bool(cfg->enable_chunked_prefill, ic->enable_chunked_prefill),
         .reserve_full_isl = pick_bool(cfg->reserve_full_isl, ic->reserve_full_isl),
-        .kv = st->kvs[i],
         .lat = st->lats[i],
         .first_device = first_device,
         .num_devices = ic->tp_size,
@@ -601,12 +591,22 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
      * instance. */
     gboolean tiers_ok =
         !st->tiers || sv_planner_tiers_instance(st->tiers, i, &m, &map, mc.first_device,
-                                                (uint32_t)block_size, st->kvs[i], &mc.tiers, error);
+                                                (uint32_t)block_size, &blocks, &mc.tiers, error);
     sv_planner_placement_map_clear(&map);
     if (!tiers_ok) {
         g_prefix_error(error, "instance %d: ", i);
         return FALSE;
     }
+    gboolean caching = pick_bool(cfg->enable_prefix_caching, ic->enable_prefix_caching);
+    st->kvs[i] = sv_memtier_kv_manager_new_with_eviction(
+        (uint32_t)blocks, (uint32_t)block_size, caching, st->evict, st->evict_param, error);
+    if (!st->kvs[i]) {
+        g_prefix_error(error, "instance %d: ", i);
+        return FALSE;
+    }
+    mc.kv = st->kvs[i];
+    if (st->tiers)
+        sv_planner_tiers_set_kv(st->tiers, i, st->kvs[i]);
     /* 0 means unlimited in LLMServingSim's config. */
     if (mc.max_num_seqs == 0)
         mc.max_num_seqs = INT64_MAX;
@@ -713,9 +713,9 @@ static gboolean resolve_policies(run_state *st, GError **error)
 }
 
 /* What the serving group (msg) can use of the memory tiers: weight streaming (weights off the
- * NPU), lower-tier prefix hits (prefix_storage) and swap preemption. A run refuses the placements
- * msg does not implement yet, which would otherwise be silently ignored: live KV off the NPU
- * (kv_loc), expert offloading. */
+ * NPU), lower-tier prefix hits (prefix_storage), swap preemption and live KV off the NPU
+ * (kv_loc). A run refuses what msg does not implement yet, which would otherwise be silently
+ * ignored: expert offloading. */
 gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **error)
 {
     struct sv_planner_tier_run t;
@@ -725,17 +725,6 @@ gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **err
         return FALSE;
     for (int32_t i = 0; i < cfg->cluster->n_instances; i++) {
         const struct sv_planner_instance_cfg *ic = &cfg->cluster->instances[i];
-        char loc[16];
-        for (int32_t k = 0; k < ic->placement.n_rules; k++) {
-            const struct sv_planner_place_rule *r = &ic->placement.rules[k];
-            if (!r->has_kv || r->kv.kind == SV_PLANNER_LOC_NPU)
-                continue;
-            g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
-                        "%s.kv_loc: live KV cache in \"%s\" (memory-tier placement) is not yet "
-                        "supported",
-                        r->path, sv_planner_loc_name(&r->kv, loc, sizeof loc));
-            return FALSE;
-        }
         if (ic->expert_offload) {
             g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
                         "%s: expert offloading is not yet supported", ic->expert_path);

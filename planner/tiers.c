@@ -113,8 +113,29 @@ gboolean sv_planner_instance_kv_blocks(const struct sv_planner_instance_cfg *ic,
          * memory_model.py). */
         weights = sv_compute_model_weight_bytes(m, ic->tp_size) / (uint64_t)ic->pp_size;
     }
-    uint64_t kv_tok = sv_compute_model_kv_bytes_per_token_layer(m, ic->tp_size) *
-                      (uint64_t)((m->num_layers + ic->pp_size - 1) / ic->pp_size);
+    uint64_t kv_layers = (uint64_t)((m->num_layers + ic->pp_size - 1) / ic->pp_size);
+    if (map && map->any_offload) {
+        /* Live KV off the device (kv_loc): HBM holds the KV of the fullest stage's layers whose
+         * KV stays there; the tiers cap the pool in sv_planner_tiers_instance. */
+        int32_t L = (int32_t)m->num_layers, pp = MAX(ic->pp_size, 1);
+        uint64_t per_stage[64] = {0};
+        for (int32_t l = 0; l < L; l++)
+            if (map->layer_kv[l].kind == SV_PLANNER_LOC_NPU)
+                per_stage[MIN(stage_of(l, L, pp), 63)]++;
+        kv_layers = 0;
+        for (int32_t st = 0; st < MIN(pp, 64); st++)
+            kv_layers = MAX(kv_layers, per_stage[st]);
+        if (kv_layers == 0) {
+            /* No KV in HBM: only the tiers limit the pool (the weights must still fit). */
+            kv_layers = 1;
+            uint64_t one = 0;
+            if (!sv_memtier_kv_capacity_blocks(mem_bytes, ic->mem_util, weights, 1, 1, &one, error))
+                return FALSE;
+            *blocks = UINT32_MAX;
+            return TRUE;
+        }
+    }
+    uint64_t kv_tok = sv_compute_model_kv_bytes_per_token_layer(m, ic->tp_size) * kv_layers;
     return sv_memtier_kv_capacity_blocks(mem_bytes, ic->mem_util, weights, kv_tok, block_size,
                                          blocks, error);
 }
@@ -291,6 +312,7 @@ struct tiers_inst {
     const sv_memtier_route ***weight_route; /* [rank][part] */
     uint64_t *part_bytes;                   /* [part], one rank */
     const sv_memtier_route **swap_route, **swap_in_route;
+    const sv_memtier_route ***kv_route, ***kv_store_route; /* [rank][layer], live KV off HBM */
     sv_memtier_hier *hier;
     sv_memtier_prefix_pool *pools[SV_PLANNER_LOC_COUNT]; /* instance scope: owned */
 };
@@ -482,6 +504,18 @@ static gboolean charge_weights(sv_planner_tiers *t, const struct sv_planner_inst
     return TRUE;
 }
 
+/* The placement rule that put live KV at `l` (for error messages). */
+static const char *kv_rule_path(const struct sv_planner_instance_cfg *ic,
+                                const struct sv_planner_loc *l)
+{
+    for (int32_t k = ic->placement.n_rules - 1; k >= 0; k--) {
+        const struct sv_planner_place_rule *r = &ic->placement.rules[k];
+        if (r->has_kv && r->kv.kind == l->kind && r->kv.device == l->device)
+            return r->path;
+    }
+    return "placement";
+}
+
 /* Prefix pool of kind `k` for instance `i` (created on first use for node/cluster scope). */
 static sv_memtier_prefix_pool *pool_for(sv_planner_tiers *t, int32_t i, int32_t node,
                                         sv_planner_loc_kind k, uint32_t block_size,
@@ -576,7 +610,7 @@ static gboolean build_hier(sv_planner_tiers *t, int32_t i, const struct sv_compu
 gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
                                    const struct sv_compute_model_cfg *m,
                                    const struct sv_planner_placement_map *map, int32_t first_device,
-                                   uint32_t block_size, sv_memtier_kv_manager *kv,
+                                   uint32_t block_size, uint64_t *kv_blocks,
                                    struct sv_msg_tier_cfg *out, GError **error)
 {
     const struct sv_planner_instance_cfg *ic = &t->c->instances[i];
@@ -586,7 +620,6 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
     ti->node = ic->node;
     ti->first_device = first_device;
     ti->ranks = ic->tp_size * ic->pp_size;
-    ti->kv = kv;
     int32_t tp = MAX(ic->tp_size, 1), pp = MAX(ic->pp_size, 1);
     int32_t L = (int32_t)m->num_layers;
     /* HBM: one ledger for all the instance's ranks. */
@@ -651,6 +684,82 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
             streams = TRUE;
         }
     }
+    /* Live KV off the device (kv_loc cpu / cxl:N; PLAN use 2): the pool's blocks hold, for the
+     * layers whose KV sits on a tier, tp x (KV bytes per token and layer / tp) x block_size bytes
+     * per layer there. The pool is capped by each such tier's free space (after the weights) and
+     * charged LIVE_KV for all its blocks at setup, as HBM reserves its KV. */
+    if (map->any_offload) {
+        uint64_t blk_layer =
+            sv_compute_model_kv_bytes_per_token_layer(m, tp) * (uint64_t)tp * (uint64_t)block_size;
+        struct {
+            struct sv_planner_loc l;
+            sv_memtier_tier *tier;
+            uint64_t per_block;
+        } at[SV_PLANNER_MAX_CXL + 2];
+        int32_t n_at = 0;
+        for (int32_t l = 0; l < L; l++) {
+            const struct sv_planner_loc *kl = &map->layer_kv[l];
+            if (kl->kind == SV_PLANNER_LOC_NPU)
+                continue;
+            int32_t k = 0;
+            while (k < n_at && !(at[k].l.kind == kl->kind && at[k].l.device == kl->device))
+                k++;
+            if (k == n_at) {
+                struct sv_memtier_loc src;
+                at[k].l = *kl;
+                at[k].tier = tier_at(t, ic->node, kl, &src);
+                at[k].per_block = 0;
+                if (!at[k].tier)
+                    return path_error(error, kv_rule_path(ic, kl), "no %s memory on node %d",
+                                      sv_planner_loc_name(kl, name, sizeof name), ic->node);
+                n_at++;
+            }
+            at[k].per_block += blk_layer;
+        }
+        for (int32_t k = 0; k < n_at; k++) {
+            uint64_t cap = sv_memtier_tier_free_bytes(at[k].tier) / at[k].per_block;
+            if (cap < 1)
+                return path_error(
+                    error, kv_rule_path(ic, &at[k].l),
+                    "live KV on %s: not one %u-token block (%" G_GUINT64_FORMAT " B) free",
+                    sv_planner_loc_name(&at[k].l, name, sizeof name), block_size, at[k].per_block);
+            *kv_blocks = MIN(*kv_blocks, cap);
+        }
+        for (int32_t k = 0; k < n_at; k++)
+            if (!sv_memtier_tier_charge(at[k].tier, SV_MEMTIER_OWNER_LIVE_KV,
+                                        (int64_t)(*kv_blocks * at[k].per_block), error))
+                return FALSE;
+        if (n_at > 0) {
+            uint64_t npu_layers = 0;
+            for (int32_t l = 0; l < L; l++)
+                npu_layers += map->layer_kv[l].kind == SV_PLANNER_LOC_NPU;
+            ti->block_bytes = blk_layer * npu_layers; /* the HBM view: KV layers in HBM only */
+            ti->kv_route = g_new0(const sv_memtier_route **, (size_t)ti->ranks);
+            ti->kv_store_route = g_new0(const sv_memtier_route **, (size_t)ti->ranks);
+            for (int32_t r = 0; r < ti->ranks; r++) {
+                ti->kv_route[r] = g_new0(const sv_memtier_route *, (size_t)L);
+                ti->kv_store_route[r] = g_new0(const sv_memtier_route *, (size_t)L);
+                struct sv_memtier_loc hl = {SV_MEMTIER_HBM, ic->node, first_device + r};
+                for (int32_t l = 0; l < L; l++) {
+                    const struct sv_planner_loc *kl = &map->layer_kv[l];
+                    if (kl->kind == SV_PLANNER_LOC_NPU)
+                        continue;
+                    struct sv_memtier_loc src;
+                    tier_at(t, ic->node, kl, &src);
+                    ti->kv_route[r][l] = sv_memtier_fabric_route(t->fabric, &src, &hl, error);
+                    ti->kv_store_route[r][l] =
+                        ti->kv_route[r][l] ? sv_memtier_fabric_route(t->fabric, &hl, &src, error)
+                                           : NULL;
+                    if (!ti->kv_store_route[r][l]) {
+                        g_prefix_error(error, "%s: ", kv_rule_path(ic, kl));
+                        return FALSE;
+                    }
+                }
+            }
+            out->kv_route = (const sv_memtier_route *const *const *)ti->kv_route;
+            out->kv_store_route = (const sv_memtier_route *const *const *)ti->kv_store_route;
+        }
+    }
     /* Swap target (kv_evict_loc, default cpu). */
     if (t->run.preempt_swap) {
         struct sv_planner_loc el = map->kv_evict.kind == SV_PLANNER_LOC_NPU ? cpu : map->kv_evict;
@@ -693,6 +802,11 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
     out->offload_serial = t->run.offload_serial;
     out->kv_load_per_layer = t->run.kv_load_per_layer;
     return TRUE;
+}
+
+void sv_planner_tiers_set_kv(sv_planner_tiers *t, int32_t i, sv_memtier_kv_manager *kv)
+{
+    t->inst[i].kv = kv;
 }
 
 /* The HBM KV view of instance i: used + cached-free blocks (LLMServingSim's npu_used). */
@@ -776,6 +890,12 @@ void sv_planner_tiers_free(sv_planner_tiers *t)
         g_free(ti->part_bytes);
         g_free(ti->swap_route);
         g_free(ti->swap_in_route);
+        for (int32_t r = 0; ti->kv_route && r < ti->ranks; r++) {
+            g_free(ti->kv_route[r]);
+            g_free(ti->kv_store_route[r]);
+        }
+        g_free(ti->kv_route);
+        g_free(ti->kv_store_route);
     }
     for (int32_t n = 0; n < t->n_nodes; n++) {
         for (int k = 0; t->node_pools[n] && k < SV_PLANNER_LOC_COUNT; k++)

@@ -401,6 +401,57 @@ static void test_swap(void)
     sv_test_rmtree(dir);
 }
 
+/* Live KV on the host (placement default kv_loc cpu; PLAN use 2). One request of 1,024 prompt
+ * tokens and 2 output tokens on an H100 with cpu_mem 128 GiB: HBM holds no KV, so the host caps
+ * the pool: 137,438,953,472 B / (32 layers x 4,096 B x 16 tokens = 2,097,152 B) = 65,536 blocks,
+ * all charged LIVE_KV on the host at setup. The decode step reads the 1,024 tokens of history of
+ * every layer from the host: 1,024 x 4,096 = 4,194,304 B over [dram 256, h2d 64] = 64 B/ns:
+ * 65,536 ns per layer. With --offload-overlap serial each layer waits for its read, so the decode
+ * step (the gap between the two tokens) is 32 x 65,536 = 2,097,152 ns longer than with every
+ * tier ideal (latency 0: reads take no time). The new token's KV (4,096 B per layer, 64 ns) is
+ * stored after each layer; the store is not a predecessor of the next layer, but under the
+ * ASTRA-sim issue policy (dag/dag.h: one comm op in flight per device; MEM_LOAD and MEM_STORE
+ * are comm ops) the next layer's read waits for it: + 64 ns for layers 0..30, while the last
+ * store runs beside the head's compute. Total 2,097,152 + 31 x 64 = 2,099,136 ns. */
+static void test_live_kv_cpu(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *trace = write_trace_distinct(dir, 1, 1024, 2);
+    struct sv_planner_cluster_cfg *c =
+        parse("{\"num_nodes\":1,\"link_bw\":112,\"link_latency\":0,\"nodes\":[{\"num_instances\":1,"
+              "\"cpu_mem\":{\"mem_size\":128,\"mem_bw\":256,\"mem_latency\":0},"
+              "\"pcie\":{\"bw_gbps\":64},\"instances\":["
+              "{\"model_name\":\"meta-llama/Llama-3.1-8B\",\"hardware\":\"H100\",\"npu_mem\":"
+              "{\"mem_size\":80,\"mem_bw\":3350,\"mem_latency\":0},"
+              "\"placement\":{\"default\":{\"kv_loc\":\"cpu\"}}}]}]}");
+    sv_time itl[2] = {0, 0};
+    for (int ideal = 0; ideal <= 1; ideal++) {
+        struct sv_planner_tier_flags f;
+        sv_planner_tier_flags_init(&f);
+        g_strlcpy(f.offload_overlap, "serial", sizeof f.offload_overlap);
+        if (ideal)
+            g_strlcpy(f.memory_model, "ideal", sizeof f.memory_model);
+        struct collect col = {0};
+        struct sv_planner_run_result res;
+        GError *e = NULL;
+        gboolean ok = run(c, trace, &f, NULL, &col, &res, &e);
+        if (!ok)
+            fprintf(stderr, "%s\n", e->message);
+        CU_ASSERT_FATAL(ok);
+        CU_ASSERT_EQUAL_FATAL(col.n, 1);
+        SV_ASSERT_EQ_I64(res.kv_blocks, 65536);
+        CU_ASSERT_FATAL(res.has_tiers);
+        check_ledgers(&res.tiers);
+        SV_ASSERT_EQ_I64(res.tiers.used_by[SV_MEMTIER_DRAM][SV_MEMTIER_OWNER_LIVE_KV],
+                         UINT64_C(137438953472));
+        SV_ASSERT_EQ_I64(res.tiers.used_by[SV_MEMTIER_HBM][SV_MEMTIER_OWNER_LIVE_KV], 0);
+        itl[ideal] = col.out[0].last_token_ns - col.out[0].first_token_ns;
+    }
+    SV_ASSERT_EQ_I64(itl[0] - itl[1], 32 * 65536 + 31 * 64);
+    sv_planner_cluster_free(c);
+    sv_test_rmtree(dir);
+}
+
 /* The outputs of a tier run (servesim run, PLAN section 6): the tier columns appended to
  * requests.csv and timeseries.csv, "memory_tiers" in summary.json (cpu weights peak
  * 4 x 436,224,000 = 1,744,896,000 B); a run without tiers keeps the old headers. */
@@ -484,6 +535,7 @@ int main(void)
         {"weight ledgers balance (test 7)", test_weight_ledgers},
         {"reference configs with tiers run", test_reference_configs},
         {"swap preemption end to end", test_swap},
+        {"live KV on the host (kv_loc cpu)", test_live_kv_cpu},
         {"tier columns and memory_tiers in the outputs", test_outputs},
         {NULL, NULL},
     };
