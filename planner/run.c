@@ -713,9 +713,8 @@ static gboolean resolve_policies(run_state *st, GError **error)
 }
 
 /* What the serving group (msg) can use of the memory tiers: weight streaming (weights off the
- * NPU), lower-tier prefix hits (prefix_storage), swap preemption and live KV off the NPU
- * (kv_loc). A run refuses what msg does not implement yet, which would otherwise be silently
- * ignored: expert offloading. */
+ * NPU), lower-tier prefix hits (prefix_storage), swap preemption, live KV off the NPU (kv_loc)
+ * and expert offloading: all of them now; what is left is checking the flags. */
 gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **error)
 {
     struct sv_planner_tier_run t;
@@ -723,14 +722,6 @@ gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **err
         return TRUE; /* sv_planner_run reports it */
     if (!sv_planner_tier_flags_resolve(cfg->tier_flags, &cfg->cluster->tier_flags, &t, error))
         return FALSE;
-    for (int32_t i = 0; i < cfg->cluster->n_instances; i++) {
-        const struct sv_planner_instance_cfg *ic = &cfg->cluster->instances[i];
-        if (ic->expert_offload) {
-            g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
-                        "%s: expert offloading is not yet supported", ic->expert_path);
-            return FALSE;
-        }
-    }
     return TRUE;
 }
 

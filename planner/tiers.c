@@ -3,6 +3,7 @@
  * tier) and the KV pool that HBM then holds. */
 #include "planner/planner.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -30,6 +31,25 @@ static int32_t stage_of(int32_t layer, int32_t num_layers, int32_t pp)
         first += n;
     }
     return pp - 1;
+}
+
+/* One expert's weights on one rank: gate_proj, up_proj and down_proj, each hidden x
+ * moe_intermediate, split by tp (the expert part of compute/model.c's layer_params). */
+static uint64_t expert_bytes(const struct sv_compute_model_cfg *m, int32_t tp)
+{
+    return (uint64_t)llround(3.0 * (double)m->hidden_size * (double)m->moe_intermediate_size /
+                             MAX(tp, 1) * (double)m->dtype_bytes);
+}
+
+/* Experts cached per MoE layer per rank when expert_offload applies, else -1 (every expert in
+ * HBM: a dense model, or cache_experts absent / -1 / >= num_experts). */
+static int64_t expert_slots(const struct sv_planner_instance_cfg *ic,
+                            const struct sv_compute_model_cfg *m)
+{
+    if (!ic->expert_offload || !sv_compute_model_is_moe(m) || ic->cache_experts < 0 ||
+        ic->cache_experts >= m->num_experts)
+        return -1;
+    return ic->cache_experts;
 }
 
 static void add_off(struct sv_planner_weight_split *w, const struct sv_planner_loc *loc,
@@ -112,6 +132,14 @@ gboolean sv_planner_instance_kv_blocks(const struct sv_planner_instance_cfg *ic,
         /* Unchanged without placement: one rank's weights / pp (LLMServingSim
          * memory_model.py). */
         weights = sv_compute_model_weight_bytes(m, ic->tp_size) / (uint64_t)ic->pp_size;
+    }
+    int64_t slots = expert_slots(ic, m);
+    if (slots >= 0) {
+        /* Expert offloading: HBM keeps `slots` experts per MoE layer of the stage, not all. */
+        uint64_t stage_layers = (uint64_t)((m->num_layers + ic->pp_size - 1) / ic->pp_size);
+        uint64_t gone =
+            (uint64_t)(m->num_experts - slots) * stage_layers * expert_bytes(m, ic->tp_size);
+        weights = weights > gone ? weights - gone : 0;
     }
     uint64_t kv_layers = (uint64_t)((m->num_layers + ic->pp_size - 1) / ic->pp_size);
     if (map && map->any_offload) {
@@ -313,6 +341,7 @@ struct tiers_inst {
     uint64_t *part_bytes;                   /* [part], one rank */
     const sv_memtier_route **swap_route, **swap_in_route;
     const sv_memtier_route ***kv_route, ***kv_store_route; /* [rank][layer], live KV off HBM */
+    const sv_memtier_route **expert_route;                 /* [rank], expert offloading */
     sv_memtier_hier *hier;
     sv_memtier_prefix_pool *pools[SV_PLANNER_LOC_COUNT]; /* instance scope: owned */
 };
@@ -650,6 +679,56 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
         if (!charge_weights(t, ic, &cx, w.cxl_bytes[d], error))
             return FALSE;
     }
+    /* Expert offloading (expert_offload {loc, cache_experts}): every expert of every MoE layer
+     * lives on `loc` (all ranks' shares, WEIGHTS there); HBM keeps the non-expert weights and
+     * `cache_experts` slots per MoE layer per rank (EXPERTS); misses are fetched over
+     * expert_route (msg/offload.c). */
+    int64_t slots = expert_slots(ic, m);
+    if (slots == 0)
+        return path_error(error, ic->expert_path,
+                          "cache_experts 0: the expert cache needs at least one slot per layer");
+    if (slots > 0) {
+        for (int32_t l = 0; l < L; l++)
+            if (map->layer_weights[l].kind != SV_PLANNER_LOC_NPU)
+                return path_error(error, ic->expert_path,
+                                  "expert offloading together with decoder blocks' weights off "
+                                  "the NPU (placement) is not supported");
+        uint64_t eb = expert_bytes(m, tp);
+        uint64_t stage_layers = (uint64_t)((L + pp - 1) / pp);
+        uint64_t all = (uint64_t)m->num_experts * eb;
+        uint64_t hbm_gone =
+            ((uint64_t)m->num_experts - (uint64_t)slots) * eb * stage_layers * (uint64_t)ti->ranks;
+        uint64_t hbm_cache = (uint64_t)slots * eb * stage_layers * (uint64_t)ti->ranks;
+        /* The experts moved out of WEIGHTS: the cached ones are EXPERTS, the rest leave HBM. */
+        if (!sv_memtier_tier_charge(ti->hbm, SV_MEMTIER_OWNER_WEIGHTS,
+                                    -(int64_t)(hbm_gone + hbm_cache), error) ||
+            !sv_memtier_tier_charge(ti->hbm, SV_MEMTIER_OWNER_EXPERTS, (int64_t)hbm_cache, error))
+            return FALSE;
+        struct sv_memtier_loc eloc;
+        sv_memtier_tier *et = tier_at(t, ic->node, &ic->expert_loc, &eloc);
+        if (!et)
+            return path_error(error, ic->expert_path, "loc %s: no such memory on node %d",
+                              sv_planner_loc_name(&ic->expert_loc, name, sizeof name), ic->node);
+        GError *e = NULL;
+        if (!sv_memtier_tier_charge(et, SV_MEMTIER_OWNER_WEIGHTS,
+                                    (int64_t)(all * (uint64_t)L * (uint64_t)tp), &e)) {
+            path_error(error, ic->expert_path, "experts: %s", e->message);
+            g_error_free(e);
+            return FALSE;
+        }
+        ti->expert_route = g_new0(const sv_memtier_route *, (size_t)ti->ranks);
+        for (int32_t r = 0; r < ti->ranks; r++) {
+            struct sv_memtier_loc hl = {SV_MEMTIER_HBM, ic->node, first_device + r};
+            ti->expert_route[r] = sv_memtier_fabric_route(t->fabric, &eloc, &hl, error);
+            if (!ti->expert_route[r]) {
+                g_prefix_error(error, "%s: ", ic->expert_path);
+                return FALSE;
+            }
+        }
+        out->expert_cache_slots = (int32_t)slots;
+        out->expert_route = ti->expert_route;
+        out->expert_bytes = eb;
+    }
     uint64_t kv_tok =
         sv_compute_model_kv_bytes_per_token_layer(m, tp) * (uint64_t)((L + pp - 1) / pp);
     ti->block_bytes = kv_tok * block_size * (uint64_t)ti->ranks;
@@ -896,6 +975,7 @@ void sv_planner_tiers_free(sv_planner_tiers *t)
         }
         g_free(ti->kv_route);
         g_free(ti->kv_store_route);
+        g_free(ti->expert_route);
     }
     for (int32_t n = 0; n < t->n_nodes; n++) {
         for (int k = 0; t->node_pools[n] && k < SV_PLANNER_LOC_COUNT; k++)

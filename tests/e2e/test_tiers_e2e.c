@@ -452,6 +452,80 @@ static void test_live_kv_cpu(void)
     sv_test_rmtree(dir);
 }
 
+/* Expert offloading on Qwen3-30B-A3B (catalog: hidden 2048, 48 MoE layers, 128 experts, top-8,
+ * experts 768 wide), TP 1 on an H100, experts on the host, 16 cached per layer. One expert =
+ * gate, up, down = 3 x 2048 x 768 x 2 B = 9,437,184 B. Ledgers: host WEIGHTS = 128 x 48 x
+ * 9,437,184 = 57,982,058,496 B; HBM EXPERTS = 16 x 48 x 9,437,184 = 7,247,757,312 B. Every miss
+ * fetches one expert: fetch_bytes = misses x 9,437,184. */
+#define QWEN_EXPERT_BYTES UINT64_C(9437184)
+#define QWEN_MOE                                                                                   \
+    "{\"num_nodes\":1,\"link_bw\":112,\"link_latency\":0,\"nodes\":[{\"num_instances\":1,"         \
+    "\"cpu_mem\":{\"mem_size\":512,\"mem_bw\":256,\"mem_latency\":0},"                             \
+    "\"pcie\":{\"bw_gbps\":64},\"instances\":["                                                    \
+    "{\"model_name\":\"Qwen/Qwen3-30B-A3B-Instruct-2507\",\"hardware\":\"H100\",\"npu_mem\":"      \
+    "{\"mem_size\":80,\"mem_bw\":3350,\"mem_latency\":0},"                                         \
+    "\"expert_offload\":{\"loc\":\"cpu\",\"cache_experts\":16}}]}]}"
+static void test_expert_cache(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *trace = write_trace_distinct(dir, 2, 8, 4);
+    struct sv_planner_cluster_cfg *c = parse(QWEN_MOE);
+    struct collect col = {0};
+    struct sv_planner_run_result res;
+    GError *e = NULL;
+    gboolean ok = run(c, trace, NULL, NULL, &col, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    CU_ASSERT_EQUAL(col.n, 2);
+    CU_ASSERT_FATAL(res.has_tiers);
+    const struct sv_planner_tier_stats *s = &res.tiers;
+    check_ledgers(s);
+    CU_ASSERT(s->expert_cache);
+    SV_ASSERT_EQ_I64(s->used_by[SV_MEMTIER_DRAM][SV_MEMTIER_OWNER_WEIGHTS], UINT64_C(57982058496));
+    SV_ASSERT_EQ_I64(s->used_by[SV_MEMTIER_HBM][SV_MEMTIER_OWNER_EXPERTS], UINT64_C(7247757312));
+    /* Lookups per layer: the prefill step of both prompts (16 tokens x top-8 = 128 activations,
+     * the balanced router spreads them over all 128 experts) then 3 decode steps of 2 tokens x 8 =
+     * 16: 48 x (128 + 3 x 16) = 8,448 in all; the prefill misses all 128 of a layer (the cache
+     * holds 16). */
+    SV_ASSERT_EQ_I64(res.iterations, 4);
+    SV_ASSERT_EQ_I64(s->msg.expert_hits + s->msg.expert_misses, 8448);
+    CU_ASSERT(s->msg.expert_misses >= 48 * 128);
+    SV_ASSERT_EQ_I64(s->msg.expert_fetch_bytes, s->msg.expert_misses * QWEN_EXPERT_BYTES);
+    /* Every fetch goes host -> NPU. */
+    SV_ASSERT_EQ_I64(s->kind[SV_MEMTIER_DRAM].read_bytes, s->msg.expert_fetch_bytes);
+
+            /* summary.json's "expert_cache". */
+            g_autofree char *cluster = g_build_filename(dir, "cluster.json", NULL);
+            CU_ASSERT_FATAL(g_file_set_contents(cluster, QWEN_MOE, -1, NULL));
+            g_autofree char *out = g_build_filename(dir, "out", NULL);
+            const char *argv[] = {SV_SERVESIM_BIN, "run", "--cluster", cluster,
+                                  "--workload",    trace, "--latency", "roofline",
+                                  "--output-dir",  out,   "--quiet",   NULL};
+            char *so = NULL, *se = NULL;
+            int status = -1;
+            CU_ASSERT_FATAL(sv_test_spawn(argv, &so, &se, &status));
+            if (status != 0)
+                fprintf(stderr, "%s\n", se);
+            CU_ASSERT_EQUAL_FATAL(status, 0);
+            g_free(so);
+            g_free(se);
+            g_autofree char *sum_path = g_build_filename(out, "summary.json", NULL);
+            JsonParser *p = json_parser_new();
+            CU_ASSERT_FATAL(json_parser_load_from_file(p, sum_path, NULL));
+            JsonObject *ec = json_object_get_object_member(
+                json_node_get_object(json_parser_get_root(p)), "expert_cache");
+            CU_ASSERT_PTR_NOT_NULL_FATAL(ec);
+            SV_ASSERT_EQ_I64(json_object_get_int_member(ec, "hits"), (int64_t)s->msg.expert_hits);
+            SV_ASSERT_EQ_I64(json_object_get_int_member(ec, "misses"),
+                             (int64_t)s->msg.expert_misses);
+            SV_ASSERT_EQ_I64(json_object_get_int_member(ec, "fetch_bytes"),
+                             (int64_t)(s->msg.expert_misses * QWEN_EXPERT_BYTES));
+            g_object_unref(p);
+            sv_planner_cluster_free(c);
+            sv_test_rmtree(dir);
+}
+
 /* The outputs of a tier run (servesim run, PLAN section 6): the tier columns appended to
  * requests.csv and timeseries.csv, "memory_tiers" in summary.json (cpu weights peak
  * 4 x 436,224,000 = 1,744,896,000 B); a run without tiers keeps the old headers. */
@@ -536,6 +610,7 @@ int main(void)
         {"reference configs with tiers run", test_reference_configs},
         {"swap preemption end to end", test_swap},
         {"live KV on the host (kv_loc cpu)", test_live_kv_cpu},
+        {"expert cache (expert_offload) on Qwen3-30B-A3B", test_expert_cache},
         {"tier columns and memory_tiers in the outputs", test_outputs},
         {NULL, NULL},
     };
