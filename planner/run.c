@@ -774,6 +774,16 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
         st.tiers = sv_planner_tiers_new(st.eng, net, cfg->cluster, &st.tier_run, error);
         ok = st.tiers != NULL;
     }
+    if (ok && st.tiers && st.tier_run.prefix_pool == SV_PLANNER_POOL_CLUSTER) {
+        /* The cluster pool routes remote hits through an NPU of each home node: every
+         * instance's NPUs join the fabric before the first hierarchy is built. */
+        int32_t dev = 0;
+        for (int32_t i = 0; i < st.n_inst; i++) {
+            sv_planner_tiers_npus(st.tiers, i,
+                                  st.cnet ? sv_planner_cluster_net_first_device(st.cnet, i) : dev);
+            dev += cfg->cluster->instances[i].num_npus;
+        }
+    }
     int32_t device = 0;
     for (int32_t i = 0; i < st.n_inst && ok; i++) {
         ok = setup_instance(&st, i, device, error);

@@ -636,21 +636,15 @@ static gboolean build_hier(sv_planner_tiers *t, int32_t i, const struct sv_compu
     return TRUE;
 }
 
-gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
-                                   const struct sv_compute_model_cfg *m,
-                                   const struct sv_planner_placement_map *map, int32_t first_device,
-                                   uint32_t block_size, uint64_t *kv_blocks,
-                                   struct sv_msg_tier_cfg *out, GError **error)
+void sv_planner_tiers_npus(sv_planner_tiers *t, int32_t i, int32_t first_device)
 {
     const struct sv_planner_instance_cfg *ic = &t->c->instances[i];
     struct tiers_inst *ti = &t->inst[i];
-    memset(out, 0, sizeof *out);
+    SV_ASSERT(!ti->set);
     ti->set = TRUE;
     ti->node = ic->node;
     ti->first_device = first_device;
     ti->ranks = ic->tp_size * ic->pp_size;
-    int32_t tp = MAX(ic->tp_size, 1), pp = MAX(ic->pp_size, 1);
-    int32_t L = (int32_t)m->num_layers;
     /* HBM: one ledger for all the instance's ranks. */
     char name[48];
     g_snprintf(name, sizeof name, "inst%d/npu", i);
@@ -664,6 +658,23 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
         struct sv_memtier_loc hl = {SV_MEMTIER_HBM, ic->node, first_device + r};
         sv_memtier_fabric_add_tier(t->fabric, &hl, ti->hbm);
     }
+}
+
+gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
+                                   const struct sv_compute_model_cfg *m,
+                                   const struct sv_planner_placement_map *map, int32_t first_device,
+                                   uint32_t block_size, uint64_t *kv_blocks,
+                                   struct sv_msg_tier_cfg *out, GError **error)
+{
+    const struct sv_planner_instance_cfg *ic = &t->c->instances[i];
+    struct tiers_inst *ti = &t->inst[i];
+    memset(out, 0, sizeof *out);
+    if (!ti->set)
+        sv_planner_tiers_npus(t, i, first_device);
+    SV_ASSERT(ti->first_device == first_device);
+    int32_t tp = MAX(ic->tp_size, 1), pp = MAX(ic->pp_size, 1);
+    int32_t L = (int32_t)m->num_layers;
+    char name[48];
     /* Weights: HBM holds the NPU-resident parts, the tiers the rest (all ranks). */
     struct sv_planner_weight_split w;
     sv_planner_weight_split(m, tp, pp, map, &w);
