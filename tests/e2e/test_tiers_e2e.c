@@ -495,35 +495,85 @@ static void test_expert_cache(void)
     /* Every fetch goes host -> NPU. */
     SV_ASSERT_EQ_I64(s->kind[SV_MEMTIER_DRAM].read_bytes, s->msg.expert_fetch_bytes);
 
-            /* summary.json's "expert_cache". */
-            g_autofree char *cluster = g_build_filename(dir, "cluster.json", NULL);
-            CU_ASSERT_FATAL(g_file_set_contents(cluster, QWEN_MOE, -1, NULL));
-            g_autofree char *out = g_build_filename(dir, "out", NULL);
-            const char *argv[] = {SV_SERVESIM_BIN, "run", "--cluster", cluster,
-                                  "--workload",    trace, "--latency", "roofline",
-                                  "--output-dir",  out,   "--quiet",   NULL};
-            char *so = NULL, *se = NULL;
-            int status = -1;
-            CU_ASSERT_FATAL(sv_test_spawn(argv, &so, &se, &status));
-            if (status != 0)
-                fprintf(stderr, "%s\n", se);
-            CU_ASSERT_EQUAL_FATAL(status, 0);
-            g_free(so);
-            g_free(se);
-            g_autofree char *sum_path = g_build_filename(out, "summary.json", NULL);
-            JsonParser *p = json_parser_new();
-            CU_ASSERT_FATAL(json_parser_load_from_file(p, sum_path, NULL));
-            JsonObject *ec = json_object_get_object_member(
-                json_node_get_object(json_parser_get_root(p)), "expert_cache");
-            CU_ASSERT_PTR_NOT_NULL_FATAL(ec);
-            SV_ASSERT_EQ_I64(json_object_get_int_member(ec, "hits"), (int64_t)s->msg.expert_hits);
-            SV_ASSERT_EQ_I64(json_object_get_int_member(ec, "misses"),
-                             (int64_t)s->msg.expert_misses);
-            SV_ASSERT_EQ_I64(json_object_get_int_member(ec, "fetch_bytes"),
-                             (int64_t)(s->msg.expert_misses * QWEN_EXPERT_BYTES));
-            g_object_unref(p);
-            sv_planner_cluster_free(c);
-            sv_test_rmtree(dir);
+    /* summary.json's "expert_cache". */
+    g_autofree char *cluster = g_build_filename(dir, "cluster.json", NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(cluster, QWEN_MOE, -1, NULL));
+    g_autofree char *out = g_build_filename(dir, "out", NULL);
+    const char *argv[] = {SV_SERVESIM_BIN, "run",      "--cluster",    cluster, "--workload", trace,
+                          "--latency",     "roofline", "--output-dir", out,     "--quiet",    NULL};
+    char *so = NULL, *se = NULL;
+    int status = -1;
+    CU_ASSERT_FATAL(sv_test_spawn(argv, &so, &se, &status));
+    if (status != 0)
+        fprintf(stderr, "%s\n", se);
+    CU_ASSERT_EQUAL_FATAL(status, 0);
+    g_free(so);
+    g_free(se);
+    g_autofree char *sum_path = g_build_filename(out, "summary.json", NULL);
+    JsonParser *p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_file(p, sum_path, NULL));
+    JsonObject *ec = json_object_get_object_member(json_node_get_object(json_parser_get_root(p)),
+                                                   "expert_cache");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ec);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(ec, "hits"), (int64_t)s->msg.expert_hits);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(ec, "misses"), (int64_t)s->msg.expert_misses);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(ec, "fetch_bytes"),
+                     (int64_t)(s->msg.expert_misses * QWEN_EXPERT_BYTES));
+    g_object_unref(p);
+    sv_planner_cluster_free(c);
+    sv_test_rmtree(dir);
+}
+
+/* The cluster pool (Mooncake store, --prefix-pool cluster) on 2 nodes x 1 H100, flow network:
+ * instance 0 (node 0) writes the four chunks of a 1,025-token prompt through to the store,
+ * sharded by key % 2 over both nodes' DRAM; the same prompt on instance 1 (node 1, round robin)
+ * finds all four (cap floor(1024 / 256) = 4): 1,024 tokens split between its own node's DRAM
+ * (cpu) and node 0's (remote), 1,024 x 131,072 = 134,217,728 B loaded. Every instance's NPUs join
+ * the fabric before the first hierarchy is built (a remote route crosses the network from an NPU of
+ * the home node). */
+static void test_cluster_pool(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *trace = write_trace(dir, 2, 1025, 1, 10 * G_GINT64_CONSTANT(1000000000));
+    GString *js = g_string_new("{\"num_nodes\":2,\"link_bw\":50,\"link_latency\":0,"
+                               "\"network_model\":\"flow\",\"nodes\":[");
+    for (int n = 0; n < 2; n++)
+        g_string_append_printf(
+            js,
+            "%s{\"num_instances\":1,\"cpu_mem\":{\"mem_size\":128,\"mem_bw\":256,"
+            "\"mem_latency\":0},\"pcie\":{\"bw_gbps\":64},\"instances\":[{\"model_name\":"
+            "\"meta-llama/Llama-3.1-8B\",\"hardware\":\"H100\",\"npu_mem\":{\"mem_size\":80,"
+            "\"mem_bw\":3350,\"mem_latency\":0}}]}",
+            n ? "," : "");
+    g_string_append(js, "]}");
+    struct sv_planner_cluster_cfg *c = parse(js->str);
+    g_string_free(js, TRUE);
+    struct sv_planner_tier_flags f;
+    sv_planner_tier_flags_init(&f);
+    g_strlcpy(f.prefix_storage, "cpu", sizeof f.prefix_storage);
+    g_strlcpy(f.prefix_pool, "cluster", sizeof f.prefix_pool);
+    struct collect col = {0};
+    struct sv_planner_run_result res;
+    GError *e = NULL;
+    gboolean ok = run(c, trace, &f, "round_robin", &col, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    CU_ASSERT_EQUAL_FATAL(col.n, 2);
+    const struct sv_wl_outcome *b = find_req(&col, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    SV_ASSERT_EQ_I64(b->instance, 1);
+    SV_ASSERT_EQ_I64(b->prefix_hit_tokens_npu, 0);
+    SV_ASSERT_EQ_I64(b->prefix_hit_tokens_cpu + b->prefix_hit_tokens_remote, 1024);
+    /* The shard of each chunk is its key % 2: with these token ids 3 chunks live on node 1 and
+     * one on node 0, so the remote path carries a chunk. */
+    SV_ASSERT_EQ_I64(b->prefix_hit_tokens_remote, 256);
+    SV_ASSERT_EQ_I64(b->kv_load_bytes, UINT64_C(134217728));
+    check_ledgers(&res.tiers);
+    SV_ASSERT_EQ_I64(res.tiers.used_by[SV_MEMTIER_DRAM][SV_MEMTIER_OWNER_PREFIX],
+                     4 * UINT64_C(33554432));
+    sv_planner_cluster_free(c);
+    sv_test_rmtree(dir);
 }
 
 /* The outputs of a tier run (servesim run, PLAN section 6): the tier columns appended to
@@ -611,6 +661,7 @@ int main(void)
         {"swap preemption end to end", test_swap},
         {"live KV on the host (kv_loc cpu)", test_live_kv_cpu},
         {"expert cache (expert_offload) on Qwen3-30B-A3B", test_expert_cache},
+        {"cluster pool on two nodes", test_cluster_pool},
         {"tier columns and memory_tiers in the outputs", test_outputs},
         {NULL, NULL},
     };
