@@ -452,6 +452,41 @@ static void test_live_kv_cpu(void)
     sv_test_rmtree(dir);
 }
 
+/* Live KV split over HBM and two CXL devices (256 GiB each): blocks 0-15 on cxl:0, 16-23 on
+ * cxl:1, 24-31 in HBM. A 16-token block of one layer = 16 x 4,096 = 65,536 B. HBM: (77,309,411,328
+ * - 16,060,522,496) / (8 x 65,536) = 116,822 blocks; cxl:0: 2^38 / (16 x 65,536) = 262,144;
+ * cxl:1: 2^38 / (8 x 65,536) = 524,288. The pool is the smallest, 116,822 blocks, and the CXL
+ * devices hold 116,822 x 24 x 65,536 = 183,745,118,208 B of live KV. */
+static void test_live_kv_cxl(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *trace = write_trace_distinct(dir, 2, 300, 3);
+    struct sv_planner_cluster_cfg *c =
+        parse("{\"num_nodes\":1,\"link_bw\":112,\"link_latency\":0,"
+              "\"cxl_mem\":{\"mem_size\":256,\"mem_bw\":60,\"mem_latency\":250,\"num_devices\":2},"
+              "\"nodes\":[{\"num_instances\":1,"
+              "\"cpu_mem\":{\"mem_size\":512,\"mem_bw\":256,\"mem_latency\":0},\"instances\":["
+              "{\"model_name\":\"meta-llama/Llama-3.1-8B\",\"hardware\":\"H100\",\"npu_mem\":"
+              "{\"mem_size\":80,\"mem_bw\":3350,\"mem_latency\":0},"
+              "\"placement\":{\"blocks\":[{\"blocks\":\"0-15\",\"kv_loc\":\"cxl:0\"},"
+              "{\"blocks\":\"16-23\",\"kv_loc\":\"cxl:1\"}]}}]}]}");
+    struct collect col = {0};
+    struct sv_planner_run_result res;
+    GError *e = NULL;
+    gboolean ok = run(c, trace, NULL, NULL, &col, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    CU_ASSERT_EQUAL(col.n, 2);
+    SV_ASSERT_EQ_I64(res.kv_blocks, 116822);
+    check_ledgers(&res.tiers);
+    SV_ASSERT_EQ_I64(res.tiers.used_by[SV_MEMTIER_CXL][SV_MEMTIER_OWNER_LIVE_KV],
+                     UINT64_C(183745118208));
+    CU_ASSERT(res.tiers.kind[SV_MEMTIER_CXL].read_bytes > 0);
+    sv_planner_cluster_free(c);
+    sv_test_rmtree(dir);
+}
+
 /* Expert offloading on Qwen3-30B-A3B (catalog: hidden 2048, 48 MoE layers, 128 experts, top-8,
  * experts 768 wide), TP 1 on an H100, experts on the host, 16 cached per layer. One expert =
  * gate, up, down = 3 x 2048 x 768 x 2 B = 9,437,184 B. Ledgers: host WEIGHTS = 128 x 48 x
@@ -660,6 +695,7 @@ int main(void)
         {"reference configs with tiers run", test_reference_configs},
         {"swap preemption end to end", test_swap},
         {"live KV on the host (kv_loc cpu)", test_live_kv_cpu},
+        {"live KV over HBM and two CXL devices", test_live_kv_cxl},
         {"expert cache (expert_offload) on Qwen3-30B-A3B", test_expert_cache},
         {"cluster pool on two nodes", test_cluster_pool},
         {"tier columns and memory_tiers in the outputs", test_outputs},
