@@ -563,6 +563,24 @@ static char *summary_json(const struct sv_metrics_summary *s, int n_instances)
         }
         json_builder_end_object(b);
         json_int(b, "tier_bytes_booked", (int64_t)s->tiers.bytes_booked);
+        if (s->tiers.has_swap) {
+            json_builder_set_member_name(b, "swap");
+            json_builder_begin_object(b);
+            json_int(b, "swap_outs", (int64_t)s->tiers.swap_outs);
+            json_int(b, "swap_ins", (int64_t)s->tiers.swap_ins);
+            json_int(b, "out_bytes", (int64_t)s->tiers.swap_out_bytes);
+            json_int(b, "in_bytes", (int64_t)s->tiers.swap_in_bytes);
+            json_int(b, "fallbacks", (int64_t)s->tiers.swap_fallbacks);
+            json_builder_end_object(b);
+        }
+        if (s->tiers.has_expert_cache) {
+            json_builder_set_member_name(b, "expert_cache");
+            json_builder_begin_object(b);
+            json_int(b, "hits", (int64_t)s->tiers.expert_hits);
+            json_int(b, "misses", (int64_t)s->tiers.expert_misses);
+            json_int(b, "fetch_bytes", (int64_t)s->tiers.expert_fetch_bytes);
+            json_builder_end_object(b);
+        }
     }
     if (s->has_pd) {
         const struct sv_metrics_pd *pd = &s->pd;

@@ -159,6 +159,11 @@ struct sv_metrics_summary {
                 rejected;
         } kind[SV_METRICS_TIER_KINDS];
         uint64_t bytes_booked; /* every transfer over the tier fabric */
+        /* "swap" (has_swap: --preemption-mode swap) and "expert_cache" (has_expert_cache:
+         * an instance with expert_offload), summed over instances. */
+        gboolean has_swap, has_expert_cache;
+        uint64_t swap_outs, swap_ins, swap_out_bytes, swap_in_bytes, swap_fallbacks;
+        uint64_t expert_hits, expert_misses, expert_fetch_bytes;
     } tiers;
     /* Per instance (n_instances entries), what computed its operator latency ("roofline",
      * "profile:<bundle>"); NULL where sv_metrics_set_latency_source was not called. */

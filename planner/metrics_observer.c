@@ -65,6 +65,16 @@ void sv_planner_tier_stats_to_metrics(const struct sv_planner_tier_stats *s,
         o->rejected = t->rejected;
     }
     out->bytes_booked = s->bytes_booked;
+    out->has_swap = s->swap;
+    out->swap_outs = s->msg.swap_outs;
+    out->swap_ins = s->msg.swap_ins;
+    out->swap_out_bytes = s->msg.swap_out_bytes;
+    out->swap_in_bytes = s->msg.swap_in_bytes;
+    out->swap_fallbacks = s->msg.swap_fallbacks;
+    out->has_expert_cache = s->expert_cache;
+    out->expert_hits = s->msg.expert_hits;
+    out->expert_misses = s->msg.expert_misses;
+    out->expert_fetch_bytes = s->msg.expert_fetch_bytes;
 }
 
 void sv_planner_metrics_observer_init(sv_metrics *m, struct sv_planner_run_observer *obs)

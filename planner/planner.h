@@ -273,14 +273,22 @@ gboolean sv_planner_tiers_wanted(const struct sv_planner_cluster_cfg *c,
 sv_planner_tiers *sv_planner_tiers_new(sv_engine *eng, sv_net *net_or_null,
                                        const struct sv_planner_cluster_cfg *c,
                                        const struct sv_planner_tier_run *run, GError **error);
+/* Instance i's HBM ledger and the PCIe links of its NPUs (first_device..); called by
+ * sv_planner_tiers_instance when not before (a cluster pool needs every node's NPUs first). */
+void sv_planner_tiers_npus(sv_planner_tiers *t, int32_t i, int32_t first_device);
 /* Instance i: its HBM ledger, PCIe links of its NPUs (first_device..), weights charged to their
- * tiers, streaming / swap routes, prefix hierarchy; fills `out` (borrowed pointers, valid until
- * sv_planner_tiers_free). Errors name the placement rule or the flag. */
+ * tiers, streaming / live KV / swap routes, prefix hierarchy; caps *kv_blocks (the HBM-sized
+ * pool) by the free space of the tiers that hold live KV (kv_loc) and charges them; fills `out`
+ * (borrowed pointers, valid until sv_planner_tiers_free). Errors name the placement rule or the
+ * flag. */
 gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
                                    const struct sv_compute_model_cfg *m,
                                    const struct sv_planner_placement_map *map, int32_t first_device,
-                                   uint32_t block_size, sv_memtier_kv_manager *kv,
+                                   uint32_t block_size, uint64_t *kv_blocks,
                                    struct sv_msg_tier_cfg *out, GError **error);
+/* The KV manager of instance i (created after sv_planner_tiers_instance, which may lower
+ * *kv_blocks to what the tiers holding live KV can take), for the HBM usage view. */
+void sv_planner_tiers_set_kv(sv_planner_tiers *t, int32_t i, sv_memtier_kv_manager *kv);
 /* Sums per tier kind (npu = every instance's HBM: weights + used and cached-free KV). */
 struct sv_planner_tier_usage {
     uint64_t used[SV_MEMTIER_KIND_COUNT], capacity[SV_MEMTIER_KIND_COUNT];
@@ -293,6 +301,11 @@ struct sv_planner_tier_stats {
     uint64_t used[SV_MEMTIER_KIND_COUNT];                     /* at the end */
     uint64_t used_by[SV_MEMTIER_KIND_COUNT][SV_MEMTIER_OWNER_COUNT];
     uint64_t bytes_booked; /* every fabric transfer */
+    /* The serving groups' side, summed over instances (sv_msg_get_tier_stats): swap and expert
+     * cache figures; `swap` = the run preempts by swapping, `expert_cache` = an instance offloads
+     * experts (summary.json's "swap" / "expert_cache" only then). */
+    struct sv_msg_tier_stats msg;
+    gboolean swap, expert_cache;
 };
 void sv_planner_tiers_get_stats(sv_planner_tiers *t, sv_time now,
                                 struct sv_planner_tier_stats *out);

@@ -115,7 +115,6 @@ static struct sv_planner_router_inst router_view(const run_state *st, int32_t i)
         .running = sv_msg_num_running(st->msgs[i]),
         .waiting_tokens = sv_msg_waiting_tokens(st->msgs[i]),
         .kv_usage = sv_memtier_kv_manager_usage(st->kvs[i]),
-        .kv = st->kvs[i],
         .step_remaining_ns = remaining,
         .prefill_tokens_per_ns = st->pf_tput[i],
     };
@@ -546,14 +545,6 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     }
     if (blocks > UINT32_MAX)
         blocks = UINT32_MAX;
-    gboolean caching = pick_bool(cfg->enable_prefix_caching, ic->enable_prefix_caching);
-    st->kvs[i] = sv_memtier_kv_manager_new_with_eviction(
-        (uint32_t)blocks, (uint32_t)block_size, caching, st->evict, st->evict_param, error);
-    if (!st->kvs[i]) {
-        sv_planner_placement_map_clear(&map);
-        g_prefix_error(error, "instance %d: ", i);
-        return FALSE;
-    }
     struct sv_msg_cfg mc = {
         .instance = i,
         .scheduler = cfg->scheduler,
@@ -570,7 +561,6 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         .enable_chunked_prefill =
             pick_bool(cfg->enable_chunked_prefill, ic->enable_chunked_prefill),
         .reserve_full_isl = pick_bool(cfg->reserve_full_isl, ic->reserve_full_isl),
-        .kv = st->kvs[i],
         .lat = st->lats[i],
         .first_device = first_device,
         .num_devices = ic->tp_size,
@@ -601,12 +591,22 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
      * instance. */
     gboolean tiers_ok =
         !st->tiers || sv_planner_tiers_instance(st->tiers, i, &m, &map, mc.first_device,
-                                                (uint32_t)block_size, st->kvs[i], &mc.tiers, error);
+                                                (uint32_t)block_size, &blocks, &mc.tiers, error);
     sv_planner_placement_map_clear(&map);
     if (!tiers_ok) {
         g_prefix_error(error, "instance %d: ", i);
         return FALSE;
     }
+    gboolean caching = pick_bool(cfg->enable_prefix_caching, ic->enable_prefix_caching);
+    st->kvs[i] = sv_memtier_kv_manager_new_with_eviction(
+        (uint32_t)blocks, (uint32_t)block_size, caching, st->evict, st->evict_param, error);
+    if (!st->kvs[i]) {
+        g_prefix_error(error, "instance %d: ", i);
+        return FALSE;
+    }
+    mc.kv = st->kvs[i];
+    if (st->tiers)
+        sv_planner_tiers_set_kv(st->tiers, i, st->kvs[i]);
     /* 0 means unlimited in LLMServingSim's config. */
     if (mc.max_num_seqs == 0)
         mc.max_num_seqs = INT64_MAX;
@@ -713,9 +713,8 @@ static gboolean resolve_policies(run_state *st, GError **error)
 }
 
 /* What the serving group (msg) can use of the memory tiers: weight streaming (weights off the
- * NPU) and lower-tier prefix hits (prefix_storage). A run refuses the placements and flags msg
- * does not implement yet, which would otherwise be silently ignored: live KV off the NPU
- * (kv_loc), expert offloading, swap. */
+ * NPU), lower-tier prefix hits (prefix_storage), swap preemption, live KV off the NPU (kv_loc)
+ * and expert offloading: all of them now; what is left is checking the flags. */
 gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **error)
 {
     struct sv_planner_tier_run t;
@@ -723,31 +722,6 @@ gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **err
         return TRUE; /* sv_planner_run reports it */
     if (!sv_planner_tier_flags_resolve(cfg->tier_flags, &cfg->cluster->tier_flags, &t, error))
         return FALSE;
-    const char *what = t.preempt_swap ? "preemption_mode swap (--preemption-mode)" : NULL;
-    if (what) {
-        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, "%s is not yet supported",
-                    what);
-        return FALSE;
-    }
-    for (int32_t i = 0; i < cfg->cluster->n_instances; i++) {
-        const struct sv_planner_instance_cfg *ic = &cfg->cluster->instances[i];
-        char loc[16];
-        for (int32_t k = 0; k < ic->placement.n_rules; k++) {
-            const struct sv_planner_place_rule *r = &ic->placement.rules[k];
-            if (!r->has_kv || r->kv.kind == SV_PLANNER_LOC_NPU)
-                continue;
-            g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
-                        "%s.kv_loc: live KV cache in \"%s\" (memory-tier placement) is not yet "
-                        "supported",
-                        r->path, sv_planner_loc_name(&r->kv, loc, sizeof loc));
-            return FALSE;
-        }
-        if (ic->expert_offload) {
-            g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
-                        "%s: expert offloading is not yet supported", ic->expert_path);
-            return FALSE;
-        }
-    }
     return TRUE;
 }
 
@@ -799,6 +773,16 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
         sv_net *net = st.cnet ? sv_planner_cluster_net_net(st.cnet) : NULL;
         st.tiers = sv_planner_tiers_new(st.eng, net, cfg->cluster, &st.tier_run, error);
         ok = st.tiers != NULL;
+    }
+    if (ok && st.tiers && st.tier_run.prefix_pool == SV_PLANNER_POOL_CLUSTER) {
+        /* The cluster pool routes remote hits through an NPU of each home node: every
+         * instance's NPUs join the fabric before the first hierarchy is built. */
+        int32_t dev = 0;
+        for (int32_t i = 0; i < st.n_inst; i++) {
+            sv_planner_tiers_npus(st.tiers, i,
+                                  st.cnet ? sv_planner_cluster_net_first_device(st.cnet, i) : dev);
+            dev += cfg->cluster->instances[i].num_npus;
+        }
     }
     int32_t device = 0;
     for (int32_t i = 0; i < st.n_inst && ok; i++) {
@@ -858,6 +842,24 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     if (st.tiers) {
         res->has_tiers = TRUE;
         sv_planner_tiers_get_stats(st.tiers, res->end_ns, &res->tiers);
+        res->tiers.swap = st.tier_run.preempt_swap;
+        for (int32_t i = 0; i < st.n_inst; i++) {
+            if (!st.msgs[i])
+                continue;
+            struct sv_msg_tier_stats ms;
+            sv_msg_get_tier_stats(st.msgs[i], &ms);
+            struct sv_msg_tier_stats *o = &res->tiers.msg;
+            o->swap_outs += ms.swap_outs;
+            o->swap_ins += ms.swap_ins;
+            o->swap_out_bytes += ms.swap_out_bytes;
+            o->swap_in_bytes += ms.swap_in_bytes;
+            o->swap_fallbacks += ms.swap_fallbacks;
+            o->expert_hits += ms.expert_hits;
+            o->expert_misses += ms.expert_misses;
+            o->expert_fetch_bytes += ms.expert_fetch_bytes;
+            o->tier_bytes += ms.tier_bytes;
+            res->tiers.expert_cache |= cfg->cluster->instances[i].expert_offload;
+        }
     }
     sv_planner_pd_free(st.pd); /* before the msgs: their held handoffs go with them */
     for (int32_t i = 0; i < st.n_inst; i++) {

@@ -3,6 +3,7 @@
  * tier) and the KV pool that HBM then holds. */
 #include "planner/planner.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -30,6 +31,25 @@ static int32_t stage_of(int32_t layer, int32_t num_layers, int32_t pp)
         first += n;
     }
     return pp - 1;
+}
+
+/* One expert's weights on one rank: gate_proj, up_proj and down_proj, each hidden x
+ * moe_intermediate, split by tp (the expert part of compute/model.c's layer_params). */
+static uint64_t expert_bytes(const struct sv_compute_model_cfg *m, int32_t tp)
+{
+    return (uint64_t)llround(3.0 * (double)m->hidden_size * (double)m->moe_intermediate_size /
+                             MAX(tp, 1) * (double)m->dtype_bytes);
+}
+
+/* Experts cached per MoE layer per rank when expert_offload applies, else -1 (every expert in
+ * HBM: a dense model, or cache_experts absent / -1 / >= num_experts). */
+static int64_t expert_slots(const struct sv_planner_instance_cfg *ic,
+                            const struct sv_compute_model_cfg *m)
+{
+    if (!ic->expert_offload || !sv_compute_model_is_moe(m) || ic->cache_experts < 0 ||
+        ic->cache_experts >= m->num_experts)
+        return -1;
+    return ic->cache_experts;
 }
 
 static void add_off(struct sv_planner_weight_split *w, const struct sv_planner_loc *loc,
@@ -113,8 +133,37 @@ gboolean sv_planner_instance_kv_blocks(const struct sv_planner_instance_cfg *ic,
          * memory_model.py). */
         weights = sv_compute_model_weight_bytes(m, ic->tp_size) / (uint64_t)ic->pp_size;
     }
-    uint64_t kv_tok = sv_compute_model_kv_bytes_per_token_layer(m, ic->tp_size) *
-                      (uint64_t)((m->num_layers + ic->pp_size - 1) / ic->pp_size);
+    int64_t slots = expert_slots(ic, m);
+    if (slots >= 0) {
+        /* Expert offloading: HBM keeps `slots` experts per MoE layer of the stage, not all. */
+        uint64_t stage_layers = (uint64_t)((m->num_layers + ic->pp_size - 1) / ic->pp_size);
+        uint64_t gone =
+            (uint64_t)(m->num_experts - slots) * stage_layers * expert_bytes(m, ic->tp_size);
+        weights = weights > gone ? weights - gone : 0;
+    }
+    uint64_t kv_layers = (uint64_t)((m->num_layers + ic->pp_size - 1) / ic->pp_size);
+    if (map && map->any_offload) {
+        /* Live KV off the device (kv_loc): HBM holds the KV of the fullest stage's layers whose
+         * KV stays there; the tiers cap the pool in sv_planner_tiers_instance. */
+        int32_t L = (int32_t)m->num_layers, pp = MAX(ic->pp_size, 1);
+        uint64_t per_stage[64] = {0};
+        for (int32_t l = 0; l < L; l++)
+            if (map->layer_kv[l].kind == SV_PLANNER_LOC_NPU)
+                per_stage[MIN(stage_of(l, L, pp), 63)]++;
+        kv_layers = 0;
+        for (int32_t st = 0; st < MIN(pp, 64); st++)
+            kv_layers = MAX(kv_layers, per_stage[st]);
+        if (kv_layers == 0) {
+            /* No KV in HBM: only the tiers limit the pool (the weights must still fit). */
+            kv_layers = 1;
+            uint64_t one = 0;
+            if (!sv_memtier_kv_capacity_blocks(mem_bytes, ic->mem_util, weights, 1, 1, &one, error))
+                return FALSE;
+            *blocks = UINT32_MAX;
+            return TRUE;
+        }
+    }
+    uint64_t kv_tok = sv_compute_model_kv_bytes_per_token_layer(m, ic->tp_size) * kv_layers;
     return sv_memtier_kv_capacity_blocks(mem_bytes, ic->mem_util, weights, kv_tok, block_size,
                                          blocks, error);
 }
@@ -291,6 +340,8 @@ struct tiers_inst {
     const sv_memtier_route ***weight_route; /* [rank][part] */
     uint64_t *part_bytes;                   /* [part], one rank */
     const sv_memtier_route **swap_route, **swap_in_route;
+    const sv_memtier_route ***kv_route, ***kv_store_route; /* [rank][layer], live KV off HBM */
+    const sv_memtier_route **expert_route;                 /* [rank], expert offloading */
     sv_memtier_hier *hier;
     sv_memtier_prefix_pool *pools[SV_PLANNER_LOC_COUNT]; /* instance scope: owned */
 };
@@ -482,6 +533,18 @@ static gboolean charge_weights(sv_planner_tiers *t, const struct sv_planner_inst
     return TRUE;
 }
 
+/* The placement rule that put live KV at `l` (for error messages). */
+static const char *kv_rule_path(const struct sv_planner_instance_cfg *ic,
+                                const struct sv_planner_loc *l)
+{
+    for (int32_t k = ic->placement.n_rules - 1; k >= 0; k--) {
+        const struct sv_planner_place_rule *r = &ic->placement.rules[k];
+        if (r->has_kv && r->kv.kind == l->kind && r->kv.device == l->device)
+            return r->path;
+    }
+    return "placement";
+}
+
 /* Prefix pool of kind `k` for instance `i` (created on first use for node/cluster scope). */
 static sv_memtier_prefix_pool *pool_for(sv_planner_tiers *t, int32_t i, int32_t node,
                                         sv_planner_loc_kind k, uint32_t block_size,
@@ -573,22 +636,15 @@ static gboolean build_hier(sv_planner_tiers *t, int32_t i, const struct sv_compu
     return TRUE;
 }
 
-gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
-                                   const struct sv_compute_model_cfg *m,
-                                   const struct sv_planner_placement_map *map, int32_t first_device,
-                                   uint32_t block_size, sv_memtier_kv_manager *kv,
-                                   struct sv_msg_tier_cfg *out, GError **error)
+void sv_planner_tiers_npus(sv_planner_tiers *t, int32_t i, int32_t first_device)
 {
     const struct sv_planner_instance_cfg *ic = &t->c->instances[i];
     struct tiers_inst *ti = &t->inst[i];
-    memset(out, 0, sizeof *out);
+    SV_ASSERT(!ti->set);
     ti->set = TRUE;
     ti->node = ic->node;
     ti->first_device = first_device;
     ti->ranks = ic->tp_size * ic->pp_size;
-    ti->kv = kv;
-    int32_t tp = MAX(ic->tp_size, 1), pp = MAX(ic->pp_size, 1);
-    int32_t L = (int32_t)m->num_layers;
     /* HBM: one ledger for all the instance's ranks. */
     char name[48];
     g_snprintf(name, sizeof name, "inst%d/npu", i);
@@ -602,6 +658,23 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
         struct sv_memtier_loc hl = {SV_MEMTIER_HBM, ic->node, first_device + r};
         sv_memtier_fabric_add_tier(t->fabric, &hl, ti->hbm);
     }
+}
+
+gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
+                                   const struct sv_compute_model_cfg *m,
+                                   const struct sv_planner_placement_map *map, int32_t first_device,
+                                   uint32_t block_size, uint64_t *kv_blocks,
+                                   struct sv_msg_tier_cfg *out, GError **error)
+{
+    const struct sv_planner_instance_cfg *ic = &t->c->instances[i];
+    struct tiers_inst *ti = &t->inst[i];
+    memset(out, 0, sizeof *out);
+    if (!ti->set)
+        sv_planner_tiers_npus(t, i, first_device);
+    SV_ASSERT(ti->first_device == first_device);
+    int32_t tp = MAX(ic->tp_size, 1), pp = MAX(ic->pp_size, 1);
+    int32_t L = (int32_t)m->num_layers;
+    char name[48];
     /* Weights: HBM holds the NPU-resident parts, the tiers the rest (all ranks). */
     struct sv_planner_weight_split w;
     sv_planner_weight_split(m, tp, pp, map, &w);
@@ -616,6 +689,56 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
         struct sv_planner_loc cx = {SV_PLANNER_LOC_CXL, d};
         if (!charge_weights(t, ic, &cx, w.cxl_bytes[d], error))
             return FALSE;
+    }
+    /* Expert offloading (expert_offload {loc, cache_experts}): every expert of every MoE layer
+     * lives on `loc` (all ranks' shares, WEIGHTS there); HBM keeps the non-expert weights and
+     * `cache_experts` slots per MoE layer per rank (EXPERTS); misses are fetched over
+     * expert_route (msg/offload.c). */
+    int64_t slots = expert_slots(ic, m);
+    if (slots == 0)
+        return path_error(error, ic->expert_path,
+                          "cache_experts 0: the expert cache needs at least one slot per layer");
+    if (slots > 0) {
+        for (int32_t l = 0; l < L; l++)
+            if (map->layer_weights[l].kind != SV_PLANNER_LOC_NPU)
+                return path_error(error, ic->expert_path,
+                                  "expert offloading together with decoder blocks' weights off "
+                                  "the NPU (placement) is not supported");
+        uint64_t eb = expert_bytes(m, tp);
+        uint64_t stage_layers = (uint64_t)((L + pp - 1) / pp);
+        uint64_t all = (uint64_t)m->num_experts * eb;
+        uint64_t hbm_gone =
+            ((uint64_t)m->num_experts - (uint64_t)slots) * eb * stage_layers * (uint64_t)ti->ranks;
+        uint64_t hbm_cache = (uint64_t)slots * eb * stage_layers * (uint64_t)ti->ranks;
+        /* The experts moved out of WEIGHTS: the cached ones are EXPERTS, the rest leave HBM. */
+        if (!sv_memtier_tier_charge(ti->hbm, SV_MEMTIER_OWNER_WEIGHTS,
+                                    -(int64_t)(hbm_gone + hbm_cache), error) ||
+            !sv_memtier_tier_charge(ti->hbm, SV_MEMTIER_OWNER_EXPERTS, (int64_t)hbm_cache, error))
+            return FALSE;
+        struct sv_memtier_loc eloc;
+        sv_memtier_tier *et = tier_at(t, ic->node, &ic->expert_loc, &eloc);
+        if (!et)
+            return path_error(error, ic->expert_path, "loc %s: no such memory on node %d",
+                              sv_planner_loc_name(&ic->expert_loc, name, sizeof name), ic->node);
+        GError *e = NULL;
+        if (!sv_memtier_tier_charge(et, SV_MEMTIER_OWNER_WEIGHTS,
+                                    (int64_t)(all * (uint64_t)L * (uint64_t)tp), &e)) {
+            path_error(error, ic->expert_path, "experts: %s", e->message);
+            g_error_free(e);
+            return FALSE;
+        }
+        ti->expert_route = g_new0(const sv_memtier_route *, (size_t)ti->ranks);
+        for (int32_t r = 0; r < ti->ranks; r++) {
+            struct sv_memtier_loc hl = {SV_MEMTIER_HBM, ic->node, first_device + r};
+            ti->expert_route[r] = sv_memtier_fabric_route(t->fabric, &eloc, &hl, error);
+            if (!ti->expert_route[r]) {
+                g_prefix_error(error, "%s: ", ic->expert_path);
+                return FALSE;
+            }
+        }
+        out->expert_cache_slots = (int32_t)slots;
+        out->expert_route = ti->expert_route;
+        out->expert_bytes = eb;
     }
     uint64_t kv_tok =
         sv_compute_model_kv_bytes_per_token_layer(m, tp) * (uint64_t)((L + pp - 1) / pp);
@@ -651,6 +774,82 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
             streams = TRUE;
         }
     }
+    /* Live KV off the device (kv_loc cpu / cxl:N; PLAN use 2): the pool's blocks hold, for the
+     * layers whose KV sits on a tier, tp x (KV bytes per token and layer / tp) x block_size bytes
+     * per layer there. The pool is capped by each such tier's free space (after the weights) and
+     * charged LIVE_KV for all its blocks at setup, as HBM reserves its KV. */
+    if (map->any_offload) {
+        uint64_t blk_layer =
+            sv_compute_model_kv_bytes_per_token_layer(m, tp) * (uint64_t)tp * (uint64_t)block_size;
+        struct {
+            struct sv_planner_loc l;
+            sv_memtier_tier *tier;
+            uint64_t per_block;
+        } at[SV_PLANNER_MAX_CXL + 2];
+        int32_t n_at = 0;
+        for (int32_t l = 0; l < L; l++) {
+            const struct sv_planner_loc *kl = &map->layer_kv[l];
+            if (kl->kind == SV_PLANNER_LOC_NPU)
+                continue;
+            int32_t k = 0;
+            while (k < n_at && !(at[k].l.kind == kl->kind && at[k].l.device == kl->device))
+                k++;
+            if (k == n_at) {
+                struct sv_memtier_loc src;
+                at[k].l = *kl;
+                at[k].tier = tier_at(t, ic->node, kl, &src);
+                at[k].per_block = 0;
+                if (!at[k].tier)
+                    return path_error(error, kv_rule_path(ic, kl), "no %s memory on node %d",
+                                      sv_planner_loc_name(kl, name, sizeof name), ic->node);
+                n_at++;
+            }
+            at[k].per_block += blk_layer;
+        }
+        for (int32_t k = 0; k < n_at; k++) {
+            uint64_t cap = sv_memtier_tier_free_bytes(at[k].tier) / at[k].per_block;
+            if (cap < 1)
+                return path_error(
+                    error, kv_rule_path(ic, &at[k].l),
+                    "live KV on %s: not one %u-token block (%" G_GUINT64_FORMAT " B) free",
+                    sv_planner_loc_name(&at[k].l, name, sizeof name), block_size, at[k].per_block);
+            *kv_blocks = MIN(*kv_blocks, cap);
+        }
+        for (int32_t k = 0; k < n_at; k++)
+            if (!sv_memtier_tier_charge(at[k].tier, SV_MEMTIER_OWNER_LIVE_KV,
+                                        (int64_t)(*kv_blocks * at[k].per_block), error))
+                return FALSE;
+        if (n_at > 0) {
+            uint64_t npu_layers = 0;
+            for (int32_t l = 0; l < L; l++)
+                npu_layers += map->layer_kv[l].kind == SV_PLANNER_LOC_NPU;
+            ti->block_bytes = blk_layer * npu_layers; /* the HBM view: KV layers in HBM only */
+            ti->kv_route = g_new0(const sv_memtier_route **, (size_t)ti->ranks);
+            ti->kv_store_route = g_new0(const sv_memtier_route **, (size_t)ti->ranks);
+            for (int32_t r = 0; r < ti->ranks; r++) {
+                ti->kv_route[r] = g_new0(const sv_memtier_route *, (size_t)L);
+                ti->kv_store_route[r] = g_new0(const sv_memtier_route *, (size_t)L);
+                struct sv_memtier_loc hl = {SV_MEMTIER_HBM, ic->node, first_device + r};
+                for (int32_t l = 0; l < L; l++) {
+                    const struct sv_planner_loc *kl = &map->layer_kv[l];
+                    if (kl->kind == SV_PLANNER_LOC_NPU)
+                        continue;
+                    struct sv_memtier_loc src;
+                    tier_at(t, ic->node, kl, &src);
+                    ti->kv_route[r][l] = sv_memtier_fabric_route(t->fabric, &src, &hl, error);
+                    ti->kv_store_route[r][l] =
+                        ti->kv_route[r][l] ? sv_memtier_fabric_route(t->fabric, &hl, &src, error)
+                                           : NULL;
+                    if (!ti->kv_store_route[r][l]) {
+                        g_prefix_error(error, "%s: ", kv_rule_path(ic, kl));
+                        return FALSE;
+                    }
+                }
+            }
+            out->kv_route = (const sv_memtier_route *const *const *)ti->kv_route;
+            out->kv_store_route = (const sv_memtier_route *const *const *)ti->kv_store_route;
+        }
+    }
     /* Swap target (kv_evict_loc, default cpu). */
     if (t->run.preempt_swap) {
         struct sv_planner_loc el = map->kv_evict.kind == SV_PLANNER_LOC_NPU ? cpu : map->kv_evict;
@@ -677,6 +876,14 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
     }
     if (!build_hier(t, i, m, block_size, error))
         return FALSE;
+    if (t->run.preempt_swap) {
+        /* Prefix chunks on the swap tier give way to swapped KV (PLAN use 3). */
+        struct sv_planner_loc el = map->kv_evict.kind == SV_PLANNER_LOC_NPU ? cpu : map->kv_evict;
+        if (el.device == 0 && t->run.prefix_pool == SV_PLANNER_POOL_INSTANCE)
+            out->swap_pool = ti->pools[el.kind];
+        else if (el.device == 0 && t->node_pools[ic->node])
+            out->swap_pool = t->node_pools[ic->node][el.kind];
+    }
     out->fabric = t->fabric;
     out->weight_route = streams ? (const sv_memtier_route *const *const *)ti->weight_route : NULL;
     out->layer_weight_bytes = ti->part_bytes;
@@ -685,6 +892,11 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
     out->offload_serial = t->run.offload_serial;
     out->kv_load_per_layer = t->run.kv_load_per_layer;
     return TRUE;
+}
+
+void sv_planner_tiers_set_kv(sv_planner_tiers *t, int32_t i, sv_memtier_kv_manager *kv)
+{
+    t->inst[i].kv = kv;
 }
 
 /* The HBM KV view of instance i: used + cached-free blocks (LLMServingSim's npu_used). */
@@ -768,6 +980,13 @@ void sv_planner_tiers_free(sv_planner_tiers *t)
         g_free(ti->part_bytes);
         g_free(ti->swap_route);
         g_free(ti->swap_in_route);
+        for (int32_t r = 0; ti->kv_route && r < ti->ranks; r++) {
+            g_free(ti->kv_route[r]);
+            g_free(ti->kv_store_route[r]);
+        }
+        g_free(ti->kv_route);
+        g_free(ti->kv_store_route);
+        g_free(ti->expert_route);
     }
     for (int32_t n = 0; n < t->n_nodes; n++) {
         for (int k = 0; t->node_pools[n] && k < SV_PLANNER_LOC_COUNT; k++)

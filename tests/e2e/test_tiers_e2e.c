@@ -282,22 +282,331 @@ static void test_reference_configs(void)
     sv_test_rmtree(dir);
 }
 
-/* What msg does not implement yet is refused by name. */
-static void test_refusals(void)
+/* Two requests of distinct token ids (request r: ids r*10000 + 1..prompt) arriving at 0. */
+static char *write_trace_distinct(const char *dir, int n, int prompt, int output)
+{
+    char *path = g_build_filename(dir, "distinct.jsonl", NULL);
+    GString *s = g_string_new(NULL);
+    for (int r = 0; r < n; r++) {
+        g_string_append_printf(s,
+                               "{\"input_toks\":%d,\"output_toks\":%d,\"arrival_time_ns\":0,"
+                               "\"input_tok_ids\":[",
+                               prompt, output);
+        for (int t = 1; t <= prompt; t++)
+            g_string_append_printf(s, "%s%d", t > 1 ? "," : "", r * 10000 + t);
+        g_string_append(s, "]}\n");
+    }
+    CU_ASSERT_FATAL(g_file_set_contents(path, s->str, -1, NULL));
+    g_string_free(s, TRUE);
+    return path;
+}
+
+/* One H100 whose KV pool holds only 42 blocks: mem_size 15.04 GiB at mem_util 1 =
+ * trunc(15.04 x 2^30) = 16,149,077,032 B; minus the weights 16,060,522,496 = 88,554,536 B;
+ * / 2,097,152 B per 16-token block = 42 blocks. */
+#define TINY_KV                                                                                    \
+    "{\"num_nodes\":1,\"link_bw\":112,\"link_latency\":0,\"nodes\":[{\"num_instances\":1,"         \
+    "\"cpu_mem\":{\"mem_size\":128,\"mem_bw\":256,\"mem_latency\":0},"                             \
+    "\"pcie\":{\"bw_gbps\":64},\"instances\":["                                                    \
+    "{\"model_name\":\"meta-llama/Llama-3.1-8B\",\"hardware\":\"H100\",\"npu_mem\":"               \
+    "{\"mem_size\":15.04,\"mem_bw\":3350,\"mem_latency\":0,\"mem_util\":1}}]}]}"
+
+/* Swap preemption end to end (PLAN use 3, test 7's swap run): two requests of 200 prompt and
+ * 200 output tokens on the 42-block pool. Each prompt takes ceil(200/16) = 13 blocks; both
+ * decode together until each holds 21 blocks (336 tokens, the pool full); request 0's next token
+ * needs a 22nd block, so request 1 (the last running) is swapped out with 21 x 2,097,152 =
+ * 44,040,192 B to the host over [d2h 64, dram 256] (64 B/ns: 688,128 ns) and swapped back in
+ * (same bytes and time) when request 0 (25 blocks at the end) has finished. */
+#define VICTIM_BYTES UINT64_C(44040192)
+static void test_swap(void)
 {
     g_autofree char *dir = sv_test_tmpdir();
-    g_autofree char *trace = write_trace(dir, 1, 10, 1, 0);
-    struct sv_planner_cluster_cfg *c = parse(TWO_INST);
-    struct sv_planner_tier_flags f;
-    sv_planner_tier_flags_init(&f);
-    g_strlcpy(f.preemption_mode, "swap", sizeof f.preemption_mode);
+    g_autofree char *trace = write_trace_distinct(dir, 2, 200, 200);
+    struct sv_planner_cluster_cfg *c = parse(TINY_KV);
+    sv_time makespan[2] = {0, 0};
+    for (int ideal = 0; ideal <= 1; ideal++) {
+        struct sv_planner_tier_flags f;
+        sv_planner_tier_flags_init(&f);
+        g_strlcpy(f.preemption_mode, "swap", sizeof f.preemption_mode);
+        if (ideal)
+            g_strlcpy(f.memory_model, "ideal", sizeof f.memory_model);
+        struct collect col = {0};
+        struct sv_planner_run_result res;
+        GError *e = NULL;
+        gboolean ok = run(c, trace, &f, NULL, &col, &res, &e);
+        if (!ok)
+            fprintf(stderr, "%s\n", e->message);
+        CU_ASSERT_FATAL(ok);
+        SV_ASSERT_EQ_I64(res.kv_blocks, 42);
+        CU_ASSERT_EQUAL_FATAL(col.n, 2);
+        CU_ASSERT_FATAL(res.has_tiers);
+        const struct sv_planner_tier_stats *s = &res.tiers;
+        check_ledgers(s);
+        uint64_t out_sum = 0, in_sum = 0;
+        for (int i = 0; i < col.n; i++) {
+            SV_ASSERT_EQ_I64(col.out[i].swap_out_bytes, col.out[i].swap_in_bytes);
+            out_sum += col.out[i].swap_out_bytes;
+            in_sum += col.out[i].swap_in_bytes;
+        }
+        /* The victim: request 1 (vLLM v0 preempts the last running one), 21 blocks. */
+        const struct sv_wl_outcome *b = find_req(&col, 1);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+        SV_ASSERT_EQ_I64(b->swap_out_bytes, VICTIM_BYTES);
+        SV_ASSERT_EQ_I64(find_req(&col, 0)->swap_out_bytes, 0);
+        SV_ASSERT_EQ_I64(s->msg.swap_outs, 1);
+        SV_ASSERT_EQ_I64(s->msg.swap_ins, 1);
+        SV_ASSERT_EQ_I64(s->msg.swap_fallbacks, 0);
+        CU_ASSERT(s->swap);
+        SV_ASSERT_EQ_I64(s->kind[SV_MEMTIER_DRAM].peak_by_owner[SV_MEMTIER_OWNER_EVICTED_KV],
+                         VICTIM_BYTES);
+        SV_ASSERT_EQ_I64(out_sum, in_sum);
+        SV_ASSERT_EQ_I64(s->msg.swap_out_bytes, out_sum);
+        SV_ASSERT_EQ_I64(s->msg.swap_in_bytes, in_sum);
+        SV_ASSERT_EQ_I64(s->used_by[SV_MEMTIER_DRAM][SV_MEMTIER_OWNER_EVICTED_KV], 0);
+        makespan[ideal] = res.end_ns;
+    }
+    /* Nothing but the swap moves over the fabric and both requests arrive at 0, so both runs
+     * take the same decisions; the finite run is longer by the swap-out and the swap-in, each on
+     * the critical path of its step: 2 x 44,040,192 / 64 B/ns = 2 x 688,128 = 1,376,256 ns. */
+    SV_ASSERT_EQ_I64(makespan[0] - makespan[1], 2 * 688128);
+    /* summary.json's "swap" (servesim run --preemption-mode swap). */
+    g_autofree char *cluster = g_build_filename(dir, "cluster.json", NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(cluster, TINY_KV, -1, NULL));
+    g_autofree char *out = g_build_filename(dir, "out", NULL);
+    const char *argv[] = {SV_SERVESIM_BIN,     "run",  "--cluster",    cluster,
+                          "--workload",        trace,  "--latency",    "roofline",
+                          "--preemption-mode", "swap", "--output-dir", out,
+                          "--quiet",           NULL};
+    char *so = NULL, *se = NULL;
+    int status = -1;
+    CU_ASSERT_FATAL(sv_test_spawn(argv, &so, &se, &status));
+    if (status != 0)
+        fprintf(stderr, "%s\n", se);
+    CU_ASSERT_EQUAL_FATAL(status, 0);
+    g_free(so);
+    g_free(se);
+    g_autofree char *sum_path = g_build_filename(out, "summary.json", NULL);
+    JsonParser *p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_file(p, sum_path, NULL));
+    JsonObject *sw =
+        json_object_get_object_member(json_node_get_object(json_parser_get_root(p)), "swap");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sw);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(sw, "swap_outs"), 1);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(sw, "swap_ins"), 1);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(sw, "out_bytes"), (int64_t)VICTIM_BYTES);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(sw, "in_bytes"), (int64_t)VICTIM_BYTES);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(sw, "fallbacks"), 0);
+    g_object_unref(p);
+    sv_planner_cluster_free(c);
+    sv_test_rmtree(dir);
+}
+
+/* Live KV on the host (placement default kv_loc cpu; PLAN use 2). One request of 1,024 prompt
+ * tokens and 2 output tokens on an H100 with cpu_mem 128 GiB: HBM holds no KV, so the host caps
+ * the pool: 137,438,953,472 B / (32 layers x 4,096 B x 16 tokens = 2,097,152 B) = 65,536 blocks,
+ * all charged LIVE_KV on the host at setup. The decode step reads the 1,024 tokens of history of
+ * every layer from the host: 1,024 x 4,096 = 4,194,304 B over [dram 256, h2d 64] = 64 B/ns:
+ * 65,536 ns per layer. With --offload-overlap serial each layer waits for its read, so the decode
+ * step (the gap between the two tokens) is 32 x 65,536 = 2,097,152 ns longer than with every
+ * tier ideal (latency 0: reads take no time). The new token's KV (4,096 B per layer, 64 ns) is
+ * stored after each layer; the store is not a predecessor of the next layer, but under the
+ * ASTRA-sim issue policy (dag/dag.h: one comm op in flight per device; MEM_LOAD and MEM_STORE
+ * are comm ops) the next layer's read waits for it: + 64 ns for layers 0..30, while the last
+ * store runs beside the head's compute. Total 2,097,152 + 31 x 64 = 2,099,136 ns. */
+static void test_live_kv_cpu(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *trace = write_trace_distinct(dir, 1, 1024, 2);
+    struct sv_planner_cluster_cfg *c =
+        parse("{\"num_nodes\":1,\"link_bw\":112,\"link_latency\":0,\"nodes\":[{\"num_instances\":1,"
+              "\"cpu_mem\":{\"mem_size\":128,\"mem_bw\":256,\"mem_latency\":0},"
+              "\"pcie\":{\"bw_gbps\":64},\"instances\":["
+              "{\"model_name\":\"meta-llama/Llama-3.1-8B\",\"hardware\":\"H100\",\"npu_mem\":"
+              "{\"mem_size\":80,\"mem_bw\":3350,\"mem_latency\":0},"
+              "\"placement\":{\"default\":{\"kv_loc\":\"cpu\"}}}]}]}");
+    sv_time itl[2] = {0, 0};
+    for (int ideal = 0; ideal <= 1; ideal++) {
+        struct sv_planner_tier_flags f;
+        sv_planner_tier_flags_init(&f);
+        g_strlcpy(f.offload_overlap, "serial", sizeof f.offload_overlap);
+        if (ideal)
+            g_strlcpy(f.memory_model, "ideal", sizeof f.memory_model);
+        struct collect col = {0};
+        struct sv_planner_run_result res;
+        GError *e = NULL;
+        gboolean ok = run(c, trace, &f, NULL, &col, &res, &e);
+        if (!ok)
+            fprintf(stderr, "%s\n", e->message);
+        CU_ASSERT_FATAL(ok);
+        CU_ASSERT_EQUAL_FATAL(col.n, 1);
+        SV_ASSERT_EQ_I64(res.kv_blocks, 65536);
+        CU_ASSERT_FATAL(res.has_tiers);
+        check_ledgers(&res.tiers);
+        SV_ASSERT_EQ_I64(res.tiers.used_by[SV_MEMTIER_DRAM][SV_MEMTIER_OWNER_LIVE_KV],
+                         UINT64_C(137438953472));
+        SV_ASSERT_EQ_I64(res.tiers.used_by[SV_MEMTIER_HBM][SV_MEMTIER_OWNER_LIVE_KV], 0);
+        itl[ideal] = col.out[0].last_token_ns - col.out[0].first_token_ns;
+    }
+    SV_ASSERT_EQ_I64(itl[0] - itl[1], 32 * 65536 + 31 * 64);
+    sv_planner_cluster_free(c);
+    sv_test_rmtree(dir);
+}
+
+/* Live KV split over HBM and two CXL devices (256 GiB each): blocks 0-15 on cxl:0, 16-23 on
+ * cxl:1, 24-31 in HBM. A 16-token block of one layer = 16 x 4,096 = 65,536 B. HBM: (77,309,411,328
+ * - 16,060,522,496) / (8 x 65,536) = 116,822 blocks; cxl:0: 2^38 / (16 x 65,536) = 262,144;
+ * cxl:1: 2^38 / (8 x 65,536) = 524,288. The pool is the smallest, 116,822 blocks, and the CXL
+ * devices hold 116,822 x 24 x 65,536 = 183,745,118,208 B of live KV. */
+static void test_live_kv_cxl(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *trace = write_trace_distinct(dir, 2, 300, 3);
+    struct sv_planner_cluster_cfg *c =
+        parse("{\"num_nodes\":1,\"link_bw\":112,\"link_latency\":0,"
+              "\"cxl_mem\":{\"mem_size\":256,\"mem_bw\":60,\"mem_latency\":250,\"num_devices\":2},"
+              "\"nodes\":[{\"num_instances\":1,"
+              "\"cpu_mem\":{\"mem_size\":512,\"mem_bw\":256,\"mem_latency\":0},\"instances\":["
+              "{\"model_name\":\"meta-llama/Llama-3.1-8B\",\"hardware\":\"H100\",\"npu_mem\":"
+              "{\"mem_size\":80,\"mem_bw\":3350,\"mem_latency\":0},"
+              "\"placement\":{\"blocks\":[{\"blocks\":\"0-15\",\"kv_loc\":\"cxl:0\"},"
+              "{\"blocks\":\"16-23\",\"kv_loc\":\"cxl:1\"}]}}]}]}");
     struct collect col = {0};
     struct sv_planner_run_result res;
     GError *e = NULL;
-    CU_ASSERT_FALSE(run(c, trace, &f, NULL, &col, &res, &e));
-    CU_ASSERT(e && strstr(e->message, "preemption_mode swap (--preemption-mode) is not yet "
-                                      "supported"));
-    g_clear_error(&e);
+    gboolean ok = run(c, trace, NULL, NULL, &col, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    CU_ASSERT_EQUAL(col.n, 2);
+    SV_ASSERT_EQ_I64(res.kv_blocks, 116822);
+    check_ledgers(&res.tiers);
+    SV_ASSERT_EQ_I64(res.tiers.used_by[SV_MEMTIER_CXL][SV_MEMTIER_OWNER_LIVE_KV],
+                     UINT64_C(183745118208));
+    CU_ASSERT(res.tiers.kind[SV_MEMTIER_CXL].read_bytes > 0);
+    sv_planner_cluster_free(c);
+    sv_test_rmtree(dir);
+}
+
+/* Expert offloading on Qwen3-30B-A3B (catalog: hidden 2048, 48 MoE layers, 128 experts, top-8,
+ * experts 768 wide), TP 1 on an H100, experts on the host, 16 cached per layer. One expert =
+ * gate, up, down = 3 x 2048 x 768 x 2 B = 9,437,184 B. Ledgers: host WEIGHTS = 128 x 48 x
+ * 9,437,184 = 57,982,058,496 B; HBM EXPERTS = 16 x 48 x 9,437,184 = 7,247,757,312 B. Every miss
+ * fetches one expert: fetch_bytes = misses x 9,437,184. */
+#define QWEN_EXPERT_BYTES UINT64_C(9437184)
+#define QWEN_MOE                                                                                   \
+    "{\"num_nodes\":1,\"link_bw\":112,\"link_latency\":0,\"nodes\":[{\"num_instances\":1,"         \
+    "\"cpu_mem\":{\"mem_size\":512,\"mem_bw\":256,\"mem_latency\":0},"                             \
+    "\"pcie\":{\"bw_gbps\":64},\"instances\":["                                                    \
+    "{\"model_name\":\"Qwen/Qwen3-30B-A3B-Instruct-2507\",\"hardware\":\"H100\",\"npu_mem\":"      \
+    "{\"mem_size\":80,\"mem_bw\":3350,\"mem_latency\":0},"                                         \
+    "\"expert_offload\":{\"loc\":\"cpu\",\"cache_experts\":16}}]}]}"
+static void test_expert_cache(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *trace = write_trace_distinct(dir, 2, 8, 4);
+    struct sv_planner_cluster_cfg *c = parse(QWEN_MOE);
+    struct collect col = {0};
+    struct sv_planner_run_result res;
+    GError *e = NULL;
+    gboolean ok = run(c, trace, NULL, NULL, &col, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    CU_ASSERT_EQUAL(col.n, 2);
+    CU_ASSERT_FATAL(res.has_tiers);
+    const struct sv_planner_tier_stats *s = &res.tiers;
+    check_ledgers(s);
+    CU_ASSERT(s->expert_cache);
+    SV_ASSERT_EQ_I64(s->used_by[SV_MEMTIER_DRAM][SV_MEMTIER_OWNER_WEIGHTS], UINT64_C(57982058496));
+    SV_ASSERT_EQ_I64(s->used_by[SV_MEMTIER_HBM][SV_MEMTIER_OWNER_EXPERTS], UINT64_C(7247757312));
+    /* Lookups per layer: the prefill step of both prompts (16 tokens x top-8 = 128 activations,
+     * the balanced router spreads them over all 128 experts) then 3 decode steps of 2 tokens x 8 =
+     * 16: 48 x (128 + 3 x 16) = 8,448 in all; the prefill misses all 128 of a layer (the cache
+     * holds 16). */
+    SV_ASSERT_EQ_I64(res.iterations, 4);
+    SV_ASSERT_EQ_I64(s->msg.expert_hits + s->msg.expert_misses, 8448);
+    CU_ASSERT(s->msg.expert_misses >= 48 * 128);
+    SV_ASSERT_EQ_I64(s->msg.expert_fetch_bytes, s->msg.expert_misses * QWEN_EXPERT_BYTES);
+    /* Every fetch goes host -> NPU. */
+    SV_ASSERT_EQ_I64(s->kind[SV_MEMTIER_DRAM].read_bytes, s->msg.expert_fetch_bytes);
+
+    /* summary.json's "expert_cache". */
+    g_autofree char *cluster = g_build_filename(dir, "cluster.json", NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(cluster, QWEN_MOE, -1, NULL));
+    g_autofree char *out = g_build_filename(dir, "out", NULL);
+    const char *argv[] = {SV_SERVESIM_BIN, "run",      "--cluster",    cluster, "--workload", trace,
+                          "--latency",     "roofline", "--output-dir", out,     "--quiet",    NULL};
+    char *so = NULL, *se = NULL;
+    int status = -1;
+    CU_ASSERT_FATAL(sv_test_spawn(argv, &so, &se, &status));
+    if (status != 0)
+        fprintf(stderr, "%s\n", se);
+    CU_ASSERT_EQUAL_FATAL(status, 0);
+    g_free(so);
+    g_free(se);
+    g_autofree char *sum_path = g_build_filename(out, "summary.json", NULL);
+    JsonParser *p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_file(p, sum_path, NULL));
+    JsonObject *ec = json_object_get_object_member(json_node_get_object(json_parser_get_root(p)),
+                                                   "expert_cache");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ec);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(ec, "hits"), (int64_t)s->msg.expert_hits);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(ec, "misses"), (int64_t)s->msg.expert_misses);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(ec, "fetch_bytes"),
+                     (int64_t)(s->msg.expert_misses * QWEN_EXPERT_BYTES));
+    g_object_unref(p);
+    sv_planner_cluster_free(c);
+    sv_test_rmtree(dir);
+}
+
+/* The cluster pool (Mooncake store, --prefix-pool cluster) on 2 nodes x 1 H100, flow network:
+ * instance 0 (node 0) writes the four chunks of a 1,025-token prompt through to the store,
+ * sharded by key % 2 over both nodes' DRAM; the same prompt on instance 1 (node 1, round robin)
+ * finds all four (cap floor(1024 / 256) = 4): 1,024 tokens split between its own node's DRAM
+ * (cpu) and node 0's (remote), 1,024 x 131,072 = 134,217,728 B loaded. Every instance's NPUs join
+ * the fabric before the first hierarchy is built (a remote route crosses the network from an NPU of
+ * the home node). */
+static void test_cluster_pool(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *trace = write_trace(dir, 2, 1025, 1, 10 * G_GINT64_CONSTANT(1000000000));
+    GString *js = g_string_new("{\"num_nodes\":2,\"link_bw\":50,\"link_latency\":0,"
+                               "\"network_model\":\"flow\",\"nodes\":[");
+    for (int n = 0; n < 2; n++)
+        g_string_append_printf(
+            js,
+            "%s{\"num_instances\":1,\"cpu_mem\":{\"mem_size\":128,\"mem_bw\":256,"
+            "\"mem_latency\":0},\"pcie\":{\"bw_gbps\":64},\"instances\":[{\"model_name\":"
+            "\"meta-llama/Llama-3.1-8B\",\"hardware\":\"H100\",\"npu_mem\":{\"mem_size\":80,"
+            "\"mem_bw\":3350,\"mem_latency\":0}}]}",
+            n ? "," : "");
+    g_string_append(js, "]}");
+    struct sv_planner_cluster_cfg *c = parse(js->str);
+    g_string_free(js, TRUE);
+    struct sv_planner_tier_flags f;
+    sv_planner_tier_flags_init(&f);
+    g_strlcpy(f.prefix_storage, "cpu", sizeof f.prefix_storage);
+    g_strlcpy(f.prefix_pool, "cluster", sizeof f.prefix_pool);
+    struct collect col = {0};
+    struct sv_planner_run_result res;
+    GError *e = NULL;
+    gboolean ok = run(c, trace, &f, "round_robin", &col, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    CU_ASSERT_EQUAL_FATAL(col.n, 2);
+    const struct sv_wl_outcome *b = find_req(&col, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    SV_ASSERT_EQ_I64(b->instance, 1);
+    SV_ASSERT_EQ_I64(b->prefix_hit_tokens_npu, 0);
+    SV_ASSERT_EQ_I64(b->prefix_hit_tokens_cpu + b->prefix_hit_tokens_remote, 1024);
+    /* The shard of each chunk is its key % 2: with these token ids 3 chunks live on node 1 and
+     * one on node 0, so the remote path carries a chunk. */
+    SV_ASSERT_EQ_I64(b->prefix_hit_tokens_remote, 256);
+    SV_ASSERT_EQ_I64(b->kv_load_bytes, UINT64_C(134217728));
+    check_ledgers(&res.tiers);
+    SV_ASSERT_EQ_I64(res.tiers.used_by[SV_MEMTIER_DRAM][SV_MEMTIER_OWNER_PREFIX],
+                     4 * UINT64_C(33554432));
     sv_planner_cluster_free(c);
     sv_test_rmtree(dir);
 }
@@ -384,7 +693,11 @@ int main(void)
         {"shared cpu pool serves instance B (test 6)", test_shared_pool_serves_b},
         {"weight ledgers balance (test 7)", test_weight_ledgers},
         {"reference configs with tiers run", test_reference_configs},
-        {"refusals of unimplemented uses", test_refusals},
+        {"swap preemption end to end", test_swap},
+        {"live KV on the host (kv_loc cpu)", test_live_kv_cpu},
+        {"live KV over HBM and two CXL devices", test_live_kv_cxl},
+        {"expert cache (expert_offload) on Qwen3-30B-A3B", test_expert_cache},
+        {"cluster pool on two nodes", test_cluster_pool},
         {"tier columns and memory_tiers in the outputs", test_outputs},
         {NULL, NULL},
     };
