@@ -876,6 +876,7 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
     JsonObject *top = json_node_get_object(root);
     warn_unknown(top, top_keys, where);
     struct sv_planner_cluster_cfg *c = g_new0(struct sv_planner_cluster_cfg, 1);
+    g_strlcpy(c->where, where, sizeof c->where);
     g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
     /* Devices only: what lives there is decided by placement (per instance). */
     if (!parse_cxl(top, where, TRUE, &c->cxl, &c->cxl_scope, error) ||

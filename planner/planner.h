@@ -218,6 +218,7 @@ struct sv_planner_cluster_cfg {
      * ("<file>: <key path>: <feature> is not yet supported (ignored)"; NULL-terminated, NULL
      * when none); the caller reports them (docs/reference-configs.md lists the decisions). */
     char **unsupported;
+    char where[128]; /* the `where` it was parsed with (the file's name): prefixes later errors */
 };
 
 /* Parse LLMServingSim's cluster config. `where` prefixes error messages (usually the file's base

@@ -446,7 +446,16 @@ sv_planner_tiers *sv_planner_tiers_new(sv_engine *eng, sv_net *net_or_null,
         const struct sv_planner_node_cfg *nc = &c->nodes[n];
         if (nc->cpu_mem_gib > 0) {
             g_snprintf(name, sizeof name, "node%d/cpu", n);
-            gboolean id = ideal || nc->cpu_mem_ideal || nc->cpu_mem_bw_gbps <= 0;
+            gboolean id = ideal || nc->cpu_mem_ideal;
+            if (!id && !(nc->cpu_mem_bw_gbps > 0)) {
+                g_autofree char *p = g_strdup_printf("%s: nodes[%d].cpu_mem.mem_bw", c->where, n);
+                path_error(error, p,
+                           "host memory is a tier of this run and needs a positive bandwidth in "
+                           "GB/s (or cpu_mem.ideal: true), got %g",
+                           nc->cpu_mem_bw_gbps);
+                sv_planner_tiers_free(t);
+                return NULL;
+            }
             t->dram[n] = add_tier(t, SV_MEMTIER_DRAM, name, nc->cpu_mem_gib, nc->cpu_mem_bw_gbps, 0,
                                   nc->cpu_mem_latency_ns, 0, id);
             struct sv_memtier_loc loc = {SV_MEMTIER_DRAM, n, 0};

@@ -203,6 +203,37 @@ static void test_shared_pool_serves_b(void)
  * or evicted KV left on a host tier); HBM weights 16,060,522,496 - 1,744,896,000 =
  * 14,315,626,496 B; every iteration streams the 4 blocks once: fabric bytes = iterations x
  * 1,744,896,000, all read from the cpu tier. */
+/* Host memory with no bandwidth is an error naming the key once the run uses it as a tier (here
+ * for streamed weights); cpu_mem.ideal: true makes it a latency-only tier instead. */
+static void test_zero_bandwidth(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *trace = write_trace(dir, 1, 100, 4, 0);
+    const char *fmt =
+        "{\"num_nodes\":1,\"link_bw\":112,\"link_latency\":0,\"nodes\":[{\"num_instances\":1,"
+        "\"cpu_mem\":{\"mem_size\":512,\"mem_bw\":0,\"mem_latency\":0%s},"
+        "\"instances\":[{\"model_name\":\"meta-llama/Llama-3.1-8B\",\"hardware\":\"H100\","
+        "\"npu_mem\":{\"mem_size\":80,\"mem_bw\":3350,\"mem_latency\":0},"
+        "\"placement\":{\"blocks\":[{\"blocks\":\"31\",\"weights\":\"cpu\"}]}}]}]}";
+    g_autofree char *bad = g_strdup_printf(fmt, "");
+    struct sv_planner_cluster_cfg *c = parse(bad);
+    struct collect col = {0};
+    struct sv_planner_run_result res;
+    GError *e = NULL;
+    CU_ASSERT_FALSE(run(c, trace, NULL, NULL, &col, &res, &e));
+    CU_ASSERT(e != NULL && strstr(e->message, "nodes[0].cpu_mem.mem_bw: host memory is a tier") &&
+              strstr(e->message, "got 0"));
+    g_clear_error(&e);
+    sv_planner_cluster_free(c);
+    g_autofree char *ok_cfg = g_strdup_printf(fmt, ",\"ideal\":true");
+    c = parse(ok_cfg);
+    memset(&col, 0, sizeof col);
+    CU_ASSERT(run(c, trace, NULL, NULL, &col, &res, &e));
+    g_clear_error(&e);
+    sv_planner_cluster_free(c);
+    sv_test_rmtree(dir);
+}
+
 static void test_weight_ledgers(void)
 {
     g_autofree char *dir = sv_test_tmpdir();
@@ -699,6 +730,7 @@ int main(void)
         {"expert cache (expert_offload) on Qwen3-30B-A3B", test_expert_cache},
         {"cluster pool on two nodes", test_cluster_pool},
         {"tier columns and memory_tiers in the outputs", test_outputs},
+        {"host memory without bandwidth", test_zero_bandwidth},
         {NULL, NULL},
     };
     sv_test_add_suite("tiers_e2e", cases);
