@@ -455,4 +455,3 @@ int sv_net__geom_route(const struct sv_net_geom *g, int src, int dst, int *links
     }
     return nl;
 }
-
