@@ -1,4 +1,4 @@
-/* bench_tiers: what the memory tiers cost the simulator (issue 8, PLAN section 7 "Benchmark").
+/* bench_tiers: what the memory tiers cost the simulator (issue 8, issue 8 tests "Benchmark").
  *
  * The Mooncake FAST'25 conversation trace
  * (../shared/traces/mooncake_fast25/conversation_trace.jsonl: 12,031 requests over 3,537 s, prompts

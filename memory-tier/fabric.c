@@ -11,7 +11,7 @@
  * left out of the flow's path and keeps its latency. A leg with no finite link completes at its
  * latency.
  *
- * Routes (PLAN.md section 2, decision 8): DMA between an NPU and host DRAM or CXL is one flow over
+ * Routes (decision 8): DMA between an NPU and host DRAM or CXL is one flow over
  * both ends' links (cut-through); SSD goes through host DRAM store-and-forward, as LMCache's
  * local-disk backend (read into host memory, then copy to the GPU): two legs in sequence.
  *   dram -> npu [dram, h2d]          npu -> dram [d2h, dram]

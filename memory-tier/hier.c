@@ -5,7 +5,7 @@
  * Lookup: from the chunk holding the first token past the NPU hit, each chunk comes from the
  * first pool (in lookup order) holding it; the walk stops at the first chunk no pool holds and
  * at floor((num_tokens - 1) / chunk) chunks (the last token always runs). Only tokens beyond the
- * NPU hit are loaded (PLAN.md decision 4).
+ * NPU hit are loaded (docs/memory-tiers.md decision 4).
  *
  * Writes: write-through (default) copies every chunk that becomes full on the NPU into every pool
  * not holding it (inclusive hierarchy); write-back writes a chunk into the first pool only when

@@ -214,9 +214,9 @@ struct sv_msg_prefill_launch {
  * entries, rank = TP rank + tp x stage as in the DAG. */
 struct sv_msg_tier_cfg {
     struct sv_memtier_fabric *fabric; /* NULL: no tiers (today's behaviour) */
-    /* Weight streaming (PLAN use 1): weight_route[rank][i], i = 0..num_layers-1 the decoder
-     * layers, num_layers the embedding, num_layers+1 the head; NULL entry = resident on the NPU.
-     * layer_weight_bytes[i] (same indexing) = bytes of part i on one rank (already / tp). */
+    /* Weight streaming (docs/memory-tiers.md use 1): weight_route[rank][i], i = 0..num_layers-1 the
+     * decoder layers, num_layers the embedding, num_layers+1 the head; NULL entry = resident on the
+     * NPU. layer_weight_bytes[i] (same indexing) = bytes of part i on one rank (already / tp). */
     const struct sv_memtier_route *const *const *weight_route;
     const uint64_t *layer_weight_bytes;
     /* Live KV off the device (use 2): kv_route[rank][layer] tier -> NPU, NULL = KV in HBM;

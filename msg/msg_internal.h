@@ -187,9 +187,9 @@ void sv_msg__hier_admitted(sv_msg *m, msg_req *r, int64_t npu_hit, int64_t lower
                            const struct sv_memtier_hit *hit);
 /* A chunk or decode step completed up to r->num_computed: write-through of newly full chunks. */
 void sv_msg__hier_computed(sv_msg *m, msg_req *r);
-/* Swap preemption (vLLM v0; PLAN use 3). try_swap_out: swap running request r out (already
- * removed from the running list) when the swap tier can hold its blocks: TRUE, it joined the
- * swapped queue; FALSE: recompute it (counted as a fallback when swap mode is on). */
+/* Swap preemption (vLLM v0; docs/memory-tiers.md use 3). try_swap_out: swap running request r out
+ * (already removed from the running list) when the swap tier can hold its blocks: TRUE, it joined
+ * the swapped queue; FALSE: recompute it (counted as a fallback when swap mode is on). */
 gboolean sv_msg__swap_out(sv_msg *m, msg_req *r);
 /* Swap the head of the swapped queue back in with `num_new` tokens scheduled after it: FALSE,
  * nothing changed, when the pool lacks the blocks. */

@@ -1,6 +1,6 @@
 /* Memory tiers in the serving group (issue 8; docs/memory-tiers.md): the MEM_LOAD / MEM_STORE
  * nodes of an iteration DAG move bytes over the tier fabric (memory-tier/fabric.c), and weight
- * parts placed off the device are streamed in each iteration (PLAN use 1).
+ * parts placed off the device are streamed in each iteration (docs/memory-tiers.md use 1).
  *
  * Weight streaming, per rank, over the parts of the model in execution order (embedding, the
  * decoder layers, the head; msg_tiers weight_route):
@@ -183,8 +183,9 @@ sv_dag_node *sv_msg__stream_pre(sv_msg *m, struct sv_msg__stream *st, int64_t pa
             st->last_load = load;
         }
     }
-    /* Live KV off the device (PLAN use 2): the layer reads the batch's history KV from its tier
-     * while it computes (prefetch: layer = max(compute, read)) or before (serial: the sum). */
+    /* Live KV off the device (docs/memory-tiers.md use 2): the layer reads the batch's history KV
+     * from its tier while it computes (prefetch: layer = max(compute, read)) or before (serial: the
+     * sum). */
     st->kv_read = NULL;
     const struct sv_memtier_route *kr = layer && st->kv_routes ? st->kv_routes[part] : NULL;
     if (kr && T->kv_read_bytes > 0) {
@@ -269,8 +270,9 @@ static void npu_evicted(void *ctx, uint64_t hash, uint32_t chain_index)
 {
     sv_msg *m = ctx;
     uint32_t n = m->cfg.tiers.chunk_tokens / sv_memtier_kv_manager_block_size(m->cfg.kv);
-    /* Write-back: the block that ends a chunk carries the chunk's key (PLAN decision 5; the
-     * chunk's earlier blocks may already be gone: an approximation, docs/memory-tiers.md). */
+    /* Write-back: the block that ends a chunk carries the chunk's key (docs/memory-tiers.md
+     * decision 5; the chunk's earlier blocks may already be gone: an approximation,
+     * docs/memory-tiers.md). */
     if (n > 0 && (chain_index + 1) % n == 0)
         sv_memtier_hier_npu_evicted(m->cfg.tiers.hier, hash, m->cfg.first_device);
 }
@@ -362,7 +364,8 @@ void sv_msg__tiers_free(sv_msg *m)
     m->tiers = NULL;
 }
 
-/* ---- lower-tier prefix hits (PLAN use 4) ------------------------------------------------- */
+/* ---- lower-tier prefix hits (docs/memory-tiers.md use 4)
+ * ------------------------------------------------- */
 
 int64_t sv_msg__hier_match(sv_msg *m, msg_req *r, int64_t npu_hit, struct sv_memtier_hit *out)
 {
@@ -474,7 +477,7 @@ sv_dag_node *sv_msg__kv_loads(sv_msg *m)
     int32_t dev = m->cfg.first_device;
     if (m->cfg.tiers.kv_load_per_layer && T->n_layers > 0) {
         /* L loads of bytes / L per tier (the remainder on the last), chained per tier; layer l
-         * waits for its own (PLAN use 4, --kv-load-overlap layer). */
+         * waits for its own (docs/memory-tiers.md use 4, --kv-load-overlap layer). */
         for (guint i = 0; i < T->loads->len; i++) {
             const msg_kv_load *l = &g_array_index(T->loads, msg_kv_load, i);
             uint64_t per = l->bytes / (uint64_t)T->n_layers;
@@ -511,7 +514,8 @@ void sv_msg__kv_loads_done(sv_msg *m)
         memset(m->tiers->layer_gate, 0, sizeof(sv_dag_node *) * (size_t)m->tiers->n_layers);
 }
 
-/* ---- swap preemption (vLLM v0; PLAN use 3) ------------------------------------------------ */
+/* ---- swap preemption (vLLM v0; docs/memory-tiers.md use 3)
+ * ------------------------------------------------ */
 
 /* Queue one transfer per rank of `bytes` (whole instance) split evenly over the ranks. */
 static void queue_swap(sv_msg *m, const struct sv_memtier_route *const *routes, uint64_t bytes,
@@ -544,7 +548,7 @@ gboolean sv_msg__swap_out(sv_msg *m, msg_req *r)
     uint64_t bytes = (uint64_t)sv_memtier_kv_seq_num_blocks(r->seq) * block_bytes(m);
     if (t->swap_tier) {
         uint64_t free_b = sv_memtier_tier_free_bytes(t->swap_tier);
-        /* Prefix chunks on the swap tier give way first (PLAN use 3). */
+        /* Prefix chunks on the swap tier give way first (docs/memory-tiers.md use 3). */
         if (free_b < bytes && t->swap_pool)
             sv_memtier_prefix_pool_shrink(t->swap_pool, bytes - free_b);
         if (!sv_memtier_tier_charge(t->swap_tier, SV_MEMTIER_OWNER_EVICTED_KV, (int64_t)bytes,

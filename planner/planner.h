@@ -32,7 +32,7 @@ typedef enum {
 
 /* ---- cluster config ------------------------------------------------------------------------ */
 
-/* ---- memory tiers (docs/memory-tiers.md; PLAN issue 8 section 4) ---------------------------- */
+/* ---- memory tiers (docs/memory-tiers.md) ---------------------------- */
 
 /* Where a part of an instance lives: the NPU's HBM, the node's host DRAM, CXL device `device`,
  * or the node's SSD (weights only). Same order as memory-tier's tier kinds. */

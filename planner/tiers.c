@@ -1,4 +1,4 @@
-/* Memory tiers, the planner's side (docs/memory-tiers.md; PLAN issue 8 sections 4-5): weight
+/* Memory tiers, the planner's side (docs/memory-tiers.md): weight
  * placement resolved against the model (which bytes stay in HBM, which live on a host / CXL / SSD
  * tier) and the KV pool that HBM then holds. */
 #include "planner/planner.h"
@@ -307,7 +307,7 @@ gboolean sv_planner_tier_flags_resolve(const struct sv_planner_tier_flags *run,
     return TRUE;
 }
 
-/* ---- the memory tiers of a run (PLAN issue 8 section 5, "planner glue") ---------------------
+/* ---- the memory tiers of a run (docs/memory-tiers.md) ---------------------
  *
  * Tiers: one HBM tier per instance (all its ranks; a ledger of weights and KV, no link), host
  * DRAM per node, CXL devices per node (scope node) or for the cluster (scope cluster, reached
@@ -619,7 +619,8 @@ static gboolean build_hier(sv_planner_tiers *t, int32_t i, const struct sv_compu
         return FALSE;
     }
     if (t->run.prefix_pool == SV_PLANNER_POOL_CLUSTER) {
-        /* Mooncake store: chunks sharded over every node's host DRAM (PLAN decision 11). */
+        /* Mooncake store: chunks sharded over every node's host DRAM (docs/memory-tiers.md decision
+         * 11). */
         g_autofree sv_memtier_prefix_pool **pools =
             g_new0(sv_memtier_prefix_pool *, (size_t)t->n_nodes);
         g_autofree struct sv_memtier_loc *locs = g_new0(struct sv_memtier_loc, (size_t)t->n_nodes);
@@ -783,10 +784,10 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
             streams = TRUE;
         }
     }
-    /* Live KV off the device (kv_loc cpu / cxl:N; PLAN use 2): the pool's blocks hold, for the
-     * layers whose KV sits on a tier, tp x (KV bytes per token and layer / tp) x block_size bytes
-     * per layer there. The pool is capped by each such tier's free space (after the weights) and
-     * charged LIVE_KV for all its blocks at setup, as HBM reserves its KV. */
+    /* Live KV off the device (kv_loc cpu / cxl:N; docs/memory-tiers.md use 2): the pool's blocks
+     * hold, for the layers whose KV sits on a tier, tp x (KV bytes per token and layer / tp) x
+     * block_size bytes per layer there. The pool is capped by each such tier's free space (after
+     * the weights) and charged LIVE_KV for all its blocks at setup, as HBM reserves its KV. */
     if (map->any_offload) {
         uint64_t blk_layer =
             sv_compute_model_kv_bytes_per_token_layer(m, tp) * (uint64_t)tp * (uint64_t)block_size;
@@ -886,7 +887,7 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
     if (!build_hier(t, i, m, block_size, error))
         return FALSE;
     if (t->run.preempt_swap) {
-        /* Prefix chunks on the swap tier give way to swapped KV (PLAN use 3). */
+        /* Prefix chunks on the swap tier give way to swapped KV (docs/memory-tiers.md use 3). */
         struct sv_planner_loc el = map->kv_evict.kind == SV_PLANNER_LOC_NPU ? cpu : map->kv_evict;
         if (el.device == 0 && t->run.prefix_pool == SV_PLANNER_POOL_INSTANCE)
             out->swap_pool = ti->pools[el.kind];

@@ -1,7 +1,7 @@
-/* Memory tiers end to end (PLAN issue 8 section 7, tests 6 and 7; planner/tiers.c): sv_planner_run
+/* Memory tiers end to end (issue 8 tests 6 and 7; planner/tiers.c): sv_planner_run
  * with lower tiers, weight placement off the NPU and the reference configs that use them.
  *
- * Constants (Llama-3.1-8B, bf16, tp 1; PLAN section 7): decoder block 436,224,000 B; whole model
+ * Constants (Llama-3.1-8B, bf16, tp 1; issue 8 tests): decoder block 436,224,000 B; whole model
  * 16,060,522,496 B; KV per token of all 32 layers 2 (K,V) x 8 KV heads x 128 x 2 B x 32 =
  * 131,072 B; a 256-token chunk 33,554,432 B. */
 #include "planner/planner.h"
@@ -198,7 +198,7 @@ static void test_shared_pool_serves_b(void)
     sv_test_rmtree(dir);
 }
 
-/* Test 7 (weights): blocks 28-31 on the host (PLAN section 8's worked example on an H100).
+/* Test 7 (weights): blocks 28-31 on the host (docs/memory-tiers.md's worked example on an H100).
  * Ledgers at the end: cpu WEIGHTS = 4 x 436,224,000 = 1,744,896,000 B and nothing else (no live
  * or evicted KV left on a host tier); HBM weights 16,060,522,496 - 1,744,896,000 =
  * 14,315,626,496 B; every iteration streams the 4 blocks once: fabric bytes = iterations x
@@ -261,7 +261,7 @@ static void test_weight_ledgers(void)
     SV_ASSERT_EQ_I64(s->used_by[SV_MEMTIER_DRAM][SV_MEMTIER_OWNER_LIVE_KV], 0);
     SV_ASSERT_EQ_I64(s->used_by[SV_MEMTIER_DRAM][SV_MEMTIER_OWNER_EVICTED_KV], 0);
     SV_ASSERT_EQ_I64(s->used_by[SV_MEMTIER_HBM][SV_MEMTIER_OWNER_WEIGHTS], UINT64_C(14315626496));
-    /* KV pool of PLAN test 11: 30,037 blocks (29,205 with every weight in HBM). */
+    /* KV pool of issue 8 test 11: 30,037 blocks (29,205 with every weight in HBM). */
     SV_ASSERT_EQ_I64(res.kv_blocks, 30037);
     CU_ASSERT(res.iterations > 0);
     SV_ASSERT_EQ_I64(s->bytes_booked, res.iterations * UINT64_C(1744896000));
@@ -271,10 +271,10 @@ static void test_weight_ledgers(void)
 }
 
 /* The shipped configs that use tiers run. single_node_cxl_instance: every weight part on one of
- * 4 CXL devices (PLAN test 10: cxl sum = 16,060,522,496 B, HBM weights 0); each iteration streams
- * every part except the 8,192-B final norm, which sits on cxl:2 apart from the head on cxl:3 and
- * is not streamed (planner/tiers.c): 16,060,514,304 B per iteration. single_node_memory_instance:
- * everything on the NPU, no tier. */
+ * 4 CXL devices (issue 8 test 10: cxl sum = 16,060,522,496 B, HBM weights 0); each iteration
+ * streams every part except the 8,192-B final norm, which sits on cxl:2 apart from the head on
+ * cxl:3 and is not streamed (planner/tiers.c): 16,060,514,304 B per iteration.
+ * single_node_memory_instance: everything on the NPU, no tier. */
 static void test_reference_configs(void)
 {
     SV_REQUIRE_SHARED("reference/llmservingsim/configs/cluster", "LLMServingSim's cluster configs");
@@ -342,10 +342,10 @@ static char *write_trace_distinct(const char *dir, int n, int prompt, int output
     "{\"model_name\":\"meta-llama/Llama-3.1-8B\",\"hardware\":\"H100\",\"npu_mem\":"               \
     "{\"mem_size\":15.04,\"mem_bw\":3350,\"mem_latency\":0,\"mem_util\":1}}]}]}"
 
-/* Swap preemption end to end (PLAN use 3, test 7's swap run): two requests of 200 prompt and
- * 200 output tokens on the 42-block pool. Each prompt takes ceil(200/16) = 13 blocks; both
- * decode together until each holds 21 blocks (336 tokens, the pool full); request 0's next token
- * needs a 22nd block, so request 1 (the last running) is swapped out with 21 x 2,097,152 =
+/* Swap preemption end to end (docs/memory-tiers.md use 3, test 7's swap run): two requests of 200
+ * prompt and 200 output tokens on the 42-block pool. Each prompt takes ceil(200/16) = 13 blocks;
+ * both decode together until each holds 21 blocks (336 tokens, the pool full); request 0's next
+ * token needs a 22nd block, so request 1 (the last running) is swapped out with 21 x 2,097,152 =
  * 44,040,192 B to the host over [d2h 64, dram 256] (64 B/ns: 688,128 ns) and swapped back in
  * (same bytes and time) when request 0 (25 blocks at the end) has finished. */
 #define VICTIM_BYTES UINT64_C(44040192)
@@ -432,13 +432,13 @@ static void test_swap(void)
     sv_test_rmtree(dir);
 }
 
-/* Live KV on the host (placement default kv_loc cpu; PLAN use 2). One request of 1,024 prompt
- * tokens and 2 output tokens on an H100 with cpu_mem 128 GiB: HBM holds no KV, so the host caps
- * the pool: 137,438,953,472 B / (32 layers x 4,096 B x 16 tokens = 2,097,152 B) = 65,536 blocks,
- * all charged LIVE_KV on the host at setup. The decode step reads the 1,024 tokens of history of
- * every layer from the host: 1,024 x 4,096 = 4,194,304 B over [dram 256, h2d 64] = 64 B/ns:
- * 65,536 ns per layer. With --offload-overlap serial each layer waits for its read, so the decode
- * step (the gap between the two tokens) is 32 x 65,536 = 2,097,152 ns longer than with every
+/* Live KV on the host (placement default kv_loc cpu; docs/memory-tiers.md use 2). One request of
+ * 1,024 prompt tokens and 2 output tokens on an H100 with cpu_mem 128 GiB: HBM holds no KV, so the
+ * host caps the pool: 137,438,953,472 B / (32 layers x 4,096 B x 16 tokens = 2,097,152 B) = 65,536
+ * blocks, all charged LIVE_KV on the host at setup. The decode step reads the 1,024 tokens of
+ * history of every layer from the host: 1,024 x 4,096 = 4,194,304 B over [dram 256, h2d 64] = 64
+ * B/ns: 65,536 ns per layer. With --offload-overlap serial each layer waits for its read, so the
+ * decode step (the gap between the two tokens) is 32 x 65,536 = 2,097,152 ns longer than with every
  * tier ideal (latency 0: reads take no time). The new token's KV (4,096 B per layer, 64 ns) is
  * stored after each layer; the store is not a predecessor of the next layer, but under the
  * ASTRA-sim issue policy (dag/dag.h: one comm op in flight per device; MEM_LOAD and MEM_STORE
@@ -642,7 +642,7 @@ static void test_cluster_pool(void)
     sv_test_rmtree(dir);
 }
 
-/* The outputs of a tier run (servesim run, PLAN section 6): the tier columns appended to
+/* The outputs of a tier run (servesim run, docs/outputs.md): the tier columns appended to
  * requests.csv and timeseries.csv, "memory_tiers" in summary.json (cpu weights peak
  * 4 x 436,224,000 = 1,744,896,000 B); a run without tiers keeps the old headers. */
 static void test_outputs(void)

@@ -1,11 +1,11 @@
 /* The memory fabric: routes between tiers and NPUs, transfers as flows, SSD store-and-forward
- * and queue depth, ideal links (PLAN.md section 7, tests 3, 4, 9; hand-computed). */
+ * and queue depth, ideal links (issue 8 tests 3, 4, 9; hand-computed). */
 #include "memory-tier/memtier_internal.h"
 #include "tests/test_util.h"
 
 #include <string.h>
 
-/* One Llama-3.1-8B decoder layer in bf16: 218,112,000 params x 2 B (PLAN.md section 7). */
+/* One Llama-3.1-8B decoder layer in bf16: 218,112,000 params x 2 B (issue 8 tests). */
 #define LAYER_BYTES UINT64_C(436224000)
 /* One 256-token chunk of Llama-3.1-8B KV: 256 x 131,072 B. */
 #define CHUNK_BYTES UINT64_C(33554432)

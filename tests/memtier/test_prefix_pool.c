@@ -1,4 +1,4 @@
-/* Prefix pools and the generic LRU: eviction orders (PLAN.md section 7, test 5), matching along a
+/* Prefix pools and the generic LRU: eviction orders (issue 8 tests 5), matching along a
  * fine-hash chain, admission, shrinking, ledgers. */
 #include "memory-tier/memtier_internal.h"
 #include "tests/test_util.h"

@@ -1,11 +1,11 @@
-/* Memory tiers in the serving group (msg/offload.c; PLAN issue 8 tests 2 and 13): weight parts
+/* Memory tiers in the serving group (msg/offload.c; issue 8 tests 2 and 13): weight parts
  * streamed from a lower tier before their compute, in prefetch and serial overlap.
  *
  * The tier fabric here is a test-local fake (cfg.tiers.xfer): a route is one link of `bpns`
  * bytes/ns plus a latency, a transfer takes latency + bytes / bpns, with no sharing. That is
  * exactly what the real fabric gives for the streamed loads of one rank, which run one at a time
  * (a data edge chains them and the device's comm slot holds one): route cpu -> npu =
- * [dram 1000 B/ns, pcie h2d 64 B/ns] = min = 64 B/ns (PLAN §7 test 2). */
+ * [dram 1000 B/ns, pcie h2d 64 B/ns] = min = 64 B/ns (issue 8 test 2). */
 #include "msg/msg.h"
 #include "planner/planner.h"
 #include "tests/test_util.h"
@@ -14,8 +14,8 @@
 
 #include <CUnit/CUnit.h>
 
-/* Llama-3.1-8B decoder layer, bf16 (PLAN §7 constants): params = 4096·128·(32+8+8+32) +
- * 3·4096·14336 + 2·4096 = 41,943,040 + 176,160,768 + 8,192 = 218,112,000 -> 436,224,000 B. */
+/* Llama-3.1-8B decoder layer, bf16 (docs/memory-tiers.md constants): params = 4096·128·(32+8+8+32)
+ * + 3·4096·14336 + 2·4096 = 41,943,040 + 176,160,768 + 8,192 = 218,112,000 -> 436,224,000 B. */
 #define LAYER_BYTES 436224000ull
 /* 436,224,000 B / 64 B/ns = 6,816,000 ns. */
 #define LOAD_NS 6816000
@@ -226,11 +226,11 @@ static void test_stream_real_fabric(void)
     fx_clear(&f);
 }
 
-/* Live KV off the device (PLAN use 2), prefetch: every layer's KV on a fake tier of 1 B/ns (both
- * directions). Decode step of a 2,000-token prompt: each layer reads the history, 2,000 tokens x
- * 4,096 B (2 · 8 KV heads · 128 · 2 B) = 8,192,000 B = R = 8,192,000 ns, while it computes
- * (c < R), and writes the new token's KV, 4,096 B = S = 4,096 ns, after it. The device's comm
- * slot holds one transfer at a time (ASTRA policy), and store(l) is issued before read(l+1):
+/* Live KV off the device (docs/memory-tiers.md use 2), prefetch: every layer's KV on a fake tier of
+ * 1 B/ns (both directions). Decode step of a 2,000-token prompt: each layer reads the history,
+ * 2,000 tokens x 4,096 B (2 · 8 KV heads · 128 · 2 B) = 8,192,000 B = R = 8,192,000 ns, while it
+ * computes (c < R), and writes the new token's KV, 4,096 B = S = 4,096 ns, after it. The device's
+ * comm slot holds one transfer at a time (ASTRA policy), and store(l) is issued before read(l+1):
  *   layer 0's read ends at p + R; each later layer adds S + R; the head (h > S) runs beside the
  *   last store: step = p + 32·R + 31·S + h. */
 static void test_live_kv_off_device(void)

@@ -1,5 +1,5 @@
-/* Lower-tier prefix hits in the serving group (msg/offload.c + sched.c; PLAN issue 8 use 4 and
- * the msg half of test 6), on WP1's real fabric, prefix pool and hierarchy.
+/* Lower-tier prefix hits in the serving group (msg/offload.c + sched.c; docs/memory-tiers.md use 4
+ * and the msg half of test 6), on the real fabric, prefix pool and hierarchy.
  *
  * Two groups (instances 0 and 1 on NPUs 0 and 1 of node 0) share one host-DRAM prefix pool
  * (--enable-prefix-sharing): PCIe 64 GB/s per direction per NPU, DRAM 1000 GB/s (PCIe is the

@@ -1,9 +1,9 @@
-/* Swap preemption (vLLM v0; msg/offload.c, PLAN issue 8 test 8) on the real tier fabric: a
+/* Swap preemption (vLLM v0; msg/offload.c, issue 8 test 8) on the real tier fabric: a
  * standalone solver with NPU 0's PCIe (64 GB/s = 64 B/ns per direction, latency 0) and node 0's
  * host DRAM (1000 GB/s, so PCIe is the bottleneck: [dram, h2d] and [d2h, dram] run at 64 B/ns).
  *
- * Llama-3.1-8B KV (PLAN §7): 2 · 8 heads · 128 · 2 B = 4,096 B per token and layer, x 32 layers
- * = 131,072 B per token; a 16-token block 2,097,152 B.
+ * Llama-3.1-8B KV (docs/memory-tiers.md): 2 · 8 heads · 128 · 2 B = 4,096 B per token and layer, x
+ * 32 layers = 131,072 B per token; a 16-token block 2,097,152 B.
  *
  * Scenario (pool of 14 blocks of 16 tokens, no full-sequence reserve):
  *   step 0: A (112 prompt tokens, 7 blocks) and B (100 prompt tokens, ceil(100/16) = 7 blocks)

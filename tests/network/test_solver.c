@@ -18,7 +18,7 @@ static void record(sv_engine *eng, void *ctx, uint64_t arg)
     r->n++;
 }
 
-/* Test 1 (PLAN.md section 7): one Llama-3.1-8B decoder layer in bf16 = 436,224,000 B over one
+/* Test 1 (issue 8 tests): one Llama-3.1-8B decoder layer in bf16 = 436,224,000 B over one
  * 64 B/ns link, no latency: 436,224,000 / 64 = 6,816,000 ns exactly. */
 static void test_one_link(void)
 {

@@ -1,4 +1,4 @@
-/* Memory-tier configuration (PLAN issue 8, tests 10 and 11): cxl_mem, placement rules, their
+/* Memory-tier configuration (issue 8 tests 10 and 11): cxl_mem, placement rules, their
  * resolution against the model, the HBM bytes they leave and the KV pool that grows from it;
  * npu_num / npu_group; the run flags and their precedence. Errors name the JSON path.
  *
