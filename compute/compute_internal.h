@@ -125,4 +125,29 @@ double sv_compute__profile_op_ns(sv_compute_latency *lat, sv_compute_op_kind op,
 double sv_compute__legacy_op_ns(sv_compute_latency *lat, sv_compute_op_kind op,
                                 const struct sv_compute_batch_shape *s);
 
+/* ---- DRAMSim3-style INI files (compute/ini.c) ---- */
+typedef struct {
+    char *section; /* "" before the first [section] */
+    char *key;
+    char *value; /* comment stripped, whitespace trimmed, never empty */
+    int line;    /* 1-based, for errors */
+} sv_compute_ini_entry;
+typedef struct {
+    char *where;     /* the file (or the name given to the parser), for errors */
+    GArray *entries; /* sv_compute_ini_entry, in file order; keys unique in the file */
+} sv_compute_ini;
+sv_compute_ini *sv_compute__ini_parse(const char *text, gssize len, const char *where,
+                                      GError **error);
+sv_compute_ini *sv_compute__ini_load(const char *path, GError **error);
+void sv_compute__ini_free(sv_compute_ini *ini);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_compute_ini, sv_compute__ini_free)
+/* Flat lookup (the section is not part of the key); NULL when absent. */
+const sv_compute_ini_entry *sv_compute__ini_find(const sv_compute_ini *ini, const char *key);
+/* Required numeric keys: absent, or not a whole number, is an error naming file:line and key
+ * (`section` is named when the key is missing). */
+gboolean sv_compute__ini_int(const sv_compute_ini *ini, const char *key, const char *section,
+                             int64_t *out, GError **error);
+gboolean sv_compute__ini_double(const sv_compute_ini *ini, const char *key, const char *section,
+                                double *out, GError **error);
+
 #endif
