@@ -271,6 +271,110 @@ struct sv_compute_iter_time {
 void sv_compute_iter_time(sv_compute_latency *lat, const struct sv_compute_batch_shape *s,
                           int64_t layer_begin, int64_t layer_end, struct sv_compute_iter_time *out);
 
+/* ---- PIM: device files and attention latency -------------------------------------------- */
+
+/* A PIM device read from a DRAMSim3-style INI file (LLMServingSim configs/pim/<name>.ini; keys
+ * as docs/reference/pim-config.md names them). Only what a model reads is kept; the other
+ * DRAMSim3 keys (the full timing set, the IDD/VDD rails, queueing) are accepted and inert, as in
+ * LLMServingSim. One "channel" is one DIMM-like unit with its own bus and PIM logic. */
+struct sv_compute_pim_cfg {
+    char name[64];     /* the file stem ("DDR4_8GB_3200_pim"): how a cluster config names it */
+    char protocol[16]; /* [dram_structure] protocol (DDR4, HBM, LPDDR4...), informative */
+    /* [dram_structure] */
+    int64_t bankgroups;      /* bank groups per device */
+    int64_t banks_per_group; /* banks per bank group */
+    int64_t rows;            /* rows per bank */
+    int64_t columns;         /* columns per row */
+    int64_t device_width;    /* data bits per device (x4, x8, x16, x128) */
+    /* [timing] */
+    double tck_ns; /* tCK: clock period, ns */
+    int64_t cl;    /* CL: CAS (read) latency, cycles of tCK */
+    /* [system] */
+    int64_t bus_width;       /* channel data bus, bits */
+    int64_t channel_size_mb; /* target capacity of one channel, MB (2^20 B), snapped to ranks */
+    /* [other]: LLMServingSim's additions, not DRAMSim3 keys */
+    double data_rate_mts; /* transfers per second, millions (MT/s) */
+    double idle_power_mw; /* one channel (DIMM) idle, mW */
+    double peak_power_mw; /* one channel (DIMM) active (PIM computing), mW */
+    /* Derived once at load (pim-config.md, "How the numbers are derived"). */
+    int64_t banks;              /* bankgroups x banks_per_group */
+    int64_t devices_per_rank;   /* bus_width / device_width */
+    int64_t page_bytes;         /* columns x device_width / 8 */
+    uint64_t rank_bytes;        /* page_bytes x rows x banks x devices_per_rank */
+    int64_t ranks;              /* ranks per channel: channel_size / rank size, at least 1 */
+    uint64_t ch_capacity_bytes; /* ranks x rank_bytes */
+    double ch_bw_bytes_per_s;   /* bus_width / 8 x data_rate x 1e6 */
+    double read_latency_ns;     /* CL x tCK */
+};
+/* Read `path`; the name is the file's stem. Errors name file:line and the key (or the missing
+ * key and its section); values out of range (non-positive, bus_width not a multiple of
+ * device_width) are SV_COMPUTE_ERROR_INVALID. */
+gboolean sv_compute_pim_load(const char *path, struct sv_compute_pim_cfg *out, GError **error);
+/* The same from text in memory; `where` names it in errors, `name` is the device name. */
+gboolean sv_compute_pim_parse(const char *text, gssize len, const char *where, const char *name,
+                              struct sv_compute_pim_cfg *out, GError **error);
+/* Channels a node's PIM memory of `mem_bytes` holds: mem_bytes / ch_capacity_bytes, whole
+ * channels (LLMServingSim: num_ch = cpu_mem.mem_size / ch_capacity; pim-config.md). */
+int64_t sv_compute_pim_channels(const struct sv_compute_pim_cfg *pim, uint64_t mem_bytes);
+
+/* How the decode attention of one sequence on one channel is timed. */
+typedef enum {
+    /* Roofline of one channel: CL x tCK + max(KV bytes / channel bandwidth, attention FLOPs /
+     * compute rate). servesim's own model; see docs/pim.md. */
+    SV_COMPUTE_PIM_ATTN_BANDWIDTH,
+    /* LLMServingSim's calibrated linear fit per device (pim_model.py estimate_with_linear,
+     * quoted by pim-config.md "PIM attention latency model"); known for its four devices only. */
+    SV_COMPUTE_PIM_ATTN_LINEAR,
+} sv_compute_pim_attn_kind;
+
+struct sv_compute_pim_attn {
+    sv_compute_pim_attn_kind kind;
+    /* BANDWIDTH: the PIM compute rate of one channel, FLOP/s; 0 = compute is not a bound. The
+     * shipped INI files declare no compute rate, so it is a parameter, not a key. */
+    double compute_flops_per_s;
+    /* LINEAR: ns per KV token and ns per call at the Llama-3.1-8B head shape (32 heads, 8 KV
+     * heads, head dim 128). */
+    double slope_ns;
+    double intercept_ns;
+};
+/* Set up the model of `kind` for a device: LINEAR takes the coefficients of the device's name
+ * from LLMServingSim's table (an unknown name is SV_COMPUTE_ERROR_UNKNOWN, as in LLMServingSim);
+ * BANDWIDTH starts with compute_flops_per_s = 0. */
+gboolean sv_compute_pim_attn_init(struct sv_compute_pim_attn *a,
+                                  const struct sv_compute_pim_cfg *pim,
+                                  sv_compute_pim_attn_kind kind, GError **error);
+/* KV bytes one decode step of one layer reads for a sequence of `kv_tokens` tokens on one rank
+ * of tensor parallelism `tp`: 2 (K and V) x kv_tokens x KV heads x head_dim x dtype bytes. */
+uint64_t sv_compute_pim_kv_bytes(const struct sv_compute_model_cfg *m, int tp, int64_t kv_tokens);
+/* Decode attention of one sequence, one layer, on one channel, ns (not rounded: a channel sums
+ * its sequences and rounds once). 0 for kv_tokens <= 0. */
+double sv_compute_pim_attn_seq_ns(const struct sv_compute_pim_cfg *pim,
+                                  const struct sv_compute_pim_attn *a,
+                                  const struct sv_compute_model_cfg *m, int tp, int64_t kv_tokens);
+
+/* A placement policy: put sequence i (of KV size size[i], any unit proportional to bytes) on
+ * channel channel_of[i] in [0, n_channels). Must be deterministic. */
+typedef void (*sv_compute_pim_pack_fn)(const int64_t *size, int n_seqs, int n_channels,
+                                       int *channel_of, void *user);
+/* "greedy": largest KV first onto the least-loaded channel (longest-processing-time first);
+ * equal sizes keep their input order, equal loads take the lowest channel. */
+void sv_compute_pim_pack_greedy(const int64_t *size, int n_seqs, int n_channels, int *channel_of,
+                                void *user);
+/* A built-in policy by name ("greedy"); NULL with an error listing the names when unknown. */
+sv_compute_pim_pack_fn sv_compute_pim_pack_lookup(const char *name, GError **error);
+
+/* One layer of one decode iteration on PIM: sequences with KV lengths kv_tokens[0..n_seqs) are
+ * packed by `pack` (by KV size) onto n_channels channels; a channel runs its sequences one after
+ * another; the iteration waits for the slowest channel. Fills channel_of[n_seqs] and, when not
+ * NULL, channel_ns[n_channels] (unrounded) and *slowest (the lowest-numbered slowest channel,
+ * -1 when n_seqs == 0). Returns the slowest channel's time, rounded once to ns. */
+sv_time sv_compute_pim_iter_time(const struct sv_compute_pim_cfg *pim,
+                                 const struct sv_compute_pim_attn *a,
+                                 const struct sv_compute_model_cfg *m, int tp,
+                                 const int64_t *kv_tokens, int n_seqs, int n_channels,
+                                 sv_compute_pim_pack_fn pack, void *pack_user, int *channel_of,
+                                 double *channel_ns, int *slowest);
+
 G_END_DECLS
 
 #endif
