@@ -274,7 +274,7 @@ static void test_warnings(void)
  *   base 60 + npu 35 + cpu 10 + (200 - 10) x 0.15 = 38.5 + dram ceil(512 / 32) = 16 DIMMs x 2.0
  *   = 32 + link 1 x 5 + nic 1 x 20 + storage 2 x 5 = 10  =  200.5 W; 100 s idle: 20,050 J.
  * One 1 s compute at t = 0 on it then 99 s of rest: active 600 J, standby 300 W x 18 s = 5,400 J,
- * idle 35 W x 81 s = 2,835 J (standby_duration 18 read as seconds). */
+ * idle 35 W x 81 s = 2,835 J (standby_duration 18 read as seconds); node 25,385 J. */
 static void test_reference_config(void)
 {
     SV_REQUIRE_SHARED("reference/llmservingsim/configs/cluster/single_node_power_instance.json",
@@ -310,6 +310,11 @@ static void test_reference_config(void)
                            5400.0, EPS);
     CU_ASSERT_DOUBLE_EQUAL(sv_power_device_state_energy_j(dom, 0, SV_POWER_IDLE, 100 * S), 2835.0,
                            EPS);
+    /* docs/power.md's worked example: 20,050 - 3,500 + 8,835 = 25,385 J; 1 GB on the link adds
+     * 8e9 bit x 4 pJ = 0.032 J */
+    CU_ASSERT_DOUBLE_EQUAL(sv_power_total_energy_j(dom, 100 * S), 25385.0, 1e-6);
+    sv_power_bytes(dom, SV_POWER_LINK, 1000000000u, 50 * S);
+    CU_ASSERT_DOUBLE_EQUAL(sv_power_total_energy_j(dom, 100 * S), 25385.032, 1e-6);
     sv_power_domain_free(dom);
     sv_power_node_cfg_clear(&cfg);
 }
