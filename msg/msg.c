@@ -93,6 +93,7 @@ sv_msg *sv_msg_new(sv_engine *eng, const struct sv_msg_cfg *cfg, const struct sv
                                         (GDestroyNotify)sv_msg__req_free, NULL);
     m->running = g_ptr_array_new();
     m->inflight = g_array_new(FALSE, FALSE, sizeof(msg_slot));
+    m->start_entries = g_array_new(FALSE, FALSE, sizeof(struct sv_msg_sched_entry));
     m->pf_chunk = g_array_new(FALSE, FALSE, sizeof(int64_t));
     m->pf_hist = g_array_new(FALSE, FALSE, sizeof(int64_t));
     m->dec_kv = g_array_new(FALSE, FALSE, sizeof(int64_t));
@@ -123,6 +124,7 @@ void sv_msg_free(sv_msg *m)
     if (m->detached)
         g_hash_table_destroy(m->detached); /* frees the held PD handoffs */
     g_array_free(m->inflight, TRUE);
+    g_array_free(m->start_entries, TRUE);
     g_array_free(m->pf_chunk, TRUE);
     g_array_free(m->pf_hist, TRUE);
     g_array_free(m->dec_kv, TRUE);

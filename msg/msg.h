@@ -319,6 +319,13 @@ struct sv_msg_iter_done {
     double kv_usage; /* used blocks / blocks, after the commit */
 };
 
+/* One request's share of a scheduled iteration. */
+struct sv_msg_sched_entry {
+    uint64_t request_id;
+    int64_t num_new;         /* tokens computed this step */
+    int64_t computed_before; /* KV history before the step */
+};
+
 /* Callbacks (any may be NULL). on_token is called for each output token after the first, with
  * the gap since the previous one (ITL); on_req_done after a request's last token, with the
  * request's outcome (valid during the call only: the request is freed after it) and the `user`
@@ -337,6 +344,12 @@ struct sv_msg_hooks {
      * (per-layer KV transfer). on_prefill_done follows for the same handle when it commits. */
     void (*on_prefill_launch)(void *ctx, int32_t instance, sv_msg_handoff *h,
                               const struct sv_msg_prefill_launch *l);
+    /* Optional: an iteration of `instance` with at least one request was launched at `now`; `e`
+     * lists its requests (id, tokens this step, KV history before it), valid during the call.
+     * Every such launch commits later with on_iter_done, in launch order per group (DP dummy
+     * steps, with no request, are not reported). The power model's feed (planner/power.c). */
+    void (*on_iter_start)(void *ctx, int32_t instance, sv_time now,
+                          const struct sv_msg_sched_entry *e, guint n);
     void *ctx;
 };
 
@@ -444,13 +457,6 @@ uint32_t sv_msg_pd_num_waiting_unpinned(const sv_msg *msg);
 sv_time sv_msg_busy_since(const sv_msg *msg);
 
 /* ---- scheduler core, exposed for unit tests and the operation mapper ---------------------- */
-
-/* One request's share of a scheduled iteration. */
-struct sv_msg_sched_entry {
-    uint64_t request_id;
-    int64_t num_new;         /* tokens computed this step */
-    int64_t computed_before; /* KV history before the step */
-};
 
 /* Run the batch scheduler once at the current time without executing the iteration: fills
  * `out` (caller-allocated GArray of sv_msg_sched_entry) and returns how many requests were

@@ -86,6 +86,7 @@ struct sv_msg {
     gboolean busy;      /* an iteration is in flight */
     gboolean step_pending;
     sv_time iter_start_ns;
+    GArray *start_entries; /* sv_msg_sched_entry scratch for hooks.on_iter_start */
     uint64_t iterations;
     uint64_t preemptions;
     uint32_t step_preempted;

@@ -178,6 +178,17 @@ gboolean sv_msg__launch(sv_msg *m, GError **error)
 {
     /* Sized for the worst case and filled in place (per-element appends showed in profiles). */
     guint n_slots = m->inflight->len, n_pf = 0, n_dec = 0;
+    if (m->hooks.on_iter_start && n_slots > 0) {
+        g_array_set_size(m->start_entries, n_slots);
+        for (guint i = 0; i < n_slots; i++) {
+            const msg_slot *s = &g_array_index(m->inflight, msg_slot, i);
+            g_array_index(m->start_entries, struct sv_msg_sched_entry, i) =
+                (struct sv_msg_sched_entry){s->req->out.request_id, s->num_new, s->computed_before};
+        }
+        m->hooks.on_iter_start(m->hooks.ctx, m->cfg.instance, sv_engine_now(m->eng),
+                               (const struct sv_msg_sched_entry *)(void *)m->start_entries->data,
+                               n_slots);
+    }
     g_array_set_size(m->pf_chunk, n_slots);
     g_array_set_size(m->pf_hist, n_slots);
     g_array_set_size(m->dec_kv, n_slots);
