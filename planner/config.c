@@ -929,9 +929,10 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
         if (!parse_level(no, "topology", nw, &c->nodes[ni].topology, error))
             goto fail_insts;
         if (json_object_has_member(no, "power")) {
-            /* Energy accounting only: no effect on the timeline. */
-            g_autofree char *p = g_strdup_printf("%s.power", nw);
-            note_ignored(notes, p, "the power model");
+            /* Energy accounting only: no effect on the timeline (docs/power.md). */
+            if (!sv_power_node_cfg_read(&c->nodes[ni].power, no, nw, error))
+                goto fail_insts;
+            c->nodes[ni].has_power = TRUE;
         }
         JsonObject *cpu = get_obj(no, "cpu_mem", nw, FALSE, error);
         if (!cpu && error && *error)
@@ -996,6 +997,24 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
     }
     c->n_instances = (int32_t)insts->len;
     c->instances = (struct sv_planner_instance_cfg *)(void *)g_array_free(insts, FALSE);
+    /* LLMServingSim's config_builder turns the power model off unless every node has a power
+     * block; servesim does the same, and says so. */
+    int32_t n_power = 0, first_without = -1;
+    for (int32_t ni = 0; ni < c->n_nodes; ni++) {
+        n_power += c->nodes[ni].has_power;
+        if (!c->nodes[ni].has_power && first_without < 0)
+            first_without = ni;
+    }
+    c->power = n_power == c->n_nodes;
+    if (n_power > 0 && !c->power) {
+        g_ptr_array_add(notes, g_strdup_printf("%s: nodes[%d]: no power block: the power model "
+                                               "needs one on every node (it is off)",
+                                               where, first_without));
+        for (int32_t ni = 0; ni < c->n_nodes; ni++) {
+            sv_power_node_cfg_clear(&c->nodes[ni].power);
+            c->nodes[ni].has_power = FALSE;
+        }
+    }
     if (notes->len > 0) {
         g_ptr_array_add(notes, NULL);
         c->unsupported = (char **)g_ptr_array_steal(notes, NULL);
@@ -1068,6 +1087,8 @@ void sv_planner_cluster_free(struct sv_planner_cluster_cfg *cfg)
 {
     if (!cfg)
         return;
+    for (int32_t ni = 0; cfg->nodes && ni < cfg->n_nodes; ni++)
+        sv_power_node_cfg_clear(&cfg->nodes[ni].power);
     g_free(cfg->nodes);
     for (int32_t i = 0; cfg->instances && i < cfg->n_instances; i++)
         g_free(cfg->instances[i].placement.rules);

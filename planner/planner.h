@@ -12,6 +12,7 @@
 #include "metrics/metrics.h"
 #include "msg/msg.h"
 #include "network/network.h"
+#include "power/power.h"
 #include "system/system.h"
 #include "workloads/workloads.h"
 
@@ -191,6 +192,8 @@ struct sv_planner_node_cfg {
     struct sv_planner_tier_cfg cxl;     /* the node's cxl_mem when it overrides the top level */
     struct sv_planner_pcie_cfg pcie;    /* nodes[].pcie */
     struct sv_planner_tier_cfg storage; /* nodes[].storage (SSD) */
+    gboolean has_power;                 /* nodes[].power given (and the model is on) */
+    struct sv_power_node_cfg power;     /* nodes[].power (docs/power.md) */
 };
 
 struct sv_planner_cluster_cfg {
@@ -214,6 +217,9 @@ struct sv_planner_cluster_cfg {
     struct sv_planner_tier_cfg cxl; /* top-level cxl_mem (per device; num_devices per scope) */
     sv_planner_cxl_scope cxl_scope;
     struct sv_planner_tier_flags tier_flags; /* top-level run flags of the memory tiers */
+    /* Every node has a power block: the run feeds one power domain per node (planner/power.c).
+     * Otherwise no node's block is kept (LLMServingSim's all-or-nothing rule; a note says so). */
+    gboolean power;
     /* Keys of the memory-tier / power / PIM features the run ignores, one line each
      * ("<file>: <key path>: <feature> is not yet supported (ignored)"; NULL-terminated, NULL
      * when none); the caller reports them (docs/reference-configs.md lists the decisions). */
