@@ -651,9 +651,16 @@ static int run(const run_opts *o)
         goto fail;
     out_dir = o->output_dir ? o->output_dir : DEFAULT_OUTPUT_DIR;
     /* Tier columns only when the run uses a memory tier (docs/outputs.md). */
+    const char *power_names[SV_POWER_N_COMPONENTS];
+    for (int c = 0; c < SV_POWER_N_COMPONENTS; c++)
+        power_names[c] = sv_power_component_name(c);
+    /* power.csv, energy_j and summary "energy" only with a power model (docs/power.md). */
     struct sv_metrics_cfg mc = {.output_dir = out_dir,
                                 .n_instances = cluster->n_instances,
-                                .tiers = sv_planner_run_uses_tiers(&cfg)};
+                                .tiers = sv_planner_run_uses_tiers(&cfg),
+                                .power_nodes = cluster->power ? cluster->n_nodes : 0,
+                                .power_components = power_names,
+                                .n_power_components = SV_POWER_N_COMPONENTS};
     m = sv_metrics_new(&mc, &err);
     if (!m)
         goto fail;
@@ -707,6 +714,21 @@ static int run(const run_opts *o)
         struct sv_metrics_tiers mt;
         sv_planner_tier_stats_to_metrics(&res.tiers, &mt);
         sv_metrics_set_tiers_summary(m, &mt);
+    }
+    if (res.has_power) {
+        struct sv_metrics_energy me = {.n_components = SV_POWER_N_COMPONENTS,
+                                       .npu_active_j = res.energy.npu_state_j[SV_POWER_ACTIVE],
+                                       .npu_standby_j = res.energy.npu_state_j[SV_POWER_STANDBY],
+                                       .npu_idle_j = res.energy.npu_state_j[SV_POWER_IDLE],
+                                       .total_j = res.energy.total_j,
+                                       .attributed_j = res.energy.attributed_j,
+                                       .unattributed_j = res.energy.unattributed_j,
+                                       .dram_bytes = res.energy.dram_bytes};
+        for (int c = 0; c < SV_POWER_N_COMPONENTS; c++) {
+            me.component_names[c] = power_names[c];
+            me.by_component_j[c] = res.energy.by_component_j[c];
+        }
+        sv_metrics_set_energy(m, &me);
     }
     if (!sv_metrics_finish(m, res.makespan_ns, res.submitted, &err))
         goto fail;

@@ -36,7 +36,8 @@ struct sv_metrics {
     GError *deferred; /* first error met inside a void callback */
     gboolean finished_ok;
 
-    struct out_file req, ts, sum;
+    struct out_file req, ts, sum, pwr; /* pwr: power.csv, with a power model only */
+    int power_nodes, n_power_components;
 
     /* requests.csv reorder: ring over ids [base, base + WINDOW) plus a spill file */
     struct slot *ring;
@@ -141,15 +142,20 @@ static const char TS_TIER_COLS[] = ",npu_mem_bytes,cpu_mem_bytes,cxl_mem_bytes,s
                                    "prefix_hit_pct_npu,prefix_hit_pct_cpu,prefix_hit_pct_cxl,"
                                    "prefix_hit_pct_ssd";
 
-/* A header line, with the tier columns before its newline when `tiers`. */
-static void put_header(FILE *fp, const char *h, const char *tier_cols, gboolean tiers)
+/* A header line, with the tier columns (when `tiers`) and `extra` (may be NULL) before its
+ * newline. */
+static void put_header(FILE *fp, const char *h, const char *tier_cols, gboolean tiers,
+                       const char *extra)
 {
-    if (!tiers) {
+    if (!tiers && !extra) {
         fputs(h, fp);
         return;
     }
     fwrite(h, 1, strlen(h) - 1, fp);
-    fputs(tier_cols, fp);
+    if (tiers)
+        fputs(tier_cols, fp);
+    if (extra)
+        fputs(extra, fp);
     fputc('\n', fp);
 }
 
@@ -160,6 +166,11 @@ sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
     m->n_instances = cfg->n_instances;
     m->tick_ns = cfg->tick_ns > 0 ? cfg->tick_ns : DEFAULT_TICK_NS;
     m->tiers = cfg->tiers;
+    m->power_nodes = cfg->power_nodes;
+    m->n_power_components = cfg->n_power_components;
+    SV_ASSERT(cfg->power_nodes == 0 ||
+              (cfg->n_power_components > 0 &&
+               cfg->n_power_components <= SV_METRICS_ENERGY_MAX_COMPONENTS));
     m->spill_fd = -1;
     m->next_tick = 1;
     m->running = g_new0(int, cfg->n_instances);
@@ -178,8 +189,20 @@ sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
             !out_open(&m->ts, m->dir, SV_METRICS__TIMESERIES_CSV, error) ||
             !out_open(&m->sum, m->dir, SV_METRICS__SUMMARY_JSON, error))
             return NULL;
-        put_header(m->req.fp, REQ_HEADER, REQ_TIER_COLS, m->tiers);
-        put_header(m->ts.fp, TS_HEADER, TS_TIER_COLS, m->tiers);
+        put_header(m->req.fp, REQ_HEADER, REQ_TIER_COLS, m->tiers,
+                   m->power_nodes > 0 ? ",energy_j" : NULL);
+        put_header(m->ts.fp, TS_HEADER, TS_TIER_COLS, m->tiers, NULL);
+        if (m->power_nodes > 0) {
+            if (!out_open(&m->pwr, m->dir, SV_METRICS__POWER_CSV, error))
+                return NULL;
+            fputs("t", m->pwr.fp);
+            for (int n = 0; n < m->power_nodes; n++) {
+                for (int c = 0; c < cfg->n_power_components; c++)
+                    fprintf(m->pwr.fp, ",node%d_%s_w", n, cfg->power_components[c]);
+                fprintf(m->pwr.fp, ",node%d_j", n);
+            }
+            fputs(",total_w,total_j\n", m->pwr.fp);
+        }
         m->ring = g_new0(struct slot, SV_METRICS_REORDER_WINDOW);
     }
     return g_steal_pointer(&m);
@@ -193,6 +216,7 @@ void sv_metrics_free(sv_metrics *m)
     out_discard(&m->req);
     out_discard(&m->ts);
     out_discard(&m->sum);
+    out_discard(&m->pwr);
     if (m->spill_fd >= 0)
         close(m->spill_fd);
     if (m->spill_path != NULL)
@@ -256,7 +280,7 @@ static char *put_diff(char *p, sv_time a, sv_time b, char sep)
 
 static void write_row(sv_metrics *m, const struct sv_wl_outcome *r)
 {
-    char buf[24 * 24]; /* 22 fields of at most 20 digits, a sign and a separator */
+    char buf[24 * 26]; /* 22 fields of at most 20 digits, a sign and a separator; energy_j */
     char *p = buf;
     p = put_u64(p, r->request_id);
     *p++ = ',';
@@ -289,6 +313,12 @@ static void write_row(sv_metrics *m, const struct sv_wl_outcome *r)
             p = put_int(p, tc[i]);
             *p++ = i + 1 < G_N_ELEMENTS(tc) ? ',' : '\n';
         }
+    }
+    if (m->power_nodes > 0) {
+        p[-1] = ','; /* energy_j last: J to the microjoule, locale-independent */
+        g_ascii_formatd(p, 40, "%.6f", r->energy_j);
+        p += strlen(p);
+        *p++ = '\n';
     }
     fwrite(buf, 1, (size_t)(p - buf), m->req.fp);
 }
@@ -597,6 +627,30 @@ static char *summary_json(const struct sv_metrics_summary *s, int n_instances)
                     pd->handoffs ? pd->kv_transfer_ms / (double)pd->handoffs : 0);
         json_builder_end_object(b);
     }
+    if (s->has_energy) {
+        const struct sv_metrics_energy *e = &s->energy;
+        json_builder_set_member_name(b, "energy");
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "by_component_j");
+        json_builder_begin_object(b);
+        for (int c = 0; c < e->n_components; c++)
+            json_double(b, e->component_names[c], e->by_component_j[c]);
+        json_builder_end_object(b);
+        json_builder_set_member_name(b, "npu_by_state_j");
+        json_builder_begin_object(b);
+        json_double(b, "active", e->npu_active_j);
+        json_double(b, "standby", e->npu_standby_j);
+        json_double(b, "idle", e->npu_idle_j);
+        json_builder_end_object(b);
+        json_double(b, "total_j", e->total_j);
+        json_double(b, "attributed_j", e->attributed_j);
+        json_double(b, "unattributed_j", e->unattributed_j);
+        json_double(b, "j_per_output_token",
+                    s->output_tokens > 0 ? e->total_j / (double)s->output_tokens : 0);
+        json_double(b, "j_per_request", s->finished > 0 ? e->total_j / (double)s->finished : 0);
+        json_double(b, "dram_bytes", e->dram_bytes);
+        json_builder_end_object(b);
+    }
     json_builder_set_member_name(b, "latency_ms");
     json_builder_begin_object(b);
     json_stat(b, "ttft", &s->ttft);
@@ -668,13 +722,15 @@ gboolean sv_metrics_finish(sv_metrics *m, sv_time end_ns, uint64_t arrived, GErr
     g_autofree char *json = summary_json(s, m->n_instances);
     fputs(json, m->sum.fp);
     fputc('\n', m->sum.fp);
-    if (!out_close(&m->req, error) || !out_close(&m->ts, error) || !out_close(&m->sum, error))
+    if (!out_close(&m->req, error) || !out_close(&m->ts, error) || !out_close(&m->sum, error) ||
+        (m->pwr.fp && !out_close(&m->pwr, error)))
         return FALSE;
     /* An older summary.json next to new CSVs would look like a complete run: remove it first,
      * and rename the new one last. */
     if (g_unlink(m->sum.final_path) != 0 && errno != ENOENT)
         return io_error(error, "remove", m->sum.final_path, errno);
-    if (!out_commit(&m->req, error) || !out_commit(&m->ts, error) || !out_commit(&m->sum, error))
+    if (!out_commit(&m->req, error) || !out_commit(&m->ts, error) || !out_commit(&m->pwr, error) ||
+        !out_commit(&m->sum, error))
         return FALSE;
     m->finished_ok = TRUE;
     return TRUE;
@@ -689,6 +745,26 @@ void sv_metrics_set_tiers_summary(sv_metrics *m, const struct sv_metrics_tiers *
 {
     m->summary.has_tiers = TRUE;
     m->summary.tiers = *t;
+}
+
+void sv_metrics_power_row(sv_metrics *m, sv_time t, const double *w, const double *node_j,
+                          double total_w, double total_j)
+{
+    if (m->pwr.fp == NULL)
+        return;
+    fprintf(m->pwr.fp, "%.3f", (double)t / NS_PER_S);
+    for (int n = 0; n < m->power_nodes; n++) {
+        for (int c = 0; c < m->n_power_components; c++)
+            fprintf(m->pwr.fp, ",%.3f", w[n * m->n_power_components + c]);
+        fprintf(m->pwr.fp, ",%.3f", node_j[n]);
+    }
+    fprintf(m->pwr.fp, ",%.3f,%.3f\n", total_w, total_j);
+}
+
+void sv_metrics_set_energy(sv_metrics *m, const struct sv_metrics_energy *e)
+{
+    m->summary.has_energy = TRUE;
+    m->summary.energy = *e;
 }
 
 void sv_metrics_set_pd(sv_metrics *m, const struct sv_metrics_pd *pd)
@@ -746,6 +822,14 @@ void sv_metrics_print_summary(const sv_metrics *m, FILE *out)
                 s->pd.handoffs ? s->pd.kv_transfer_ms / (double)s->pd.handoffs : 0.0,
                 (guint64)s->pd.kv_waits,
                 s->pd.kv_waits ? s->pd.kv_wait_ms / (double)s->pd.kv_waits : 0.0);
+    if (s->has_energy)
+        fprintf(out,
+                "energy: %.1f J (%.3f J/output token, %.1f J/request; %.1f J unattributed idle)\n",
+                s->energy.total_j,
+                s->output_tokens > 0 ? s->energy.total_j / (double)s->output_tokens : 0.0,
+                s->finished > 0 ? s->energy.total_j / (double)s->finished : 0.0,
+                s->energy.unattributed_j);
     if (m->dir != NULL)
-        fprintf(out, "outputs: %s/{requests.csv,timeseries.csv,summary.json}\n", m->dir);
+        fprintf(out, "outputs: %s/{requests.csv,timeseries.csv,summary.json%s}\n", m->dir,
+                m->power_nodes > 0 ? ",power.csv" : "");
 }

@@ -66,6 +66,13 @@ struct sv_metrics_cfg {
     /* The run uses a memory tier (issue 8): requests.csv and timeseries.csv get the tier columns
      * (docs/outputs.md). FALSE keeps the files of a run without tiers unchanged. */
     gboolean tiers;
+    /* The run has a power model over `power_nodes` nodes (> 0): power.csv (a row per
+     * sv_metrics_power_row), requests.csv's energy_j column, summary.json's "energy". 0 keeps
+     * the files of a run without one unchanged. Component names (borrowed, power.csv's header
+     * node<i>_<name>_w): n_power_components of them. */
+    int power_nodes;
+    const char *const *power_components;
+    int n_power_components;
 };
 
 typedef struct sv_metrics sv_metrics;
@@ -113,6 +120,12 @@ struct sv_metrics_tier_sample {
     double hit_pct[SV_METRICS_TIER_KINDS];
 };
 void sv_metrics_sample_tiers(sv_metrics *m, sv_time t, const struct sv_metrics_tier_sample *s);
+
+/* One power.csv row at time t (cfg.power_nodes > 0; rows in time order): average W per node and
+ * component over the interval since the previous row (w[node x n_power_components + c]),
+ * cumulative J per node, and the totals. */
+void sv_metrics_power_row(sv_metrics *m, sv_time t, const double *w, const double *node_j,
+                          double total_w, double total_j);
 
 /* End of the run at simulated time end_ns: flushes remaining timeseries rows up to the tick
  * containing end_ns and the buffered requests, writes summary.json, and renames the three
@@ -165,6 +178,18 @@ struct sv_metrics_summary {
         uint64_t swap_outs, swap_ins, swap_out_bytes, swap_in_bytes, swap_fallbacks;
         uint64_t expert_hits, expert_misses, expert_fetch_bytes;
     } tiers;
+    /* Power model (sv_metrics_set_energy): summary.json "energy"; J per output token and per
+     * request are total_j over the finished requests' output tokens and count. */
+    gboolean has_energy;
+#define SV_METRICS_ENERGY_MAX_COMPONENTS 8
+    struct sv_metrics_energy {
+        int n_components;
+        const char *component_names[SV_METRICS_ENERGY_MAX_COMPONENTS]; /* borrowed, static */
+        double by_component_j[SV_METRICS_ENERGY_MAX_COMPONENTS];
+        double npu_active_j, npu_standby_j, npu_idle_j;
+        double total_j, attributed_j, unattributed_j;
+        double dram_bytes;
+    } energy;
     /* Per instance (n_instances entries), what computed its operator latency ("roofline",
      * "profile:<bundle>"); NULL where sv_metrics_set_latency_source was not called. */
     char **latency_sources;
@@ -177,6 +202,9 @@ void sv_metrics_set_pd(sv_metrics *m, const struct sv_metrics_pd *pd);
 /* Memory-tier figures at the end of the run ("memory_tiers" in summary.json). Call before
  * finish, only when the run uses a tier. */
 void sv_metrics_set_tiers_summary(sv_metrics *m, const struct sv_metrics_tiers *t);
+
+/* The run's energy (summary.json "energy"). Call before finish, only with a power model. */
+void sv_metrics_set_energy(sv_metrics *m, const struct sv_metrics_energy *e);
 
 /* Which latency model `instance` used (copied), reported in summary.json's "latency_source"
  * array (docs/outputs.md), one entry per instance once any is set: outputs computed from

@@ -8,5 +8,6 @@
 #define SV_METRICS__REQUESTS_CSV "requests.csv"
 #define SV_METRICS__TIMESERIES_CSV "timeseries.csv"
 #define SV_METRICS__SUMMARY_JSON "summary.json"
+#define SV_METRICS__POWER_CSV "power.csv"
 
 #endif

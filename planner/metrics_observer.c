@@ -41,6 +41,11 @@ static void on_tiers(void *ctx, sv_time t_ns, const struct sv_planner_tier_usage
     sv_metrics_sample_tiers(ctx, t_ns, &s);
 }
 
+static void on_power(void *ctx, const struct sv_planner_power_row *r)
+{
+    sv_metrics_power_row(ctx, r->t_ns, r->w, r->node_j, r->total_w, r->total_j);
+}
+
 void sv_planner_tier_stats_to_metrics(const struct sv_planner_tier_stats *s,
                                       struct sv_metrics_tiers *out)
 {
@@ -84,5 +89,6 @@ void sv_planner_metrics_observer_init(sv_metrics *m, struct sv_planner_run_obser
     obs->on_token_gap = on_token_gap;
     obs->on_instance = on_instance;
     obs->on_tiers = on_tiers;
+    obs->on_power = on_power;
     obs->ctx = m;
 }

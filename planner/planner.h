@@ -450,6 +450,59 @@ struct sv_planner_pd_stats {
 };
 void sv_planner_pd_get_stats(const sv_planner_pd *pd, struct sv_planner_pd_stats *out);
 
+/* ---- power and energy (planner/power.c; docs/power.md) --------------------------------------
+ *
+ * With a power block on every node (cluster cfg `power`), one sv_power domain per node, fed by
+ * the serving groups' iterations: each device of an instance is busy from the launch of an
+ * iteration to its commit; each iteration moves weights + KV read + KV written through DRAM.
+ * Energy is attributed to requests per interval between state changes of a node: an interval's
+ * energy goes to the iterations running on the node then, by their devices, and within an
+ * iteration to its requests by their share of its scheduled tokens; an interval with no iteration
+ * running (idle, standby) stays unattributed. Per-request energies + unattributed = total. */
+
+/* power.csv's row spacing (the timeseries' default tick). */
+#define SV_PLANNER_POWER_TICK_NS ((sv_time)1000000000)
+
+/* One power.csv row: averages over (previous row's t, t]; the last row ends at the run's end. */
+struct sv_planner_power_row {
+    sv_time t_ns;
+    int32_t n_nodes;
+    const double *w;      /* [n_nodes x SV_POWER_N_COMPONENTS], W */
+    const double *node_j; /* [n_nodes], cumulative J at t */
+    double total_w, total_j;
+};
+
+/* summary.json's "energy" (sv_planner_run_result.energy). */
+struct sv_planner_energy {
+    double by_component_j[SV_POWER_N_COMPONENTS];
+    double npu_state_j[SV_POWER_N_STATES]; /* the npu component by device state */
+    double total_j;
+    double attributed_j;   /* given to requests (requests.csv energy_j) */
+    double unattributed_j; /* no iteration running on the node: idle and standby */
+    double dram_bytes;     /* traffic charged to DRAM */
+};
+
+typedef struct sv_planner_power sv_planner_power;
+/* Domains for every node of `c` (c->power must be set) with each instance's devices; errors name
+ * the node's power block and the hardware with no npu entry. `row` (may be NULL) gets power.csv's
+ * rows in time order. */
+sv_planner_power *sv_planner_power_new(const struct sv_planner_cluster_cfg *c,
+                                       void (*row)(void *ctx, const struct sv_planner_power_row *r),
+                                       void *row_ctx, GError **error);
+void sv_planner_power_free(sv_planner_power *pw);
+/* Instance i's DRAM traffic per iteration: weight_bytes (every rank's) + kv_bytes_per_token x
+ * (KV history read + tokens written) of each request. */
+void sv_planner_power_set_traffic(sv_planner_power *pw, int32_t i, uint64_t weight_bytes,
+                                  uint64_t kv_bytes_per_token);
+/* msg's on_iter_start and on_iter_done of instance i (in order per instance). */
+void sv_planner_power_iter_start(sv_planner_power *pw, int32_t i, sv_time now,
+                                 const struct sv_msg_sched_entry *e, guint n);
+void sv_planner_power_iter_done(sv_planner_power *pw, int32_t i, sv_time now);
+/* Energy attributed to a request so far (J), forgotten after the call. */
+double sv_planner_power_request_take(sv_planner_power *pw, uint64_t request_id);
+/* The end of the run: the last interval (unattributed), the last rows, the totals. */
+void sv_planner_power_finish(sv_planner_power *pw, sv_time end_ns, struct sv_planner_energy *out);
+
 /* ---- outputs -------------------------------------------------------------------------------- */
 
 /* Every callback may be NULL. Records are passed by pointer, valid during the call only.
@@ -469,6 +522,10 @@ struct sv_planner_run_observer {
     void (*on_instance)(void *ctx, int32_t instance, const char *latency_source);
     /* Memory tiers (only when the run uses one): usage after each committed iteration. */
     void (*on_tiers)(void *ctx, sv_time t_ns, const struct sv_planner_tier_usage *u);
+    /* Power model (only when the cluster config turns it on): power.csv's rows, in time order.
+     * on_request's records then carry energy_j and arrive after their iteration's energy is
+     * attributed (at the iteration's end instead of inside it). */
+    void (*on_power)(void *ctx, const struct sv_planner_power_row *r);
     void *ctx;
 };
 
@@ -570,6 +627,9 @@ struct sv_planner_run_result {
     /* Memory tiers (only when the run uses one): per-kind ledgers and statistics at the end. */
     gboolean has_tiers;
     struct sv_planner_tier_stats tiers;
+    /* Power model (cluster cfg `power`): energy over [0, end_ns]. */
+    gboolean has_power;
+    struct sv_planner_energy energy;
 };
 
 gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_run_result *result,

@@ -63,6 +63,8 @@ typedef struct {
     struct sv_planner_run_result *res;
     struct sv_planner_tier_run tier_run; /* memory-tier flags, resolved once */
     sv_planner_tiers *tiers;             /* NULL when the run uses no tier */
+    sv_planner_power *power;             /* NULL without a power model */
+    GArray *pending; /* power: finished requests (sv_wl_outcome) waiting for their energy */
 } run_state;
 
 static void run_fail(run_state *st, GError *e)
@@ -246,7 +248,9 @@ static void on_req_done(void *ctx, const struct sv_wl_outcome *d, void *user)
     if (d->last_token_ns > res->makespan_ns)
         res->makespan_ns = d->last_token_ns;
     const struct sv_planner_run_observer *obs = st->cfg->observer;
-    if (obs && obs->on_request)
+    if (st->power)
+        g_array_append_val(st->pending, *d); /* reported when its iteration's energy is in */
+    else if (obs && obs->on_request)
         obs->on_request(obs->ctx, d);
     if (st->cfg->progress && st->cfg->progress_every > 0 &&
         st->finished % st->cfg->progress_every == 0 && st->tiers && st->cfg->progress_tiers) {
@@ -272,9 +276,35 @@ static void on_req_done(void *ctx, const struct sv_wl_outcome *d, void *user)
     }
 }
 
+/* Power: the requests that finished, with the energy attributed to them (their last iteration's
+ * included), to the observer. */
+static void flush_pending(run_state *st)
+{
+    const struct sv_planner_run_observer *obs = st->cfg->observer;
+    for (guint k = 0; k < st->pending->len; k++) {
+        struct sv_wl_outcome *d = &g_array_index(st->pending, struct sv_wl_outcome, k);
+        d->energy_j = sv_planner_power_request_take(st->power, d->request_id);
+        if (obs && obs->on_request)
+            obs->on_request(obs->ctx, d);
+    }
+    g_array_set_size(st->pending, 0);
+}
+
+static void on_iter_start(void *ctx, int32_t instance, sv_time now,
+                          const struct sv_msg_sched_entry *e, guint n)
+{
+    run_state *st = ctx;
+    sv_planner_power_iter_start(st->power, instance, now, e, n);
+}
+
 static void on_iter_done(void *ctx, const struct sv_msg_iter_done *it)
 {
     run_state *st = ctx;
+    if (st->power) {
+        if (it->n_prefill + it->n_decode > 0) /* launches with requests only (msg.h) */
+            sv_planner_power_iter_done(st->power, it->instance, it->end_ns);
+        flush_pending(st);
+    }
     st->res->iterations++;
     /* Recent iteration time and prefill throughput for the SLO-aware router: exponential
      * averages with weight 1/2 on the newest iteration (a choice: a few steps of memory). */
@@ -617,6 +647,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         .on_req_done = on_req_done,
         .on_iter_done = on_iter_done,
         .on_prefill_done = on_prefill_done,
+        .on_iter_start = st->power ? on_iter_start : NULL,
         .ctx = st,
     };
     sv_planner_pd_kv_mode kv_mode = SV_PLANNER_PD_KV_WHOLE;
@@ -625,6 +656,14 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         hooks.on_prefill_launch = on_prefill_launch; /* setup_pd reports a bad name */
     mc.role = ic->role;
     st->models[i] = m;
+    if (st->power) {
+        /* DRAM traffic of one iteration: every rank's weights, and K and V of every layer for
+         * each request's history (read) and new tokens (written) (docs/power.md). */
+        uint64_t kv_tok = sv_compute_model_kv_bytes_per_token_layer(&m, 1) * (uint64_t)m.num_layers;
+        sv_planner_power_set_traffic(
+            st->power, i, sv_compute_model_weight_bytes(&m, ic->tp_size) * (uint64_t)ic->tp_size,
+            kv_tok);
+    }
     st->npus[i] = g_new(int32_t, (size_t)ic->tp_size * (size_t)ic->pp_size);
     for (int32_t r = 0; r < ic->tp_size * ic->pp_size; r++)
         st->npus[i][r] = mc.first_device + r;
@@ -769,6 +808,13 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
                                            error);
     if (ok)
         ok = setup_network(&st, error);
+    if (ok && cfg->cluster->power) {
+        const struct sv_planner_run_observer *obs = cfg->observer;
+        st.power = sv_planner_power_new(cfg->cluster, obs ? obs->on_power : NULL,
+                                        obs ? obs->ctx : NULL, error);
+        st.pending = g_array_new(FALSE, FALSE, sizeof(struct sv_wl_outcome));
+        ok = st.power != NULL;
+    }
     if (ok && sv_planner_tiers_wanted(cfg->cluster, &st.tier_run)) {
         sv_net *net = st.cnet ? sv_planner_cluster_net_net(st.cnet) : NULL;
         st.tiers = sv_planner_tiers_new(st.eng, net, cfg->cluster, &st.tier_run, error);
@@ -839,6 +885,14 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
         res->kv_transfer_ns = ps.transfer_ns;
     }
     res->submitted = st.submitted;
+    if (st.power) {
+        flush_pending(&st);
+        res->has_power = TRUE;
+        sv_planner_power_finish(st.power, res->end_ns, &res->energy);
+        sv_planner_power_free(st.power);
+    }
+    if (st.pending)
+        g_array_free(st.pending, TRUE);
     if (st.tiers) {
         res->has_tiers = TRUE;
         sv_planner_tiers_get_stats(st.tiers, res->end_ns, &res->tiers);

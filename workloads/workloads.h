@@ -78,6 +78,9 @@ struct sv_wl_outcome {
     int64_t prefix_hit_tokens_npu, prefix_hit_tokens_cpu, prefix_hit_tokens_cxl,
         prefix_hit_tokens_ssd, prefix_hit_tokens_remote;
     uint64_t kv_load_bytes, swap_out_bytes, swap_in_bytes;
+    /* Energy attributed to the request (J; docs/power.md; requests.csv column only when the run
+     * has a power model). 0 without. */
+    double energy_j;
 };
 
 typedef enum {
