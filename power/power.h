@@ -10,7 +10,8 @@
  * traffic reported with sv_power_bytes. Energy is kept in W x ns and only turned into joules on
  * a query, so an interval of constant power contributes exactly P x dt.
  *
- * Fed by `servesim run` through planner/power.c when every node has a power block (docs/power.md). */
+ * Fed by `servesim run` through planner/power.c when every node has a power block (docs/power.md).
+ */
 #ifndef SV_POWER_H
 #define SV_POWER_H
 
