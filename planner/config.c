@@ -1,7 +1,7 @@
 /* LLMServingSim's cluster config, read as it is (docs/reference/cluster-config.md of the reference
  * copy in ../shared/reference/llmservingsim). Unknown keys warn with their path; bad values fail
  * with it. */
-#include "planner/planner.h"
+#include "planner/planner_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -181,9 +181,7 @@ static gboolean unsupported(GError **error, const char *path, const char *featur
 
 /* ---- memory tiers: locations, placement rules, devices, run flags --------------------------- */
 
-static gboolean path_error(GError **error, const char *path, const char *fmt, ...)
-    G_GNUC_PRINTF(3, 4);
-static gboolean path_error(GError **error, const char *path, const char *fmt, ...)
+gboolean sv_planner__path_error(GError **error, const char *path, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -224,7 +222,8 @@ static gboolean parse_loc(JsonObject *o, const char *key, const char *where, int
     out->device = 0;
     if (g_ascii_strcasecmp(v, "npu") == 0 || g_ascii_strcasecmp(v, "local") == 0) {
         if (what == LOC_EXPERTS)
-            return path_error(error, path, "experts are on the NPU without expert_offload");
+            return sv_planner__path_error(error, path,
+                                          "experts are on the NPU without expert_offload");
         out->kind = SV_PLANNER_LOC_NPU;
         return TRUE;
     }
@@ -234,7 +233,8 @@ static gboolean parse_loc(JsonObject *o, const char *key, const char *where, int
     }
     if (g_ascii_strcasecmp(v, "ssd") == 0) {
         if (what != LOC_WEIGHTS)
-            return path_error(error, path, "\"ssd\" holds weights only (use npu, cpu or cxl:N)");
+            return sv_planner__path_error(error, path,
+                                          "\"ssd\" holds weights only (use npu, cpu or cxl:N)");
         out->kind = SV_PLANNER_LOC_SSD;
         return TRUE;
     }
@@ -242,20 +242,21 @@ static gboolean parse_loc(JsonObject *o, const char *key, const char *where, int
         char *end = NULL;
         gint64 d = g_ascii_strtoll(v + 4, &end, 10);
         if (end == v + 4 || *end || d < 0)
-            return path_error(error, path, "\"%s\": a CXL device is \"cxl:N\" (N = 0, 1, ...)", v);
+            return sv_planner__path_error(error, path,
+                                          "\"%s\": a CXL device is \"cxl:N\" (N = 0, 1, ...)", v);
         if (n_cxl == 0)
-            return path_error(error, path, "cxl:%" G_GINT64_FORMAT " but no cxl_mem is configured",
-                              d);
+            return sv_planner__path_error(
+                error, path, "cxl:%" G_GINT64_FORMAT " but no cxl_mem is configured", d);
         if (d >= n_cxl)
-            return path_error(error, path,
-                              "cxl:%" G_GINT64_FORMAT " but cxl_mem has %d device%s (0-%d)", d,
-                              n_cxl, n_cxl == 1 ? "" : "s", n_cxl - 1);
+            return sv_planner__path_error(
+                error, path, "cxl:%" G_GINT64_FORMAT " but cxl_mem has %d device%s (0-%d)", d,
+                n_cxl, n_cxl == 1 ? "" : "s", n_cxl - 1);
         out->kind = SV_PLANNER_LOC_CXL;
         out->device = (int32_t)d;
         return TRUE;
     }
-    return path_error(error, path, "\"%s\": must be \"npu\", \"cpu\", \"cxl:N\"%s", v,
-                      what == LOC_WEIGHTS ? " or \"ssd\"" : "");
+    return sv_planner__path_error(error, path, "\"%s\": must be \"npu\", \"cpu\", \"cxl:N\"%s", v,
+                                  what == LOC_WEIGHTS ? " or \"ssd\"" : "");
 }
 
 /* A block list: "0-3", "8,9,10", "11-23, 30" (LLMServingSim cxl-memory.mdx). With n_layers < 0
@@ -279,18 +280,19 @@ static gboolean parse_blocks(const char *spec, const char *path, int32_t n_layer
             ok = end != s2 && *end == '\0' && hi >= lo;
         }
         if (!ok)
-            return path_error(error, path,
-                              "\"%s\": blocks are \"A-B\" ranges or numbers separated by commas",
-                              spec);
+            return sv_planner__path_error(
+                error, path, "\"%s\": blocks are \"A-B\" ranges or numbers separated by commas",
+                spec);
         if (n_layers >= 0 && hi >= n_layers)
-            return path_error(error, path, "block %" G_GINT64_FORMAT " out of range (model has %d)",
-                              hi, n_layers);
+            return sv_planner__path_error(error, path,
+                                          "block %" G_GINT64_FORMAT " out of range (model has %d)",
+                                          hi, n_layers);
         for (gint64 b = lo; n_layers >= 0 && b <= hi; b++)
             fn(ctx, (int32_t)b);
         n++;
     }
     if (n == 0)
-        return path_error(error, path, "must name at least one block");
+        return sv_planner__path_error(error, path, "must name at least one block");
     return TRUE;
 }
 
@@ -301,7 +303,7 @@ static gboolean parse_rule(JsonNode *n, const char *path, gboolean is_block, int
                            struct sv_planner_place_rule *r, GError **error)
 {
     if (!JSON_NODE_HOLDS_OBJECT(n))
-        return path_error(error, path, "must be an object");
+        return sv_planner__path_error(error, path, "must be an object");
     JsonObject *o = json_node_get_object(n);
     warn_unknown(o, rule_keys, path);
     g_strlcpy(r->path, path, sizeof r->path);
@@ -316,7 +318,8 @@ static gboolean parse_rule(JsonNode *n, const char *path, gboolean is_block, int
         if (!parse_blocks(r->blocks, bp, -1, NULL, NULL, error))
             return FALSE;
     } else if (json_object_has_member(o, "blocks")) {
-        return path_error(error, path, "\"blocks\" belongs in placement.blocks[] rules");
+        return sv_planner__path_error(error, path,
+                                      "\"blocks\" belongs in placement.blocks[] rules");
     }
     return TRUE;
 }
@@ -331,7 +334,7 @@ static gboolean parse_placement(JsonObject *inst, const char *where, int32_t n_c
         return TRUE;
     g_autofree char *pw = g_strdup_printf("%s.placement", where);
     if (!JSON_NODE_HOLDS_OBJECT(pn))
-        return path_error(error, pw, "must be an object");
+        return sv_planner__path_error(error, pw, "must be an object");
     JsonObject *po = json_node_get_object(pn);
     static const char *const keys[] = {"default", "blocks", "layers", NULL};
     warn_unknown(po, keys, pw);
@@ -348,7 +351,7 @@ static gboolean parse_placement(JsonObject *inst, const char *where, int32_t n_c
     JsonNode *b = json_object_get_member(po, "blocks");
     if (ok && b && !JSON_NODE_HOLDS_NULL(b)) {
         if (!JSON_NODE_HOLDS_ARRAY(b)) {
-            ok = path_error(error, pw, "blocks: must be an array of rules");
+            ok = sv_planner__path_error(error, pw, "blocks: must be an array of rules");
         } else {
             JsonArray *a = json_node_get_array(b);
             for (guint i = 0; ok && i < json_array_get_length(a); i++) {
@@ -363,7 +366,7 @@ static gboolean parse_placement(JsonObject *inst, const char *where, int32_t n_c
     JsonNode *l = json_object_get_member(po, "layers");
     if (ok && l && !JSON_NODE_HOLDS_NULL(l)) {
         if (!JSON_NODE_HOLDS_OBJECT(l)) {
-            ok = path_error(error, pw, "layers: must be an object of named rules");
+            ok = sv_planner__path_error(error, pw, "layers: must be an object of named rules");
         } else {
             g_autoptr(GList) names = json_object_get_members(json_node_get_object(l));
             names = g_list_sort(names, (GCompareFunc)strcmp); /* deterministic order */
@@ -374,8 +377,8 @@ static gboolean parse_placement(JsonObject *inst, const char *where, int32_t n_c
                 for (int k = 0; layer_names[k]; k++)
                     known = known || strcmp(layer_names[k], name) == 0;
                 if (!known) {
-                    ok = path_error(error, p,
-                                    "unknown layer (embedding, final_layernorm or lm_head)");
+                    ok = sv_planner__path_error(
+                        error, p, "unknown layer (embedding, final_layernorm or lm_head)");
                     break;
                 }
                 struct sv_planner_place_rule r = {0};
@@ -383,7 +386,8 @@ static gboolean parse_placement(JsonObject *inst, const char *where, int32_t n_c
                 ok = parse_rule(json_object_get_member(json_node_get_object(l), name), p, FALSE,
                                 n_cxl, &r, error);
                 if (ok && r.has_kv && r.kv.kind != SV_PLANNER_LOC_NPU)
-                    ok = path_error(error, p, "kv_loc: %s holds no KV cache (npu only)", name);
+                    ok = sv_planner__path_error(error, p, "kv_loc: %s holds no KV cache (npu only)",
+                                                name);
                 if (ok)
                     g_array_append_val(rules, r);
             }
@@ -402,11 +406,12 @@ static gboolean parse_placement(JsonObject *inst, const char *where, int32_t n_c
                    r->kv_evict.device != first->kv_evict.device) {
             char a[16], bb[16];
             g_autofree char *p = g_strdup_printf("%s.kv_evict_loc", r->path);
-            ok = path_error(error, p,
-                            "\"%s\" but %s.kv_evict_loc is \"%s\" (one eviction target per "
-                            "instance)",
-                            sv_planner_loc_name(&r->kv_evict, a, sizeof a), first->path,
-                            sv_planner_loc_name(&first->kv_evict, bb, sizeof bb));
+            ok = sv_planner__path_error(
+                error, p,
+                "\"%s\" but %s.kv_evict_loc is \"%s\" (one eviction target per "
+                "instance)",
+                sv_planner_loc_name(&r->kv_evict, a, sizeof a), first->path,
+                sv_planner_loc_name(&first->kv_evict, bb, sizeof bb));
         }
     }
     pl->n_rules = (int32_t)rules->len;
@@ -458,7 +463,8 @@ gboolean sv_planner_placement_resolve(const struct sv_planner_instance_cfg *ic, 
                 if (!hits[l])
                     continue;
                 if (owner[l] >= 0) {
-                    path_error(error, bp, "block %d is also in %s", l, pl->rules[owner[l]].path);
+                    sv_planner__path_error(error, bp, "block %d is also in %s", l,
+                                           pl->rules[owner[l]].path);
                     goto fail;
                 }
                 owner[l] = k;
@@ -504,7 +510,7 @@ static gboolean parse_expert_offload(JsonObject *o, const char *where, int32_t n
         return TRUE;
     g_autofree char *w = g_strdup_printf("%s.expert_offload", where);
     if (!JSON_NODE_HOLDS_OBJECT(n))
-        return path_error(error, w, "must be an object");
+        return sv_planner__path_error(error, w, "must be an object");
     JsonObject *eo = json_node_get_object(n);
     static const char *const keys[] = {"loc", "cache_experts", NULL};
     warn_unknown(eo, keys, w);
@@ -780,8 +786,8 @@ static gboolean alias_int(JsonObject *o, const char *alias, const char *key, con
         return TRUE;
     if (json_object_has_member(o, key) && *val != a) {
         g_autofree char *p = g_strdup_printf("%s.%s", where, alias);
-        return path_error(error, p, "%" G_GINT64_FORMAT " but %s.%s is %" G_GINT64_FORMAT, a, where,
-                          key, *val);
+        return sv_planner__path_error(
+            error, p, "%" G_GINT64_FORMAT " but %s.%s is %" G_GINT64_FORMAT, a, where, key, *val);
     }
     (void)unset;
     *val = a;

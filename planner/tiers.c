@@ -1,23 +1,10 @@
 /* Memory tiers, the planner's side (docs/memory-tiers.md): weight
  * placement resolved against the model (which bytes stay in HBM, which live on a host / CXL / SSD
  * tier) and the KV pool that HBM then holds. */
-#include "planner/planner.h"
+#include "planner/planner_internal.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
-
-static gboolean path_error(GError **error, const char *path, const char *fmt, ...)
-    G_GNUC_PRINTF(3, 4);
-static gboolean path_error(GError **error, const char *path, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, "%s: %s", path, msg);
-    return FALSE;
-}
 
 /* A decoder block's pipeline stage: layers split evenly over pp stages, the remainder to the
  * earlier stages (vLLM's get_pp_indices, as planner/pd.c). */
@@ -212,13 +199,14 @@ static gboolean parse_storage_list(const char *value, const char *where, sv_plan
         else if (g_ascii_strcasecmp(*p, "ssd") == 0)
             k = SV_PLANNER_LOC_SSD;
         else
-            return path_error(error, where,
-                              "\"%s\": must be none, cpu, cxl, ssd or a comma list of them "
-                              "(cpu,cxl,ssd)",
-                              value);
+            return sv_planner__path_error(
+                error, where,
+                "\"%s\": must be none, cpu, cxl, ssd or a comma list of them "
+                "(cpu,cxl,ssd)",
+                value);
         for (int32_t i = 0; i < *n; i++)
             if (kinds[i] == k)
-                return path_error(error, where, "\"%s\": %s named twice", value, *p);
+                return sv_planner__path_error(error, where, "\"%s\": %s named twice", value, *p);
         kinds[(*n)++] = k;
     }
     return TRUE;
@@ -243,11 +231,11 @@ gboolean sv_planner_tier_flag_check(const char *key, const char *value, const ch
             }
             g_string_append_printf(known, "%s%s", j ? " or " : "", flag_values[i].values[j]);
         }
-        path_error(error, where, "\"%s\": must be %s", value, known->str);
+        sv_planner__path_error(error, where, "\"%s\": must be %s", value, known->str);
         g_string_free(known, TRUE);
         return FALSE;
     }
-    return path_error(error, where, "unknown memory-tier flag %s", key);
+    return sv_planner__path_error(error, where, "unknown memory-tier flag %s", key);
 }
 
 static const char *pick_flag(const char *run, const char *cluster, const char *dflt)
@@ -449,10 +437,11 @@ sv_planner_tiers *sv_planner_tiers_new(sv_engine *eng, sv_net *net_or_null,
             gboolean id = ideal || nc->cpu_mem_ideal;
             if (!id && !(nc->cpu_mem_bw_gbps > 0)) {
                 g_autofree char *p = g_strdup_printf("%s: nodes[%d].cpu_mem.mem_bw", c->where, n);
-                path_error(error, p,
-                           "host memory is a tier of this run and needs a positive bandwidth in "
-                           "GB/s (or cpu_mem.ideal: true), got %g",
-                           nc->cpu_mem_bw_gbps);
+                sv_planner__path_error(
+                    error, p,
+                    "host memory is a tier of this run and needs a positive bandwidth in "
+                    "GB/s (or cpu_mem.ideal: true), got %g",
+                    nc->cpu_mem_bw_gbps);
                 sv_planner_tiers_free(t);
                 return NULL;
             }
@@ -510,13 +499,15 @@ static sv_memtier_tier *tier_at(const sv_planner_tiers *t, int32_t node,
     }
 }
 
-/* The placement rule that put weights at `l` (for error messages). */
+/* The last placement rule that put weights (or, with `kv`, live KV) at `l`: the config path
+ * errors about that placement name. */
 static const char *rule_path(const struct sv_planner_instance_cfg *ic,
-                             const struct sv_planner_loc *l)
+                             const struct sv_planner_loc *l, gboolean kv)
 {
     for (int32_t k = ic->placement.n_rules - 1; k >= 0; k--) {
         const struct sv_planner_place_rule *r = &ic->placement.rules[k];
-        if (r->has_weights && r->weights.kind == l->kind && r->weights.device == l->device)
+        const struct sv_planner_loc *at = kv ? &r->kv : &r->weights;
+        if ((kv ? r->has_kv : r->has_weights) && at->kind == l->kind && at->device == l->device)
             return r->path;
     }
     return "placement";
@@ -531,27 +522,16 @@ static gboolean charge_weights(sv_planner_tiers *t, const struct sv_planner_inst
     sv_memtier_tier *tier = tier_at(t, ic->node, l, &loc);
     char b[16];
     if (!tier)
-        return path_error(error, rule_path(ic, l), "weights on %s: no such memory on node %d",
-                          sv_planner_loc_name(l, b, sizeof b), ic->node);
+        return sv_planner__path_error(error, rule_path(ic, l, FALSE),
+                                      "weights on %s: no such memory on node %d",
+                                      sv_planner_loc_name(l, b, sizeof b), ic->node);
     GError *e = NULL;
     if (!sv_memtier_tier_charge(tier, SV_MEMTIER_OWNER_WEIGHTS, (int64_t)bytes, &e)) {
-        path_error(error, rule_path(ic, l), "weights: %s", e->message);
+        sv_planner__path_error(error, rule_path(ic, l, FALSE), "weights: %s", e->message);
         g_error_free(e);
         return FALSE;
     }
     return TRUE;
-}
-
-/* The placement rule that put live KV at `l` (for error messages). */
-static const char *kv_rule_path(const struct sv_planner_instance_cfg *ic,
-                                const struct sv_planner_loc *l)
-{
-    for (int32_t k = ic->placement.n_rules - 1; k >= 0; k--) {
-        const struct sv_planner_place_rule *r = &ic->placement.rules[k];
-        if (r->has_kv && r->kv.kind == l->kind && r->kv.device == l->device)
-            return r->path;
-    }
-    return "placement";
 }
 
 /* Prefix pool of kind `k` for instance `i` (created on first use for node/cluster scope). */
@@ -706,14 +686,16 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
      * expert_route (msg/offload.c). */
     int64_t slots = expert_slots(ic, m);
     if (slots == 0)
-        return path_error(error, ic->expert_path,
-                          "cache_experts 0: the expert cache needs at least one slot per layer");
+        return sv_planner__path_error(
+            error, ic->expert_path,
+            "cache_experts 0: the expert cache needs at least one slot per layer");
     if (slots > 0) {
         for (int32_t l = 0; l < L; l++)
             if (map->layer_weights[l].kind != SV_PLANNER_LOC_NPU)
-                return path_error(error, ic->expert_path,
-                                  "expert offloading together with decoder blocks' weights off "
-                                  "the NPU (placement) is not supported");
+                return sv_planner__path_error(
+                    error, ic->expert_path,
+                    "expert offloading together with decoder blocks' weights off "
+                    "the NPU (placement) is not supported");
         uint64_t eb = expert_bytes(m, tp);
         uint64_t stage_layers = (uint64_t)((L + pp - 1) / pp);
         uint64_t all = (uint64_t)m->num_experts * eb;
@@ -728,12 +710,13 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
         struct sv_memtier_loc eloc;
         sv_memtier_tier *et = tier_at(t, ic->node, &ic->expert_loc, &eloc);
         if (!et)
-            return path_error(error, ic->expert_path, "loc %s: no such memory on node %d",
-                              sv_planner_loc_name(&ic->expert_loc, name, sizeof name), ic->node);
+            return sv_planner__path_error(
+                error, ic->expert_path, "loc %s: no such memory on node %d",
+                sv_planner_loc_name(&ic->expert_loc, name, sizeof name), ic->node);
         GError *e = NULL;
         if (!sv_memtier_tier_charge(et, SV_MEMTIER_OWNER_WEIGHTS,
                                     (int64_t)(all * (uint64_t)L * (uint64_t)tp), &e)) {
-            path_error(error, ic->expert_path, "experts: %s", e->message);
+            sv_planner__path_error(error, ic->expert_path, "experts: %s", e->message);
             g_error_free(e);
             return FALSE;
         }
@@ -775,10 +758,11 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
                 continue;
             struct sv_memtier_loc src;
             if (!tier_at(t, ic->node, l, &src))
-                return path_error(error, rule_path(ic, l), "no such memory on node %d", ic->node);
+                return sv_planner__path_error(error, rule_path(ic, l, FALSE),
+                                              "no such memory on node %d", ic->node);
             ti->weight_route[r][p] = sv_memtier_fabric_route(t->fabric, &src, &dst, error);
             if (!ti->weight_route[r][p]) {
-                g_prefix_error(error, "%s: ", rule_path(ic, l));
+                g_prefix_error(error, "%s: ", rule_path(ic, l, FALSE));
                 return FALSE;
             }
             streams = TRUE;
@@ -810,8 +794,9 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
                 at[k].tier = tier_at(t, ic->node, kl, &src);
                 at[k].per_block = 0;
                 if (!at[k].tier)
-                    return path_error(error, kv_rule_path(ic, kl), "no %s memory on node %d",
-                                      sv_planner_loc_name(kl, name, sizeof name), ic->node);
+                    return sv_planner__path_error(
+                        error, rule_path(ic, kl, TRUE), "no %s memory on node %d",
+                        sv_planner_loc_name(kl, name, sizeof name), ic->node);
                 n_at++;
             }
             at[k].per_block += blk_layer;
@@ -819,8 +804,8 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
         for (int32_t k = 0; k < n_at; k++) {
             uint64_t cap = sv_memtier_tier_free_bytes(at[k].tier) / at[k].per_block;
             if (cap < 1)
-                return path_error(
-                    error, kv_rule_path(ic, &at[k].l),
+                return sv_planner__path_error(
+                    error, rule_path(ic, &at[k].l, TRUE),
                     "live KV on %s: not one %u-token block (%" G_GUINT64_FORMAT " B) free",
                     sv_planner_loc_name(&at[k].l, name, sizeof name), block_size, at[k].per_block);
             *kv_blocks = MIN(*kv_blocks, cap);
@@ -851,7 +836,7 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
                         ti->kv_route[r][l] ? sv_memtier_fabric_route(t->fabric, &hl, &src, error)
                                            : NULL;
                     if (!ti->kv_store_route[r][l]) {
-                        g_prefix_error(error, "%s: ", kv_rule_path(ic, kl));
+                        g_prefix_error(error, "%s: ", rule_path(ic, kl, TRUE));
                         return FALSE;
                     }
                 }
@@ -866,9 +851,9 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
         struct sv_memtier_loc eloc;
         sv_memtier_tier *et = tier_at(t, ic->node, &el, &eloc);
         if (!et)
-            return path_error(error, "preemption_mode swap (--preemption-mode)",
-                              "instance %d: no %s memory on node %d for swapped KV", i,
-                              sv_planner_loc_name(&el, name, sizeof name), ic->node);
+            return sv_planner__path_error(error, "preemption_mode swap (--preemption-mode)",
+                                          "instance %d: no %s memory on node %d for swapped KV", i,
+                                          sv_planner_loc_name(&el, name, sizeof name), ic->node);
         ti->swap_route = g_new0(const sv_memtier_route *, (size_t)ti->ranks);
         ti->swap_in_route = g_new0(const sv_memtier_route *, (size_t)ti->ranks);
         for (int32_t r = 0; r < ti->ranks; r++) {
