@@ -674,6 +674,11 @@ static char *summary_json(const struct sv_metrics_summary *s, int n_instances)
         json_builder_end_array(b);
     }
     json_builder_end_object(b);
+    return sv_metrics__json_text(b);
+}
+
+char *sv_metrics__json_text(JsonBuilder *b)
+{
     g_autoptr(JsonGenerator) gen = json_generator_new();
     g_autoptr(JsonNode) root = json_builder_get_root(b);
     json_generator_set_root(gen, root);

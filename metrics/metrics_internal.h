@@ -10,4 +10,10 @@
 #define SV_METRICS__SUMMARY_JSON "summary.json"
 #define SV_METRICS__POWER_CSV "power.csv"
 
+#include <json-glib/json-glib.h>
+
+/* The finished document of `b` as pretty JSON text, 2-space indent (the layout summary.json and
+ * validation.json share); caller frees. */
+char *sv_metrics__json_text(JsonBuilder *b);
+
 #endif

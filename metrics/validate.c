@@ -449,12 +449,7 @@ gboolean sv_metrics_validation_write_json(const struct sv_metrics_validation *v,
     }
     json_builder_end_object(b);
     json_builder_end_object(b);
-    g_autoptr(JsonGenerator) gen = json_generator_new();
-    g_autoptr(JsonNode) root = json_builder_get_root(b);
-    json_generator_set_root(gen, root);
-    json_generator_set_pretty(gen, TRUE);
-    json_generator_set_indent(gen, 2);
-    g_autofree char *text = json_generator_to_data(gen, NULL);
+    g_autofree char *text = sv_metrics__json_text(b);
     /* g_file_set_contents writes a temporary file and renames it: never half a file */
     return g_file_set_contents(path, text, -1, error);
 }
