@@ -181,7 +181,8 @@ gboolean sv_msg__tiers_init(sv_msg *m, GError **error);
 void sv_msg__tiers_free(sv_msg *m);
 /* Lower-tier prefix lookup after the NPU hit of `npu_hit` tokens (sched.c): returns the end of
  * the hit (>= npu_hit) and its split in `out`. */
-int64_t sv_msg__hier_match(sv_msg *m, msg_req *r, int64_t npu_hit, struct sv_memtier_hit *out);
+int64_t sv_msg__hier_match(sv_msg *m, msg_req *r, int64_t npu_hit, gboolean commit,
+                           struct sv_memtier_hit *out);
 /* Admission of a request with a lower-tier hit: records it on the request and queues its loads
  * for the next launch. */
 void sv_msg__hier_admitted(sv_msg *m, msg_req *r, int64_t npu_hit, int64_t lower,

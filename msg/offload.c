@@ -367,7 +367,8 @@ void sv_msg__tiers_free(sv_msg *m)
 /* ---- lower-tier prefix hits (docs/memory-tiers.md use 4)
  * ------------------------------------------------- */
 
-int64_t sv_msg__hier_match(sv_msg *m, msg_req *r, int64_t npu_hit, struct sv_memtier_hit *out)
+int64_t sv_msg__hier_match(sv_msg *m, msg_req *r, int64_t npu_hit, gboolean commit,
+                           struct sv_memtier_hit *out)
 {
     memset(out, 0, sizeof *out);
     if (!m->tiers || !m->cfg.tiers.hier)
@@ -376,8 +377,10 @@ int64_t sv_msg__hier_match(sv_msg *m, msg_req *r, int64_t npu_hit, struct sv_mem
     const uint64_t *fine = sv_memtier_kv_seq_hashes(r->seq, &n);
     if (!fine || n == 0)
         return npu_hit;
-    uint64_t end = sv_memtier_hier_match(m->cfg.tiers.hier, fine, n, (uint64_t)npu_hit,
-                                         (uint64_t)r->num_reached, out);
+    /* A waiting head is looked at every step until it fits: only its admission touches the
+     * pools' LRU order and counts as a lookup (sv_memtier_hier_peek vs _match). */
+    uint64_t end = (commit ? sv_memtier_hier_match : sv_memtier_hier_peek)(
+        m->cfg.tiers.hier, fine, n, (uint64_t)npu_hit, (uint64_t)r->num_reached, out);
     return end > (uint64_t)npu_hit ? (int64_t)end : npu_hit;
 }
 

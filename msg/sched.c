@@ -203,7 +203,7 @@ int64_t sv_msg_view_waiting_computed(sv_msg_view *v)
         v->head_computed = v->head_hit;
         if (m->tiers) {
             /* Lower tiers continue the NPU hit chunk by chunk (msg/offload.c). */
-            v->head_computed = sv_msg__hier_match(m, r, v->head_hit, &v->head_tiers);
+            v->head_computed = sv_msg__hier_match(m, r, v->head_hit, FALSE, &v->head_tiers);
             v->head_lower = v->head_computed - v->head_hit;
         }
         r->prefix_hit = v->head_computed;
@@ -235,8 +235,15 @@ gboolean sv_msg_view_admit_waiting(sv_msg_view *v, int64_t num_new)
     g_queue_pop_head(&m->waiting);
     m->waiting_tokens -= r->num_reached - r->num_computed;
     v->head = NULL;
-    if (m->tiers)
+    if (m->tiers) {
+        if (r->num_computed == 0) {
+            /* Commit the lookup the head is admitted on (only the admission touches the pools'
+             * LRU order and counts); nothing since the peek changed a pool. */
+            int64_t end = sv_msg__hier_match(m, r, v->head_hit, TRUE, &v->head_tiers);
+            SV_ASSERT(end == v->head_hit + v->head_lower);
+        }
         sv_msg__hier_admitted(m, r, v->head_hit, v->head_lower, &v->head_tiers);
+    }
     if (!r->admitted_once) {
         r->admitted_once = TRUE;
         r->out.prefix_hit_tokens = v->head_hit + v->head_lower;
