@@ -266,17 +266,6 @@ void sv_msg__kv_live_bytes(sv_msg *m)
 
 /* ---- tier state -------------------------------------------------------------------------- */
 
-static void npu_evicted(void *ctx, uint64_t hash, uint32_t chain_index)
-{
-    sv_msg *m = ctx;
-    uint32_t n = m->cfg.tiers.chunk_tokens / sv_memtier_kv_manager_block_size(m->cfg.kv);
-    /* Write-back: the block that ends a chunk carries the chunk's key (docs/memory-tiers.md
-     * decision 5; the chunk's earlier blocks may already be gone: an approximation,
-     * docs/memory-tiers.md). */
-    if (n > 0 && (chain_index + 1) % n == 0)
-        sv_memtier_hier_npu_evicted(m->cfg.tiers.hier, hash, m->cfg.first_device);
-}
-
 gboolean sv_msg__tiers_init(sv_msg *m, GError **error)
 {
     const struct sv_msg_tier_cfg *t = &m->cfg.tiers;
@@ -308,8 +297,10 @@ gboolean sv_msg__tiers_init(sv_msg *m, GError **error)
                          any_route(t->weight_route, m->cfg.num_devices, mc->num_layers + 2);
         T->kv_off = any_route(t->kv_route, m->cfg.num_devices, mc->num_layers);
     }
+    /* Write-back: the block that ends a chunk carries the chunk's key (docs/memory-tiers.md
+     * decision 5; the chunk's earlier blocks may already be gone: an approximation). */
     if (t->hier)
-        sv_memtier_kv_manager_set_evict_hook(m->cfg.kv, npu_evicted, m);
+        sv_memtier_kv_manager_set_evict_hook(m->cfg.kv, sv_memtier_hier_on_kv_evict, t->hier);
     if (t->expert_cache_slots > 0 && m->cfg.lat &&
         sv_compute_model_is_moe(sv_compute_latency_model(m->cfg.lat))) {
         const struct sv_compute_model_cfg *mc = sv_compute_latency_model(m->cfg.lat);
