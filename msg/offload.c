@@ -552,8 +552,9 @@ gboolean sv_msg__swap_out(sv_msg *m, msg_req *r)
         }
     }
     /* The blocks go back to the pool as a preemption's do (full blocks keep their prefix
-     * entries, which only matter to other requests); the computed count is kept. */
-    sv_memtier_kv_manager_preempt_seq(m->cfg.kv, r->seq);
+     * entries, which only matter to other requests), counted as a swap; the computed count is
+     * kept. */
+    sv_memtier_kv_manager_swap_out_seq(m->cfg.kv, r->seq);
     queue_swap(m, t->swap_route, bytes, SV_DAG_KIND_MEM_STORE);
     r->swap_bytes = bytes;
     r->out.swap_out_bytes += bytes;
