@@ -145,6 +145,7 @@ struct sv_compute_hw_cfg {
     double mem_gb;       /* device memory, GB (1e9 B) */
     double mem_bw_gbps;  /* peak memory bandwidth, GB/s (1e9 B/s) */
     double link_bw_gbps; /* scale-up interconnect per device, per direction, GB/s */
+    double pcie_gbps;    /* host link (PCIe) per device, per direction, GB/s; 0: not published */
     char source[512];    /* where the numbers come from */
 };
 /* Case-insensitive; aliases accepted (H100, A100, RTX4090, RTXPRO6000, A6000, TPUv6e...). */

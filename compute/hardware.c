@@ -52,7 +52,8 @@ static gboolean entry_read(JsonObject *e, guint i, struct sv_compute_hw_cfg *out
         !sv_cfg_get_double(e, "fp32_tflops", where, TRUE, 0, &out->fp32_tflops, error) ||
         !sv_cfg_get_double(e, "mem_gb", where, TRUE, 0, &out->mem_gb, error) ||
         !sv_cfg_get_double(e, "mem_bw_gbps", where, TRUE, 0, &out->mem_bw_gbps, error) ||
-        !sv_cfg_get_double(e, "link_bw_gbps", where, TRUE, 0, &out->link_bw_gbps, error))
+        !sv_cfg_get_double(e, "link_bw_gbps", where, TRUE, 0, &out->link_bw_gbps, error) ||
+        !sv_cfg_get_double(e, "pcie_gbps", where, TRUE, 0, &out->pcie_gbps, error))
         return FALSE;
     g_strlcpy(out->name, name, sizeof out->name);
     g_strlcpy(out->source, source, sizeof out->source);

@@ -282,7 +282,8 @@ sv_planner_tiers *sv_planner_tiers_new(sv_engine *eng, sv_net *net_or_null,
                                        const struct sv_planner_tier_run *run, GError **error);
 /* Instance i's HBM ledger and the PCIe links of its NPUs (first_device..); called by
  * sv_planner_tiers_instance when not before (a cluster pool needs every node's NPUs first). */
-void sv_planner_tiers_npus(sv_planner_tiers *t, int32_t i, int32_t first_device);
+gboolean sv_planner_tiers_npus(sv_planner_tiers *t, int32_t i, int32_t first_device,
+                               GError **error);
 /* Instance i: its HBM ledger, PCIe links of its NPUs (first_device..), weights charged to their
  * tiers, streaming / live KV / swap routes, prefix hierarchy; caps *kv_blocks (the HBM-sized
  * pool) by the free space of the tiers that hold live KV (kv_loc) and charges them; fills `out`

@@ -824,9 +824,10 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
         /* The cluster pool routes remote hits through an NPU of each home node: every
          * instance's NPUs join the fabric before the first hierarchy is built. */
         int32_t dev = 0;
-        for (int32_t i = 0; i < st.n_inst; i++) {
-            sv_planner_tiers_npus(st.tiers, i,
-                                  st.cnet ? sv_planner_cluster_net_first_device(st.cnet, i) : dev);
+        for (int32_t i = 0; i < st.n_inst && ok; i++) {
+            ok = sv_planner_tiers_npus(
+                st.tiers, i, st.cnet ? sv_planner_cluster_net_first_device(st.cnet, i) : dev,
+                error);
             dev += cfg->cluster->instances[i].num_npus;
         }
     }

@@ -303,22 +303,6 @@ gboolean sv_planner_tier_flags_resolve(const struct sv_planner_tier_flags *run,
  * network's solver when the network model is flow, else on a standalone solver. Prefix pools per
  * instance, node or cluster; a hierarchy per instance when prefix_storage names lower tiers. */
 
-/* PCIe per direction per NPU when the node's config gives none. PCIe 5.0 x16: 32 GT/s x 16 lanes
- * x 128/130 = 63 GB/s per direction (PCI-SIG); NVIDIA H100/H200 datasheets "PCIe Gen5 128 GB/s"
- * (both directions) -> 64. PCIe 4.0 hardware (NVIDIA RTX A6000 datasheet "PCIe Gen 4 x16", RTX
- * 4090, A100 PCIe): half, 32. */
-#define PCIE_GEN5_GBPS 64.0
-#define PCIE_GEN4_GBPS 32.0
-static double default_pcie_gbps(const char *hardware)
-{
-    static const char *const gen4[] = {"RTX-A6000", "A6000",   "RTX-4090",  "RTX4090",
-                                       "RTX-3090",  "RTX3090", "A100-PCIe", "A100 PCIe"};
-    for (size_t i = 0; i < G_N_ELEMENTS(gen4); i++)
-        if (g_ascii_strcasecmp(hardware, gen4[i]) == 0)
-            return PCIE_GEN4_GBPS;
-    return PCIE_GEN5_GBPS;
-}
-
 struct tiers_inst {
     gboolean set;
     int32_t node, first_device, ranks;
@@ -626,7 +610,7 @@ static gboolean build_hier(sv_planner_tiers *t, int32_t i, const struct sv_compu
     return TRUE;
 }
 
-void sv_planner_tiers_npus(sv_planner_tiers *t, int32_t i, int32_t first_device)
+gboolean sv_planner_tiers_npus(sv_planner_tiers *t, int32_t i, int32_t first_device, GError **error)
 {
     const struct sv_planner_instance_cfg *ic = &t->c->instances[i];
     struct tiers_inst *ti = &t->inst[i];
@@ -641,13 +625,28 @@ void sv_planner_tiers_npus(sv_planner_tiers *t, int32_t i, int32_t first_device)
     ti->hbm = add_tier(t, SV_MEMTIER_HBM, name, ic->npu_mem_gib * ti->ranks, ic->npu_mem_bw_gbps, 0,
                        ic->npu_mem_latency_ns, 0, TRUE);
     const struct sv_planner_node_cfg *nc = &t->c->nodes[ic->node];
-    double pcie = nc->pcie.bw_gbps > 0 ? nc->pcie.bw_gbps : default_pcie_gbps(ic->hardware);
+    /* PCIe per direction per NPU: the node's `pcie`, else the hardware catalog's host link. */
+    double pcie = nc->pcie.bw_gbps;
+    if (!(pcie > 0)) {
+        struct sv_compute_hw_cfg hw;
+        if (!sv_compute_hw_lookup(ic->hardware, &hw, error))
+            return FALSE;
+        pcie = hw.pcie_gbps;
+    }
+    if (!(pcie > 0) && !ideal_all(t) && !nc->pcie.ideal) {
+        g_autofree char *p = g_strdup_printf("%s: nodes[%d].pcie.bw_gbps", t->c->where, ic->node);
+        return sv_planner__path_error(error, p,
+                                      "no host-link bandwidth published for %s: give the node's "
+                                      "PCIe bandwidth",
+                                      ic->hardware);
+    }
     for (int32_t r = 0; r < ti->ranks; r++) {
         sv_memtier_fabric_add_pcie(t->fabric, first_device + r, ic->node, pcie, nc->pcie.latency_ns,
                                    ideal_all(t) || nc->pcie.ideal);
         struct sv_memtier_loc hl = {SV_MEMTIER_HBM, ic->node, first_device + r};
         sv_memtier_fabric_add_tier(t->fabric, &hl, ti->hbm);
     }
+    return TRUE;
 }
 
 gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
@@ -659,8 +658,8 @@ gboolean sv_planner_tiers_instance(sv_planner_tiers *t, int32_t i,
     const struct sv_planner_instance_cfg *ic = &t->c->instances[i];
     struct tiers_inst *ti = &t->inst[i];
     memset(out, 0, sizeof *out);
-    if (!ti->set)
-        sv_planner_tiers_npus(t, i, first_device);
+    if (!ti->set && !sv_planner_tiers_npus(t, i, first_device, error))
+        return FALSE;
     SV_ASSERT(ti->first_device == first_device);
     int32_t tp = MAX(ic->tp_size, 1), pp = MAX(ic->pp_size, 1);
     int32_t L = (int32_t)m->num_layers;
