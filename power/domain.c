@@ -191,6 +191,14 @@ void sv_power_switch_bytes(sv_power_domain *dom, uint64_t bytes, sv_time now)
     add_traffic(dom, SV_POWER_LINK, dom->cfg.switch_pj_per_bit, bytes, now);
 }
 
+void sv_power_add_energy_j(sv_power_domain *dom, sv_power_component c, double joules,
+                           sv_time now)
+{
+    SV_ASSERT(dom && (unsigned)c < SV_POWER_N_COMPONENTS && joules >= 0);
+    domain_advance(dom, now);
+    dom->traffic_wns[c] += joules / SV_POWER__J_PER_WNS;
+}
+
 /* ---- queries ------------------------------------------------------------------------------ */
 
 static void device_energy_wns(const struct sv_power__device *d, sv_time t,

@@ -182,6 +182,10 @@ static void test_traffic(void)
     CU_ASSERT_DOUBLE_EQUAL(sv_power_energy_j(dom, SV_POWER_NIC, 10 * S), 120.0, EPS);
     /* instantaneous power is the constant part: link 8 + switch 7 = 15 W */
     CU_ASSERT_DOUBLE_EQUAL(sv_power_power_w(dom, SV_POWER_LINK, 5 * S), 15.0, EPS);
+    /* An energy impulse (PIM activity): 2.5 J on DRAM at 4 s adds to its energy, not its power. */
+    sv_power_add_energy_j(dom, SV_POWER_DRAM, 2.5, 4 * S);
+    CU_ASSERT_DOUBLE_EQUAL(sv_power_energy_j(dom, SV_POWER_DRAM, 10 * S), 82.58, EPS);
+    CU_ASSERT_DOUBLE_EQUAL(sv_power_power_w(dom, SV_POWER_DRAM, 5 * S), 8.0, EPS);
     sv_power_domain_free(dom);
 }
 
