@@ -178,6 +178,10 @@ struct sv_compute_batch_shape {
      * activated experts = min(num_experts, tokens x top-k). */
     int64_t moe_local_tokens;
     int64_t moe_activated_experts;
+    /* Decode attention runs off the NPU (PIM attention offload, docs/pim.md): the attention
+     * operator times the prefill part only (0 without one), as LLMServingSim's _build_batch_ctx
+     * zeroes n_decode for the NPU kernel; every other operator still counts the decode tokens. */
+    gboolean attn_decode_off;
 };
 /* Build a shape from per-request lists: prefill chunk and history per prefill request, KV
  * length per decode request. Any list may be NULL when its count is 0. */
@@ -352,6 +356,13 @@ uint64_t sv_compute_pim_kv_bytes(const struct sv_compute_model_cfg *m, int tp, i
 double sv_compute_pim_attn_seq_ns(const struct sv_compute_pim_cfg *pim,
                                   const struct sv_compute_pim_attn *a,
                                   const struct sv_compute_model_cfg *m, int tp, int64_t kv_tokens);
+/* One of `split` equal pieces of that work: the sequence's heads divided over `split` channels
+ * (LLMServingSim's channel_split). LINEAR: the whole time / split (pim_model.py); BANDWIDTH: one
+ * read latency + the piece's bytes (and FLOPs) / split. split = 1 is sv_compute_pim_attn_seq_ns. */
+double sv_compute_pim_piece_ns(const struct sv_compute_pim_cfg *pim,
+                               const struct sv_compute_pim_attn *a,
+                               const struct sv_compute_model_cfg *m, int tp, int64_t kv_tokens,
+                               int split);
 
 /* A placement policy: put sequence i (of KV size size[i], any unit proportional to bytes) on
  * channel channel_of[i] in [0, n_channels). Must be deterministic. */
@@ -364,15 +375,16 @@ void sv_compute_pim_pack_greedy(const int64_t *size, int n_seqs, int n_channels,
 /* A built-in policy by name ("greedy"); NULL with an error listing the names when unknown. */
 sv_compute_pim_pack_fn sv_compute_pim_pack_lookup(const char *name, GError **error);
 
-/* One layer of one decode iteration on PIM: sequences with KV lengths kv_tokens[0..n_seqs) are
- * packed by `pack` (by KV size) onto n_channels channels; a channel runs its sequences one after
- * another; the iteration waits for the slowest channel. Fills channel_of[n_seqs] and, when not
- * NULL, channel_ns[n_channels] (unrounded) and *slowest (the lowest-numbered slowest channel,
- * -1 when n_seqs == 0). Returns the slowest channel's time, rounded once to ns. */
+/* One layer of one decode iteration on PIM: each sequence (KV lengths kv_tokens[0..n_seqs)) is cut
+ * into `split` (>= 1) pieces of equal heads, piece k of sequence i being item i x split + k; the
+ * items are packed by `pack` (by KV size) onto n_channels channels; a channel runs its pieces one
+ * after another; the iteration waits for the slowest channel. Fills channel_of[n_seqs x split]
+ * and, when not NULL, channel_ns[n_channels] (unrounded) and *slowest (the lowest-numbered
+ * slowest channel, -1 when n_seqs == 0). Returns the slowest channel's time, rounded once. */
 sv_time sv_compute_pim_iter_time(const struct sv_compute_pim_cfg *pim,
                                  const struct sv_compute_pim_attn *a,
                                  const struct sv_compute_model_cfg *m, int tp,
-                                 const int64_t *kv_tokens, int n_seqs, int n_channels,
+                                 const int64_t *kv_tokens, int n_seqs, int split, int n_channels,
                                  sv_compute_pim_pack_fn pack, void *pack_user, int *channel_of,
                                  double *channel_ns, int *slowest);
 

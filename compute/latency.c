@@ -254,6 +254,16 @@ sv_time sv_compute_op_time(sv_compute_latency *lat, sv_compute_op_kind op,
                            const struct sv_compute_batch_shape *s)
 {
     double ns = 0;
+    struct sv_compute_batch_shape npu;
+    if (op == SV_COMPUTE_OP_ATTENTION && s->attn_decode_off) {
+        /* Decode attention runs on PIM: the NPU kernel sees the prefill part only. */
+        if (s->n_prefill_tokens == 0)
+            return 0;
+        npu = *s;
+        npu.n_decode = npu.decode_kv_mean = npu.decode_kv_max = npu.decode_kv_min = 0;
+        npu.decode_kv_sum = 0;
+        s = &npu;
+    }
     switch (lat->backend) {
     case SV_COMPUTE_LATENCY_PROFILE:
         ns = sv_compute__profile_op_ns(lat, op, s);

@@ -167,39 +167,48 @@ uint64_t sv_compute_pim_kv_bytes(const struct sv_compute_model_cfg *m, int tp, i
     return (uint64_t)kv_tokens * sv_compute_model_kv_bytes_per_token_layer(m, tp);
 }
 
-double sv_compute_pim_attn_seq_ns(const struct sv_compute_pim_cfg *pim,
-                                  const struct sv_compute_pim_attn *a,
-                                  const struct sv_compute_model_cfg *m, int tp, int64_t kv_tokens)
+double sv_compute_pim_piece_ns(const struct sv_compute_pim_cfg *pim,
+                               const struct sv_compute_pim_attn *a,
+                               const struct sv_compute_model_cfg *m, int tp, int64_t kv_tokens,
+                               int split)
 {
     if (kv_tokens <= 0)
         return 0;
+    double pieces = split > 1 ? (double)split : 1.0;
     int64_t heads = m->num_heads / (tp > 0 ? tp : 1);
     if (heads < 1)
         heads = 1;
     if (a->kind == SV_COMPUTE_PIM_ATTN_LINEAR) {
         /* pim-config.md: latency_ns = (slope x gqa_ratio x L + intercept x kv_scale) /
          * channel_split, gqa_ratio = (n_head / kv_head) / (32 / 8), kv_scale = n_head x head_dim
-         * / (32 x 128). One sequence lives on one channel here, so channel_split = 1; the head
-         * counts are one rank's. */
+         * / (32 x 128); the head counts are one rank's. */
         int64_t kv_heads = sv_compute__kv_heads_per_rank(m, tp);
         double gqa_ratio = ((double)heads / (double)kv_heads) / (32.0 / 8.0);
         double kv_scale = (double)(heads * m->head_dim) / (32.0 * 128.0);
-        return a->slope_ns * gqa_ratio * (double)kv_tokens + a->intercept_ns * kv_scale;
+        return (a->slope_ns * gqa_ratio * (double)kv_tokens + a->intercept_ns * kv_scale) / pieces;
     }
     /* Decode attention reads each K and V element once (the bytes of sv_compute_pim_kv_bytes) and
      * does 2 FLOPs per element per query head: q.K (L x head_dim MACs per head) and p.V (the
-     * same), 4 x L x heads x head_dim FLOPs; softmax is ignored. The channel streams the bytes at
-     * its bus rate after one read latency (CL x tCK) and computes at compute_flops_per_s; the
-     * slower of the two bounds the time (a roofline, the two overlapped). */
-    double bytes = (double)sv_compute_pim_kv_bytes(m, tp, kv_tokens);
+     * same), 4 x L x heads x head_dim FLOPs; softmax is ignored. The channel streams the piece's
+     * bytes at its bus rate after one read latency (CL x tCK) and computes at
+     * compute_flops_per_s; the slower of the two bounds the time (a roofline, the two
+     * overlapped). */
+    double bytes = (double)sv_compute_pim_kv_bytes(m, tp, kv_tokens) / pieces;
     double t = bytes / pim->ch_bw_bytes_per_s * 1e9;
     if (a->compute_flops_per_s > 0) {
-        double flops = 4.0 * (double)kv_tokens * (double)heads * (double)m->head_dim;
+        double flops = 4.0 * (double)kv_tokens * (double)heads * (double)m->head_dim / pieces;
         double tc = flops / a->compute_flops_per_s * 1e9;
         if (tc > t)
             t = tc;
     }
     return pim->read_latency_ns + t;
+}
+
+double sv_compute_pim_attn_seq_ns(const struct sv_compute_pim_cfg *pim,
+                                  const struct sv_compute_pim_attn *a,
+                                  const struct sv_compute_model_cfg *m, int tp, int64_t kv_tokens)
+{
+    return sv_compute_pim_piece_ns(pim, a, m, tp, kv_tokens, 1);
 }
 
 /* ---- packing sequences onto channels ------------------------------------------------------- */
@@ -255,23 +264,34 @@ sv_compute_pim_pack_fn sv_compute_pim_pack_lookup(const char *name, GError **err
 sv_time sv_compute_pim_iter_time(const struct sv_compute_pim_cfg *pim,
                                  const struct sv_compute_pim_attn *a,
                                  const struct sv_compute_model_cfg *m, int tp,
-                                 const int64_t *kv_tokens, int n_seqs, int n_channels,
+                                 const int64_t *kv_tokens, int n_seqs, int split, int n_channels,
                                  sv_compute_pim_pack_fn pack, void *pack_user, int *channel_of,
                                  double *channel_ns, int *slowest)
 {
-    g_assert(n_channels > 0);
-    /* Every sequence's KV bytes per token are the same (one model, one rank), so tokens order
-     * and balance exactly as bytes do: the policy gets the token counts. */
-    pack(kv_tokens, n_seqs, n_channels, channel_of, pack_user);
+    g_assert(n_channels > 0 && split >= 1);
+    int n_items = n_seqs * split;
+    /* Every piece's KV bytes per token are the same (one model, one rank, equal heads), so
+     * tokens order and balance exactly as bytes do: the policy gets the token counts. */
+    const int64_t *size = kv_tokens;
+    int64_t *pieces = NULL;
+    if (split > 1 && n_seqs > 0) {
+        pieces = g_new(int64_t, (size_t)n_items);
+        for (int i = 0; i < n_items; i++)
+            pieces[i] = kv_tokens[i / split];
+        size = pieces;
+    }
+    if (n_items > 0)
+        pack(size, n_items, n_channels, channel_of, pack_user);
     double *ns = channel_ns ? channel_ns : g_new(double, n_channels);
     for (int c = 0; c < n_channels; c++)
         ns[c] = 0;
-    for (int i = 0; i < n_seqs; i++) {
+    for (int i = 0; i < n_items; i++) {
         g_assert(channel_of[i] >= 0 && channel_of[i] < n_channels);
-        ns[channel_of[i]] += sv_compute_pim_attn_seq_ns(pim, a, m, tp, kv_tokens[i]);
+        ns[channel_of[i]] += sv_compute_pim_piece_ns(pim, a, m, tp, size[i], split);
     }
-    int worst = n_seqs > 0 ? 0 : -1;
-    for (int c = 1; c < n_channels && n_seqs > 0; c++)
+    g_free(pieces);
+    int worst = n_items > 0 ? 0 : -1;
+    for (int c = 1; c < n_channels && n_items > 0; c++)
         if (ns[c] > ns[worst])
             worst = c;
     sv_time t = worst >= 0 ? sv_time_from_ns(ns[worst]) : 0;

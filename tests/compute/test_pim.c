@@ -280,8 +280,8 @@ static void test_pim_bandwidth(void)
     int ch[5];
     double ch_ns[2];
     int slowest = -2;
-    sv_time t = sv_compute_pim_iter_time(&p, &a, &m, 1, kv, 5, 2, sv_compute_pim_pack_greedy, NULL,
-                                         ch, ch_ns, &slowest);
+    sv_time t = sv_compute_pim_iter_time(&p, &a, &m, 1, kv, 5, 1, 2, sv_compute_pim_pack_greedy,
+                                         NULL, ch, ch_ns, &slowest);
     CU_ASSERT_DOUBLE_EQUAL(ch_ns[0], 128020.0, 1e-6);
     CU_ASSERT_DOUBLE_EQUAL(ch_ns[1], 128030.0, 1e-6);
     SV_ASSERT_EQ_I64(slowest, 1);
@@ -291,12 +291,30 @@ static void test_pim_bandwidth(void)
 
     /* One channel: everything in a row, 16000 tokens = 256,000 ns + 5 x 10. */
     int ch1[5];
-    t = sv_compute_pim_iter_time(&p, &a, &m, 1, kv, 5, 1, sv_compute_pim_pack_greedy, NULL, ch1,
+    t = sv_compute_pim_iter_time(&p, &a, &m, 1, kv, 5, 1, 1, sv_compute_pim_pack_greedy, NULL, ch1,
                                  NULL, NULL);
     SV_ASSERT_EQ_I64(t, 256050);
+    /* Split in 2 (heads over two channels): ten half pieces 5000, 5000, 4000, 4000, 3000 x 4,
+     * 1000, 1000 alternate c0, c1 (ties to the lower channel): each channel 5 pieces of 16000
+     * tokens in all at half the bytes, 16000 x 256 / 2 / 16 = 128,000 ns + 5 x 10 = 128,050 ns:
+     * the same bytes as unsplit, now balanced to the token, and one more read latency. */
+    int ch2[10];
+    t = sv_compute_pim_iter_time(&p, &a, &m, 1, kv, 5, 2, 2, sv_compute_pim_pack_greedy, NULL, ch2,
+                                 ch_ns, NULL);
+    SV_ASSERT_EQ_I64(t, 128050);
+    CU_ASSERT_DOUBLE_EQUAL(ch_ns[0], 128050.0, 1e-6);
+    SV_ASSERT_EQ_I64(ch2[0], 0);
+    SV_ASSERT_EQ_I64(ch2[1], 1);
+    /* The linear model divides a sequence's time by the split (pim_model.py). */
+    {
+        struct sv_compute_pim_attn lin = {
+            .kind = SV_COMPUTE_PIM_ATTN_LINEAR, .slope_ns = 100, .intercept_ns = 1000};
+        CU_ASSERT_DOUBLE_EQUAL(sv_compute_pim_piece_ns(&p, &lin, &m, 1, 1000, 4),
+                               sv_compute_pim_attn_seq_ns(&p, &lin, &m, 1, 1000) / 4, 1e-9);
+    }
     /* No sequences: no time, no slowest channel. */
-    t = sv_compute_pim_iter_time(&p, &a, &m, 1, NULL, 0, 2, sv_compute_pim_pack_greedy, NULL, NULL,
-                                 NULL, &slowest);
+    t = sv_compute_pim_iter_time(&p, &a, &m, 1, NULL, 0, 1, 2, sv_compute_pim_pack_greedy, NULL,
+                                 NULL, NULL, &slowest);
     SV_ASSERT_EQ_I64(t, 0);
     SV_ASSERT_EQ_I64(slowest, -1);
 }
