@@ -122,6 +122,18 @@ static const char usage[] =
     "  --offload-overlap MODE    weight streaming: prefetch | serial (default prefetch)\n"
     "  --kv-load-overlap MODE    lower-tier KV loads: none | layer (default none)\n"
     "  --memory-model MODEL      finite | ideal (every tier: latency only; default finite)\n"
+    "PIM and weight offload (docs/pim.md; flags win over the config's per-instance keys):\n"
+    "  --enable-attn-offloading  decode attention on the node's PIM (cpu_mem.pim_config)\n"
+    "  --enable-sub-batch-interleaving  two sub-batches: NPU work of one beside PIM\n"
+    "                            attention of the other (needs attention offload)\n"
+    "  --enable-local-offloading weights read from NPU memory as timed loads per layer\n"
+    "  --pim-dir DIR             folder of the PIM device files <name>.ini (default\n"
+    "                            ../pim and . beside the cluster config)\n"
+    "  --pim-model MODEL         linear | bandwidth (default linear where LLMServingSim\n"
+    "                            has the device's fit, else bandwidth)\n"
+    "  --pim-gflops X            bandwidth model: PIM compute per channel, GFLOP/s\n"
+    "                            (default: not a bound)\n"
+    "  --pim-placement NAME      sequences onto channels: greedy (default)\n"
     "outputs:\n"
     "  --output-dir DIR          requests.csv, timeseries.csv, summary.json\n"
     "                            (default ./" DEFAULT_OUTPUT_DIR ")\n"
@@ -142,6 +154,9 @@ typedef struct {
     /* Memory tiers (docs/memory-tiers.md): checked by sv_planner_tier_flag_check. */
     char *preemption_mode, *prefix_storage, *prefix_pool, *prefix_write, *prefix_evict,
         *offload_overlap, *kv_load_overlap, *memory_model;
+    char *pim_dir, *pim_model, *pim_placement; /* docs/pim.md */
+    double pim_gflops;
+    gboolean enable_attn_offloading, enable_sub_batch_interleaving, enable_local_offloading;
     gboolean enable_prefix_sharing;
     int64_t prefix_chunk_tokens;
     double slo_ttft_ms; /* docs/routing.md */
@@ -160,7 +175,8 @@ static void run_opts_clear(run_opts *o)
         &o->arrival,         &o->model_dir,       &o->kv_eviction,     &o->kv_transfer,
         &o->network_model,   &o->expert_routing,  &o->moe_comm,        &o->host_overhead,
         &o->preemption_mode, &o->prefix_storage,  &o->prefix_pool,     &o->prefix_write,
-        &o->prefix_evict,    &o->offload_overlap, &o->kv_load_overlap, &o->memory_model};
+        &o->prefix_evict,    &o->offload_overlap, &o->kv_load_overlap, &o->memory_model,
+        &o->pim_dir,         &o->pim_model,       &o->pim_placement};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_clear_pointer(strs[i], g_free);
     g_clear_pointer(&o->plugins, g_strfreev);
@@ -196,6 +212,7 @@ static const struct num_def num_defs[] = {
     NUM("--qps", NUM_POSITIVE_DOUBLE, qps, 0),
     NUM("--slo-ttft-ms", NUM_POSITIVE_DOUBLE, slo_ttft_ms, 0),
     NUM("--prefix-chunk-tokens", NUM_INT, prefix_chunk_tokens, 1),
+    NUM("--pim-gflops", NUM_POSITIVE_DOUBLE, pim_gflops, 0),
 };
 #undef NUM
 
@@ -286,6 +303,13 @@ static int parse_args(int argc, char **argv, run_opts *o)
         STR("kv-load-overlap", kv_load_overlap, "none|layer"),
         STR("memory-model", memory_model, "finite|ideal"),
         NUMBER("prefix-chunk-tokens", "N"),
+        FLAG("enable-attn-offloading", 0, enable_attn_offloading),
+        FLAG("enable-sub-batch-interleaving", 0, enable_sub_batch_interleaving),
+        FLAG("enable-local-offloading", 0, enable_local_offloading),
+        PATH("pim-dir", pim_dir, "DIR"),
+        STR("pim-model", pim_model, "linear|bandwidth"),
+        STR("pim-placement", pim_placement, "NAME"),
+        NUMBER("pim-gflops", "X"),
         NUMBER("slo-ttft-ms", "MS"),
         NUMBER("seed", "N"),
         NUMBER("max-num-seqs", "N"),
@@ -585,6 +609,24 @@ static int run(const run_opts *o)
     cfg.enable_prefix_caching = o->no_prefix_caching ? 0 : -1;
     cfg.enable_chunked_prefill = cfg.reserve_full_isl = -1;
     cfg.emit_et_dir = o->emit_et;
+    cfg.enable_attn_offloading = o->enable_attn_offloading ? 1 : -1;
+    cfg.enable_sub_batch_interleaving = o->enable_sub_batch_interleaving ? 1 : -1;
+    cfg.enable_local_offloading = o->enable_local_offloading ? 1 : -1;
+    cfg.pim_model = o->pim_model;
+    cfg.pim_placement = o->pim_placement;
+    cfg.pim_flops = o->pim_gflops * 1e9;
+    /* PIM device files: --pim-dir, else LLMServingSim's layout beside the cluster config
+     * (configs/cluster/x.json -> configs/pim/<name>.ini), then the config's own folder. */
+    g_autofree char *cluster_dir = o->cluster ? g_path_get_dirname(o->cluster) : NULL;
+    g_autofree char *pim_up = cluster_dir ? g_build_filename(cluster_dir, "..", "pim", NULL) : NULL;
+    const char *pim_dirs[3] = {NULL, NULL, NULL};
+    if (o->pim_dir) {
+        pim_dirs[0] = o->pim_dir;
+    } else if (cluster_dir) {
+        pim_dirs[0] = pim_up;
+        pim_dirs[1] = cluster_dir;
+    }
+    cfg.pim_dirs = pim_dirs;
     struct sv_planner_tier_flags tier_flags;
     sv_planner_tier_flags_init(&tier_flags);
     {
@@ -714,6 +756,16 @@ static int run(const run_opts *o)
         struct sv_metrics_tiers mt;
         sv_planner_tier_stats_to_metrics(&res.tiers, &mt);
         sv_metrics_set_tiers_summary(m, &mt);
+    }
+    if (res.has_pim) {
+        struct sv_metrics_pim mp = {.channels = res.pim_channels,
+                                    .iterations = res.pim.iterations,
+                                    .sub_batched = res.pim.sub_batched,
+                                    .decode_attn = res.pim.decode_tokens,
+                                    .busy_channel_s = res.pim.busy_ns * 1e-9,
+                                    .attn_s = res.pim.slowest_ns * 1e-9,
+                                    .xfer_bytes = res.pim.xfer_bytes};
+        sv_metrics_set_pim(m, &mp);
     }
     if (res.has_power) {
         struct sv_metrics_energy me = {.n_components = SV_POWER_N_COMPONENTS,

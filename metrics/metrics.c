@@ -651,6 +651,19 @@ static char *summary_json(const struct sv_metrics_summary *s, int n_instances)
         json_double(b, "dram_bytes", e->dram_bytes);
         json_builder_end_object(b);
     }
+    if (s->has_pim) {
+        const struct sv_metrics_pim *p = &s->pim;
+        json_builder_set_member_name(b, "pim");
+        json_builder_begin_object(b);
+        json_int(b, "channels", p->channels);
+        json_int(b, "iterations", (int64_t)p->iterations);
+        json_int(b, "sub_batched_iterations", (int64_t)p->sub_batched);
+        json_int(b, "decode_attention", (int64_t)p->decode_attn);
+        json_double(b, "attention_s", p->attn_s);
+        json_double(b, "busy_channel_s", p->busy_channel_s);
+        json_int(b, "xfer_bytes", (int64_t)p->xfer_bytes);
+        json_builder_end_object(b);
+    }
     json_builder_set_member_name(b, "latency_ms");
     json_builder_begin_object(b);
     json_stat(b, "ttft", &s->ttft);
@@ -772,6 +785,12 @@ void sv_metrics_set_energy(sv_metrics *m, const struct sv_metrics_energy *e)
     m->summary.energy = *e;
 }
 
+void sv_metrics_set_pim(sv_metrics *m, const struct sv_metrics_pim *p)
+{
+    m->summary.has_pim = TRUE;
+    m->summary.pim = *p;
+}
+
 void sv_metrics_set_pd(sv_metrics *m, const struct sv_metrics_pd *pd)
 {
     m->summary.has_pd = TRUE;
@@ -827,6 +846,13 @@ void sv_metrics_print_summary(const sv_metrics *m, FILE *out)
                 s->pd.handoffs ? s->pd.kv_transfer_ms / (double)s->pd.handoffs : 0.0,
                 (guint64)s->pd.kv_waits,
                 s->pd.kv_waits ? s->pd.kv_wait_ms / (double)s->pd.kv_waits : 0.0);
+    if (s->has_pim)
+        fprintf(out,
+                "pim: %" G_GINT64_FORMAT " channels; %" G_GUINT64_FORMAT
+                " iterations (%" G_GUINT64_FORMAT
+                " in sub-batches); attention %.3f s, channels busy %.3f s; %.3f GB NPU<->PIM\n",
+                (gint64)s->pim.channels, (guint64)s->pim.iterations, (guint64)s->pim.sub_batched,
+                s->pim.attn_s, s->pim.busy_channel_s, (double)s->pim.xfer_bytes / 1e9);
     if (s->has_energy)
         fprintf(out,
                 "energy: %.1f J (%.3f J/output token, %.1f J/request; %.1f J unattributed idle)\n",

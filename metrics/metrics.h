@@ -190,6 +190,17 @@ struct sv_metrics_summary {
         double total_j, attributed_j, unattributed_j;
         double dram_bytes;
     } energy;
+    /* PIM attention offload (sv_metrics_set_pim): summary.json "pim", summed over instances. */
+    gboolean has_pim;
+    struct sv_metrics_pim {
+        int64_t channels;      /* PIM channels of the offloading instances */
+        uint64_t iterations;   /* iterations with PIM attention */
+        uint64_t sub_batched;  /* of them, run as two interleaved sub-batches */
+        uint64_t decode_attn;  /* decode sequences whose attention ran on PIM */
+        double busy_channel_s; /* channel busy time, summed over channels */
+        double attn_s;         /* sum of the slowest channel's time per layer */
+        uint64_t xfer_bytes;   /* NPU <-> PIM */
+    } pim;
     /* Per instance (n_instances entries), what computed its operator latency ("roofline",
      * "profile:<bundle>"); NULL where sv_metrics_set_latency_source was not called. */
     char **latency_sources;
@@ -205,6 +216,9 @@ void sv_metrics_set_tiers_summary(sv_metrics *m, const struct sv_metrics_tiers *
 
 /* The run's energy (summary.json "energy"). Call before finish, only with a power model. */
 void sv_metrics_set_energy(sv_metrics *m, const struct sv_metrics_energy *e);
+/* PIM offload figures ("pim" in summary.json). Call before finish, only when an instance
+ * offloads attention to PIM (docs/pim.md). */
+void sv_metrics_set_pim(sv_metrics *m, const struct sv_metrics_pim *p);
 
 /* Which latency model `instance` used (copied), reported in summary.json's "latency_source"
  * array (docs/outputs.md), one entry per instance once any is set: outputs computed from

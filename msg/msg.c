@@ -98,8 +98,8 @@ sv_msg *sv_msg_new(sv_engine *eng, const struct sv_msg_cfg *cfg, const struct sv
     m->pf_hist = g_array_new(FALSE, FALSE, sizeof(int64_t));
     m->dec_kv = g_array_new(FALSE, FALSE, sizeof(int64_t));
     /* Parallel path (opmap.c) and data-parallel membership (parallel.c). */
-    if (!sv_msg__tiers_init(m, error) || !sv_msg__par_init(m, error) ||
-        (m->cfg.dp && !sv_msg__dp_join(m, error))) {
+    if (!sv_msg__tiers_init(m, error) || !sv_msg__pim_init(m, error) ||
+        !sv_msg__par_init(m, error) || (m->cfg.dp && !sv_msg__dp_join(m, error))) {
         sv_msg_free(m);
         return NULL;
     }
@@ -133,6 +133,7 @@ void sv_msg_free(sv_msg *m)
         m->sched->destroy(m->sched_state);
     g_free(m->emit_et_dir);
     sv_msg__tiers_free(m);
+    sv_msg__pim_free(m);
     g_free(m);
 }
 
@@ -262,6 +263,7 @@ void sv_msg_commit(sv_msg *m, sv_time finish_ns)
     it.running = m->running->len;
     it.waiting = sv_msg_num_waiting(m); /* swapped-out requests wait too */
     it.kv_usage = sv_memtier_kv_manager_usage(m->cfg.kv);
+    sv_msg__pim_iter_stats(m, &it.pim_busy_ns, &it.pim_xfer_bytes); /* pp 1: one in flight */
     if (m->hooks.on_iter_done)
         m->hooks.on_iter_done(m->hooks.ctx, &it);
 }

@@ -250,6 +250,26 @@ struct sv_msg_tier_cfg {
     void *xfer_ctx;
 };
 
+/* ---- PIM attention offload (issue 9; docs/pim.md) ------------------------------------------
+ *
+ * Decode attention of every layer runs on the PIM channels of the instance's node (LLMServingSim
+ * --enable-attn-offloading): the NPU's attention operator keeps the prefill part, and after it a
+ * PIM node per layer and rank takes NPU -> PIM transfer (the decodes' Q, K, V; the prefill
+ * chunks' new K, V written and their history read) + the slowest channel's attention + PIM ->
+ * NPU transfer (the decodes' attention outputs). The channels serve every rank's heads at once,
+ * so each rank's PIM node lasts the whole PIM time. The zero value (dev NULL) is "no PIM". */
+struct sv_msg_pim_cfg {
+    const struct sv_compute_pim_cfg *dev; /* borrowed; NULL = off */
+    struct sv_compute_pim_attn attn;
+    int32_t n_channels;          /* the instance's channels (>= 1) */
+    int32_t split;               /* pieces per sequence: heads over channels (>= 1) */
+    sv_compute_pim_pack_fn pack; /* placement of pieces on channels */
+    void *pack_user;
+    gboolean sub_batch;       /* enable_sub_batch_interleaving (NeuPIMs); needs pp 1 */
+    double xfer_bytes_per_ns; /* NPU <-> PIM link of one rank (> 0) */
+    double xfer_latency_ns;   /* per transfer */
+};
+
 struct sv_msg_cfg {
     int32_t instance; /* instance index (records, ET file names) */
     sv_msg_sched_kind scheduler;
@@ -301,6 +321,14 @@ struct sv_msg_cfg {
     sv_msg_role role;
     /* Memory tiers (issue 8): zero = none. */
     struct sv_msg_tier_cfg tiers;
+    /* PIM attention offload: zero = none. */
+    struct sv_msg_pim_cfg pim;
+    /* enable_local_offloading (LLMServingSim: weights read from the NPU's own memory as timed
+     * loads, --enable-local-offloading): before each part's compute (embedding, each layer,
+     * head) a MEM_LOAD of its weights on one rank at this bandwidth (B/ns) plus latency (ns).
+     * 0 = off. Not combined with weight streaming from lower tiers. */
+    double local_load_bytes_per_ns;
+    double local_load_latency_ns;
 };
 
 /* One committed iteration. */
@@ -317,6 +345,10 @@ struct sv_msg_iter_done {
     uint32_t running; /* after the commit */
     uint32_t waiting;
     double kv_usage; /* used blocks / blocks, after the commit */
+    /* PIM attention offload: channel busy time of the iteration, summed over channels, layers
+     * and sub-batches (ns; the PIM power model's active time), and bytes moved NPU <-> PIM. */
+    double pim_busy_ns;
+    uint64_t pim_xfer_bytes;
 };
 
 /* One request's share of a scheduled iteration. */
@@ -410,6 +442,16 @@ gboolean sv_msg_idle(const sv_msg *msg); /* no request queued, running, or in fl
 /* Tokens the waiting queue still has to compute (sum of reached - computed): a router's load. */
 int64_t sv_msg_waiting_tokens(const sv_msg *msg);
 uint64_t sv_msg_num_preemptions(const sv_msg *msg);
+/* PIM attention offload counters of the group (zero without PIM). */
+struct sv_msg_pim_stats {
+    uint64_t iterations;    /* iterations with PIM attention */
+    uint64_t sub_batched;   /* of them, split in two interleaved sub-batches */
+    double busy_ns;         /* channel busy time, summed over channels */
+    double slowest_ns;      /* sum over layers of the slowest channel's time (attention only) */
+    uint64_t xfer_bytes;    /* NPU <-> PIM bytes */
+    uint64_t decode_tokens; /* decode attention computed on PIM (sequence-layers / layers) */
+};
+void sv_msg_pim_stats(const sv_msg *msg, struct sv_msg_pim_stats *out);
 sv_memtier_kv_manager *sv_msg_kv(const sv_msg *msg);
 /* Memory-tier counters of the group (zero without tiers; docs/memory-tiers.md). */
 struct sv_msg_tier_stats {

@@ -106,6 +106,7 @@ struct sv_msg {
     GHashTable *detached; /* msg_req* held by PD handoffs (set; freed with the msg) */
     uint64_t tier_bytes;  /* bytes this group booked on the tier fabric (offload.c) */
     struct msg_tiers *tiers;
+    struct msg_pim *pim; /* PIM offload / local weight loads (pim.c); NULL when neither */
 };
 
 /* sched.c: the batch scheduler. Fills m->inflight; returns the number of requests preempted. */
@@ -176,6 +177,25 @@ sv_dag_node *sv_msg__stream_pre(sv_msg *m, struct sv_msg__stream *st, int64_t pa
                                 sv_dag_node **prev);
 void sv_msg__stream_post(sv_msg *m, struct sv_msg__stream *st, sv_dag_node *load,
                          sv_dag_node **prev);
+
+/* pim.c: PIM attention offload, sub-batch interleaving, local weight loads (docs/pim.md).
+ * pim_launch (at every launch, before the DAG is built) flags the shape's decode attention as
+ * off the NPU, splits the batch into sub-batches and prices the PIM nodes; when pim_active, each
+ * rank's chain is built by pim_chain with `emit` adding an operator run (add_ops / par_ops). */
+gboolean sv_msg__pim_init(sv_msg *m, GError **error);
+void sv_msg__pim_free(sv_msg *m);
+void sv_msg__pim_launch(sv_msg *m, struct sv_compute_batch_shape *shape);
+gboolean sv_msg__pim_active(const sv_msg *m);
+void sv_msg__pim_iter_stats(const sv_msg *m, double *busy_ns, uint64_t *xfer_bytes);
+typedef sv_dag_node *(*sv_msg__emit_fn)(sv_msg *m, const struct sv_compute_iter_op *ops, int n_ops,
+                                        int32_t dev, int layer, void *user, sv_dag_node *prev);
+struct sv_msg__chain {
+    int32_t dev;
+    int64_t layer_begin, layer_end;
+    sv_msg__emit_fn emit;
+    void *user;
+};
+sv_dag_node *sv_msg__pim_chain(sv_msg *m, const struct sv_msg__chain *c, sv_dag_node *prev);
 
 gboolean sv_msg__tiers_init(sv_msg *m, GError **error);
 void sv_msg__tiers_free(sv_msg *m);

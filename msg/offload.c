@@ -61,6 +61,10 @@ void sv_msg__mem_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
     sv_msg *m = ctx;
     const struct sv_memtier_route *r = n->user;
     uint64_t bytes = n->p.tensor_size_bytes;
+    if (!r && n->duration_ns > 0) {
+        sv_dag_exec_handler_replay(ex, n, NULL); /* a local weight load (msg/pim.c): timed */
+        return;
+    }
     if (!r || bytes == 0 || !sv_msg__tiers_on(m)) {
         sv_dag_exec_node_done(ex, n);
         return;

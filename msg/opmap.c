@@ -121,8 +121,28 @@ static sv_dag_node *build_streamed(sv_msg *m, const struct sv_compute_iter_time 
     return prev;
 }
 
+static sv_dag_node *emit_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int n_ops,
+                             int32_t dev, int layer, void *user, sv_dag_node *prev)
+{
+    (void)user;
+    return add_ops(m, ops, n_ops, dev, layer, prev);
+}
+
 static void build_dag(sv_msg *m, const struct sv_compute_iter_time *it)
 {
+    if (sv_msg__pim_active(m)) {
+        /* PIM attention / sub-batches / local weight loads (msg/pim.c): per layer. */
+        sv_dag_node *kv_join = sv_msg__kv_loads(m);
+        for (int32_t r = 0; r < m->cfg.num_devices; r++) {
+            struct sv_msg__chain c = {.dev = m->cfg.first_device + r,
+                                      .layer_begin = 0,
+                                      .layer_end = it->n_layers,
+                                      .emit = emit_ops};
+            sv_msg__pim_chain(m, &c, kv_join);
+        }
+        sv_msg__kv_loads_done(m);
+        return;
+    }
     gboolean detailed = m->emit_et_dir != NULL || m->cfg.num_devices > 1;
     /* Prefix loads from lower tiers admitted this step (msg/offload.c): before the first layer,
      * or per layer (then the DAG is built per layer). */
@@ -213,7 +233,8 @@ gboolean sv_msg__launch(sv_msg *m, GError **error)
     sv_compute_batch_shape_init(&shape, (const int64_t *)(void *)m->pf_chunk->data,
                                 (const int64_t *)(void *)m->pf_hist->data, m->pf_chunk->len,
                                 (const int64_t *)(void *)m->dec_kv->data, m->dec_kv->len);
-    sv_msg__kv_live_bytes(m); /* live KV off the device: this batch's per-layer traffic */
+    sv_msg__kv_live_bytes(m);      /* live KV off the device: this batch's per-layer traffic */
+    sv_msg__pim_launch(m, &shape); /* PIM attention: decode attention off the NPU (msg/pim.c) */
     if (m->par)
         return par_launch(m, &shape, error);
     struct sv_compute_iter_time it;
@@ -598,6 +619,19 @@ static sv_dag_node *par_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int
     return prev;
 }
 
+struct par_emit {
+    int32_t r, stage;
+    sv_time moe_ns;
+    uint64_t ep_bytes;
+};
+
+static sv_dag_node *par_emit_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int n_ops,
+                                 int32_t dev, int layer, void *user, sv_dag_node *prev)
+{
+    const struct par_emit *e = user;
+    return par_ops(m, ops, n_ops, dev, e->r, e->stage, layer, e->moe_ns, e->ep_bytes, prev);
+}
+
 static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape_in, GError **error)
 {
     struct msg_par *P = m->par;
@@ -667,22 +701,36 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
                 prev->p.comm_tag = (int32_t)P->tag;
             }
             /* Weight parts off the device stream in before their compute (msg/offload.c). */
-            struct sv_msg__stream st;
-            sv_msg__stream_begin(m, &st, s * P->tp + r);
-            sv_dag_node *ld = NULL;
-            if (lb == 0)
-                ld = sv_msg__stream_pre(m, &st, mc->num_layers, dev, &prev);
-            prev = par_ops(m, it.prologue, it.n_prologue, dev, r, s, -1, moe_ns, ep_bytes, prev);
-            sv_msg__stream_post(m, &st, ld, &prev);
-            for (int64_t l = lb; l < le; l++) {
-                ld = sv_msg__stream_pre(m, &st, l, dev, &prev);
-                prev = par_ops(m, it.layer, it.n_layer, dev, r, s, (int)l, moe_ns, ep_bytes, prev);
+            if (sv_msg__pim_active(m) && !dummy) {
+                /* PIM attention / sub-batches / local weight loads (msg/pim.c). */
+                struct par_emit pe = {r, s, moe_ns, ep_bytes};
+                struct sv_msg__chain ch = {.dev = dev,
+                                           .layer_begin = lb,
+                                           .layer_end = le,
+                                           .emit = par_emit_ops,
+                                           .user = &pe};
+                prev = sv_msg__pim_chain(m, &ch, prev);
+            } else {
+                struct sv_msg__stream st;
+                sv_msg__stream_begin(m, &st, s * P->tp + r);
+                sv_dag_node *ld = NULL;
+                if (lb == 0)
+                    ld = sv_msg__stream_pre(m, &st, mc->num_layers, dev, &prev);
+                prev =
+                    par_ops(m, it.prologue, it.n_prologue, dev, r, s, -1, moe_ns, ep_bytes, prev);
+                sv_msg__stream_post(m, &st, ld, &prev);
+                for (int64_t l = lb; l < le; l++) {
+                    ld = sv_msg__stream_pre(m, &st, l, dev, &prev);
+                    prev =
+                        par_ops(m, it.layer, it.n_layer, dev, r, s, (int)l, moe_ns, ep_bytes, prev);
+                    sv_msg__stream_post(m, &st, ld, &prev);
+                }
+                ld = le == mc->num_layers
+                         ? sv_msg__stream_pre(m, &st, mc->num_layers + 1, dev, &prev)
+                         : NULL;
+                prev = par_ops(m, it.head, it.n_head, dev, r, s, -1, moe_ns, ep_bytes, prev);
                 sv_msg__stream_post(m, &st, ld, &prev);
             }
-            ld = le == mc->num_layers ? sv_msg__stream_pre(m, &st, mc->num_layers + 1, dev, &prev)
-                                      : NULL;
-            prev = par_ops(m, it.head, it.n_head, dev, r, s, -1, moe_ns, ep_bytes, prev);
-            sv_msg__stream_post(m, &st, ld, &prev);
             if (s + 1 < P->pp) {
                 prev = par_add(m, "pp.send", SV_DAG_KIND_COMM_SEND, dev, 0, prev);
                 prev->p.has |= SV_DAG_HAS_COMM_DST | SV_DAG_HAS_COMM_SIZE | SV_DAG_HAS_COMM_TAG;

@@ -160,25 +160,6 @@ static JsonObject *get_obj(JsonObject *o, const char *key, const char *where, gb
     return json_node_get_object(n);
 }
 
-/* ---- features of the power / PIM work (not yet modeled) -------------------------------------
- *
- * Each key is either ignored with one note in cfg->unsupported (what the run models without it
- * is still the deployment the config describes, or the note says how it differs) or an error when
- * ignoring it would leave the timings meaningless (work moved off the NPU).
- * docs/reference-configs.md lists the decisions. */
-
-static void note_ignored(GPtrArray *notes, const char *path, const char *feature)
-{
-    g_ptr_array_add(notes, g_strdup_printf("%s: %s is not yet supported (ignored)", path, feature));
-}
-
-static gboolean unsupported(GError **error, const char *path, const char *feature)
-{
-    g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, "%s: %s is not yet supported",
-                path, feature);
-    return FALSE;
-}
-
 /* ---- memory tiers: locations, placement rules, devices, run flags --------------------------- */
 
 gboolean sv_planner__path_error(GError **error, const char *path, const char *fmt, ...)
@@ -678,28 +659,15 @@ static gboolean parse_tier_flags(JsonObject *top, const char *where,
            get_int(top, "prefix_chunk_tokens", where, -1, 1, &f->prefix_chunk_tokens, error);
 }
 
-/* Per-instance switches of LLMServingSim (docs/reference/cluster-config.md, runtime overrides):
- * each moves work off the NPU (weights offloaded, attention on PIM, sub-batches interleaved
- * with PIM attention), so true is an error; false is what the run models anyway. */
-static gboolean check_offload_flags(JsonObject *inst, const char *where, GError **error)
+/* Per-instance switches of LLMServingSim (docs/reference/cluster-config.md, runtime overrides;
+ * docs/pim.md): attention on PIM, interleaved sub-batches, local weight loads. Unset = -1. */
+static gboolean read_offload_flags(JsonObject *inst, const char *where,
+                                   struct sv_planner_instance_cfg *ic, GError **error)
 {
-    static const struct {
-        const char *key, *feature;
-    } flags[] = {
-        {"enable_local_offloading", "weight offloading to host memory"},
-        {"enable_attn_offloading", "attention offloading to PIM"},
-        {"enable_sub_batch_interleaving", "sub-batch interleaving with PIM attention"},
-    };
-    for (size_t i = 0; i < G_N_ELEMENTS(flags); i++) {
-        int on;
-        if (!get_bool(inst, flags[i].key, where, &on, error))
-            return FALSE;
-        if (on == 1) {
-            g_autofree char *p = g_strdup_printf("%s.%s", where, flags[i].key);
-            return unsupported(error, p, flags[i].feature);
-        }
-    }
-    return TRUE;
+    return get_bool(inst, "enable_attn_offloading", where, &ic->enable_attn_offloading, error) &&
+           get_bool(inst, "enable_sub_batch_interleaving", where,
+                    &ic->enable_sub_batch_interleaving, error) &&
+           get_bool(inst, "enable_local_offloading", where, &ic->enable_local_offloading, error);
 }
 
 static const char *const level_keys[] = {"kind", "bw_gbps", "latency_ns", NULL};
@@ -799,7 +767,8 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
 {
     warn_unknown(o, inst_keys, where);
     if (!parse_placement(o, where, n_cxl, &ic->placement, error) ||
-        !parse_expert_offload(o, where, n_cxl, ic, error) || !check_offload_flags(o, where, error))
+        !parse_expert_offload(o, where, n_cxl, ic, error) ||
+        !read_offload_flags(o, where, ic, error))
         return FALSE;
     if (!get_str(o, "model_name", where, TRUE, ic->model_name, sizeof ic->model_name, error) ||
         !get_str(o, "hardware", where, TRUE, ic->hardware, sizeof ic->hardware, error))
@@ -950,13 +919,12 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
             if (!get_bool(cpu, "ideal", cw, &ideal, error))
                 goto fail_insts;
             c->nodes[ni].cpu_mem_ideal = ideal == 1;
-            if (json_object_has_member(cpu, "pim_config")) {
-                /* The PIM device only runs attention for instances with enable_attn_offloading
-                 * (an error, checked per instance); alone it only rewrites cpu_mem's bandwidth
-                 * (LLMServingSim docs/reference/pim-config.md), which nothing here uses. */
-                g_autofree char *p = g_strdup_printf("%s.pim_config", cw);
-                note_ignored(notes, p, "PIM (processing in memory)");
-            }
+            /* The node's PIM device (docs/pim.md): used by instances with attention offload;
+             * alone it changes nothing (LLMServingSim only rewrites cpu_mem's bandwidth, which
+             * the run does not use without it). */
+            if (!get_str(cpu, "pim_config", cw, FALSE, c->nodes[ni].pim_config,
+                         sizeof c->nodes[ni].pim_config, error))
+                goto fail_insts;
             if (!get_num(cpu, "mem_size", cw, FALSE, 0, FALSE, &c->nodes[ni].cpu_mem_gib, error) ||
                 !get_num(cpu, "mem_bw", cw, FALSE, 0, FALSE, &c->nodes[ni].cpu_mem_bw_gbps,
                          error) ||
@@ -1081,6 +1049,8 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_single(const char *model, cons
     ic->max_num_seqs = ic->max_num_batched_tokens = ic->long_prefill_token_threshold = -1;
     ic->block_size = -1;
     ic->enable_prefix_caching = ic->enable_chunked_prefill = ic->reserve_full_isl = -1;
+    ic->enable_attn_offloading = ic->enable_sub_batch_interleaving = -1;
+    ic->enable_local_offloading = -1;
     ic->cache_experts = -1;
     sv_planner_tier_flags_init(&c->tier_flags);
     struct sv_planner_tier_cfg ssd;

@@ -172,6 +172,10 @@ struct sv_planner_instance_cfg {
     struct sv_planner_loc expert_loc;
     int32_t cache_experts; /* experts cached per MoE layer per rank; -1 = all (no offload) */
     char expert_path[160];
+    /* PIM and weight offload switches (docs/pim.md): -1 unset, 0, 1. */
+    int enable_attn_offloading;
+    int enable_sub_batch_interleaving;
+    int enable_local_offloading;
 };
 
 /* One level of the cluster network (docs/cluster-network.md): a node's device interconnect
@@ -192,6 +196,7 @@ struct sv_planner_node_cfg {
     struct sv_planner_tier_cfg cxl;     /* the node's cxl_mem when it overrides the top level */
     struct sv_planner_pcie_cfg pcie;    /* nodes[].pcie */
     struct sv_planner_tier_cfg storage; /* nodes[].storage (SSD) */
+    char pim_config[64];                /* cpu_mem.pim_config: PIM device name ("" = none) */
     gboolean has_power;                 /* nodes[].power given (and the model is on) */
     struct sv_power_node_cfg power;     /* nodes[].power (docs/power.md) */
 };
@@ -499,6 +504,13 @@ void sv_planner_power_set_traffic(sv_planner_power *pw, int32_t i, uint64_t weig
 void sv_planner_power_iter_start(sv_planner_power *pw, int32_t i, sv_time now,
                                  const struct sv_msg_sched_entry *e, guint n);
 void sv_planner_power_iter_done(sv_planner_power *pw, int32_t i, sv_time now);
+/* A node whose DRAM is PIM (docs/pim.md): `channels` DIMMs of idle_w each replace the power
+ * block's DRAM DIMMs, and each channel computing draws active_w. */
+void sv_planner_power_set_pim(sv_planner_power *pw, int32_t node, int64_t channels, double idle_w,
+                              double active_w);
+/* Instance i's oldest iteration in flight used its PIM channels for busy_ns (summed over
+ * channels): (active - idle) x busy_ns is charged to the node's DRAM at its end, its own. */
+void sv_planner_power_iter_pim(sv_planner_power *pw, int32_t i, double busy_ns);
 /* Energy attributed to a request so far (J), forgotten after the call. */
 double sv_planner_power_request_take(sv_planner_power *pw, uint64_t request_id);
 /* The end of the run: the last interval (unattributed), the last rows, the totals. */
@@ -577,6 +589,15 @@ struct sv_planner_run_cfg {
     sv_msg_host_model host_model;
     uint64_t seed;
     const char *emit_et_dir; /* NULL = none */
+    /* PIM attention offload (docs/pim.md): where cpu_mem.pim_config names are looked up
+     * (<dir>/<name>.ini, first match; NULL-terminated, NULL = none), the attention model
+     * ("linear" | "bandwidth"; NULL = linear where the device has LLMServingSim's coefficients,
+     * else bandwidth), the bandwidth model's PIM compute rate per channel (FLOP/s, 0 = not a
+     * bound) and the placement policy ("greedy" when NULL). */
+    const char *const *pim_dirs;
+    const char *pim_model;
+    double pim_flops;
+    const char *pim_placement;
     /* Command-line values. Precedence, resolved once per instance by the run: these, then the
      * cluster config's per-instance values, then the built-in defaults (vLLM's). The cluster
      * config is never modified. Integers: > 0 = set, 0 = unset; long_prefill_token_threshold
@@ -588,6 +609,9 @@ struct sv_planner_run_cfg {
     int enable_prefix_caching;
     int enable_chunked_prefill;
     int reserve_full_isl;
+    int enable_attn_offloading; /* PIM and weight offload switches (docs/pim.md) */
+    int enable_sub_batch_interleaving;
+    int enable_local_offloading;
     /* Memory-tier run flags from the command line (NULL = none given); same precedence. */
     const struct sv_planner_tier_flags *tier_flags;
     const struct sv_planner_run_observer *observer;
@@ -628,6 +652,10 @@ struct sv_planner_run_result {
     /* Memory tiers (only when the run uses one): per-kind ledgers and statistics at the end. */
     gboolean has_tiers;
     struct sv_planner_tier_stats tiers;
+    /* PIM attention offload (docs/pim.md): counters summed over instances. */
+    gboolean has_pim;
+    int64_t pim_channels;
+    struct sv_msg_pim_stats pim;
     /* Power model (cluster cfg `power`): energy over [0, end_ns]. */
     gboolean has_power;
     struct sv_planner_energy energy;

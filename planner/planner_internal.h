@@ -10,6 +10,19 @@ G_BEGIN_DECLS
 gboolean sv_planner__path_error(GError **error, const char *path, const char *fmt, ...)
     G_GNUC_PRINTF(3, 4);
 
+/* PIM attention offload and local weight loads of a run (planner/pim.c; docs/pim.md). new:
+ * NULL when no instance offloads (error unset) or on an error (set). instance: fills the msg's
+ * pim / local-load fields and, with attention offload, replaces *blocks by the KV blocks its PIM
+ * channels hold. power: the PIM nodes' DRAM power. */
+typedef struct sv_planner_pim sv_planner_pim;
+sv_planner_pim *sv_planner_pim_new(const struct sv_planner_run_cfg *cfg, GError **error);
+void sv_planner_pim_free(sv_planner_pim *p);
+gboolean sv_planner_pim_instance(sv_planner_pim *p, int32_t i, const struct sv_compute_model_cfg *m,
+                                 uint32_t block_size, uint64_t *blocks, struct sv_msg_cfg *mc,
+                                 GError **error);
+void sv_planner_pim_power(const sv_planner_pim *p, sv_planner_power *pw);
+int64_t sv_planner_pim_channels(const sv_planner_pim *p, int32_t node); /* 0: no PIM */
+
 G_END_DECLS
 
 #endif

@@ -17,6 +17,7 @@ typedef struct {
     GArray *reqs; /* struct sv_msg_sched_entry */
     int64_t tokens;
     uint64_t dram_bytes;
+    double pim_j; /* PIM channels' active energy above idle (docs/pim.md) */
 } power_iter;
 
 typedef struct {
@@ -35,6 +36,7 @@ struct sv_planner_power {
     power_node *nodes;
     int32_t *inst_node, *inst_first_dev, *inst_devs; /* per instance */
     uint64_t *weight_bytes, *kv_bytes_per_token;     /* per instance */
+    double *pim_active_w;                            /* per node: PIM (peak - idle) per channel */
     GQueue *inflight;                                /* per instance: power_iter*, FIFO */
     GPtrArray *spare;                                /* recycled power_iter* */
     GHashTable *req_j;                               /* request id -> req_energy (owned) */
@@ -69,6 +71,7 @@ sv_planner_power *sv_planner_power_new(const struct sv_planner_cluster_cfg *c,
     pw->inst_devs = g_new0(int32_t, (size_t)c->n_instances);
     pw->weight_bytes = g_new0(uint64_t, (size_t)c->n_instances);
     pw->kv_bytes_per_token = g_new0(uint64_t, (size_t)c->n_instances);
+    pw->pim_active_w = g_new0(double, (size_t)c->n_nodes);
     pw->inflight = g_new0(GQueue, (size_t)c->n_instances);
     pw->spare = g_ptr_array_new_with_free_func((GDestroyNotify)iter_free);
     pw->req_j = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
@@ -128,6 +131,7 @@ void sv_planner_power_free(sv_planner_power *pw)
     g_free(pw->inst_devs);
     g_free(pw->weight_bytes);
     g_free(pw->kv_bytes_per_token);
+    g_free(pw->pim_active_w);
     g_free(pw->inflight);
     g_free(pw->prev_j);
     g_free(pw->row_w);
@@ -237,6 +241,7 @@ void sv_planner_power_iter_start(sv_planner_power *pw, int32_t i, sv_time now,
         kv_tokens += (uint64_t)(e[k].computed_before + e[k].num_new);
     }
     it->dram_bytes = pw->weight_bytes[i] + pw->kv_bytes_per_token[i] * kv_tokens;
+    it->pim_j = 0;
     g_queue_push_tail(&pw->inflight[i], it);
     g_ptr_array_add(pw->nodes[node].running, it);
     for (int32_t d = 0; d < pw->inst_devs[i]; d++)
@@ -254,6 +259,8 @@ void sv_planner_power_iter_done(sv_planner_power *pw, int32_t i, sv_time now)
     /* The iteration's DRAM traffic: an impulse at its end, its own. */
     sv_power_bytes(pn->dom, SV_POWER_DRAM, it->dram_bytes, now);
     pw->dram_bytes += (double)it->dram_bytes;
+    if (it->pim_j > 0)
+        sv_power_add_energy_j(pn->dom, SV_POWER_DRAM, it->pim_j, now);
     double e = sv_power_total_energy_j(pn->dom, now);
     give(pw, it, e - pn->acc_j);
     pn->acc_j = e;
@@ -261,6 +268,21 @@ void sv_planner_power_iter_done(sv_planner_power *pw, int32_t i, sv_time now)
     for (int32_t d = 0; d < pw->inst_devs[i]; d++)
         sv_power_device_idle(pn->dom, pw->inst_first_dev[i] + d, now);
     g_ptr_array_add(pw->spare, it);
+}
+
+void sv_planner_power_set_pim(sv_planner_power *pw, int32_t node, int64_t channels, double idle_w,
+                              double active_w)
+{
+    SV_ASSERT(node >= 0 && node < pw->n_nodes);
+    sv_power_set_dram(pw->nodes[node].dom, channels, idle_w, 0);
+    pw->pim_active_w[node] = active_w > idle_w ? active_w - idle_w : 0;
+}
+
+void sv_planner_power_iter_pim(sv_planner_power *pw, int32_t i, double busy_ns)
+{
+    power_iter *it = g_queue_peek_head(&pw->inflight[i]);
+    SV_ASSERT(it != NULL);
+    it->pim_j += pw->pim_active_w[pw->inst_node[i]] * busy_ns * 1e-9;
 }
 
 double sv_planner_power_request_take(sv_planner_power *pw, uint64_t request_id)

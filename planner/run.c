@@ -5,7 +5,7 @@
  * the engine holds, so a million-request trace needs O(1) memory beyond what is in flight.
  * Sessions (LLMServingSim's agentic format): a call is released when the previous one finished
  * plus its tool time, then routed like any arrival. */
-#include "planner/planner.h"
+#include "planner/planner_internal.h"
 
 #include <string.h>
 
@@ -64,6 +64,7 @@ typedef struct {
     struct sv_planner_tier_run tier_run; /* memory-tier flags, resolved once */
     sv_planner_tiers *tiers;             /* NULL when the run uses no tier */
     sv_planner_power *power;             /* NULL without a power model */
+    sv_planner_pim *pim;                 /* NULL without PIM offload or local weight loads */
     GArray *pending; /* power: finished requests (sv_wl_outcome) waiting for their energy */
 } run_state;
 
@@ -301,8 +302,11 @@ static void on_iter_done(void *ctx, const struct sv_msg_iter_done *it)
 {
     run_state *st = ctx;
     if (st->power) {
-        if (it->n_prefill + it->n_decode > 0) /* launches with requests only (msg.h) */
+        if (it->n_prefill + it->n_decode > 0) { /* launches with requests only (msg.h) */
+            if (it->pim_busy_ns > 0)
+                sv_planner_power_iter_pim(st->power, it->instance, it->pim_busy_ns);
             sv_planner_power_iter_done(st->power, it->instance, it->end_ns);
+        }
         flush_pending(st);
     }
     st->res->iterations++;
@@ -623,6 +627,10 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         !st->tiers || sv_planner_tiers_instance(st->tiers, i, &m, &map, mc.first_device,
                                                 (uint32_t)block_size, &blocks, &mc.tiers, error);
     sv_planner_placement_map_clear(&map);
+    /* PIM attention offload / local weight loads (planner/pim.c): KV in PIM memory. */
+    if (tiers_ok && st->pim)
+        tiers_ok =
+            sv_planner_pim_instance(st->pim, i, &m, (uint32_t)block_size, &blocks, &mc, error);
     if (!tiers_ok) {
         g_prefix_error(error, "instance %d: ", i);
         return FALSE;
@@ -815,6 +823,15 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
         st.pending = g_array_new(FALSE, FALSE, sizeof(struct sv_wl_outcome));
         ok = st.power != NULL;
     }
+    if (ok) {
+        GError *perr = NULL;
+        st.pim = sv_planner_pim_new(cfg, &perr);
+        if (perr) {
+            g_propagate_error(error, perr);
+            ok = FALSE;
+        }
+        sv_planner_pim_power(st.pim, st.power);
+    }
     if (ok && sv_planner_tiers_wanted(cfg->cluster, &st.tier_run)) {
         sv_net *net = st.cnet ? sv_planner_cluster_net_net(st.cnet) : NULL;
         st.tiers = sv_planner_tiers_new(st.eng, net, cfg->cluster, &st.tier_run, error);
@@ -886,6 +903,21 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
         res->kv_transfer_ns = ps.transfer_ns;
     }
     res->submitted = st.submitted;
+    for (int32_t n = 0; st.pim && n < cfg->cluster->n_nodes; n++)
+        res->pim_channels += sv_planner_pim_channels(st.pim, n);
+    for (int32_t i = 0; st.pim && res->pim_channels > 0 && i < st.n_inst; i++) {
+        if (!st.msgs[i])
+            continue;
+        struct sv_msg_pim_stats ps;
+        sv_msg_pim_stats(st.msgs[i], &ps);
+        res->has_pim = TRUE;
+        res->pim.iterations += ps.iterations;
+        res->pim.sub_batched += ps.sub_batched;
+        res->pim.busy_ns += ps.busy_ns;
+        res->pim.slowest_ns += ps.slowest_ns;
+        res->pim.xfer_bytes += ps.xfer_bytes;
+        res->pim.decode_tokens += ps.decode_tokens;
+    }
     if (st.power) {
         flush_pending(&st);
         res->has_power = TRUE;
@@ -929,6 +961,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     }
     g_free(st.dps);
     sv_planner_tiers_free(st.tiers); /* after the msgs (they borrow it), before the network */
+    sv_planner_pim_free(st.pim);     /* after the msgs (they borrow its devices) */
     if (st.cnet && sv_planner_cluster_net_net(st.cnet)) {
         struct sv_net_stats ns;
         sv_net_get_stats(sv_planner_cluster_net_net(st.cnet), &ns);

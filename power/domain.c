@@ -191,8 +191,15 @@ void sv_power_switch_bytes(sv_power_domain *dom, uint64_t bytes, sv_time now)
     add_traffic(dom, SV_POWER_LINK, dom->cfg.switch_pj_per_bit, bytes, now);
 }
 
-void sv_power_add_energy_j(sv_power_domain *dom, sv_power_component c, double joules,
-                           sv_time now)
+void sv_power_set_dram(sv_power_domain *dom, int64_t dimms, double idle_w, sv_time now)
+{
+    SV_ASSERT(dom && dimms >= 0 && idle_w >= 0);
+    domain_advance(dom, now);
+    dom->cfg.dram_dimms = dimms;
+    dom->cfg.dram_idle_w = idle_w;
+}
+
+void sv_power_add_energy_j(sv_power_domain *dom, sv_power_component c, double joules, sv_time now)
 {
     SV_ASSERT(dom && (unsigned)c < SV_POWER_N_COMPONENTS && joules >= 0);
     domain_advance(dom, now);

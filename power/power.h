@@ -110,10 +110,12 @@ void sv_power_cpu_util(sv_power_domain *dom, double util, sv_time now);
 void sv_power_bytes(sv_power_domain *dom, sv_power_component c, uint64_t bytes, sv_time now);
 /* `bytes` through the node's switches (per switch traversal), counted under SV_POWER_LINK. */
 void sv_power_switch_bytes(sv_power_domain *dom, uint64_t bytes, sv_time now);
+/* From `now` on the node's DRAM is `dimms` DIMMs of `idle_w` each (PIM channels replacing the
+ * power block's DIMMs; docs/pim.md). */
+void sv_power_set_dram(sv_power_domain *dom, int64_t dimms, double idle_w, sv_time now);
 /* An energy impulse of `joules` (>= 0) charged to component `c` at `now`: work whose energy the
  * caller computed (PIM channel activity: (peak - idle) W x busy time; docs/pim.md). */
-void sv_power_add_energy_j(sv_power_domain *dom, sv_power_component c, double joules,
-                           sv_time now);
+void sv_power_add_energy_j(sv_power_domain *dom, sv_power_component c, double joules, sv_time now);
 
 /* Queries at time t, no earlier than the last state change; they change nothing. */
 double sv_power_energy_j(const sv_power_domain *dom, sv_power_component c, sv_time t);
