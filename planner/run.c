@@ -769,6 +769,13 @@ gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **err
         return TRUE; /* sv_planner_run reports it */
     if (!sv_planner_tier_flags_resolve(cfg->tier_flags, &cfg->cluster->tier_flags, &t, error))
         return FALSE;
+    /* PIM offload: the switches' combinations and the device files (planner/pim.c). */
+    GError *perr = NULL;
+    sv_planner_pim_free(sv_planner_pim_new(cfg, &perr));
+    if (perr) {
+        g_propagate_error(error, perr);
+        return FALSE;
+    }
     return TRUE;
 }
 

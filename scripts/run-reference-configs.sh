@@ -117,25 +117,22 @@ done
 printf '%-46s %-10s %-8s %9s %9s %9s %10s %7s  %s\n' config latency finished "TTFT ms" "TPOT ms" \
     "E2E ms" wall_s rc status
 fails=0
-for cfg in "${CONFIGS[@]}"; do
-    rel=${cfg#"$REF"/}
-    case $rel in
-    cases/*) name=${rel%/config.json} ;;
-    *) name=$(basename "$rel" .json) ;;
-    esac
-    model=$(json_strs "$cfg" model_name | head -n 1)
-    lat=$(latency_for "$cfg" "$model")
-    wl=$(workload_for "$model")
-    dir=$OUT/$(echo "$name" | tr '/' '_')
+runs=0
+# One run: name, config, latency source, workload, profiles folder, then extra flags.
+run_one() {
+    local name=$1 cfg=$2 lat=$3 wl=$4 prof=$5
+    shift 5
+    local dir=$OUT/$(echo "$name" | tr '/' '_')
     rm -rf "$dir"
+    runs=$((runs + 1))
     t0=$(date +%s%N)
-    "$BIN" run --cluster "$cfg" --workload "$wl" --latency "$lat" --profiles "$REF/profiles" \
-        --output-dir "$dir" --quiet \
+    "$BIN" run --cluster "$cfg" --workload "$wl" --latency "$lat" --profiles "$prof" \
+        --output-dir "$dir" --quiet "$@" \
         >"$TMP/stdout" 2>"$TMP/stderr"
     rc=$?
     t1=$(date +%s%N)
     wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
-    # Features of the memory-tier / power / PIM issue are named on stderr as
+    # Features the run cannot model are named on stderr as
     # "<where>: <feature> is not yet supported (ignored)" or, when the run would be meaningless,
     # an error "... is not yet supported".
     unsup=$(grep 'is not yet supported' "$TMP/stderr" |
@@ -149,6 +146,9 @@ for cfg in "${CONFIGS[@]}"; do
         e2e=$(summary_mean "$dir/summary.json" e2e)
         status=ok
         [ -n "$unsup" ] && status="ok; not supported (ignored): $unsup"
+        # Energy per output token when the config has power blocks (docs/power.md).
+        jpt=$(awk '$1 == "\"j_per_output_token\"" { gsub(/,/, "", $3); printf "%.3f", $3; exit }' "$dir/summary.json")
+        [ -n "$jpt" ] && status="$status; $jpt J/token"
         # The latency notice ("instance I (...)" or "instances I-J (...): latency SOURCE") is expected.
         other=$(grep -v -e 'is not yet supported' -e '^servesim run: instances\{0,1\} [0-9-]* (.*): latency ' \
             "$TMP/stderr" | head -n 1)
@@ -162,6 +162,46 @@ for cfg in "${CONFIGS[@]}"; do
     fi
     printf '%-46s %-10s %-8s %9s %9s %9s %10s %7s  %s\n' "$name" "$lat" "$fin" "$ttft" "$tpot" \
         "$e2e" "$wall" "$rc" "$status"
+}
+
+for cfg in "${CONFIGS[@]}"; do
+    rel=${cfg#"$REF"/}
+    case $rel in
+    cases/*) name=${rel%/config.json} ;;
+    *) name=$(basename "$rel" .json) ;;
+    esac
+    model=$(json_strs "$cfg" model_name | head -n 1)
+    run_one "$name" "$cfg" "$(latency_for "$cfg" "$model")" "$(workload_for "$model")" \
+        "$REF/profiles"
 done
-echo "${#CONFIGS[@]} configs, $fails failed (workloads: ${REQS/#0/all} requests each, outputs capped at ${MAXOUT/#0/no} tokens; run outputs: ${KEEP:-temporary})"
+
+# PIM offload is a run-time switch in LLMServingSim (--enable-attn-offloading): the bundled PIM
+# config with it and with sub-batch interleaving. Then the ISPASS'26 artifact's power (figure 6)
+# and PIM (figure 10) configs, with their legacy A6000 perf models and the ShareGPT trace of
+# the Llama family they used (docs/reference-configs.md).
+PIMCFG=$REF/configs/cluster/single_node_pim_instance.json
+LLAMA=$(workload_for meta-llama/Llama-3.1-8B)
+run_one single_node_pim_instance+attn_offloading "$PIMCFG" profile "$LLAMA" "$REF/profiles" \
+    --enable-attn-offloading
+run_one single_node_pim_instance+sub_batch "$PIMCFG" profile "$LLAMA" "$REF/profiles" \
+    --enable-attn-offloading --enable-sub-batch-interleaving
+ISPASS=$SHARED/reference/llmservingsim-ispass26
+if [ -d "$ISPASS/figure_6" ]; then
+    ILLAMA=$ISPASS/dataset/sharegpt_req300_rate10_llama.jsonl
+    if [ "$REQS" -gt 0 ] || [ "$MAXOUT" -gt 0 ]; then
+        ILLAMA=$TMP/ispass-llama.jsonl
+        head -n "${REQS/#0/100000}" "$ISPASS/dataset/sharegpt_req300_rate10_llama.jsonl" >"$ILLAMA"
+    fi
+    for c in figure_6/config/power_config_tp1 figure_6/config/power_config_tp2 \
+        figure_10/config/gpu_only_config; do
+        run_one "ispass26/${c%%/*}/$(basename "$c")" "$ISPASS/$c.json" profile "$ILLAMA" \
+            "$ISPASS/perf_models"
+    done
+    run_one ispass26/figure_10/pim_config+attn_offloading "$ISPASS/figure_10/config/pim_config.json" \
+        profile "$ILLAMA" "$ISPASS/perf_models" --pim-dir "$REF/configs/pim" --enable-attn-offloading
+    run_one ispass26/figure_10/pim_config+sub_batch "$ISPASS/figure_10/config/pim_config.json" \
+        profile "$ILLAMA" "$ISPASS/perf_models" --pim-dir "$REF/configs/pim" --enable-attn-offloading \
+        --enable-sub-batch-interleaving
+fi
+echo "$runs runs of ${#CONFIGS[@]} configs and the extra cases, $fails failed (workloads: ${REQS/#0/all} requests each, outputs capped at ${MAXOUT/#0/no} tokens; run outputs: ${KEEP:-temporary})"
 [ $fails -eq 0 ]
