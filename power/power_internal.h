@@ -10,6 +10,8 @@
 
 struct sv_power__device {
     const struct sv_power_npu_cfg *hw; /* into the domain's copy of the config */
+    double clock;                      /* DVFS: fraction of the nominal clock, (0, 1] */
+    double active_w, standby_w;        /* hw's at `clock` (sv_power_dvfs_w) */
     int busy;                          /* computes started and not yet ended */
     sv_time t_last;                    /* energy below is integrated up to here */
     sv_time last_end;                  /* when busy last fell to 0; -1: never */
