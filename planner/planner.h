@@ -172,6 +172,7 @@ struct sv_planner_instance_cfg {
     struct sv_planner_loc expert_loc;
     int32_t cache_experts; /* experts cached per MoE layer per rank; -1 = all (no offload) */
     char expert_path[160];
+    double gpu_clock; /* DVFS: instances[].gpu_clock in (0, 1]; 0 = unset (nominal) */
 };
 
 /* One level of the cluster network (docs/cluster-network.md): a node's device interconnect
@@ -318,6 +319,8 @@ struct sv_planner_tier_stats {
 void sv_planner_tiers_get_stats(sv_planner_tiers *t, sv_time now,
                                 struct sv_planner_tier_stats *out);
 void sv_planner_tiers_free(sv_planner_tiers *t); /* accepts NULL; after the msgs */
+/* The fabric the tiers' transfers run on (owned by t). */
+sv_memtier_fabric *sv_planner_tiers_fabric(sv_planner_tiers *t);
 
 /* ---- routers -------------------------------------------------------------------------------- */
 
@@ -480,7 +483,12 @@ struct sv_planner_energy {
     double total_j;
     double attributed_j;   /* given to requests (requests.csv energy_j) */
     double unattributed_j; /* no iteration running on the node: idle and standby */
-    double dram_bytes;     /* traffic charged to DRAM */
+    /* Traffic charged to each component (docs/power.md "Traffic"): energy = bytes x 8 x the
+     * node's pJ/bit. DRAM: iterations' estimate + host DRAM / CXL tier legs; link: bytes x links
+     * crossed inside a node; switch: bytes x switches crossed inside a node; nic: bytes x NICs
+     * (a message between nodes counts at both ends); storage: SSD tier legs. */
+    double dram_bytes;
+    double link_bytes, switch_bytes, nic_bytes, storage_bytes;
 };
 
 typedef struct sv_planner_power sv_planner_power;
@@ -491,6 +499,21 @@ sv_planner_power *sv_planner_power_new(const struct sv_planner_cluster_cfg *c,
                                        void (*row)(void *ctx, const struct sv_planner_power_row *r),
                                        void *row_ctx, GError **error);
 void sv_planner_power_free(sv_planner_power *pw);
+/* Traffic from the run (docs/power.md "Traffic"): every message of `net` (its delivery
+ * observer) and every transfer leg of `fabric` (its observer) is charged, when it completes, to
+ * the components of the nodes it crosses: links and switches inside a node (the node of the
+ * sending NPU), the NICs of both ends between nodes, DRAM for host DRAM and CXL ends, storage for
+ * SSD ends. Either may be NULL. Call once, before the engine runs; the observers stay set. */
+void sv_planner_power_watch(sv_planner_power *pw, sv_net *net, sv_memtier_fabric *fabric);
+/* DVFS: instance i's devices run at `clock` in (0, 1] from t = 0 (sv_power_device_set_clock). */
+void sv_planner_power_set_clock(sv_planner_power *pw, int32_t i, double clock);
+struct sv_planner_run_cfg;
+/* DVFS: instance `ic`'s clock (the command line's cfg->gpu_clock when set, else the config's
+ * instances[].gpu_clock, else 1), applied to its latency model `lat` with the catalog's figures
+ * of its hardware (sv_compute_latency_set_clock; NULL when not in the catalog). Returns it. */
+double sv_planner_apply_gpu_clock(const struct sv_planner_run_cfg *cfg,
+                                  const struct sv_planner_instance_cfg *ic,
+                                  sv_compute_latency *lat);
 /* Instance i's DRAM traffic per iteration: weight_bytes (every rank's) + kv_bytes_per_token x
  * (KV history read + tokens written) of each request. */
 void sv_planner_power_set_traffic(sv_planner_power *pw, int32_t i, uint64_t weight_bytes,
@@ -575,6 +598,9 @@ struct sv_planner_run_cfg {
     double slo_ttft_ms;
     /* Host-side per-step time of every instance (msg/host.c; default: the fitted model). */
     sv_msg_host_model host_model;
+    /* DVFS (--gpu-clock; docs/power.md): every instance's accelerators at this fraction of their
+     * nominal clock, in (0, 1]; 0 = unset (instances[].gpu_clock, else 1). */
+    double gpu_clock;
     uint64_t seed;
     const char *emit_et_dir; /* NULL = none */
     /* Command-line values. Precedence, resolved once per instance by the run: these, then the

@@ -250,7 +250,7 @@ void sv_power_node_cfg_clear(struct sv_power_node_cfg *cfg)
     memset(cfg, 0, sizeof *cfg);
 }
 
-void sv_power__node_cfg_copy(struct sv_power_node_cfg *dst, const struct sv_power_node_cfg *src)
+void sv_power_node_cfg_copy(struct sv_power_node_cfg *dst, const struct sv_power_node_cfg *src)
 {
     *dst = *src;
     dst->where = g_strdup(src->where);

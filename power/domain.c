@@ -23,7 +23,7 @@ sv_power_domain *sv_power_domain_new(const struct sv_power_node_cfg *cfg, sv_tim
 {
     SV_ASSERT(cfg && start >= 0);
     sv_power_domain *dom = g_new0(sv_power_domain, 1);
-    sv_power__node_cfg_copy(&dom->cfg, cfg);
+    sv_power_node_cfg_copy(&dom->cfg, cfg);
     dom->devs = g_array_new(FALSE, TRUE, sizeof(struct sv_power__device));
     dom->t_last = start;
     dom->cpu_util = cfg->cpu_util;

@@ -80,6 +80,8 @@ struct sv_power_node_cfg {
 gboolean sv_power_node_cfg_read(struct sv_power_node_cfg *cfg, JsonObject *node, const char *where,
                                 GError **error);
 void sv_power_node_cfg_clear(struct sv_power_node_cfg *cfg);
+/* Deep copy (dst is overwritten, not cleared first; clear it with sv_power_node_cfg_clear). */
+void sv_power_node_cfg_copy(struct sv_power_node_cfg *dst, const struct sv_power_node_cfg *src);
 /* The npu entry for `hardware`, NULL if none. */
 const struct sv_power_npu_cfg *sv_power_node_cfg_npu(const struct sv_power_node_cfg *cfg,
                                                      const char *hardware);

@@ -27,9 +27,6 @@ struct sv_power_domain {
     double traffic_wns[SV_POWER_N_COMPONENTS]; /* energy per bit x bits */
 };
 
-/* Deep copy of a config (dst is overwritten, not cleared first). */
-void sv_power__node_cfg_copy(struct sv_power_node_cfg *dst, const struct sv_power_node_cfg *src);
-
 /* Energy per state a device adds between its t_last and t (>= t_last), added to e_wns[]. */
 void sv_power__device_split(const struct sv_power__device *d, sv_time t,
                             double e_wns[SV_POWER_N_STATES]);
