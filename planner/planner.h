@@ -458,7 +458,10 @@ void sv_planner_pd_get_stats(const sv_planner_pd *pd, struct sv_planner_pd_stats
  *
  * With a power block on every node (cluster cfg `power`), one sv_power domain per node, fed by
  * the serving groups' iterations: each device of an instance is busy from the launch of an
- * iteration to its commit; each iteration moves weights + KV read + KV written through DRAM.
+ * iteration to its commit; each iteration moves weights + KV read + KV written through DRAM; the
+ * network's messages and the memory tiers' transfers are charged as they arrive (links,
+ * switches, NICs, host DRAM, storage; sv_planner_power_watch). Devices run at their instance's
+ * DVFS clock; a node without `npu.<hardware>` takes the hardware catalog's power states.
  * Energy is attributed to requests per interval between state changes of a node: an interval's
  * energy goes to the iterations running on the node then, by their devices, and within an
  * iteration to its requests by their share of its scheduled tokens; an interval with no iteration
