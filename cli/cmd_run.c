@@ -134,6 +134,11 @@ static const char usage[] =
     "  --pim-gflops X            bandwidth model: PIM compute per channel, GFLOP/s\n"
     "                            (default: not a bound)\n"
     "  --pim-placement NAME      sequences onto channels: greedy (default)\n"
+    "power (docs/power.md; power.csv and energy with a power block on every node):\n"
+    "  --gpu-clock F             run every accelerator at F in (0, 1] of its nominal clock\n"
+    "                            (DVFS: compute-bound operators take 1/F as long, memory-bound\n"
+    "                            ones keep their time; active power idle + (P - idle) x F^3;\n"
+    "                            wins over the config's instances[].gpu_clock; default 1)\n"
     "outputs:\n"
     "  --output-dir DIR          requests.csv, timeseries.csv, summary.json\n"
     "                            (default ./" DEFAULT_OUTPUT_DIR ")\n"
@@ -163,6 +168,7 @@ typedef struct {
     char **plugins;     /* --plugin FILE.so, repeatable (planner/planner.h); NULL-terminated */
     int64_t seed, max_num_seqs, max_num_batched_tokens, tp, requests, long_prefill, block_size;
     double qps;
+    double gpu_clock; /* docs/power.md "DVFS"; 0 = unset */
     gboolean skip_bad, quiet, help, no_prefix_caching;
 } run_opts;
 
@@ -189,7 +195,7 @@ static int bad_value(const char *flag, const char *value, const char *want)
 }
 
 /* Numbers have ranges GOption does not check: they are parsed here, through one callback. */
-enum num_kind { NUM_INT, NUM_POSITIVE_DOUBLE };
+enum num_kind { NUM_INT, NUM_POSITIVE_DOUBLE, NUM_FRACTION /* (0, 1] */ };
 struct num_def {
     const char *name; /* long name, with its dashes as GOption passes it */
     enum num_kind kind;
@@ -213,6 +219,7 @@ static const struct num_def num_defs[] = {
     NUM("--slo-ttft-ms", NUM_POSITIVE_DOUBLE, slo_ttft_ms, 0),
     NUM("--prefix-chunk-tokens", NUM_INT, prefix_chunk_tokens, 1),
     NUM("--pim-gflops", NUM_POSITIVE_DOUBLE, pim_gflops, 0),
+    NUM("--gpu-clock", NUM_FRACTION, gpu_clock, 0),
 };
 #undef NUM
 
@@ -237,6 +244,11 @@ static gboolean parse_number(const char *name, const char *v, gpointer data, GEr
         return TRUE;
     }
     double x = g_ascii_strtod(v, &end);
+    if (d->kind == NUM_FRACTION && !(errno || end == v || *end) && !(x > 0 && x <= 1)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "%s: '%s' is not a fraction in (0, 1]", name, v);
+        return FALSE;
+    }
     if (errno || end == v || *end || !(x > 0) || x > 1e12) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "%s: '%s' is not a positive number", name, v);
@@ -319,6 +331,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         NUMBER("tp", "N"),
         NUMBER("requests", "N"),
         NUMBER("qps", "R"),
+        NUMBER("gpu-clock", "F"),
         G_OPTION_ENTRY_NULL,
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new(NULL);
@@ -574,6 +587,7 @@ static int run(const run_opts *o)
     cfg.kv_eviction = o->kv_eviction;
     cfg.kv_transfer = o->kv_transfer;
     cfg.network_model = o->network_model;
+    cfg.gpu_clock = o->gpu_clock;
     cfg.expert_routing = o->expert_routing;
     cfg.moe_comm = o->moe_comm;
     cfg.slo_ttft_ms = o->slo_ttft_ms;
@@ -775,7 +789,11 @@ static int run(const run_opts *o)
                                        .total_j = res.energy.total_j,
                                        .attributed_j = res.energy.attributed_j,
                                        .unattributed_j = res.energy.unattributed_j,
-                                       .dram_bytes = res.energy.dram_bytes};
+                                       .dram_bytes = res.energy.dram_bytes,
+                                       .link_bytes = res.energy.link_bytes,
+                                       .switch_bytes = res.energy.switch_bytes,
+                                       .nic_bytes = res.energy.nic_bytes,
+                                       .storage_bytes = res.energy.storage_bytes};
         for (int c = 0; c < SV_POWER_N_COMPONENTS; c++) {
             me.component_names[c] = power_names[c];
             me.by_component_j[c] = res.energy.by_component_j[c];

@@ -146,7 +146,10 @@ struct sv_compute_hw_cfg {
     double mem_bw_gbps;  /* peak memory bandwidth, GB/s (1e9 B/s) */
     double link_bw_gbps; /* scale-up interconnect per device, per direction, GB/s */
     double pcie_gbps;    /* host link (PCIe) per device, per direction, GB/s; 0: not published */
+    double tdp_w;        /* board power at full load (TDP / max board power), W; 0: not published */
+    double idle_w;       /* board power with nothing to run, W; 0: not published */
     char source[512];    /* where the numbers come from */
+    char power_source[512]; /* where tdp_w and idle_w come from (or the rule that derived them) */
 };
 /* Case-insensitive; aliases accepted (H100, A100, RTX4090, RTXPRO6000, A6000, TPUv6e...). */
 gboolean sv_compute_hw_lookup(const char *name, struct sv_compute_hw_cfg *out, GError **error);
@@ -238,6 +241,21 @@ void sv_compute_op_cost(const struct sv_compute_model_cfg *m, int tp, sv_compute
 
 void sv_compute_latency_free(sv_compute_latency *lat);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_compute_latency, sv_compute_latency_free)
+
+/* DVFS (docs/power.md "DVFS"): the accelerator runs at `clock` in (0, 1] of its nominal clock
+ * (1 until set). Only compute slows down; the memory clock is not the core clock, so a
+ * memory-bound operator keeps its time. Per operator and batch shape, with tc = FLOPs / (peak x
+ * compute_eff) and tm = bytes / (bandwidth x memory_eff) its roofline times (the committed fit,
+ * sv_compute_op_cost, the peak and bandwidth of `hw`):
+ *   roofline backend: max(tc / clock, tm) + overhead (its own terms);
+ *   profile / legacy: the measured time x max(tc / clock, tm) / max(tc, tm).
+ * So a compute-bound operator takes 1/clock as long and a memory-bound one the same until its
+ * compute term overtakes. With `hw` NULL (the hardware is not in the catalog) a profile's every
+ * operator takes 1/clock as long (the bound for all-compute-bound work). `hw` is copied; the
+ * roofline backend uses its own hardware and ignores it. */
+void sv_compute_latency_set_clock(sv_compute_latency *lat, double clock,
+                                  const struct sv_compute_hw_cfg *hw);
+double sv_compute_latency_clock(const sv_compute_latency *lat);
 
 const struct sv_compute_model_cfg *sv_compute_latency_model(const sv_compute_latency *lat);
 

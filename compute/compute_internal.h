@@ -115,6 +115,11 @@ struct sv_compute_latency {
     struct sv_compute_legacy_tables *legacy;
     /* roofline */
     struct sv_compute_roofline_eff eff[SV_COMPUTE_OP_COUNT];
+    /* DVFS (sv_compute_latency_set_clock): clock 1 = nominal. clock_hw: peak and bandwidth that
+     * split a profiled time into compute and memory (clock_hw_set FALSE: all compute). */
+    double clock;
+    gboolean clock_hw_set;
+    struct sv_compute_hw_cfg clock_hw;
 };
 
 gboolean sv_compute__profile_load(sv_compute_latency *lat, const char *variant_dir, GError **error);

@@ -43,7 +43,7 @@ static gboolean entry_matches(JsonObject *e, const char *want)
 static gboolean entry_read(JsonObject *e, guint i, struct sv_compute_hw_cfg *out, GError **error)
 {
     g_autofree char *where = g_strdup_printf(CATALOG ": hardware[%u]", i);
-    const char *name = NULL, *source = NULL;
+    const char *name = NULL, *source = NULL, *power_source = NULL;
     memset(out, 0, sizeof *out);
     if (!sv_cfg_get_string(e, "name", where, TRUE, NULL, &name, error) ||
         !sv_cfg_get_string(e, "source", where, TRUE, NULL, &source, error) ||
@@ -53,10 +53,14 @@ static gboolean entry_read(JsonObject *e, guint i, struct sv_compute_hw_cfg *out
         !sv_cfg_get_double(e, "mem_gb", where, TRUE, 0, &out->mem_gb, error) ||
         !sv_cfg_get_double(e, "mem_bw_gbps", where, TRUE, 0, &out->mem_bw_gbps, error) ||
         !sv_cfg_get_double(e, "link_bw_gbps", where, TRUE, 0, &out->link_bw_gbps, error) ||
-        !sv_cfg_get_double(e, "pcie_gbps", where, TRUE, 0, &out->pcie_gbps, error))
+        !sv_cfg_get_double(e, "pcie_gbps", where, TRUE, 0, &out->pcie_gbps, error) ||
+        !sv_cfg_get_double(e, "tdp_w", where, TRUE, 0, &out->tdp_w, error) ||
+        !sv_cfg_get_double(e, "idle_w", where, TRUE, 0, &out->idle_w, error) ||
+        !sv_cfg_get_string(e, "power_source", where, TRUE, NULL, &power_source, error))
         return FALSE;
     g_strlcpy(out->name, name, sizeof out->name);
     g_strlcpy(out->source, source, sizeof out->source);
+    g_strlcpy(out->power_source, power_source, sizeof out->power_source);
     return TRUE;
 }
 

@@ -54,6 +54,7 @@ static sv_compute_latency *latency_alloc(sv_compute_latency_backend b,
     lat->model = *m;
     lat->tp = tp;
     lat->seq = sv_compute_layer_seq(m->arch);
+    lat->clock = 1.0;
     return lat;
 }
 
@@ -245,9 +246,46 @@ static double roofline_op_ns(sv_compute_latency *lat, sv_compute_op_kind op,
         return 0;
     double f, by;
     sv_compute_op_cost(&lat->model, lat->tp, op, s, &f, &by);
+    /* DVFS: the compute peak follows the core clock (x 1.0 exactly when nominal). */
     return sv_compute__roofline_ns(&lat->eff[op], f, by,
-                                   sv_compute_hw_peak_flops(&lat->hw, (int)lat->model.dtype_bytes),
+                                   sv_compute_hw_peak_flops(&lat->hw, (int)lat->model.dtype_bytes) *
+                                       lat->clock,
                                    lat->hw.mem_bw_gbps * 1e9);
+}
+
+void sv_compute_latency_set_clock(sv_compute_latency *lat, double clock,
+                                  const struct sv_compute_hw_cfg *hw)
+{
+    SV_ASSERT(lat != NULL && clock > 0.0 && clock <= 1.0);
+    lat->clock = clock;
+    lat->clock_hw_set = hw != NULL && hw->bf16_tflops > 0 && hw->mem_bw_gbps > 0;
+    if (lat->clock_hw_set)
+        lat->clock_hw = *hw;
+}
+
+double sv_compute_latency_clock(const sv_compute_latency *lat)
+{
+    return lat->clock;
+}
+
+/* DVFS factor of a profiled operator time: max(tc / clock, tm) / max(tc, tm) on the roofline
+ * split (sv_compute_latency_set_clock), 1/clock without a split. */
+static double clock_factor(const sv_compute_latency *lat, sv_compute_op_kind op,
+                           const struct sv_compute_batch_shape *s)
+{
+    if (!lat->clock_hw_set)
+        return 1.0 / lat->clock;
+    double f, by;
+    sv_compute_op_cost(&lat->model, lat->tp, op, s, &f, &by);
+    const struct sv_compute_roofline_eff *e = &roofline_fit[op];
+    double peak = sv_compute_hw_peak_flops(&lat->clock_hw, (int)lat->model.dtype_bytes);
+    double tc = f > 0 ? f / (peak * e->compute_eff) : 0;
+    double tm = by > 0 ? by / (lat->clock_hw.mem_bw_gbps * 1e9 * e->memory_eff) : 0;
+    double before = tc > tm ? tc : tm;
+    if (!(before > 0))
+        return 1.0 / lat->clock; /* nothing to split: take it as compute */
+    double after = tc / lat->clock > tm ? tc / lat->clock : tm;
+    return after / before;
 }
 
 sv_time sv_compute_op_time(sv_compute_latency *lat, sv_compute_op_kind op,
@@ -275,6 +313,8 @@ sv_time sv_compute_op_time(sv_compute_latency *lat, sv_compute_op_kind op,
         ns = roofline_op_ns(lat, op, s);
         break;
     }
+    if (lat->clock != 1.0 && lat->backend != SV_COMPUTE_LATENCY_ROOFLINE && ns > 0)
+        ns *= clock_factor(lat, op, s);
     return sv_time_from_ns(ns);
 }
 

@@ -39,6 +39,9 @@ struct leg {
     double net_lat; /* ns, latency the network's topology links on the leg carry themselves */
     double min_bw;  /* bytes/ns of the slowest finite link; 0 = none */
     struct tier_ent *qtier; /* the SSD whose queue the leg occupies, or NULL */
+    /* The leg's ends and their nodes, for the observer (sv_memtier_fabric_set_observer). */
+    struct sv_memtier_loc src, dst;
+    int32_t src_node, dst_node;
 };
 
 struct sv_memtier_route {
@@ -91,6 +94,8 @@ struct sv_memtier_fabric {
     GArray *ports;      /* struct port_ent by node */
     GHashTable *routes; /* "src>dst" -> sv_memtier_route * (looked up, never iterated) */
     uint64_t bytes_booked;
+    sv_memtier_xfer_observer_fn observer;
+    void *observer_ctx;
 };
 
 sv_memtier_fabric *sv_memtier_fabric_new(sv_engine *eng, sv_net *net_or_null, GError **error)
@@ -139,6 +144,13 @@ sv_net_solver *sv_memtier_fabric_solver(sv_memtier_fabric *f)
 uint64_t sv_memtier_fabric_bytes_booked(const sv_memtier_fabric *f)
 {
     return f->bytes_booked;
+}
+
+void sv_memtier_fabric_set_observer(sv_memtier_fabric *f, sv_memtier_xfer_observer_fn fn, void *ctx)
+{
+    SV_ASSERT(f != NULL);
+    f->observer = fn;
+    f->observer_ctx = fn != NULL ? ctx : NULL;
 }
 
 static int add_link(sv_memtier_fabric *f, double gbps, gboolean ideal)
@@ -325,6 +337,14 @@ static int first_npu(const sv_memtier_fabric *f, int32_t node)
     return -1;
 }
 
+static void leg_ends(struct leg *leg, const struct endpoint *a, const struct endpoint *b)
+{
+    leg->src = a->loc;
+    leg->dst = b->loc;
+    leg->src_node = a->node;
+    leg->dst_node = b->node;
+}
+
 static gboolean build_route(sv_memtier_fabric *f, const struct endpoint *s,
                             const struct endpoint *d, sv_memtier_route *r, GError **error)
 {
@@ -358,6 +378,7 @@ static gboolean build_route(sv_memtier_fabric *f, const struct endpoint *s,
         const struct tier_ent *dram = sk == SV_MEMTIER_DRAM ? s->te : d->te;
         struct leg *leg = &r->leg[0];
         r->nlegs = 1;
+        leg_ends(leg, s, d);
         int tmp[LEG_MAX_LINKS];
         double lat = 0;
         SV_ASSERT(sv_net_route_max_links(f->net) <= LEG_MAX_LINKS - 1);
@@ -382,6 +403,8 @@ static gboolean build_route(sv_memtier_fabric *f, const struct endpoint *s,
     if (need_dram) {
         /* store-and-forward through host DRAM: [src, dram] then [dram, dst] */
         r->nlegs = 2;
+        leg_ends(&r->leg[0], s, &dram);
+        leg_ends(&r->leg[1], &dram, d);
         if (!side(f, s, TRUE, node, &r->leg[0], error) ||
             !side(f, &dram, FALSE, node, &r->leg[0], error) ||
             !side(f, &dram, TRUE, node, &r->leg[1], error) ||
@@ -389,6 +412,7 @@ static gboolean build_route(sv_memtier_fabric *f, const struct endpoint *s,
             return FALSE;
     } else {
         r->nlegs = 1;
+        leg_ends(&r->leg[0], s, d);
         if (!side(f, s, TRUE, node, &r->leg[0], error) ||
             !side(f, d, FALSE, node, &r->leg[0], error))
             return FALSE;
@@ -457,6 +481,16 @@ static void on_leg_done(sv_engine *eng, void *ctx, uint64_t arg)
         struct xfer *next = g_queue_pop_head(&te->waiting);
         if (next != NULL)
             start_leg(next);
+    }
+    sv_memtier_fabric *f = x->f;
+    if (f->observer != NULL && x->bytes > 0) {
+        struct sv_memtier_xfer_report rep = {.src = leg->src,
+                                             .dst = leg->dst,
+                                             .src_node = leg->src_node,
+                                             .dst_node = leg->dst_node,
+                                             .bytes = x->bytes,
+                                             .now = sv_engine_now(eng)};
+        f->observer(f->observer_ctx, &rep);
     }
     if (++x->leg < x->r->nlegs) {
         start_leg(x);

@@ -442,6 +442,21 @@ sv_time sv_memtier_route_alone_ns(const sv_memtier_route *r, uint64_t bytes);
 void sv_memtier_fabric_xfer(sv_memtier_fabric *f, const sv_memtier_route *r, uint64_t bytes,
                             sv_net_done_fn done, void *ctx, uint64_t arg);
 uint64_t sv_memtier_fabric_bytes_booked(const sv_memtier_fabric *f); /* sum of xfer sizes */
+/* One leg of a transfer done: `bytes` (> 0) moved from `src` to `dst` at `now`. A route's legs
+ * are reported one by one as each completes, so a transfer through host DRAM (SSD <-> NPU) is
+ * two reports, SSD -> DRAM then DRAM -> NPU. src_node / dst_node: the node of each end (an NPU's
+ * node for HBM; -1 for a cluster-scope CXL device); they differ on a remote leg (another node's
+ * host DRAM <-> an NPU over the network). */
+struct sv_memtier_xfer_report {
+    struct sv_memtier_loc src, dst;
+    int32_t src_node, dst_node;
+    uint64_t bytes;
+    sv_time now;
+};
+typedef void (*sv_memtier_xfer_observer_fn)(void *ctx, const struct sv_memtier_xfer_report *r);
+/* One observer per fabric (NULL removes it), for per-node accounting (power: DRAM, storage). */
+void sv_memtier_fabric_set_observer(sv_memtier_fabric *f, sv_memtier_xfer_observer_fn fn,
+                                    void *ctx);
 sv_net_solver *sv_memtier_fabric_solver(sv_memtier_fabric *f);
 
 /* ---- generic LRU of uint64 keys (lru.c) ------------------------------------------------- */

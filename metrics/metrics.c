@@ -649,6 +649,10 @@ static char *summary_json(const struct sv_metrics_summary *s, int n_instances)
                     s->output_tokens > 0 ? e->total_j / (double)s->output_tokens : 0);
         json_double(b, "j_per_request", s->finished > 0 ? e->total_j / (double)s->finished : 0);
         json_double(b, "dram_bytes", e->dram_bytes);
+        json_double(b, "link_bytes", e->link_bytes);
+        json_double(b, "switch_bytes", e->switch_bytes);
+        json_double(b, "nic_bytes", e->nic_bytes);
+        json_double(b, "storage_bytes", e->storage_bytes);
         json_builder_end_object(b);
     }
     if (s->has_pim) {

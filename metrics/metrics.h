@@ -188,7 +188,8 @@ struct sv_metrics_summary {
         double by_component_j[SV_METRICS_ENERGY_MAX_COMPONENTS];
         double npu_active_j, npu_standby_j, npu_idle_j;
         double total_j, attributed_j, unattributed_j;
-        double dram_bytes;
+        /* Traffic charged per component (bytes x traversals; planner.h sv_planner_energy). */
+        double dram_bytes, link_bytes, switch_bytes, nic_bytes, storage_bytes;
     } energy;
     /* PIM attention offload (sv_metrics_set_pim): summary.json "pim", summed over instances. */
     gboolean has_pim;

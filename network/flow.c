@@ -45,7 +45,7 @@ struct flow {
     sv_net_done_fn done;
     void *ctx;
     uint64_t arg;
-    int dst;
+    int src, dst;
     gboolean via_net; /* a network message: delivered and counted by the sv_net */
     int nlinks;
     int route_cap;
@@ -549,7 +549,7 @@ static void flow_finish(sv_net_solver *fm, int id, sv_time now)
     f->active = FALSE;
     fm->active--;
     if (f->via_net)
-        sv_net__schedule_delivery(fm->net, at, f->dst, f->bytes, f->done, f->ctx, f->arg);
+        sv_net__schedule_delivery(fm->net, at, f->src, f->dst, f->bytes, f->done, f->ctx, f->arg);
     else
         schedule_delivery(fm, at, f->done, f->ctx, f->arg);
     f->next_free = fm->flow_free;
@@ -593,7 +593,7 @@ static int flow_alloc(sv_net_solver *fm, int nlinks)
 }
 
 /* Start flow `id` whose links (f->nlinks of f->links) are set. */
-static void flow_start(sv_net_solver *fm, int id, uint64_t bytes, double lat, int dst,
+static void flow_start(sv_net_solver *fm, int id, uint64_t bytes, double lat, int src, int dst,
                        gboolean via_net, sv_net_done_fn done, void *ctx, uint64_t arg)
 {
     sv_time now = sv_engine_now(fm->eng);
@@ -608,6 +608,7 @@ static void flow_start(sv_net_solver *fm, int id, uint64_t bytes, double lat, in
     f->done = done;
     f->ctx = ctx;
     f->arg = arg;
+    f->src = src;
     f->dst = dst;
     f->via_net = via_net;
     f->heap_pos = -1;
@@ -646,7 +647,7 @@ void sv_net__flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_don
     if (bytes == 0) {
         /* Nothing to transmit: the (empty) last byte leaves at once. */
         sv_net__geom_route(g, src, dst, NULL, &lat);
-        sv_net__schedule_delivery(net, now + sv_time_from_ns(lat), dst, 0, done, ctx, arg);
+        sv_net__schedule_delivery(net, now + sv_time_from_ns(lat), src, dst, 0, done, ctx, arg);
         return;
     }
     int id = flow_alloc(fm, g->max_route_links);
@@ -654,7 +655,7 @@ void sv_net__flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_don
     f->nlinks = sv_net__geom_route(g, src, dst, f->links, &lat);
     net->stats.link_bytes += bytes * (uint64_t)f->nlinks;
     net->stats.link_transfers += (uint64_t)f->nlinks;
-    flow_start(fm, id, bytes, lat, dst, TRUE, done, ctx, arg);
+    flow_start(fm, id, bytes, lat, src, dst, TRUE, done, ctx, arg);
 }
 
 void sv_net_solver_start(sv_net_solver *s, const int *links, int n, double extra_latency_ns,
@@ -677,7 +678,7 @@ void sv_net_solver_start(sv_net_solver *s, const int *links, int n, double extra
     struct flow *f = flow_at(s, id);
     f->nlinks = n;
     memcpy(f->links, links, sizeof(int) * (size_t)n);
-    flow_start(s, id, bytes, lat, -1, FALSE, done, ctx, arg);
+    flow_start(s, id, bytes, lat, -1, -1, FALSE, done, ctx, arg);
 }
 
 void sv_net_solver_get_stats(const sv_net_solver *s, struct sv_net_solver_stats *out)

@@ -79,6 +79,27 @@ struct sv_net_stats {
 };
 void sv_net_get_stats(const sv_net *net, struct sv_net_stats *out);
 
+/* A message of sv_net_send that has arrived: `bytes` (> 0) from NPU `src` to NPU `dst`, at
+ * `now` (the engine time its on_arrival runs, just after the observer). */
+struct sv_net_delivery {
+    int src, dst;
+    uint64_t bytes;
+    sv_time now;
+};
+typedef void (*sv_net_observer_fn)(void *ctx, const struct sv_net_delivery *d);
+/* One observer per network (NULL removes it), told of every message that arrives, under every
+ * timing model: the system layer's collectives and send/recv and one-sided transfers are such
+ * messages. Empty messages are not reported, nor flows started with sv_net_solver_start (the
+ * memory-tier fabric reports its own). For per-node accounting (power: link, switch, NIC). */
+void sv_net_set_observer(sv_net *net, sv_net_observer_fn fn, void *ctx);
+/* What the route src -> dst crosses in each dimension d (ndims entries each; either array may be
+ * NULL): links_per_dim[d] links (Ring: the shorter way, FullyConnected 1, Switch 2; 0 where the
+ * coordinates agree) and switches_per_dim[d] switches (1 in a Switch dimension the route
+ * changes, else 0). Routes are dimension-ordered: dimension 0 is crossed first, so its hops are
+ * among the devices that share every other coordinate with `src`. Returns the total links. */
+int sv_net_route_dims(const sv_net *net, int src, int dst, int *links_per_dim,
+                      int *switches_per_dim);
+
 /* ---- the flow solver as a resource (docs/network.md "The solver") --------------------------
  *
  * The flow model's max-min solver with a growable link table and explicit paths, usable by

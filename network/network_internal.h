@@ -95,6 +95,7 @@ struct sv_net_chunk {
     sv_net *net;
     struct sv_net_chunk *next; /* next chunk in a link queue or in the free list */
     int cur_dev;               /* device the chunk is at (or the tail of the link it is crossing) */
+    int src;                   /* source NPU (the delivery observer's) */
     int dst;                   /* destination NPU */
     uint64_t bytes;
     sv_net_done_fn done;
@@ -130,22 +131,27 @@ struct sv_net {
 
     /* flow */
     sv_net_solver *flow;
+
+    /* sv_net_set_observer */
+    sv_net_observer_fn observer;
+    void *observer_ctx;
 };
 
 #define SV_NET_CHUNK_SLAB 1024
 
 /* Message record pool (fifo chunks; analytical/ideal pending deliveries): slabs with a free
- * list, so records stay put and no message calls malloc. */
-struct sv_net_chunk *sv_net__chunk_alloc(sv_net *net, int cur_dev, int dst, uint64_t bytes,
+ * list, so records stay put and no message calls malloc. The record starts at `src`. */
+struct sv_net_chunk *sv_net__chunk_alloc(sv_net *net, int src, int dst, uint64_t bytes,
                                          sv_net_done_fn done, void *ctx, uint64_t arg);
 /* Release record `c`, count the delivery and run its callback (in that order, so the
  * callback may send again). */
 void sv_net__chunk_deliver(struct sv_net_chunk *c);
-/* Count a delivery and run a callback (flow model, which keeps its own records). */
-void sv_net__deliver(sv_net *net, uint64_t bytes, sv_net_done_fn done, void *ctx, uint64_t arg);
-/* Schedule the arrival of `bytes` at absolute time `at` (>= now): a pooled record and one engine
- * event that counts the delivery and runs `done`. */
-void sv_net__schedule_delivery(sv_net *net, sv_time at, int dst, uint64_t bytes,
+/* Count the delivery of a message src -> dst, tell the observer, run the callback. */
+void sv_net__deliver(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
+                     uint64_t arg);
+/* Schedule the arrival of `bytes` sent by `src` at `dst` at absolute time `at` (>= now): a pooled
+ * record and one engine event that counts the delivery and runs `done`. */
+void sv_net__schedule_delivery(sv_net *net, sv_time at, int src, int dst, uint64_t bytes,
                                sv_net_done_fn done, void *ctx, uint64_t arg);
 
 void sv_net__fifo_init(sv_net *net);

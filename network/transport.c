@@ -91,9 +91,34 @@ void sv_net_get_stats(const sv_net *net, struct sv_net_stats *out)
     *out = net->stats;
 }
 
+void sv_net_set_observer(sv_net *net, sv_net_observer_fn fn, void *ctx)
+{
+    SV_ASSERT(net != NULL);
+    net->observer = fn;
+    net->observer_ctx = fn != NULL ? ctx : NULL;
+}
+
+int sv_net_route_dims(const sv_net *net, int src, int dst, int *links_per_dim,
+                      int *switches_per_dim)
+{
+    const struct sv_net_geom *g = &net->geom;
+    SV_ASSERT(src >= 0 && src < g->npus && dst >= 0 && dst < g->npus);
+    int total = 0;
+    for (int d = 0; d < g->cfg.ndims; d++) {
+        int i = sv_net__geom_coord(g, src, d), j = sv_net__geom_coord(g, dst, d);
+        int hops = i != j ? sv_net__geom_dim_hops(g, d, i, j) : 0;
+        if (links_per_dim != NULL)
+            links_per_dim[d] = hops;
+        if (switches_per_dim != NULL)
+            switches_per_dim[d] = i != j && g->cfg.kind[d] == SV_NET_TOPO_SWITCH ? 1 : 0;
+        total += hops;
+    }
+    return total;
+}
+
 /* ---- message record pool ------------------------------------------------------------------ */
 
-struct sv_net_chunk *sv_net__chunk_alloc(sv_net *net, int cur_dev, int dst, uint64_t bytes,
+struct sv_net_chunk *sv_net__chunk_alloc(sv_net *net, int src, int dst, uint64_t bytes,
                                          sv_net_done_fn done, void *ctx, uint64_t arg)
 {
     struct sv_net_chunk *c = net->chunk_free;
@@ -108,7 +133,8 @@ struct sv_net_chunk *sv_net__chunk_alloc(sv_net *net, int cur_dev, int dst, uint
         c = &net->chunk_slab[net->chunk_slab_used++];
     }
     c->net = net;
-    c->cur_dev = cur_dev;
+    c->cur_dev = src;
+    c->src = src;
     c->dst = dst;
     c->next = NULL;
     c->bytes = bytes;
@@ -118,9 +144,15 @@ struct sv_net_chunk *sv_net__chunk_alloc(sv_net *net, int cur_dev, int dst, uint
     return c;
 }
 
-void sv_net__deliver(sv_net *net, uint64_t bytes, sv_net_done_fn done, void *ctx, uint64_t arg)
+void sv_net__deliver(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done, void *ctx,
+                     uint64_t arg)
 {
     net->stats.bytes_delivered += bytes;
+    if (net->observer != NULL && bytes > 0) {
+        struct sv_net_delivery d = {
+            .src = src, .dst = dst, .bytes = bytes, .now = sv_engine_now(net->eng)};
+        net->observer(net->observer_ctx, &d);
+    }
     if (done != NULL)
         done(net->eng, ctx, arg);
 }
@@ -131,7 +163,7 @@ void sv_net__chunk_deliver(struct sv_net_chunk *c)
     struct sv_net_chunk copy = *c;
     c->next = net->chunk_free;
     net->chunk_free = c;
-    sv_net__deliver(net, copy.bytes, copy.done, copy.ctx, copy.arg);
+    sv_net__deliver(net, copy.src, copy.dst, copy.bytes, copy.done, copy.ctx, copy.arg);
 }
 
 static void on_delivery(sv_engine *eng, void *ctx, uint64_t arg)
@@ -141,10 +173,11 @@ static void on_delivery(sv_engine *eng, void *ctx, uint64_t arg)
     sv_net__chunk_deliver(ctx);
 }
 
-void sv_net__schedule_delivery(sv_net *net, sv_time at, int dst, uint64_t bytes,
+void sv_net__schedule_delivery(sv_net *net, sv_time at, int src, int dst, uint64_t bytes,
                                sv_net_done_fn done, void *ctx, uint64_t arg)
 {
-    struct sv_net_chunk *c = sv_net__chunk_alloc(net, dst, dst, bytes, done, ctx, arg);
+    struct sv_net_chunk *c = sv_net__chunk_alloc(net, src, dst, bytes, done, ctx, arg);
+    c->cur_dev = dst;
     sv_engine_schedule(net->eng, at, SV_PRIO_DEFAULT, on_delivery, c, 0);
 }
 
@@ -165,7 +198,8 @@ static void analytical_send(sv_net *net, int src, int dst, uint64_t bytes, sv_ne
     sv_time delay = sv_time_from_ns(link_delay + serialization);
     net->stats.link_bytes += bytes * (uint64_t)hops;
     net->stats.link_transfers += (uint64_t)hops;
-    sv_net__schedule_delivery(net, sv_engine_now(net->eng) + delay, dst, bytes, done, ctx, arg);
+    sv_net__schedule_delivery(net, sv_engine_now(net->eng) + delay, src, dst, bytes, done, ctx,
+                              arg);
 }
 
 /* Infinite bandwidth: the latency of the dimension-ordered route only (the route fifo and flow
@@ -177,8 +211,8 @@ static void ideal_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_don
     int hops = sv_net__geom_route(&net->geom, src, dst, NULL, &lat);
     net->stats.link_bytes += bytes * (uint64_t)hops;
     net->stats.link_transfers += (uint64_t)hops;
-    sv_net__schedule_delivery(net, sv_engine_now(net->eng) + sv_time_from_ns(lat), dst, bytes, done,
-                              ctx, arg);
+    sv_net__schedule_delivery(net, sv_engine_now(net->eng) + sv_time_from_ns(lat), src, dst, bytes,
+                              done, ctx, arg);
 }
 
 void sv_net_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn on_arrival,

@@ -58,6 +58,7 @@ static const char *const inst_keys[] = {"model_name",
                                         "npu_num",
                                         "npu_group",
                                         "expert_offload",
+                                        "gpu_clock",
                                         NULL};
 
 static void warn_unknown(JsonObject *obj, const char *const *known, const char *where)
@@ -837,6 +838,11 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
         !get_bool(o, "enable_chunked_prefill", where, &ic->enable_chunked_prefill, error) ||
         !get_bool(o, "reserve_full_isl", where, &ic->reserve_full_isl, error))
         return FALSE;
+    /* DVFS (docs/power.md): a fraction of the nominal clock. */
+    if (!get_num(o, "gpu_clock", where, FALSE, 0, TRUE, &ic->gpu_clock, error))
+        return FALSE;
+    if (ic->gpu_clock > 1)
+        return bad(error, where, "gpu_clock", "must be in (0, 1] (a fraction of the clock: 0.7)");
     return TRUE;
 }
 

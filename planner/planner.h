@@ -176,6 +176,7 @@ struct sv_planner_instance_cfg {
     int enable_attn_offloading;
     int enable_sub_batch_interleaving;
     int enable_local_offloading;
+    double gpu_clock; /* DVFS: instances[].gpu_clock in (0, 1]; 0 = unset (nominal) */
 };
 
 /* One level of the cluster network (docs/cluster-network.md): a node's device interconnect
@@ -323,6 +324,8 @@ struct sv_planner_tier_stats {
 void sv_planner_tiers_get_stats(sv_planner_tiers *t, sv_time now,
                                 struct sv_planner_tier_stats *out);
 void sv_planner_tiers_free(sv_planner_tiers *t); /* accepts NULL; after the msgs */
+/* The fabric the tiers' transfers run on (owned by t). */
+sv_memtier_fabric *sv_planner_tiers_fabric(sv_planner_tiers *t);
 
 /* ---- routers -------------------------------------------------------------------------------- */
 
@@ -460,7 +463,10 @@ void sv_planner_pd_get_stats(const sv_planner_pd *pd, struct sv_planner_pd_stats
  *
  * With a power block on every node (cluster cfg `power`), one sv_power domain per node, fed by
  * the serving groups' iterations: each device of an instance is busy from the launch of an
- * iteration to its commit; each iteration moves weights + KV read + KV written through DRAM.
+ * iteration to its commit; each iteration moves weights + KV read + KV written through DRAM; the
+ * network's messages and the memory tiers' transfers are charged as they arrive (links,
+ * switches, NICs, host DRAM, storage; sv_planner_power_watch). Devices run at their instance's
+ * DVFS clock; a node without `npu.<hardware>` takes the hardware catalog's power states.
  * Energy is attributed to requests per interval between state changes of a node: an interval's
  * energy goes to the iterations running on the node then, by their devices, and within an
  * iteration to its requests by their share of its scheduled tokens; an interval with no iteration
@@ -485,7 +491,12 @@ struct sv_planner_energy {
     double total_j;
     double attributed_j;   /* given to requests (requests.csv energy_j) */
     double unattributed_j; /* no iteration running on the node: idle and standby */
-    double dram_bytes;     /* traffic charged to DRAM */
+    /* Traffic charged to each component (docs/power.md "Traffic"): energy = bytes x 8 x the
+     * node's pJ/bit. DRAM: iterations' estimate + host DRAM / CXL tier legs; link: bytes x links
+     * crossed inside a node; switch: bytes x switches crossed inside a node; nic: bytes x NICs
+     * (a message between nodes counts at both ends); storage: SSD tier legs. */
+    double dram_bytes;
+    double link_bytes, switch_bytes, nic_bytes, storage_bytes;
 };
 
 typedef struct sv_planner_power sv_planner_power;
@@ -496,6 +507,21 @@ sv_planner_power *sv_planner_power_new(const struct sv_planner_cluster_cfg *c,
                                        void (*row)(void *ctx, const struct sv_planner_power_row *r),
                                        void *row_ctx, GError **error);
 void sv_planner_power_free(sv_planner_power *pw);
+/* Traffic from the run (docs/power.md "Traffic"): every message of `net` (its delivery
+ * observer) and every transfer leg of `fabric` (its observer) is charged, when it completes, to
+ * the components of the nodes it crosses: links and switches inside a node (the node of the
+ * sending NPU), the NICs of both ends between nodes, DRAM for host DRAM and CXL ends, storage for
+ * SSD ends. Either may be NULL. Call once, before the engine runs; the observers stay set. */
+void sv_planner_power_watch(sv_planner_power *pw, sv_net *net, sv_memtier_fabric *fabric);
+/* DVFS: instance i's devices run at `clock` in (0, 1] from t = 0 (sv_power_device_set_clock). */
+void sv_planner_power_set_clock(sv_planner_power *pw, int32_t i, double clock);
+struct sv_planner_run_cfg;
+/* DVFS: instance `ic`'s clock (the command line's cfg->gpu_clock when set, else the config's
+ * instances[].gpu_clock, else 1), applied to its latency model `lat` with the catalog's figures
+ * of its hardware (sv_compute_latency_set_clock; NULL when not in the catalog). Returns it. */
+double sv_planner_apply_gpu_clock(const struct sv_planner_run_cfg *cfg,
+                                  const struct sv_planner_instance_cfg *ic,
+                                  sv_compute_latency *lat);
 /* Instance i's DRAM traffic per iteration: weight_bytes (every rank's) + kv_bytes_per_token x
  * (KV history read + tokens written) of each request. */
 void sv_planner_power_set_traffic(sv_planner_power *pw, int32_t i, uint64_t weight_bytes,
@@ -587,6 +613,9 @@ struct sv_planner_run_cfg {
     double slo_ttft_ms;
     /* Host-side per-step time of every instance (msg/host.c; default: the fitted model). */
     sv_msg_host_model host_model;
+    /* DVFS (--gpu-clock; docs/power.md): every instance's accelerators at this fraction of their
+     * nominal clock, in (0, 1]; 0 = unset (instances[].gpu_clock, else 1). */
+    double gpu_clock;
     uint64_t seed;
     const char *emit_et_dir; /* NULL = none */
     /* PIM attention offload (docs/pim.md): where cpu_mem.pim_config names are looked up

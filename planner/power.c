@@ -1,6 +1,7 @@
 /* The power model fed by the run (docs/power.md): one sv_power domain per node, the devices of
  * every instance on it, busy from an iteration's launch to its commit; DRAM traffic per
- * iteration; per-request attribution of energy; power.csv's rows.
+ * iteration; network and memory-tier traffic as it completes; DVFS; per-request attribution of
+ * energy; power.csv's rows.
  *
  * Attribution, exactly conserved: at every state change of a node (an iteration of one of its
  * instances starts or ends) the energy since the node's previous change goes to the iterations
@@ -33,6 +34,10 @@ typedef struct {
 
 struct sv_planner_power {
     int32_t n_nodes, n_inst;
+    int32_t npus_per_node; /* cluster network NPU id = node x npus_per_node + device */
+    int dim_dev, dim_node; /* network dimension of a node's devices / of the nodes; -1: none */
+    sv_net *net;           /* watched (sv_planner_power_watch), or NULL */
+    sv_memtier_fabric *fabric;
     power_node *nodes;
     int32_t *inst_node, *inst_first_dev, *inst_devs; /* per instance */
     uint64_t *weight_bytes, *kv_bytes_per_token;     /* per instance */
@@ -41,6 +46,7 @@ struct sv_planner_power {
     GPtrArray *spare;                                /* recycled power_iter* */
     GHashTable *req_j;                               /* request id -> req_energy (owned) */
     double attributed_j, unattributed_j, dram_bytes;
+    double link_bytes, switch_bytes, nic_bytes, storage_bytes;
     /* power.csv */
     void (*row)(void *ctx, const struct sv_planner_power_row *r);
     void *row_ctx;
@@ -55,6 +61,58 @@ static void iter_free(power_iter *it)
         return;
     g_array_free(it->reqs, TRUE);
     g_free(it);
+}
+
+/* Catalog defaults for a missing `npu.<hardware>` entry (docs/power.md "Defaults from the
+ * hardware catalog"): idle = the catalog's idle_w, active = its tdp_w (board power at full load),
+ * standby = their midpoint, standby_duration 18 s. The midpoint is servesim's rule, not a
+ * measurement: LLMServingSim's two shipped configs put standby at 47% (RTXPRO6000: 300 W of
+ * 35..600) and 21% (A6000, ISPASS'26 figure 6: 89 W of 33..300) of the idle-to-active span; 18 s
+ * is the standby_duration both use. */
+#define CATALOG_STANDBY_S 18
+
+static gboolean catalog_npu(const struct sv_power_node_cfg *pc, const char *hardware,
+                            struct sv_power_npu_cfg *out, GError **error)
+{
+    struct sv_compute_hw_cfg hw;
+    if (!sv_compute_hw_lookup(hardware, &hw, NULL) || !(hw.tdp_w > 0) || !(hw.idle_w > 0)) {
+        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                    "%s.npu.%s: missing, and the hardware catalog has no power figures for %s "
+                    "(give idle_power, standby_power, active_power and standby_duration)",
+                    pc->where ? pc->where : "power", hardware, hardware);
+        return FALSE;
+    }
+    *out = (struct sv_power_npu_cfg){
+        .hardware = (char *)hardware,
+        .idle_w = hw.idle_w,
+        .active_w = hw.tdp_w,
+        .standby_w = (hw.idle_w + hw.tdp_w) / 2,
+        .standby_ns = (sv_time)CATALOG_STANDBY_S * SV_NS_PER_S,
+    };
+    g_message("%s.npu.%s: not given: the hardware catalog's %s is used: idle %g W, active %g W "
+              "(TDP), standby %g W (midpoint), standby_duration %d s (docs/power.md)",
+              pc->where ? pc->where : "power", hardware, hw.name, out->idle_w, out->active_w,
+              out->standby_w, CATALOG_STANDBY_S);
+    return TRUE;
+}
+
+/* Node n's power config with a catalog entry for every instance hardware it lacks. */
+static gboolean node_cfg_resolved(const struct sv_planner_cluster_cfg *c, int32_t n,
+                                  struct sv_power_node_cfg *out, GError **error)
+{
+    sv_power_node_cfg_copy(out, &c->nodes[n].power);
+    for (int32_t i = 0; i < c->n_instances; i++) {
+        const struct sv_planner_instance_cfg *ic = &c->instances[i];
+        if (ic->node != n || sv_power_node_cfg_npu(out, ic->hardware))
+            continue;
+        struct sv_power_npu_cfg npu;
+        if (!catalog_npu(out, ic->hardware, &npu, error)) {
+            sv_power_node_cfg_clear(out);
+            return FALSE;
+        }
+        sv_power_node_cfg_add_npu(out, &npu);
+    }
+    return TRUE;
 }
 
 sv_planner_power *sv_planner_power_new(const struct sv_planner_cluster_cfg *c,
@@ -81,10 +139,26 @@ sv_planner_power *sv_planner_power_new(const struct sv_planner_cluster_cfg *c,
     pw->prev_j = g_new0(double, (size_t)c->n_nodes *SV_POWER_N_COMPONENTS);
     pw->row_w = g_new0(double, (size_t)c->n_nodes *SV_POWER_N_COMPONENTS);
     pw->row_node_j = g_new0(double, (size_t)c->n_nodes);
-    for (int32_t n = 0; n < c->n_nodes; n++) {
-        pw->nodes[n].dom = sv_power_domain_new(&c->nodes[n].power, 0);
+    for (int32_t n = 0; n < c->n_nodes; n++)
         pw->nodes[n].running = g_ptr_array_new();
+    for (int32_t n = 0; n < c->n_nodes; n++) {
+        struct sv_power_node_cfg nc;
+        if (!node_cfg_resolved(c, n, &nc, error)) {
+            sv_planner_power_free(pw);
+            return NULL;
+        }
+        pw->nodes[n].dom = sv_power_domain_new(&nc, 0);
+        sv_power_node_cfg_clear(&nc);
     }
+    /* The cluster network's layout (planner/cluster_net.c): dim 0 the devices of a node when a
+     * node has more than one, then the nodes when there are several. */
+    struct sv_net_topo_cfg topo;
+    int32_t ppn = 1;
+    if (!sv_planner_cluster_topo(c, &topo, &ppn, NULL))
+        ppn = 1; /* no network can be built either: the run fails on it, not here */
+    pw->npus_per_node = MAX(ppn, 1);
+    pw->dim_dev = ppn > 1 ? 0 : -1;
+    pw->dim_node = c->n_nodes > 1 ? (ppn > 1 ? 1 : 0) : -1;
     for (int32_t i = 0; i < c->n_instances; i++) {
         const struct sv_planner_instance_cfg *ic = &c->instances[i];
         SV_ASSERT(ic->node >= 0 && ic->node < c->n_nodes);
@@ -113,6 +187,10 @@ void sv_planner_power_free(sv_planner_power *pw)
 {
     if (!pw)
         return;
+    if (pw->net)
+        sv_net_set_observer(pw->net, NULL, NULL);
+    if (pw->fabric)
+        sv_memtier_fabric_set_observer(pw->fabric, NULL, NULL);
     for (int32_t n = 0; n < pw->n_nodes; n++) {
         sv_power_domain_free(pw->nodes[n].dom);
         if (pw->nodes[n].running)
@@ -285,6 +363,122 @@ void sv_planner_power_iter_pim(sv_planner_power *pw, int32_t i, double busy_ns)
     it->pim_j += pw->pim_active_w[pw->inst_node[i]] * busy_ns * 1e-9;
 }
 
+/* ---- traffic from the run (docs/power.md "Traffic") ------------------------------------------
+ *
+ * Impulses at the time the bytes arrive, in the domain of the node they cross. Like the power
+ * draw, they go to the iterations running on that node at the next accounted change (none:
+ * unattributed). */
+
+/* A network message: inside a node, bytes x links crossed on the node's link component and
+ * bytes x switches crossed on its switches; dimension-ordered routes cross a node's devices
+ * first, so those hops are on the sending NPU's node. Between nodes, the NIC of each end. The
+ * inter-node fabric's own links and switches belong to no node's power block: not charged. */
+static void on_net_delivery(void *ctx, const struct sv_net_delivery *d)
+{
+    sv_planner_power *pw = ctx;
+    int links[SV_NET_MAX_DIMS], sws[SV_NET_MAX_DIMS];
+    sv_net_route_dims(pw->net, d->src, d->dst, links, sws);
+    int32_t sn = d->src / pw->npus_per_node, dn = d->dst / pw->npus_per_node;
+    SV_ASSERT(sn < pw->n_nodes && dn < pw->n_nodes);
+    ticks_before(pw, d->now);
+    if (pw->dim_dev >= 0 && links[pw->dim_dev] > 0) {
+        uint64_t lb = d->bytes * (uint64_t)links[pw->dim_dev];
+        sv_power_bytes(pw->nodes[sn].dom, SV_POWER_LINK, lb, d->now);
+        pw->link_bytes += (double)lb;
+        if (sws[pw->dim_dev] > 0) {
+            uint64_t sb = d->bytes * (uint64_t)sws[pw->dim_dev];
+            sv_power_switch_bytes(pw->nodes[sn].dom, sb, d->now);
+            pw->switch_bytes += (double)sb;
+        }
+    }
+    if (pw->dim_node >= 0 && links[pw->dim_node] > 0) {
+        sv_power_bytes(pw->nodes[sn].dom, SV_POWER_NIC, d->bytes, d->now);
+        sv_power_bytes(pw->nodes[dn].dom, SV_POWER_NIC, d->bytes, d->now);
+        pw->nic_bytes += 2.0 * (double)d->bytes;
+    }
+}
+
+/* One end of a memory-tier leg: host DRAM and CXL on the node's dram, SSD on its storage; the
+ * HBM end is the iteration estimate's business (not charged twice). A cluster-scope CXL device
+ * (node -1) is charged to the node at the other end, whose port the bytes cross. */
+static void tier_end(sv_planner_power *pw, const struct sv_memtier_loc *loc, int32_t node,
+                     int32_t other_node, uint64_t bytes, sv_time now)
+{
+    if (node < 0)
+        node = other_node;
+    if (node < 0 || node >= pw->n_nodes)
+        return;
+    switch (loc->kind) {
+    case SV_MEMTIER_DRAM:
+    case SV_MEMTIER_CXL:
+        sv_power_bytes(pw->nodes[node].dom, SV_POWER_DRAM, bytes, now);
+        pw->dram_bytes += (double)bytes;
+        break;
+    case SV_MEMTIER_SSD:
+        sv_power_bytes(pw->nodes[node].dom, SV_POWER_STORAGE, bytes, now);
+        pw->storage_bytes += (double)bytes;
+        break;
+    default:
+        break;
+    }
+}
+
+/* A fabric leg: its two ends, and the NICs of both nodes when it crosses between nodes (a remote
+ * host-DRAM hit of the cluster prefix pool travels over the network). */
+static void on_tier_leg(void *ctx, const struct sv_memtier_xfer_report *r)
+{
+    sv_planner_power *pw = ctx;
+    ticks_before(pw, r->now);
+    tier_end(pw, &r->src, r->src_node, r->dst_node, r->bytes, r->now);
+    tier_end(pw, &r->dst, r->dst_node, r->src_node, r->bytes, r->now);
+    if (r->src_node >= 0 && r->dst_node >= 0 && r->src_node != r->dst_node &&
+        r->src_node < pw->n_nodes && r->dst_node < pw->n_nodes) {
+        sv_power_bytes(pw->nodes[r->src_node].dom, SV_POWER_NIC, r->bytes, r->now);
+        sv_power_bytes(pw->nodes[r->dst_node].dom, SV_POWER_NIC, r->bytes, r->now);
+        pw->nic_bytes += 2.0 * (double)r->bytes;
+    }
+}
+
+void sv_planner_power_watch(sv_planner_power *pw, sv_net *net, sv_memtier_fabric *fabric)
+{
+    SV_ASSERT(pw->net == NULL && pw->fabric == NULL);
+    pw->net = net;
+    pw->fabric = fabric;
+    if (net) {
+        SV_ASSERT(sv_net_npus(net) <= pw->n_nodes * pw->npus_per_node);
+        sv_net_set_observer(net, on_net_delivery, pw);
+    }
+    if (fabric)
+        sv_memtier_fabric_set_observer(fabric, on_tier_leg, pw);
+}
+
+/* ---- DVFS (docs/power.md "DVFS") ------------------------------------------------------------ */
+
+void sv_planner_power_set_clock(sv_planner_power *pw, int32_t i, double clock)
+{
+    SV_ASSERT(i >= 0 && i < pw->n_inst);
+    sv_power_domain *dom = pw->nodes[pw->inst_node[i]].dom;
+    for (int32_t d = 0; d < pw->inst_devs[i]; d++)
+        sv_power_device_set_clock(dom, pw->inst_first_dev[i] + d, clock, 0);
+}
+
+double sv_planner_apply_gpu_clock(const struct sv_planner_run_cfg *cfg,
+                                  const struct sv_planner_instance_cfg *ic, sv_compute_latency *lat)
+{
+    double clock = cfg->gpu_clock > 0 ? cfg->gpu_clock : ic->gpu_clock > 0 ? ic->gpu_clock : 1.0;
+    SV_ASSERT(clock > 0 && clock <= 1.0); /* checked where it is read */
+    if (clock == 1.0)
+        return clock;
+    struct sv_compute_hw_cfg hw;
+    gboolean known = sv_compute_hw_lookup(ic->hardware, &hw, NULL);
+    if (!known)
+        g_message("instance %d (%s): hardware not in the catalog: at gpu_clock %g every operator "
+                  "takes 1/%g as long (no roofline split into compute and memory; docs/power.md)",
+                  ic->index, ic->hardware, clock, clock);
+    sv_compute_latency_set_clock(lat, clock, known ? &hw : NULL);
+    return clock;
+}
+
 double sv_planner_power_request_take(sv_planner_power *pw, uint64_t request_id)
 {
     req_energy *r = g_hash_table_lookup(pw->req_j, &request_id);
@@ -314,4 +508,8 @@ void sv_planner_power_finish(sv_planner_power *pw, sv_time end_ns, struct sv_pla
     out->attributed_j = pw->attributed_j;
     out->unattributed_j = pw->unattributed_j;
     out->dram_bytes = pw->dram_bytes;
+    out->link_bytes = pw->link_bytes;
+    out->switch_bytes = pw->switch_bytes;
+    out->nic_bytes = pw->nic_bytes;
+    out->storage_bytes = pw->storage_bytes;
 }

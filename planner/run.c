@@ -560,6 +560,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     st->lats[i] = make_latency(cfg, ic, &m, &latency_source, error);
     if (!st->lats[i])
         return FALSE;
+    double clock = sv_planner_apply_gpu_clock(cfg, ic, st->lats[i]); /* DVFS (docs/power.md) */
     if (cfg->observer && cfg->observer->on_instance)
         cfg->observer->on_instance(cfg->observer->ctx, i, latency_source);
     int64_t block_size = pick(cfg->block_size, ic->block_size, SV_MSG_DEFAULT_BLOCK_SIZE);
@@ -671,6 +672,8 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         sv_planner_power_set_traffic(
             st->power, i, sv_compute_model_weight_bytes(&m, ic->tp_size) * (uint64_t)ic->tp_size,
             kv_tok);
+        if (clock != 1.0)
+            sv_planner_power_set_clock(st->power, i, clock);
     }
     st->npus[i] = g_new(int32_t, (size_t)ic->tp_size * (size_t)ic->pp_size);
     for (int32_t r = 0; r < ic->tp_size * ic->pp_size; r++)
@@ -844,6 +847,9 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
         st.tiers = sv_planner_tiers_new(st.eng, net, cfg->cluster, &st.tier_run, error);
         ok = st.tiers != NULL;
     }
+    if (ok && st.power) /* link, switch, NIC, DRAM and storage traffic (docs/power.md) */
+        sv_planner_power_watch(st.power, st.cnet ? sv_planner_cluster_net_net(st.cnet) : NULL,
+                               st.tiers ? sv_planner_tiers_fabric(st.tiers) : NULL);
     if (ok && st.tiers && st.tier_run.prefix_pool == SV_PLANNER_POOL_CLUSTER) {
         /* The cluster pool routes remote hits through an NPU of each home node: every
          * instance's NPUs join the fabric before the first hierarchy is built. */

@@ -959,6 +959,11 @@ void sv_planner_tiers_get_stats(sv_planner_tiers *t, sv_time now, struct sv_plan
     out->bytes_booked = sv_memtier_fabric_bytes_booked(t->fabric);
 }
 
+sv_memtier_fabric *sv_planner_tiers_fabric(sv_planner_tiers *t)
+{
+    return t->fabric;
+}
+
 void sv_planner_tiers_free(sv_planner_tiers *t)
 {
     if (!t)

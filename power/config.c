@@ -111,11 +111,6 @@ static gboolean read_npus(struct sv_power_node_cfg *cfg, JsonObject *obj, const 
         }
     }
     g_list_free(members);
-    if (ok && n == 0) {
-        g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_INVALID,
-                    "%s: no hardware entry (one per instance `hardware` on the node)", where);
-        ok = FALSE;
-    }
     return ok;
 }
 
@@ -159,8 +154,11 @@ static gboolean read_block(struct sv_power_node_cfg *cfg, JsonObject *node, cons
     if (!get_nonneg(p, "base_node_power", pw, TRUE, 0, &cfg->base_w, error))
         return FALSE;
 
+    /* npu: one entry per instance `hardware`; an absent block or entry is filled from the
+     * hardware catalog by whoever adds the devices (planner/power.c, docs/power.md). */
     g_autofree char *w_npu = g_strdup_printf("%s.npu", pw);
-    if (!get_object(p, "npu", pw, &o, error) || !read_npus(cfg, o, w_npu, error))
+    if (json_object_has_member(p, "npu") &&
+        (!get_object(p, "npu", pw, &o, error) || !read_npus(cfg, o, w_npu, error)))
         return FALSE;
 
     static const char *const k_cpu[] = {"idle_power", "active_power", "util", NULL};
@@ -252,7 +250,7 @@ void sv_power_node_cfg_clear(struct sv_power_node_cfg *cfg)
     memset(cfg, 0, sizeof *cfg);
 }
 
-void sv_power__node_cfg_copy(struct sv_power_node_cfg *dst, const struct sv_power_node_cfg *src)
+void sv_power_node_cfg_copy(struct sv_power_node_cfg *dst, const struct sv_power_node_cfg *src)
 {
     *dst = *src;
     dst->where = g_strdup(src->where);
@@ -261,6 +259,15 @@ void sv_power__node_cfg_copy(struct sv_power_node_cfg *dst, const struct sv_powe
         dst->npu[i] = src->npu[i];
         dst->npu[i].hardware = g_strdup(src->npu[i].hardware);
     }
+}
+
+void sv_power_node_cfg_add_npu(struct sv_power_node_cfg *cfg, const struct sv_power_npu_cfg *npu)
+{
+    SV_ASSERT(cfg && npu && npu->hardware && !sv_power_node_cfg_npu(cfg, npu->hardware));
+    cfg->npu = g_renew(struct sv_power_npu_cfg, cfg->npu, cfg->n_npu + 1);
+    cfg->npu[cfg->n_npu] = *npu;
+    cfg->npu[cfg->n_npu].hardware = g_strdup(npu->hardware);
+    cfg->n_npu++;
 }
 
 const struct sv_power_npu_cfg *sv_power_node_cfg_npu(const struct sv_power_node_cfg *cfg,

@@ -23,7 +23,7 @@ sv_power_domain *sv_power_domain_new(const struct sv_power_node_cfg *cfg, sv_tim
 {
     SV_ASSERT(cfg && start >= 0);
     sv_power_domain *dom = g_new0(sv_power_domain, 1);
-    sv_power__node_cfg_copy(&dom->cfg, cfg);
+    sv_power_node_cfg_copy(&dom->cfg, cfg);
     dom->devs = g_array_new(FALSE, TRUE, sizeof(struct sv_power__device));
     dom->t_last = start;
     dom->cpu_util = cfg->cpu_util;
@@ -49,9 +49,25 @@ int sv_power_device_add(sv_power_domain *dom, const char *hardware, GError **err
                     dom->cfg.where ? dom->cfg.where : "power", hardware);
         return -1;
     }
-    struct sv_power__device d = {.hw = hw, .busy = 0, .t_last = dom->t_last, .last_end = -1};
+    struct sv_power__device d = {.hw = hw,
+                                 .clock = 1.0,
+                                 .active_w = hw->active_w,
+                                 .standby_w = hw->standby_w,
+                                 .busy = 0,
+                                 .t_last = dom->t_last,
+                                 .last_end = -1};
     g_array_append_val(dom->devs, d);
     return (int)dom->devs->len - 1;
+}
+
+double sv_power_dvfs_w(double idle_w, double p_w, double clock)
+{
+    SV_ASSERT(clock > 0.0 && clock <= 1.0);
+    if (clock == 1.0)
+        return p_w; /* exactly the configured value at the nominal clock */
+    if (p_w <= idle_w)
+        return p_w; /* nothing dynamic above idle to scale */
+    return idle_w + (p_w - idle_w) * clock * clock * clock;
 }
 
 int sv_power_num_devices(const sv_power_domain *dom)
@@ -81,14 +97,14 @@ void sv_power__device_split(const struct sv_power__device *d, sv_time t,
 {
     SV_ASSERT(t >= d->t_last);
     if (d->busy > 0) {
-        e_wns[SV_POWER_ACTIVE] += d->hw->active_w * (double)(t - d->t_last);
+        e_wns[SV_POWER_ACTIVE] += d->active_w * (double)(t - d->t_last);
         return;
     }
     sv_time a = d->t_last;
     sv_time s_end = standby_end(d);
     if (a < s_end) {
         sv_time b = MIN(t, s_end);
-        e_wns[SV_POWER_STANDBY] += d->hw->standby_w * (double)(b - a);
+        e_wns[SV_POWER_STANDBY] += d->standby_w * (double)(b - a);
         a = b;
     }
     e_wns[SV_POWER_IDLE] += d->hw->idle_w * (double)(t - a);
@@ -115,6 +131,21 @@ void sv_power_device_idle(sv_power_domain *dom, int dev, sv_time now)
     device_advance(d, now);
     if (--d->busy == 0)
         d->last_end = now;
+}
+
+void sv_power_device_set_clock(sv_power_domain *dom, int dev, double clock, sv_time now)
+{
+    struct sv_power__device *d = device(dom, dev);
+    SV_ASSERT(clock > 0.0 && clock <= 1.0);
+    device_advance(d, now);
+    d->clock = clock;
+    d->active_w = sv_power_dvfs_w(d->hw->idle_w, d->hw->active_w, clock);
+    d->standby_w = sv_power_dvfs_w(d->hw->idle_w, d->hw->standby_w, clock);
+}
+
+double sv_power_device_clock(const sv_power_domain *dom, int dev)
+{
+    return device(dom, dev)->clock;
 }
 
 /* Constant power of a non-accelerator component at CPU utilisation `util`. */
@@ -276,10 +307,10 @@ double sv_power_power_w(const sv_power_domain *dom, sv_power_component c, sv_tim
         const struct sv_power__device *d = device(dom, i);
         switch (sv_power_device_state(dom, i, t)) {
         case SV_POWER_ACTIVE:
-            sum += d->hw->active_w;
+            sum += d->active_w;
             break;
         case SV_POWER_STANDBY:
-            sum += d->hw->standby_w;
+            sum += d->standby_w;
             break;
         default:
             sum += d->hw->idle_w;

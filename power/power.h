@@ -80,9 +80,14 @@ struct sv_power_node_cfg {
 gboolean sv_power_node_cfg_read(struct sv_power_node_cfg *cfg, JsonObject *node, const char *where,
                                 GError **error);
 void sv_power_node_cfg_clear(struct sv_power_node_cfg *cfg);
+/* Deep copy (dst is overwritten, not cleared first; clear it with sv_power_node_cfg_clear). */
+void sv_power_node_cfg_copy(struct sv_power_node_cfg *dst, const struct sv_power_node_cfg *src);
 /* The npu entry for `hardware`, NULL if none. */
 const struct sv_power_npu_cfg *sv_power_node_cfg_npu(const struct sv_power_node_cfg *cfg,
                                                      const char *hardware);
+/* Append a copy of `npu` (its hardware must have no entry yet): defaults a caller resolved, e.g.
+ * from the hardware catalog for a node whose block lacks `npu.<hardware>`. */
+void sv_power_node_cfg_add_npu(struct sv_power_node_cfg *cfg, const struct sv_power_npu_cfg *npu);
 
 /* ---- a node's power domain ---------------------------------------------------------------- */
 
@@ -103,6 +108,17 @@ int sv_power_num_devices(const sv_power_domain *dom);
  */
 void sv_power_device_busy(sv_power_domain *dom, int dev, sv_time now);
 void sv_power_device_idle(sv_power_domain *dom, int dev, sv_time now);
+/* DVFS: device `dev` runs at `clock` in (0, 1] of its nominal clock from `now` on (1 until the
+ * first call). Its active and standby power become sv_power_dvfs_w of the configured ones; idle
+ * power is unchanged (an idle device sits in its lowest power state whatever the clock cap). */
+void sv_power_device_set_clock(sv_power_domain *dom, int dev, double clock, sv_time now);
+double sv_power_device_clock(const sv_power_domain *dom, int dev);
+/* The DVFS law: the power above idle is dynamic CMOS power, alpha C V^2 f, and the voltage
+ * follows the frequency in the DVFS range (V ~ f), so it scales as f^3 (Weste & Harris, "CMOS
+ * VLSI Design", 4th ed., section 5.1; docs/power.md "DVFS"):
+ *   P(clock) = idle + (P - idle) x clock^3,
+ * exactly P at clock 1, and P itself when P <= idle. */
+double sv_power_dvfs_w(double idle_w, double p_w, double clock);
 /* CPU utilisation in [0, 1] from `now` on (the config's `cpu.util` until the first call). */
 void sv_power_cpu_util(sv_power_domain *dom, double util, sv_time now);
 /* `bytes` moved at `now` through DRAM, LINK, NIC or STORAGE: bytes x 8 x that component's pJ/bit

@@ -10,6 +10,8 @@
 
 struct sv_power__device {
     const struct sv_power_npu_cfg *hw; /* into the domain's copy of the config */
+    double clock;                      /* DVFS: fraction of the nominal clock, (0, 1] */
+    double active_w, standby_w;        /* hw's at `clock` (sv_power_dvfs_w) */
     int busy;                          /* computes started and not yet ended */
     sv_time t_last;                    /* energy below is integrated up to here */
     sv_time last_end;                  /* when busy last fell to 0; -1: never */
@@ -24,9 +26,6 @@ struct sv_power_domain {
     double static_wns[SV_POWER_N_COMPONENTS];  /* piecewise-constant power x time */
     double traffic_wns[SV_POWER_N_COMPONENTS]; /* energy per bit x bits */
 };
-
-/* Deep copy of a config (dst is overwritten, not cleared first). */
-void sv_power__node_cfg_copy(struct sv_power_node_cfg *dst, const struct sv_power_node_cfg *src);
 
 /* Energy per state a device adds between its t_last and t (>= t_last), added to e_wns[]. */
 void sv_power__device_split(const struct sv_power__device *d, sv_time t,

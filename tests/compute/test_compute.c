@@ -372,6 +372,98 @@ static void test_roofline(void)
     SV_ASSERT_EQ_I64(sv_compute_op_time(l2, SV_COMPUTE_OP_GATE_UP_PROJ, &s), (int64_t)expect);
 }
 
+/* The catalog's power states: vendor TDPs (A100 SXM 400 W, H100/H200 SXM 700 W, RTX A6000 300 W,
+ * RTX 4090 450 W, RTX PRO 6000 600 W, MI300X 750 W), cited idles (A100 63 W and H100 75 W from
+ * Splitwise's measurements, A6000 33 W and RTX PRO 6000 35 W from LLMServingSim's configs), and
+ * the derived ones by docs/power.md's rule: SXM/OAM TDP x 75/700, PCIe TDP x 35/600. */
+static void test_catalog_power(void)
+{
+    static const struct {
+        const char *name;
+        double tdp, idle;
+    } want[] = {
+        {"A100", 400, 63},     {"H100", 700, 75},       {"H200", 700, 700.0 * 75 / 700},
+        {"A6000", 300, 33},    {"RTX4090", 450, 26.25}, {"RTXPRO6000", 600, 35},
+        {"MI300X", 750, 80.4}, {"TPU-v6e", 0, 0},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+        struct sv_compute_hw_cfg hw;
+        CU_ASSERT_FATAL(sv_compute_hw_lookup(want[i].name, &hw, NULL));
+        CU_ASSERT_DOUBLE_EQUAL(hw.tdp_w, want[i].tdp, 0);
+        CU_ASSERT_DOUBLE_EQUAL(hw.idle_w, want[i].idle, 0);
+        CU_ASSERT(strlen(hw.power_source) > 20);
+    }
+    CU_ASSERT_DOUBLE_EQUAL(450.0 * 35 / 600, 26.25, 0);
+    CU_ASSERT_DOUBLE_EQUAL(750.0 * 75 / 700, 80.4, 0.05);
+}
+
+/* DVFS (sv_compute_latency_set_clock). Roofline, Llama-3.1-8B on H100-SXM with efficiencies
+ * {0.5, 0.8, 2000}: a one-token decode's gate_up_proj is memory bound (bytes / (3350e9 x 0.8)
+ * >> flops / (989e12 x 0.5)) and keeps its time at clock 0.5; a 4,096-token prefill's is
+ * compute bound and takes 2 x flops / (989e12 x 0.5) + 2000 ns. A profile without hardware:
+ * every operator 1/clock (the toy bundle's 1 us qkv_proj takes 2 us at 0.5); with the catalog's
+ * H100 it is memory bound and keeps 1 us. */
+static void test_dvfs_latency(void)
+{
+    struct sv_compute_model_cfg m;
+    struct sv_compute_hw_cfg hw;
+    CU_ASSERT_FATAL(sv_compute_model_lookup("Llama-3.1-8B", NULL, &m, NULL));
+    CU_ASSERT_FATAL(sv_compute_hw_lookup("H100-SXM", &hw, NULL));
+    struct sv_compute_roofline_eff e[SV_COMPUTE_OP_COUNT];
+    for (int i = 0; i < SV_COMPUTE_OP_COUNT; i++)
+        e[i] = (struct sv_compute_roofline_eff){0.5, 0.8, 2000};
+    g_autoptr(sv_compute_latency) lat = sv_compute_latency_new_roofline(&m, &hw, 1, e, NULL);
+    CU_ASSERT_FATAL(lat != NULL);
+    CU_ASSERT_DOUBLE_EQUAL(sv_compute_latency_clock(lat), 1.0, 0);
+    int64_t kv[] = {512};
+    struct sv_compute_batch_shape dec, pf;
+    sv_compute_batch_shape_init(&dec, NULL, NULL, 0, kv, 1);
+    int64_t ch[] = {4096}, hist[] = {0};
+    sv_compute_batch_shape_init(&pf, ch, hist, 1, NULL, 0);
+    double fd, bd, fp, bp;
+    sv_compute_op_cost(&m, 1, SV_COMPUTE_OP_GATE_UP_PROJ, &dec, &fd, &bd);
+    sv_compute_op_cost(&m, 1, SV_COMPUTE_OP_GATE_UP_PROJ, &pf, &fp, &bp);
+    CU_ASSERT_DOUBLE_EQUAL(fp, 2.0 * 4096 * 4096 * 2 * 14336, 0);
+    double tm_dec = bd / (3350e9 * 0.8) * 1e9, tc_pf = fp / (989e12 * 0.5) * 1e9;
+    CU_ASSERT(tm_dec > 2 * fd / (989e12 * 0.5) * 1e9);
+    CU_ASSERT(tc_pf > bp / (3350e9 * 0.8) * 1e9);
+    sv_time dec1 = sv_compute_op_time(lat, SV_COMPUTE_OP_GATE_UP_PROJ, &dec);
+    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_COMPUTE_OP_GATE_UP_PROJ, &pf),
+                     (int64_t)(tc_pf + 2000));
+    sv_compute_latency_set_clock(lat, 0.5, NULL);
+    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_COMPUTE_OP_GATE_UP_PROJ, &dec), dec1);
+    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_COMPUTE_OP_GATE_UP_PROJ, &pf),
+                     (int64_t)(2 * tc_pf + 2000));
+
+    g_autofree char *dir = toy_bundle(meta_on);
+    g_autoptr(sv_compute_latency) prof = load(dir, "meta-llama/Llama-3.1-8B", 1);
+    CU_ASSERT_FATAL(prof != NULL);
+    struct sv_compute_batch_shape one = tokens_shape(1, 1);
+    SV_ASSERT_EQ_I64(sv_compute_op_time(prof, SV_COMPUTE_OP_QKV_PROJ, &one), 1000);
+    sv_compute_latency_set_clock(prof, 0.5, NULL);
+    SV_ASSERT_EQ_I64(sv_compute_op_time(prof, SV_COMPUTE_OP_QKV_PROJ, &one), 2000);
+    sv_compute_latency_set_clock(prof, 0.5, &hw);
+    SV_ASSERT_EQ_I64(sv_compute_op_time(prof, SV_COMPUTE_OP_QKV_PROJ, &one), 1000);
+}
+
+/* The measured RTX PRO 6000 bundle: qkv_proj at 2,048 tokens (302.965 us) is compute bound on
+ * the catalog's RTX-PRO-6000 (flops 2 x 2048 x 4096 x 6144 over 500 TFLOPS x the fitted 0.682
+ * = 302 us against 92.3 MB / 1597 GB/s = 58 us), so at clock 0.5 it takes 605.93 us. */
+static void test_dvfs_real_bundle(void)
+{
+    SV_REQUIRE_SHARED("reference/llmservingsim/profiles/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16",
+                      "LLMServingSim's measured RTXPRO6000 bundle");
+    g_autoptr(sv_compute_latency) lat = load(REAL_BUNDLE, "meta-llama/Llama-3.1-8B", 1);
+    CU_ASSERT_FATAL(lat != NULL);
+    struct sv_compute_hw_cfg hw;
+    CU_ASSERT_FATAL(sv_compute_hw_lookup("RTXPRO6000", &hw, NULL));
+    struct sv_compute_batch_shape s = tokens_shape(2048, 1);
+    SV_ASSERT_EQ_I64(sv_compute_op_time(lat, SV_COMPUTE_OP_QKV_PROJ, &s), 302965);
+    sv_compute_latency_set_clock(lat, 0.5, &hw);
+    sv_time t = sv_compute_op_time(lat, SV_COMPUTE_OP_QKV_PROJ, &s);
+    CU_ASSERT(t >= 605929 && t <= 605930);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
@@ -385,6 +477,9 @@ int main(void)
         {"catalog_model_dir", test_catalog_model_dir},
         {"layer_seq_yaml", test_layer_seq_yaml},
         {"roofline", test_roofline},
+        {"catalog power states", test_catalog_power},
+        {"DVFS: compute-bound 1/clock, memory-bound unchanged", test_dvfs_latency},
+        {"DVFS on the measured bundle", test_dvfs_real_bundle},
         {NULL, NULL},
     };
     sv_test_add_suite("compute", cases);

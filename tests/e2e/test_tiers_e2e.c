@@ -718,6 +718,52 @@ static void test_outputs(void)
     sv_test_rmtree(dir);
 }
 
+/* The power model charges tier traffic (docs/power.md "Traffic"): test 6's two requests with a
+ * node-shared pool on the SSD. Instance 0 writes 2 chunks through (NPU -> host DRAM -> SSD) and
+ * instance 1 reads them (SSD -> host DRAM -> NPU): 2 x 33,554,432 B each way, so storage_bytes
+ * = the SSD's read + write bytes = 134,217,728 B and storage energy (idle 0, 2 pJ/bit) =
+ * 134,217,728 x 8 x 2e-12 = 0.002147483648 J. Each SSD transfer crosses host DRAM twice (written,
+ * then read): at least 2 x 134,217,728 B of DRAM traffic besides the iterations' own. */
+static void test_power_tier_traffic(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *trace = write_trace(dir, 2, 513, 1, 10 * G_GINT64_CONSTANT(1000000000));
+    static const char *const power =
+        ",\"power\":{\"base_node_power\":0,"
+        "\"npu\":{\"H100\":{\"idle_power\":0,\"standby_power\":0,\"active_power\":0,"
+        "\"standby_duration\":0}},\"cpu\":{\"idle_power\":0,\"active_power\":0,\"util\":0},"
+        "\"dram\":{\"dimm_size\":128,\"idle_power\":0,\"energy_per_bit\":0},"
+        "\"link\":{\"num_links\":1,\"idle_power\":0,\"energy_per_bit\":0},"
+        "\"nic\":{\"num_nics\":1,\"idle_power\":0},"
+        "\"storage\":{\"num_devices\":1,\"idle_power\":0,\"energy_per_bit\":2}}}]}";
+    g_autofree char *json = g_strconcat(TWO_INST, NULL);
+    json[strlen(json) - 3] = '\0'; /* drop the node's closing "}]}" */
+    g_autofree char *with_power = g_strconcat(json, power, NULL);
+    struct sv_planner_cluster_cfg *c = parse(with_power);
+    CU_ASSERT_FATAL(c->power);
+    struct sv_planner_tier_flags f;
+    sv_planner_tier_flags_init(&f);
+    g_strlcpy(f.prefix_storage, "ssd", sizeof f.prefix_storage);
+    f.enable_prefix_sharing = 1;
+    struct collect col = {0};
+    struct sv_planner_run_result res;
+    GError *e = NULL;
+    gboolean ok = run(c, trace, &f, "round_robin", &col, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    CU_ASSERT_FATAL(res.has_power && res.has_tiers);
+    const struct sv_memtier_tier_stats *ssd = &res.tiers.kind[SV_MEMTIER_SSD];
+    SV_ASSERT_EQ_I64(ssd->write_bytes, UINT64_C(67108864));
+    SV_ASSERT_EQ_I64(ssd->read_bytes, UINT64_C(67108864));
+    CU_ASSERT_DOUBLE_EQUAL(res.energy.storage_bytes, 134217728.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(res.energy.by_component_j[SV_POWER_STORAGE], 0.002147483648, 1e-15);
+    CU_ASSERT(res.energy.dram_bytes >= 2 * 134217728.0);
+    CU_ASSERT_DOUBLE_EQUAL(res.energy.nic_bytes + res.energy.link_bytes, 0, 0);
+    sv_planner_cluster_free(c);
+    sv_test_rmtree(dir);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
@@ -731,6 +777,7 @@ int main(void)
         {"cluster pool on two nodes", test_cluster_pool},
         {"tier columns and memory_tiers in the outputs", test_outputs},
         {"host memory without bandwidth", test_zero_bandwidth},
+        {"power: SSD and host DRAM traffic of the tiers", test_power_tier_traffic},
         {NULL, NULL},
     };
     sv_test_add_suite("tiers_e2e", cases);

@@ -267,6 +267,87 @@ static void test_remote(void)
     sv_engine_free(eng);
 }
 
+/* The observer: one report per leg as it completes, with the leg's ends and nodes. The SSD hit
+ * of test 4 is two reports (ssd -> cpu at 4,294,304 ns, cpu -> npu at 4,818,592); a remote DRAM
+ * read (test_remote's) one report whose ends are on nodes 0 and 1. */
+#define MAX_REPORTS 4
+struct reports {
+    struct sv_memtier_xfer_report r[MAX_REPORTS];
+    int n;
+};
+
+static void observe(void *ctx, const struct sv_memtier_xfer_report *r)
+{
+    struct reports *rs = ctx;
+    SV_ASSERT(rs->n < MAX_REPORTS);
+    rs->r[rs->n++] = *r;
+}
+
+static void test_observer(void)
+{
+    sv_engine *eng = sv_engine_new(1);
+    sv_memtier_fabric *f = sv_memtier_fabric_new(eng, NULL, NULL);
+    sv_memtier_fabric_add_pcie(f, 0, 0, 64, 0, FALSE);
+    sv_memtier_tier *dram = tier(eng, SV_MEMTIER_DRAM, "node0/cpu", 256, 0, 0, 0, FALSE);
+    sv_memtier_tier *ssd = tier(eng, SV_MEMTIER_SSD, "node0/ssd", 8, 4, 100000, 1, FALSE);
+    sv_memtier_fabric_add_tier(f, &LOC(SV_MEMTIER_DRAM, 0), dram);
+    sv_memtier_fabric_add_tier(f, &LOC(SV_MEMTIER_SSD, 0), ssd);
+    struct reports rs = {.n = 0};
+    sv_memtier_fabric_set_observer(f, observe, &rs);
+    struct recorder rec = {{0}, 0};
+    sv_memtier_fabric_xfer(f, route(f, LOC(SV_MEMTIER_SSD, 0), NPU(0)), CHUNK_BYTES, record, &rec,
+                           0);
+    sv_engine_run(eng, SV_TIME_MAX);
+    CU_ASSERT_EQUAL_FATAL(rs.n, 2);
+    CU_ASSERT(rs.r[0].src.kind == SV_MEMTIER_SSD && rs.r[0].dst.kind == SV_MEMTIER_DRAM);
+    CU_ASSERT(rs.r[1].src.kind == SV_MEMTIER_DRAM && rs.r[1].dst.kind == SV_MEMTIER_HBM);
+    CU_ASSERT_EQUAL(rs.r[1].dst.device, 0);
+    for (int k = 0; k < 2; k++) {
+        SV_ASSERT_EQ_I64(rs.r[k].bytes, CHUNK_BYTES);
+        CU_ASSERT(rs.r[k].src_node == 0 && rs.r[k].dst_node == 0);
+    }
+    SV_ASSERT_EQ_I64(rs.r[0].now, 4294304);
+    SV_ASSERT_EQ_I64(rs.r[1].now, 4818592);
+    SV_ASSERT_EQ_I64(rec.at[0], 4818592);
+    sv_memtier_fabric_set_observer(f, NULL, NULL);
+    sv_memtier_fabric_xfer(f, route(f, NPU(0), LOC(SV_MEMTIER_DRAM, 0)), CHUNK_BYTES, record, &rec,
+                           1);
+    sv_engine_run(eng, SV_TIME_MAX);
+    CU_ASSERT_EQUAL(rs.n, 2); /* removed */
+    sv_memtier_fabric_free(f);
+    sv_memtier_tier_free(dram);
+    sv_memtier_tier_free(ssd);
+    sv_engine_free(eng);
+
+    eng = sv_engine_new(1);
+    struct sv_net_topo_cfg cfg = {.ndims = 1,
+                                  .kind = {SV_NET_TOPO_RING},
+                                  .npus = {2},
+                                  .bandwidth_gbps = {50},
+                                  .latency_ns = {500}};
+    sv_net *net = sv_net_new(eng, &cfg, SV_NET_MODEL_FLOW, NULL);
+    CU_ASSERT_FATAL(net != NULL);
+    f = sv_memtier_fabric_new(eng, net, NULL);
+    sv_memtier_fabric_add_pcie(f, 0, 0, 64, 0, FALSE);
+    sv_memtier_fabric_add_pcie(f, 1, 1, 64, 0, FALSE);
+    dram = tier(eng, SV_MEMTIER_DRAM, "node0/cpu", 256, 0, 0, 0, FALSE);
+    sv_memtier_fabric_add_tier(f, &LOC(SV_MEMTIER_DRAM, 0), dram);
+    rs.n = 0;
+    sv_memtier_fabric_set_observer(f, observe, &rs);
+    struct sv_memtier_loc npu1 = {SV_MEMTIER_HBM, 1, 1};
+    sv_memtier_fabric_xfer(f, route(f, LOC(SV_MEMTIER_DRAM, 0), npu1), CHUNK_BYTES, record, &rec,
+                           2);
+    sv_engine_run(eng, SV_TIME_MAX);
+    CU_ASSERT_EQUAL_FATAL(rs.n, 1);
+    CU_ASSERT(rs.r[0].src.kind == SV_MEMTIER_DRAM && rs.r[0].src_node == 0);
+    CU_ASSERT(rs.r[0].dst.kind == SV_MEMTIER_HBM && rs.r[0].dst_node == 1);
+    SV_ASSERT_EQ_I64(rs.r[0].now, 625500);
+    sv_memtier_fabric_free(f);
+    sv_net_free(net);
+    sv_memtier_tier_free(dram);
+    sv_engine_free(eng);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
@@ -277,6 +358,7 @@ int main(void)
         {"cluster CXL through the node's port", test_cxl_cluster_port},
         {"route errors", test_route_errors},
         {"remote DRAM over the network", test_remote},
+        {"observer: one report per leg", test_observer},
         {NULL, NULL},
     };
     sv_test_add_suite("memtier fabric", cases);

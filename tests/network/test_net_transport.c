@@ -470,6 +470,93 @@ static void test_ideal(void)
     SV_ASSERT_EQ_I64(one_message(CFG_DIR "Switch2x2_2d.yml", I, 0, 3, MIB), 3000);
 }
 
+/* ---- delivery observer -------------------------------------------------------------------- */
+
+struct seen {
+    struct sv_net_delivery d[MAX_MSGS];
+    int n;
+};
+
+static void observe(void *ctx, const struct sv_net_delivery *d)
+{
+    struct seen *s = ctx;
+    SV_ASSERT(s->n < MAX_MSGS);
+    s->d[s->n++] = *d;
+}
+
+/* Every model reports each message once, at its arrival, with its ends and size; empty messages
+ * are not reported. 2-D: dim 0 a Switch of 2 NPUs, dim 1 FullyConnected of 2 (NPU = x + 2y). */
+static void test_observer(void)
+{
+    const struct sv_net_topo_cfg cfg = {.ndims = 2,
+                                        .kind = {SV_NET_TOPO_SWITCH, SV_NET_TOPO_FULLY_CONNECTED},
+                                        .npus = {2, 2},
+                                        .bandwidth_gbps = {100, 25},
+                                        .latency_ns = {500, 1000}};
+    const sv_net_model models[] = {SV_NET_MODEL_ANALYTICAL, SV_NET_MODEL_FIFO, SV_NET_MODEL_FLOW,
+                                   SV_NET_MODEL_IDEAL};
+    for (size_t m = 0; m < G_N_ELEMENTS(models); m++) {
+        sv_engine *eng = sv_engine_new(1);
+        sv_net *net = sv_net_new(eng, &cfg, models[m], NULL);
+        CU_ASSERT_FATAL(net != NULL);
+        struct recorder r;
+        recorder_init(&r);
+        struct seen s = {.n = 0};
+        sv_net_set_observer(net, observe, &s);
+        sv_net_send(net, 0, 3, MIB, record, &r, 0);
+        sv_net_send(net, 2, 0, 1000, record, &r, 1);
+        sv_net_send(net, 1, 0, 0, record, &r, 2); /* empty: not reported */
+        sv_engine_run(eng, SV_TIME_MAX);
+        CU_ASSERT_EQUAL_FATAL(s.n, 2);
+        for (int k = 0; k < s.n; k++) {
+            int msg = s.d[k].src == 0 ? 0 : 1;
+            CU_ASSERT_EQUAL(s.d[k].dst, msg == 0 ? 3 : 0);
+            SV_ASSERT_EQ_I64(s.d[k].bytes, msg == 0 ? MIB : 1000);
+            SV_ASSERT_EQ_I64(s.d[k].now, r.at[msg]);
+        }
+        sv_net_set_observer(net, NULL, NULL); /* removed: nothing more is reported */
+        sv_net_send(net, 0, 1, MIB, record, &r, 3);
+        sv_engine_run(eng, SV_TIME_MAX);
+        CU_ASSERT_EQUAL(s.n, 2);
+        CU_ASSERT(r.at[3] >= 0);
+        sv_net_free(net);
+        sv_engine_free(eng);
+    }
+}
+
+/* Links and switches per dimension: 0 (0,0) -> 3 (1,1) crosses dim 0's switch (2 links) and one
+ * dim-1 link; 0 -> 2 only dim 1; 1 -> 0 only dim 0; a 5-ring takes the shorter way. */
+static void test_route_dims(void)
+{
+    const struct sv_net_topo_cfg cfg = {.ndims = 2,
+                                        .kind = {SV_NET_TOPO_SWITCH, SV_NET_TOPO_FULLY_CONNECTED},
+                                        .npus = {2, 2},
+                                        .bandwidth_gbps = {100, 25},
+                                        .latency_ns = {500, 1000}};
+    sv_engine *eng = sv_engine_new(1);
+    sv_net *net = sv_net_new(eng, &cfg, SV_NET_MODEL_FLOW, NULL);
+    CU_ASSERT_FATAL(net != NULL);
+    int l[2], sw[2];
+    CU_ASSERT_EQUAL(sv_net_route_dims(net, 0, 3, l, sw), 3);
+    CU_ASSERT(l[0] == 2 && l[1] == 1 && sw[0] == 1 && sw[1] == 0);
+    CU_ASSERT_EQUAL(sv_net_route_dims(net, 0, 2, l, sw), 1);
+    CU_ASSERT(l[0] == 0 && l[1] == 1 && sw[0] == 0 && sw[1] == 0);
+    CU_ASSERT_EQUAL(sv_net_route_dims(net, 1, 0, l, NULL), 2);
+    CU_ASSERT(l[0] == 2 && l[1] == 0);
+    sv_net_free(net);
+    const struct sv_net_topo_cfg ring = {.ndims = 1,
+                                         .kind = {SV_NET_TOPO_RING},
+                                         .npus = {5},
+                                         .bandwidth_gbps = {1},
+                                         .latency_ns = {1}};
+    net = sv_net_new(eng, &ring, SV_NET_MODEL_ANALYTICAL, NULL);
+    CU_ASSERT_FATAL(net != NULL);
+    CU_ASSERT_EQUAL(sv_net_route_dims(net, 0, 3, l, sw), 2); /* 0 -> 4 -> 3 */
+    CU_ASSERT(l[0] == 2 && sw[0] == 0);
+    sv_net_free(net);
+    sv_engine_free(eng);
+}
+
 int main(void)
 {
     static const sv_test_case yaml[] = {
@@ -505,6 +592,12 @@ int main(void)
     sv_test_add_suite("net geometry", geom);
     sv_test_add_suite("net analytical", analytical);
     sv_test_add_suite("net fifo", fifo);
+    static const sv_test_case observer[] = {
+        {"every model reports arrivals", test_observer},
+        {"links and switches per dimension", test_route_dims},
+        {NULL, NULL},
+    };
     sv_test_add_suite("net ideal", ideal);
+    sv_test_add_suite("net observer", observer);
     return sv_test_run();
 }

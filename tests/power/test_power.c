@@ -323,6 +323,59 @@ static void test_reference_config(void)
     sv_power_node_cfg_clear(&cfg);
 }
 
+/* DVFS (sv_power_dvfs_w: idle + (P - idle) x f^3). Node X: idle 20, standby 100, active 400 W.
+ * Device 0 at clock 0.5 from t = 0: active 20 + 380 / 8 = 67.5 W, standby 20 + 80 / 8 = 30 W;
+ * busy 1-4 s: active 67.5 x 3 = 202.5 J, standby 30 x 2 = 60 J (4-6 s), idle 20 x 5 = 100 J.
+ * Device 1 busy 1-3 s, clock 0.5 from 2 s: active 400 x 1 + 67.5 x 1 = 467.5 J. */
+static void test_dvfs(void)
+{
+    CU_ASSERT_DOUBLE_EQUAL(sv_power_dvfs_w(20, 400, 1.0), 400.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(sv_power_dvfs_w(20, 400, 0.5), 67.5, EPS);
+    CU_ASSERT_DOUBLE_EQUAL(sv_power_dvfs_w(20, 400, 0.7), 20 + 380 * 0.343, EPS);
+    CU_ASSERT_DOUBLE_EQUAL(sv_power_dvfs_w(20, 10, 0.5), 10.0, 0); /* nothing above idle */
+    sv_power_domain *dom = own_domain(NULL);
+    sv_power_device_set_clock(dom, 0, 0.5, 0);
+    CU_ASSERT_DOUBLE_EQUAL(sv_power_device_clock(dom, 0), 0.5, 0);
+    CU_ASSERT_DOUBLE_EQUAL(sv_power_device_clock(dom, 1), 1.0, 0);
+    sv_power_device_busy(dom, 0, 1 * S);
+    sv_power_device_busy(dom, 1, 1 * S);
+    CU_ASSERT_DOUBLE_EQUAL(sv_power_power_w(dom, SV_POWER_NPU, 1 * S), 67.5 + 400, EPS);
+    sv_power_device_set_clock(dom, 1, 0.5, 2 * S);
+    sv_power_device_idle(dom, 1, 3 * S);
+    sv_power_device_idle(dom, 0, 4 * S);
+    CU_ASSERT_DOUBLE_EQUAL(sv_power_power_w(dom, SV_POWER_NPU, 4 * S), 30.0 + 30.0, EPS);
+    sv_time t = 10 * S;
+    CU_ASSERT_DOUBLE_EQUAL(sv_power_device_state_energy_j(dom, 0, SV_POWER_ACTIVE, t), 202.5, EPS);
+    CU_ASSERT_DOUBLE_EQUAL(sv_power_device_state_energy_j(dom, 0, SV_POWER_STANDBY, t), 60.0, EPS);
+    CU_ASSERT_DOUBLE_EQUAL(sv_power_device_state_energy_j(dom, 0, SV_POWER_IDLE, t), 100.0, EPS);
+    CU_ASSERT_DOUBLE_EQUAL(sv_power_device_state_energy_j(dom, 1, SV_POWER_ACTIVE, t), 467.5, EPS);
+    sv_power_domain_free(dom);
+}
+
+/* A power block without `npu` reads (the entries come from the hardware catalog, added by the
+ * caller with sv_power_node_cfg_add_npu); a device of a hardware still missing is an error. */
+static void test_npu_absent(void)
+{
+    struct sv_power_node_cfg cfg;
+    struct warnings w = {0};
+    g_autoptr(GError) err = NULL;
+    const char *npu = "\"npu\": {\"X\": {\"idle_power\": 20, \"standby_power\": 100, "
+                      "\"active_power\": 400,                   \"standby_duration\": 2}},";
+    CU_ASSERT_TRUE_FATAL(read_cfg(&cfg, NULL, npu, "", &w, &err));
+    CU_ASSERT_EQUAL(cfg.n_npu, 0);
+    struct sv_power_npu_cfg y = {
+        .hardware = "Y", .idle_w = 5, .standby_w = 7, .active_w = 9, .standby_ns = 3 * S};
+    sv_power_node_cfg_add_npu(&cfg, &y);
+    const struct sv_power_npu_cfg *got = sv_power_node_cfg_npu(&cfg, "Y");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+    CU_ASSERT(got->hardware != y.hardware && got->active_w == 9 && got->standby_ns == 3 * S);
+    sv_power_domain *dom = sv_power_domain_new(&cfg, 0);
+    CU_ASSERT_EQUAL(sv_power_device_add(dom, "Y", NULL), 0);
+    CU_ASSERT_EQUAL(sv_power_device_add(dom, "X", &err), -1);
+    sv_power_domain_free(dom);
+    sv_power_node_cfg_clear(&cfg);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
@@ -335,6 +388,8 @@ int main(void)
         {"errors name the config path", test_errors},
         {"warnings: standby_duration in ns, unknown key", test_warnings},
         {"LLMServingSim single_node_power_instance.json: 200.5 W idle", test_reference_config},
+        {"DVFS: idle + (P - idle) x f^3, set mid-run", test_dvfs},
+        {"npu block absent; entries added by the caller", test_npu_absent},
         {NULL, NULL},
     };
     sv_test_add_suite("power", cases);
