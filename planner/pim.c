@@ -93,6 +93,19 @@ sv_planner_pim *sv_planner_pim_new(const struct sv_planner_run_cfg *cfg, GError 
         }
         any = any || attn[i] || local[i];
     }
+    for (int32_t n = 0; n < c->n_nodes; n++) {
+        /* A power block that leaves the DIMMs to the PIM config needs a node that offloads. */
+        gboolean offloads = FALSE;
+        for (int32_t i = 0; i < c->n_instances; i++)
+            offloads = offloads || (attn[i] && c->instances[i].node == n);
+        if (c->power && c->nodes[n].has_power && c->nodes[n].power.dram_from_pim && !offloads) {
+            g_autofree char *w = g_strdup_printf("%s: nodes[%d].power.dram.dimm_size", c->where, n);
+            sv_planner__path_error(error, w,
+                                   "required key is missing (a node takes its DIMMs from its "
+                                   "pim_config only when an instance offloads attention)");
+            return NULL;
+        }
+    }
     if (!any)
         return NULL;
     sv_planner_pim *p = g_new0(sv_planner_pim, 1);

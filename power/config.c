@@ -121,6 +121,20 @@ static gboolean read_dram(struct sv_power_node_cfg *cfg, JsonObject *node, JsonO
 {
     static const char *const known[] = {"dimm_size", "idle_power", "energy_per_bit", NULL};
     warn_unknown(dram, where, known);
+    /* A node with a PIM device may leave the DIMMs out: attention offload takes them from the
+     * PIM config (LLMServingSim config_builder.py; the run checks that it does, docs/pim.md). */
+    JsonObject *mem0 = NULL;
+    JsonNode *mn = json_object_get_member(node, "cpu_mem");
+    if (mn && JSON_NODE_HOLDS_OBJECT(mn))
+        mem0 = json_node_get_object(mn);
+    gboolean pim = mem0 && json_object_has_member(mem0, "pim_config");
+    gboolean has_dimms =
+        json_object_has_member(dram, "dimm_size") || json_object_has_member(dram, "idle_power");
+    if (pim && !has_dimms) {
+        cfg->dram_from_pim = TRUE;
+        cfg->dram_dimms = 0;
+        return get_nonneg(dram, "energy_per_bit", where, TRUE, 0, &cfg->dram_pj_per_bit, error);
+    }
     if (!get_nonneg(dram, "dimm_size", where, TRUE, 0, &cfg->dram_dimm_gb, error) ||
         !get_nonneg(dram, "idle_power", where, TRUE, 0, &cfg->dram_idle_w, error) ||
         !get_nonneg(dram, "energy_per_bit", where, TRUE, 0, &cfg->dram_pj_per_bit, error))

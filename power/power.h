@@ -61,6 +61,9 @@ struct sv_power_node_cfg {
     guint n_npu;
     double cpu_idle_w, cpu_active_w, cpu_util;
     int64_t dram_dimms; /* ceil(cpu_mem.mem_size / dram.dimm_size) */
+    /* dram.dimm_size and idle_power absent on a node with cpu_mem.pim_config: its DIMMs are the
+     * PIM channels, set by the run (sv_power_set_dram) when an instance offloads attention. */
+    gboolean dram_from_pim;
     double dram_dimm_gb, dram_idle_w, dram_pj_per_bit;
     int64_t num_links;
     double link_idle_w, link_pj_per_bit;

@@ -200,6 +200,39 @@ static void test_errors(void)
     fx_clear(&f);
 }
 
+/* A power block may leave the DIMMs to the PIM config (LLMServingSim: dimm_size and idle_power
+ * are not required with attention offload): the same energy as above with offload, an error
+ * naming the key without it. */
+static void test_dimms_from_pim(void)
+{
+    fx f;
+    fx_init(&f, TRUE);
+    g_autofree char *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(f.cluster, &text, NULL, NULL));
+    const char *drop = "\"dimm_size\": 512, \"idle_power\": 10, ";
+    char *at = strstr(text, drop);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    memmove(at, at + strlen(drop), strlen(at + strlen(drop)) + 1);
+    CU_ASSERT_FATAL(g_file_set_contents(f.cluster, text, -1, NULL));
+    g_autofree char *out = g_build_filename(f.dir, "on", NULL);
+    g_autofree char *err = NULL;
+    CU_ASSERT_EQUAL_FATAL(run(&f, out, &err, "--pim-dir", f.pim_dir, "--enable-attn-offloading",
+                              "--pim-model", "bandwidth", NULL),
+                          0);
+    JsonParser *jp = NULL;
+    JsonObject *root = summary(out, &jp);
+    double busy =
+        json_object_get_double_member(json_object_get_object_member(root, "pim"), "busy_channel_s");
+    double T = json_object_get_double_member(root, "makespan_s");
+    CU_ASSERT_DOUBLE_EQUAL(dram_j(root), 64 * 0.5 * T + 2.0 * busy, 1e-6 * dram_j(root));
+    g_object_unref(jp);
+    g_autofree char *out2 = g_build_filename(f.dir, "off", NULL);
+    g_autofree char *err2 = NULL;
+    CU_ASSERT_NOT_EQUAL(run(&f, out2, &err2, "--pim-dir", f.pim_dir, NULL), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err2, "nodes[0].power.dram.dimm_size"));
+    fx_clear(&f);
+}
+
 /* LLMServingSim's single_node_pim_instance.json with --enable-attn-offloading (its pim folder is
  * beside configs/cluster): DDR4_8GB_3200_pim on 512 GB = 64 channels. */
 static void test_reference(void)
@@ -238,6 +271,7 @@ int main(void)
     static const sv_test_case cases[] = {
         {"offload: PIM channels' power replaces the DIMMs (hand-computed)", test_offload_power},
         {"byte-identical outputs with PIM and sub-batches", test_deterministic},
+        {"DIMMs from the PIM config", test_dimms_from_pim},
         {"errors name the key", test_errors},
         {"reference single_node_pim_instance with offload", test_reference},
         {NULL, NULL},
