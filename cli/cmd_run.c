@@ -139,6 +139,8 @@ static const char usage[] =
     "                            (DVFS: compute-bound operators take 1/F as long, memory-bound\n"
     "                            ones keep their time; active power idle + (P - idle) x F^3;\n"
     "                            wins over the config's instances[].gpu_clock; default 1)\n"
+    "  --idle-tail S             after the last request, S more seconds of idle cluster in\n"
+    "                            power.csv and the energy (standby, then idle; default 0)\n"
     "outputs:\n"
     "  --output-dir DIR          requests.csv, timeseries.csv, summary.json\n"
     "                            (default ./" DEFAULT_OUTPUT_DIR ")\n"
@@ -161,6 +163,7 @@ typedef struct {
         *offload_overlap, *kv_load_overlap, *memory_model;
     char *pim_dir, *pim_model, *pim_placement; /* docs/pim.md */
     double pim_gflops;
+    double idle_tail_s; /* docs/power.md */
     gboolean enable_attn_offloading, enable_sub_batch_interleaving, enable_local_offloading;
     gboolean enable_prefix_sharing;
     int64_t prefix_chunk_tokens;
@@ -220,6 +223,7 @@ static const struct num_def num_defs[] = {
     NUM("--prefix-chunk-tokens", NUM_INT, prefix_chunk_tokens, 1),
     NUM("--pim-gflops", NUM_POSITIVE_DOUBLE, pim_gflops, 0),
     NUM("--gpu-clock", NUM_FRACTION, gpu_clock, 0),
+    NUM("--idle-tail", NUM_POSITIVE_DOUBLE, idle_tail_s, 0),
 };
 #undef NUM
 
@@ -322,6 +326,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         STR("pim-model", pim_model, "linear|bandwidth"),
         STR("pim-placement", pim_placement, "NAME"),
         NUMBER("pim-gflops", "X"),
+        NUMBER("idle-tail", "S"),
         NUMBER("slo-ttft-ms", "MS"),
         NUMBER("seed", "N"),
         NUMBER("max-num-seqs", "N"),
@@ -629,6 +634,11 @@ static int run(const run_opts *o)
     cfg.pim_model = o->pim_model;
     cfg.pim_placement = o->pim_placement;
     cfg.pim_flops = o->pim_gflops * 1e9;
+    if (o->idle_tail_s * 1e9 > (double)SV_PLANNER_MAX_IDLE_TAIL_NS) {
+        fprintf(stderr, "servesim run: --idle-tail: %g s is beyond 1e6 s\n", o->idle_tail_s);
+        return 2;
+    }
+    cfg.idle_tail_ns = sv_time_from_ns(o->idle_tail_s * 1e9);
     /* PIM device files: --pim-dir, else LLMServingSim's layout beside the cluster config
      * (configs/cluster/x.json -> configs/pim/<name>.ini), then the config's own folder. */
     g_autofree char *cluster_dir = o->cluster ? g_path_get_dirname(o->cluster) : NULL;

@@ -583,6 +583,8 @@ typedef enum {
     SV_PLANNER_RUN_LATENCY_ROOFLINE,
 } sv_planner_run_latency;
 
+#define SV_PLANNER_MAX_IDLE_TAIL_NS ((sv_time)1000000 * 1000000000) /* 10^6 s */
+
 struct sv_planner_run_cfg {
     const struct sv_planner_cluster_cfg *cluster;
     sv_wl_source *workload; /* pulled lazily */
@@ -618,6 +620,9 @@ struct sv_planner_run_cfg {
     double gpu_clock;
     uint64_t seed;
     const char *emit_et_dir; /* NULL = none */
+    /* Idle time simulated after the last event of a finished run (0 = none, at most
+     * SV_PLANNER_MAX_IDLE_TAIL_NS): the energy and power.csv cover it (docs/power.md). */
+    sv_time idle_tail_ns;
     /* PIM attention offload (docs/pim.md): where cpu_mem.pim_config names are looked up
      * (<dir>/<name>.ini, first match; NULL-terminated, NULL = none), the attention model
      * ("linear" | "bandwidth"; NULL = linear where the device has LLMServingSim's coefficients,

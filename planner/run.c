@@ -891,6 +891,10 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
                         " requests finished",
                         st.finished, st.submitted);
             ok = FALSE;
+        } else if (cfg->idle_tail_ns > 0) {
+            /* The cluster idles on after the last event: energy and power.csv run on (standby
+             * windows end, idle draw continues); requests and time series are complete. */
+            res->end_ns += cfg->idle_tail_ns;
         }
     }
     for (int32_t i = 0; i < st.n_inst; i++) {

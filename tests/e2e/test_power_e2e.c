@@ -240,12 +240,64 @@ static void test_reference_config(void)
     sv_test_rmtree(dir);
 }
 
+/* ISPASS'26 figure 6 (A6000, TP1) with a 30 s idle tail (--idle-tail): power.csv has the shape of
+ * a server's measured power, load -> plateau -> standby step -> idle floor, with the levels of
+ * its power block: idle = base 219 + npu 33 + cpu 10 + (185 - 10) x 0.5 + dram ceil(128 / 32) x
+ * 4 + link 5 + nic 11.2 + storage 5.9 = 387.6 W; standby adds 89 - 33 = 56 W: 443.6 W for 18 s
+ * after the last compute. */
+static void test_figure6_shape(void)
+{
+    SV_REQUIRE_SHARED("reference/llmservingsim-ispass26/figure_6/config/power_config_tp1.json",
+                      "the ISPASS'26 figure 6 power config");
+    const char *ref = SV_SHARED "/reference/llmservingsim-ispass26";
+    g_autofree char *bin = g_canonicalize_filename(SV_SERVESIM_BIN, NULL);
+    g_autofree char *cluster = g_strconcat(ref, "/figure_6/config/power_config_tp1.json", NULL);
+    g_autofree char *trace = g_strconcat(ref, "/dataset/sharegpt_req300_rate10_llama.jsonl", NULL);
+    g_autofree char *profiles = g_strconcat(ref, "/perf_models", NULL);
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *out = g_build_filename(dir, "out", NULL);
+    const char *argv[] = {
+        bin,      "run",          "--cluster", cluster,   "--workload",  trace, "--profiles",
+        profiles, "--output-dir", out,         "--quiet", "--idle-tail", "30",  NULL};
+    g_autofree char *so = NULL, *se = NULL;
+    int status = -1;
+    CU_ASSERT_FATAL(sv_test_spawn(argv, &so, &se, &status) && status == 0);
+    g_autofree char *pp = g_build_filename(out, "power.csv", NULL);
+    int n = 0;
+    char ***rows = read_csv(pp, &n);
+    int c_t = col(rows[0], "t"), c_w = col(rows[0], "total_w");
+    /* The end of the run's last request (the makespan) from summary.json. */
+    JsonParser *jp = NULL;
+    (void)load_energy(out, &jp);
+    double mk =
+        json_object_get_double_member(json_node_get_object(json_parser_get_root(jp)), "makespan_s");
+    g_object_unref(jp);
+    int loaded = 0, standby = 0, idle = 0;
+    for (int i = 1; i < n; i++) {
+        double t = g_ascii_strtod(rows[i][c_t], NULL), w = g_ascii_strtod(rows[i][c_w], NULL);
+        if (t <= mk - 1e-9) {
+            CU_ASSERT(w > 443.6 + 100); /* serving: well above standby */
+            loaded++;
+        } else if (t >= mk + 1.0 && t <= mk + 18.0) {
+            CU_ASSERT_DOUBLE_EQUAL(w, 443.6, 1e-3); /* whole ticks in the standby window */
+            standby++;
+        } else if (t >= mk + 19.0) {
+            CU_ASSERT_DOUBLE_EQUAL(w, 387.6, 1e-3); /* the idle floor */
+            idle++;
+        }
+    }
+    free_csv(rows);
+    CU_ASSERT(loaded >= 50 && standby >= 16 && idle >= 10);
+    sv_test_rmtree(dir);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
         {"hand-computed idle tail, standby and per-request energy", test_hand_computed},
         {"power off without power blocks", test_off_without_blocks},
         {"reference single_node_power_instance", test_reference_config},
+        {"ISPASS'26 figure 6: load, standby, idle tail", test_figure6_shape},
         {NULL, NULL},
     };
     sv_test_add_suite("power_e2e", cases);
