@@ -392,6 +392,15 @@ void sv_compute_pim_pack_greedy(const int64_t *size, int n_seqs, int n_channels,
                                 void *user);
 /* A built-in policy by name ("greedy"); NULL with an error listing the names when unknown. */
 sv_compute_pim_pack_fn sv_compute_pim_pack_lookup(const char *name, GError **error);
+/* A placement policy as a registry table (kind SV_REGISTRY_PIM_PLACE, docs/plugins.md): runs
+ * choose it by name (--pim-placement), plugins add their own. `user` is passed to pack. */
+struct sv_compute_pim_place_ops {
+    unsigned api_version; /* SV_REGISTRY_API_VERSION */
+    sv_compute_pim_pack_fn pack;
+    void *user;
+};
+/* Register the built-ins ("greedy"). */
+gboolean sv_compute_pim_register_builtins(sv_registry *reg, GError **error);
 
 /* One layer of one decode iteration on PIM: each sequence (KV lengths kv_tokens[0..n_seqs)) is cut
  * into `split` (>= 1) pieces of equal heads, piece k of sequence i being item i x split + k; the

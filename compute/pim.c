@@ -252,6 +252,16 @@ void sv_compute_pim_pack_greedy(const int64_t *size, int n_seqs, int n_channels,
     g_free(items);
 }
 
+static const struct sv_compute_pim_place_ops greedy_ops = {
+    .api_version = SV_REGISTRY_API_VERSION,
+    .pack = sv_compute_pim_pack_greedy,
+};
+
+gboolean sv_compute_pim_register_builtins(sv_registry *reg, GError **error)
+{
+    return sv_registry_add(reg, SV_REGISTRY_PIM_PLACE, "greedy", &greedy_ops, "built-in", error);
+}
+
 sv_compute_pim_pack_fn sv_compute_pim_pack_lookup(const char *name, GError **error)
 {
     if (name && strcmp(name, "greedy") == 0)

@@ -374,7 +374,8 @@ gboolean sv_cfg_get_string(JsonObject *obj, const char *key, const char *where, 
 
 /* ---- policy registry -------------------------------------------------------------------- */
 
-/* Policies (router, batch scheduler, KV eviction, expert routing) are chosen by name. Each module
+/* Policies (router, batch scheduler, KV eviction, expert routing, PIM placement) are chosen by
+ * name. Each module
  * defines the callback table of its kind in its own public header (struct sv_planner_router_ops in
  * planner/planner.h, struct sv_msg_sched_ops and struct sv_msg_expert_route_ops in msg/msg.h,
  * struct sv_memtier_kv_evict_ops in memory-tier/memtier.h); the registry only maps (kind, name) to
@@ -387,6 +388,7 @@ typedef enum {
     SV_REGISTRY_SCHED,
     SV_REGISTRY_KV_EVICT,
     SV_REGISTRY_EXPERT_ROUTE,
+    SV_REGISTRY_PIM_PLACE, /* struct sv_compute_pim_place_ops (compute/compute.h) */
     SV_REGISTRY_N_KINDS,
 } sv_registry_kind;
 
@@ -398,7 +400,7 @@ sv_registry *sv_registry_new(void);
 void sv_registry_free(sv_registry *reg);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_registry, sv_registry_free)
 
-/* "router", "scheduler", "kv_eviction", "expert_routing". */
+/* "router", "scheduler", "kv_eviction", "expert_routing", "pim_placement". */
 const char *sv_registry_kind_name(sv_registry_kind kind);
 
 /* Register `ops` (borrowed: must outlive the registry; its first member is the table's

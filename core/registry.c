@@ -23,7 +23,7 @@ struct sv_registry {
 };
 
 static const char *const kind_names[SV_REGISTRY_N_KINDS] = {"router", "scheduler", "kv_eviction",
-                                                            "expert_routing"};
+                                                            "expert_routing", "pim_placement"};
 
 const char *sv_registry_kind_name(sv_registry_kind kind)
 {

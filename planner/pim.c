@@ -27,6 +27,7 @@ struct sv_planner_pim {
     gboolean kind_set;
     double flops;
     sv_compute_pim_pack_fn pack;
+    void *pack_user;
 };
 
 static gboolean pick(int run, int inst)
@@ -116,9 +117,20 @@ sv_planner_pim *sv_planner_pim_new(const struct sv_planner_run_cfg *cfg, GError 
     p->sub = g_steal_pointer(&sub);
     p->local = g_steal_pointer(&local);
     p->flops = cfg->pim_flops;
-    p->pack = sv_compute_pim_pack_lookup(cfg->pim_placement ? cfg->pim_placement : "greedy", error);
-    if (!p->pack)
-        goto fail;
+    /* The placement policy by name: the run's registry (plugins too), else the built-ins. */
+    const char *place = cfg->pim_placement ? cfg->pim_placement : "greedy";
+    if (cfg->registry) {
+        const struct sv_compute_pim_place_ops *po =
+            sv_registry_lookup(cfg->registry, SV_REGISTRY_PIM_PLACE, place, error);
+        if (!po)
+            goto fail;
+        p->pack = po->pack;
+        p->pack_user = po->user;
+    } else {
+        p->pack = sv_compute_pim_pack_lookup(place, error);
+        if (!p->pack)
+            goto fail;
+    }
     if (cfg->pim_model) {
         p->kind_set = TRUE;
         if (strcmp(cfg->pim_model, "linear") == 0) {
@@ -213,6 +225,7 @@ gboolean sv_planner_pim_instance(sv_planner_pim *p, int32_t i, const struct sv_c
     /* LLMServingSim: channel_split = min(pim_channels, kv_heads). */
     pc->split = (int32_t)MIN((int64_t)pc->n_channels, MAX(m->num_kv_heads, (int64_t)1));
     pc->pack = p->pack;
+    pc->pack_user = p->pack_user;
     pc->sub_batch = p->sub[i];
     /* NPU <-> PIM: the node's PCIe (nodes[].pcie, else the hardware catalog's host link). */
     const struct sv_planner_node_cfg *nc = &p->c->nodes[ic->node];

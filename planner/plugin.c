@@ -50,7 +50,8 @@ sv_registry *sv_planner_registry_new(GError **error)
     if (!sv_planner_router_register_builtins(reg, error) ||
         !sv_msg_sched_register_builtins(reg, error) ||
         !sv_memtier_kv_evict_register_builtins(reg, error) ||
-        !sv_msg_expert_route_register_builtins(reg, error))
+        !sv_msg_expert_route_register_builtins(reg, error) ||
+        !sv_compute_pim_register_builtins(reg, error))
         return NULL;
     return g_steal_pointer(&reg);
 }

@@ -197,6 +197,13 @@ static void test_errors(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "pim_config"));
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "--pim-dir"));
     g_clear_pointer(&err, g_free);
+    /* An unknown placement policy lists the registered ones (registry kind pim_placement). */
+    CU_ASSERT_NOT_EQUAL(run(&f, out, &err, "--pim-dir", f.pim_dir, "--enable-attn-offloading",
+                            "--pim-placement", "nope", NULL),
+                        0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "pim_placement"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "greedy"));
+    g_clear_pointer(&err, g_free);
     fx_clear(&f);
 }
 
