@@ -258,7 +258,7 @@ void sv_msg__pim_launch(sv_msg *m, struct sv_compute_batch_shape *shape)
         if (pim)
             p->layer_ns[0] = pim_layer_ns(m, all, n);
     }
-    if (pim) {
+    if (pim && n > 0) { /* a DP member's dummy step (no request) is not counted */
         p->stats.iterations++;
         p->stats.busy_ns += p->busy_ns;
         p->stats.xfer_bytes += p->xfer_bytes;
