@@ -219,6 +219,7 @@ void sv_msg__pim_launch(sv_msg *m, struct sv_compute_batch_shape *shape)
     if (pim)
         shape->attn_decode_off = TRUE;
     const msg_slot **all = g_newa(const msg_slot *, n > 0 ? n : 1);
+    all[0] = NULL; /* a dummy step has no slot */
     for (guint i = 0; i < n; i++)
         all[i] = &g_array_index(m->inflight, msg_slot, i);
     if (pim && m->cfg.pim.sub_batch && n > 1) {
