@@ -218,25 +218,26 @@ void sv_msg__pim_launch(sv_msg *m, struct sv_compute_batch_shape *shape)
     p->layer_ns[0] = p->layer_ns[1] = 0;
     if (pim)
         shape->attn_decode_off = TRUE;
-    const msg_slot **all = g_newa(const msg_slot *, n > 0 ? n : 1);
-    all[0] = NULL; /* a dummy step has no slot */
+    /* Scratch on the heap: a step may hold thousands of requests (no limit on max_num_seqs). */
+    g_autofree const msg_slot **all = g_new0(const msg_slot *, n + 1);
     for (guint i = 0; i < n; i++)
         all[i] = &g_array_index(m->inflight, msg_slot, i);
     if (pim && m->cfg.pim.sub_batch && n > 1) {
         /* LLMServingSim _make_sub_batch: largest per-step tokens first, to the lighter half
          * (ties to the first); each half keeps the batch order. */
-        sub_item *it = g_newa(sub_item, n);
+        g_autofree sub_item *it = g_new(sub_item, n);
         for (guint i = 0; i < n; i++)
             it[i] = (sub_item){all[i], i};
         qsort(it, n, sizeof *it, by_tokens_desc);
-        gboolean *second = g_newa(gboolean, n);
+        g_autofree gboolean *second = g_new(gboolean, n);
         int64_t load[2] = {0, 0};
         for (guint k = 0; k < n; k++) {
             int side = load[0] <= load[1] ? 0 : 1;
             load[side] += it[k].slot->num_new;
             second[it[k].index] = side == 1;
         }
-        const msg_slot **a = g_newa(const msg_slot *, n), **b = g_newa(const msg_slot *, n);
+        g_autofree const msg_slot **a = g_new(const msg_slot *, n);
+        g_autofree const msg_slot **b = g_new(const msg_slot *, n);
         guint na = 0, nb = 0;
         for (guint i = 0; i < n; i++) {
             if (second[i])
