@@ -726,7 +726,8 @@ static int run(const run_opts *o)
                                 .tiers = sv_planner_run_uses_tiers(&cfg),
                                 .power_nodes = cluster->power ? cluster->n_nodes : 0,
                                 .power_components = power_names,
-                                .n_power_components = SV_POWER_N_COMPONENTS};
+                                .n_power_components = SV_POWER_N_COMPONENTS,
+                                .pd = sv_planner_cluster_is_disaggregated(cluster)};
     m = sv_metrics_new(&mc, &err);
     if (!m)
         goto fail;

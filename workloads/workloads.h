@@ -64,7 +64,9 @@ struct sv_wl_outcome {
     uint32_t turn;       /* sv_wl_req.turn */
     sv_time arrival_ns;
     sv_time first_scheduled_ns; /* first time a scheduler step included it */
-    sv_time first_token_ns;     /* completion of the iteration producing output token 1 */
+    sv_time first_token_ns;     /* completion of the iteration producing output token 1 (the
+                                   token the client receives: on the decode instance under
+                                   disaggregation, docs/disaggregation.md) */
     sv_time last_token_ns;      /* completion of the iteration producing the last token */
     int64_t input_tokens;
     int64_t output_tokens;     /* tokens generated (the target count when finished) */
@@ -81,6 +83,13 @@ struct sv_wl_outcome {
     /* Energy attributed to the request (J; docs/power.md; requests.csv column only when the run
      * has a power model). 0 without. */
     double energy_j;
+    /* Disaggregation (docs/disaggregation.md; requests.csv columns only for a cluster with
+     * prefill/decode instances): the instance that completed the prompt, the completion of the
+     * iteration that did (= first_token_ns on a combined instance), and when its KV had arrived
+     * on the decode instance (-1 when it never moved). */
+    int32_t prefill_instance;
+    sv_time prefill_done_ns;
+    sv_time kv_ready_ns;
 };
 
 typedef enum {
