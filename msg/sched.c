@@ -447,6 +447,8 @@ void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t
                  * DECODE group's first step recomputes only the last prompt token of a prompt
                  * the prefill instance already credited. */
                 *prompt_t += s->num_new + r->prefix_hit;
+            } else if (s->num_new > 1) {
+                *prompt_t += s->num_new; /* recomputed after a preemption on the decode side */
             }
             if (caching)
                 sv_memtier_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)r->num_computed);
