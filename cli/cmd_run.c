@@ -69,7 +69,8 @@ static const char usage[] =
     "  --requests N              number of requests (default 1000)\n"
     "  --qps R                   arrival rate, requests/s (default 10)\n"
     "  --input-len SPEC          N | uniform:A:B | normal:MEAN:SD | empirical:PATH[:COL] |\n"
-    "                            sharegpt (default sharegpt)\n"
+    "                            sharegpt (vLLM's ShareGPT sampler) | vidur-sharegpt\n"
+    "                            (Vidur's long-prompt table) (default sharegpt)\n"
     "  --output-len SPEC         the same (default sharegpt)\n"
     "  --arrival SPEC            poisson | gamma:CV | fixed | trace:PATH (gaps resampled\n"
     "                            from a trace, scaled to --qps; default poisson)\n"
@@ -726,7 +727,8 @@ static int run(const run_opts *o)
                                 .tiers = sv_planner_run_uses_tiers(&cfg),
                                 .power_nodes = cluster->power ? cluster->n_nodes : 0,
                                 .power_components = power_names,
-                                .n_power_components = SV_POWER_N_COMPONENTS};
+                                .n_power_components = SV_POWER_N_COMPONENTS,
+                                .pd = sv_planner_cluster_is_disaggregated(cluster)};
     m = sv_metrics_new(&mc, &err);
     if (!m)
         goto fail;

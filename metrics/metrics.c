@@ -53,6 +53,7 @@ struct sv_metrics {
     int *running, *waiting;
     double *kv_pct;
     gboolean tiers; /* tier columns in requests.csv and timeseries.csv */
+    gboolean pd;    /* disaggregation columns in requests.csv */
     struct sv_metrics_tier_sample tier_last;
 
     /* statistics */
@@ -138,6 +139,8 @@ static const char TS_HEADER[] = "t,prompt_throughput,gen_throughput,running,wait
 static const char REQ_TIER_COLS[] =
     ",prefix_hit_tokens_npu,prefix_hit_tokens_cpu,prefix_hit_tokens_cxl,prefix_hit_tokens_ssd,"
     "prefix_hit_tokens_remote,kv_load_bytes,swap_out_bytes,swap_in_bytes";
+/* Appended last (after energy_j) for a cluster with prefill/decode instances. */
+#define REQ_PD_COLS ",prefill_instance,prefill_done_ns,kv_ready_ns"
 static const char TS_TIER_COLS[] = ",npu_mem_bytes,cpu_mem_bytes,cxl_mem_bytes,ssd_bytes,"
                                    "prefix_hit_pct_npu,prefix_hit_pct_cpu,prefix_hit_pct_cxl,"
                                    "prefix_hit_pct_ssd";
@@ -167,6 +170,7 @@ sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
     m->tick_ns = cfg->tick_ns > 0 ? cfg->tick_ns : DEFAULT_TICK_NS;
     m->tiers = cfg->tiers;
     m->power_nodes = cfg->power_nodes;
+    m->pd = cfg->pd;
     m->n_power_components = cfg->n_power_components;
     SV_ASSERT(cfg->power_nodes == 0 ||
               (cfg->n_power_components > 0 &&
@@ -189,8 +193,9 @@ sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
             !out_open(&m->ts, m->dir, SV_METRICS__TIMESERIES_CSV, error) ||
             !out_open(&m->sum, m->dir, SV_METRICS__SUMMARY_JSON, error))
             return NULL;
-        put_header(m->req.fp, REQ_HEADER, REQ_TIER_COLS, m->tiers,
-                   m->power_nodes > 0 ? ",energy_j" : NULL);
+        const char *extra = m->power_nodes > 0 ? (cfg->pd ? ",energy_j" REQ_PD_COLS : ",energy_j")
+                                               : (cfg->pd ? REQ_PD_COLS : NULL);
+        put_header(m->req.fp, REQ_HEADER, REQ_TIER_COLS, m->tiers, extra);
         put_header(m->ts.fp, TS_HEADER, TS_TIER_COLS, m->tiers, NULL);
         if (m->power_nodes > 0) {
             if (!out_open(&m->pwr, m->dir, SV_METRICS__POWER_CSV, error))
@@ -280,7 +285,7 @@ static char *put_diff(char *p, sv_time a, sv_time b, char sep)
 
 static void write_row(sv_metrics *m, const struct sv_wl_outcome *r)
 {
-    char buf[24 * 26]; /* 22 fields of at most 20 digits, a sign and a separator; energy_j */
+    char buf[24 * 29]; /* 25 fields of at most 20 digits, a sign and a separator; energy_j */
     char *p = buf;
     p = put_u64(p, r->request_id);
     *p++ = ',';
@@ -319,6 +324,13 @@ static void write_row(sv_metrics *m, const struct sv_wl_outcome *r)
         g_ascii_formatd(p, 40, "%.6f", r->energy_j);
         p += strlen(p);
         *p++ = '\n';
+    }
+    if (m->pd) {
+        p[-1] = ',';
+        p = put_int(p, r->prefill_instance);
+        *p++ = ',';
+        p = put_time(p, r->prefill_done_ns, ',');
+        p = put_time(p, r->kv_ready_ns, '\n');
     }
     fwrite(buf, 1, (size_t)(p - buf), m->req.fp);
 }

@@ -73,6 +73,9 @@ struct sv_metrics_cfg {
     int power_nodes;
     const char *const *power_components;
     int n_power_components;
+    /* The cluster has prefill/decode instances: requests.csv ends with prefill_instance,
+     * prefill_done_ns, kv_ready_ns (docs/outputs.md). FALSE keeps other runs' files unchanged. */
+    gboolean pd;
 };
 
 typedef struct sv_metrics sv_metrics;

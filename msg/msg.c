@@ -309,6 +309,9 @@ gboolean sv_msg_submit(sv_msg *m, const sv_wl_req *q, void *user, GError **error
         .first_scheduled_ns = -1,
         .first_token_ns = -1,
         .last_token_ns = -1,
+        .prefill_instance = -1,
+        .prefill_done_ns = -1,
+        .kv_ready_ns = -1,
         .input_tokens = q->input_tokens,
         .output_tokens = q->output_tokens,
     };
@@ -392,9 +395,9 @@ void sv_msg__pd_launched(sv_msg *m)
     gboolean have = FALSE;
     for (guint i = 0; i < m->inflight->len; i++) {
         msg_req *r = g_array_index(m->inflight, msg_slot, i).req;
-        /* Handed off at commit: the prompt completes here and decoding remains. */
-        if (!r->is_init || r->num_computed < r->out.input_tokens ||
-            r->total <= r->out.input_tokens + 1)
+        /* Handed off at commit: the prompt completes here (every request, a one-token one
+         * included: the decode instance produces the client's tokens). */
+        if (!r->is_init || r->num_computed < r->out.input_tokens)
             continue;
         if (!have) {
             struct sv_compute_batch_shape shape;
@@ -464,16 +467,19 @@ sv_msg_handoff *sv_msg_pd_reserve(sv_msg *m, const struct sv_wl_outcome *o, void
     }
     msg_req *r = g_new0(msg_req, 1);
     r->out = *o;
-    r->out.instance = m->cfg.instance;    /* the record names the instance that finishes it */
-    r->recent_end_ns = o->first_token_ns; /* the first decode gap includes the transfer */
+    r->out.instance = m->cfg.instance; /* the record names the instance that finishes it */
+    r->recent_end_ns = -1;
     r->total = total;
-    /* The prompt's KV is computed (transferred) and the first token exists: the next step
-     * computes token input + 1, a decode of one token. */
-    r->num_computed = o->input_tokens;
-    r->num_reached = o->input_tokens + 1;
+    /* The prompt's KV arrives whole, but as vLLM's scheduler does once a remote prefill's KV has
+     * been received (Scheduler._update_waiting_for_remote_kv: num_computed_tokens = the prompt's
+     * tokens - 1), the decode instance recomputes the last prompt token: its first step is a
+     * one-token step over input - 1 tokens of KV that samples output token 1, the first one the
+     * client sees (the prefill instance's token is discarded by the proxy). */
+    r->num_computed = o->input_tokens - 1;
+    r->num_reached = o->input_tokens;
     r->prefix_hit = o->prefix_hit_tokens;
     r->admitted_once = TRUE;
-    r->is_init = FALSE;
+    r->is_init = TRUE;
     r->seq = seq;
     r->user = user;
     r->detached = TRUE;
@@ -488,7 +494,6 @@ void sv_msg_pd_admit(sv_msg *m, sv_msg_handoff *h, const struct sv_wl_outcome *o
     if (o) {
         r->out = *o;
         r->out.instance = m->cfg.instance;
-        r->recent_end_ns = o->first_token_ns;
         r->prefix_hit = o->prefix_hit_tokens;
     }
     g_hash_table_steal(m->detached, r);

@@ -367,8 +367,9 @@ struct sv_msg_hooks {
                      sv_time gap_ns);
     void (*on_req_done)(void *ctx, const struct sv_wl_outcome *out, void *user);
     void (*on_iter_done)(void *ctx, const struct sv_msg_iter_done *it);
-    /* PREFILL groups: the request's prompt completed at `now` (its first token, TTFT, is produced
-     * here as vLLM's disaggregated prefill does) and it has left the running list; its KV blocks
+    /* PREFILL groups: the request's prompt completed at `now` (outcome.prefill_done_ns; the token
+     * this step samples is discarded, as vLLM's disaggregated proxy does: the client's first
+     * token comes from the decode instance) and it has left the running list; its KV blocks
      * stay held until sv_msg_pd_release(). Called inside the commit: defer work to an event. */
     void (*on_prefill_done)(void *ctx, int32_t instance, sv_msg_handoff *h);
     /* PREFILL groups, optional: an iteration that completes the prompt of `h` (a request that
@@ -485,9 +486,11 @@ uint32_t sv_msg_pd_blocks_needed(const sv_msg *msg, int64_t tokens);
  * SV_MSG_ERROR_NOFIT when the whole sequence can never fit in this group's pool. */
 sv_msg_handoff *sv_msg_pd_reserve(sv_msg *msg, const struct sv_wl_outcome *out, void *user,
                                   GError **error);
-/* DECODE side: the KV has arrived; the request joins the waiting queue with its prompt computed
- * (its next step decodes token 2) and the group steps if idle. `out` (may be NULL) refreshes
- * what the prefill side learnt after the reservation (first token time, preemptions). */
+/* DECODE side: the KV has arrived; the request joins the waiting queue with all but its last
+ * prompt token computed (vLLM recomputes that one: its next step is a one-token step that yields
+ * output token 1, the client's first) and the group steps if idle. `out` (may be NULL) refreshes
+ * what the prefill side learnt after the reservation (prefill-done time, kv_ready_ns,
+ * preemptions). */
 void sv_msg_pd_admit(sv_msg *msg, sv_msg_handoff *h, const struct sv_wl_outcome *out);
 /* Free a held handoff's blocks and the request (PREFILL side once its KV has left; DECODE side
  * to cancel a reservation). */

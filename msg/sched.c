@@ -440,12 +440,29 @@ void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t
         gboolean prefill_done_now = r->is_init && r->num_computed >= r->out.input_tokens;
         if (prefill_done_now) {
             r->is_init = FALSE;
-            r->out.first_token_ns = finish;
-            r->recent_end_ns = finish;
-            /* LLMServingSim counts the prompt's cached prefix as prompt throughput here. */
-            *prompt_t += s->num_new + r->prefix_hit;
+            if (r->out.prefill_done_ns < 0) {
+                r->out.prefill_done_ns = finish;
+                r->out.prefill_instance = c->instance;
+                /* LLMServingSim counts the prompt's cached prefix as prompt throughput here. A
+                 * DECODE group's first step recomputes only the last prompt token of a prompt
+                 * the prefill instance already credited. */
+                *prompt_t += s->num_new + r->prefix_hit;
+            } else if (s->num_new > 1) {
+                *prompt_t += s->num_new; /* recomputed after a preemption on the decode side */
+            }
             if (caching)
                 sv_memtier_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)r->num_computed);
+            if (c->role == SV_MSG_ROLE_PREFILL) {
+                /* vLLM's disaggregated proxy runs the prefill with max_tokens=1 and discards
+                 * that token; the client's tokens, the first included, come from the decode
+                 * instance after the KV hand-off (docs/disaggregation.md). */
+                if (m->tiers)
+                    sv_msg__hier_computed(m, r);
+                sv_msg__pd_detach(m, r);
+                continue;
+            }
+            r->out.first_token_ns = finish;
+            r->recent_end_ns = finish;
         } else if (s->num_new > 1) {
             *prompt_t += s->num_new; /* a chunk, or a resumed request catching up */
             if (caching)
@@ -472,8 +489,6 @@ void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t
             r->out.last_token_ns = finish;
             if (m->hooks.on_req_done)
                 m->hooks.on_req_done(m->hooks.ctx, &r->out, r->user);
-        } else if (prefill_done_now && c->role == SV_MSG_ROLE_PREFILL) {
-            sv_msg__pd_detach(m, r); /* its decode runs elsewhere (docs/disaggregation.md) */
         }
     }
     /* Free finished requests only now: a request appears once per iteration, but keep the

@@ -12,9 +12,11 @@
  * (sv_dag_splice: breakpoint -> fan-out -> one COMM_SEND per rank pair [x layer] -> join ->
  * admit). A send node is a network message over the cluster network, so the KV shares links with
  * every other flow. The admit handler frees the prefill side's blocks and queues the request on
- * the decode instance. When no decode instance has room the breakpoint stays issued and the
- * request waits in FIFO order (back-pressure, vLLM's NIXL connector semantics: the transfer starts
- * only once the decode side has allocated its blocks); every commit of a decode instance retries.
+ * the decode instance, whose first step then yields the client's first token (vLLM's
+ * disaggregated proxy: TTFT includes the hand-off). When no decode instance has room the
+ * breakpoint stays issued and the request waits in FIFO order (back-pressure, vLLM's NIXL
+ * connector semantics: the transfer starts only once the decode side has allocated its blocks);
+ * every commit of a decode instance retries.
  *
  * Per-layer transfer (kv_mode per_layer): the breakpoint moves to the start of the iteration
  * that completes the prompt (sv_planner_pd_prefill_launch, as vLLM's layer-wise KV connectors pick
@@ -367,6 +369,7 @@ static void logical_handler(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
         pd->incoming[r->dst]--;
         sv_msg_pd_release(pd->inst[r->src].msg, r->hp);
         r->hp = NULL;
+        r->out.kv_ready_ns = now;
         sv_msg_pd_admit(pd->inst[r->dst].msg, r->hd, &r->out);
         r->hd = NULL;
         sv_dag_exec_node_done(ex, node);
@@ -468,7 +471,7 @@ void sv_planner_pd_prefill_done(sv_planner_pd *pd, int32_t instance, sv_msg_hand
         return;
     }
     g_hash_table_remove(pd->early, h);
-    r->out = *sv_msg_handoff_outcome(h); /* now with its first token */
+    r->out = *sv_msg_handoff_outcome(h); /* now with its prefill-done time */
     r->prefill_finished = TRUE;
     /* Inside the commit, which still walks this request: admit from a fresh event. */
     sv_engine_schedule_in(pd->eng, 0, PD_PRIO, prefill_finished_event, pd, (uint64_t)(uintptr_t)r);
@@ -541,6 +544,14 @@ uint32_t sv_planner_pd_incoming(const sv_planner_pd *pd, int32_t instance)
 uint32_t sv_planner_pd_num_waiting(const sv_planner_pd *pd)
 {
     return pd ? pd->waiting.length : 0;
+}
+
+gboolean sv_planner_cluster_is_disaggregated(const struct sv_planner_cluster_cfg *cl)
+{
+    for (int32_t i = 0; i < cl->n_instances; i++)
+        if (cl->instances[i].role != SV_MSG_ROLE_BOTH)
+            return TRUE;
+    return FALSE;
 }
 
 const GError *sv_planner_pd_error(const sv_planner_pd *pd)

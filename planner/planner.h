@@ -439,6 +439,8 @@ uint32_t sv_planner_pd_incoming(const sv_planner_pd *pd, int32_t instance);
 uint32_t sv_planner_pd_num_waiting(const sv_planner_pd *pd);
 /* Error raised inside an event (no decode instance for a model, a sequence that never fits). */
 const GError *sv_planner_pd_error(const sv_planner_pd *pd);
+/* The cluster has a prefill or a decode instance (requests.csv's disaggregation columns). */
+gboolean sv_planner_cluster_is_disaggregated(const struct sv_planner_cluster_cfg *cl);
 
 /* Bytes of a `tokens`-token prompt's KV that prefill rank `src_rank` sends to decode rank
  * `dst_rank`: layers split over PP stages (even, remainder to the earlier stages, vLLM), KV heads

@@ -7,13 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ShareGPT fallback moments, computed from SV_WL_SHAREGPT_LENGTHS (30,731 rows; Python
+#include "workloads/sharegpt_lengths.inc"
+
+/* vidur-sharegpt fallback moments, computed from SV_WL_VIDUR_SHAREGPT_LENGTHS (30,731 rows; Python
  * statistics.mean / pstdev over num_prefill_tokens and num_decode_tokens). The file's README
  * lists the same means (2340 / 439). */
-#define SHAREGPT_INPUT_MEAN 2340.03
-#define SHAREGPT_INPUT_SD 2088.82
-#define SHAREGPT_OUTPUT_MEAN 438.71
-#define SHAREGPT_OUTPUT_SD 265.64
+#define VIDUR_SHAREGPT_INPUT_MEAN 2340.03
+#define VIDUR_SHAREGPT_INPUT_SD 2088.82
+#define VIDUR_SHAREGPT_OUTPUT_MEAN 438.71
+#define VIDUR_SHAREGPT_OUTPUT_SD 265.64
 
 #define DEFAULT_INPUT_COLUMN "num_prefill_tokens"
 #define DEFAULT_OUTPUT_COLUMN "num_decode_tokens"
@@ -31,17 +33,27 @@ void sv_wl_len_sharegpt(struct sv_wl_len *input_len, struct sv_wl_len *output_le
 {
     sv_wl_len_clear(input_len);
     sv_wl_len_clear(output_len);
-    if (g_file_test(SV_WL_SHAREGPT_LENGTHS, G_FILE_TEST_IS_REGULAR)) {
+    input_len->kind = output_len->kind = SV_WL_LEN_QUANTILES;
+    input_len->quantiles = sv_wl_sharegpt_input_q;
+    output_len->quantiles = sv_wl_sharegpt_output_q;
+    input_len->n_quantiles = output_len->n_quantiles = SV_WL_SHAREGPT_N_Q;
+}
+
+void sv_wl_len_vidur_sharegpt(struct sv_wl_len *input_len, struct sv_wl_len *output_len)
+{
+    sv_wl_len_clear(input_len);
+    sv_wl_len_clear(output_len);
+    if (g_file_test(SV_WL_VIDUR_SHAREGPT_LENGTHS, G_FILE_TEST_IS_REGULAR)) {
         input_len->kind = output_len->kind = SV_WL_LEN_EMPIRICAL;
-        input_len->path = g_strdup(SV_WL_SHAREGPT_LENGTHS);
-        output_len->path = g_strdup(SV_WL_SHAREGPT_LENGTHS);
+        input_len->path = g_strdup(SV_WL_VIDUR_SHAREGPT_LENGTHS);
+        output_len->path = g_strdup(SV_WL_VIDUR_SHAREGPT_LENGTHS);
         return;
     }
     input_len->kind = output_len->kind = SV_WL_LEN_NORMAL;
-    input_len->mean = SHAREGPT_INPUT_MEAN;
-    input_len->sd = SHAREGPT_INPUT_SD;
-    output_len->mean = SHAREGPT_OUTPUT_MEAN;
-    output_len->sd = SHAREGPT_OUTPUT_SD;
+    input_len->mean = VIDUR_SHAREGPT_INPUT_MEAN;
+    input_len->sd = VIDUR_SHAREGPT_INPUT_SD;
+    output_len->mean = VIDUR_SHAREGPT_OUTPUT_MEAN;
+    output_len->sd = VIDUR_SHAREGPT_OUTPUT_SD;
 }
 
 /* ---- spec strings ----------------------------------------------------------------------- */
@@ -142,9 +154,13 @@ gboolean sv_wl_len_parse(const char *spec, gboolean is_input, struct sv_wl_len *
             out->path = g_strdup(rest);
             ok = *out->path != '\0';
         }
-    } else if (n == 1 && strcmp(parts[0], "sharegpt") == 0) {
+    } else if (n == 1 &&
+               (strcmp(parts[0], "sharegpt") == 0 || strcmp(parts[0], "vidur-sharegpt") == 0)) {
         struct sv_wl_len in = {0}, outl = {0};
-        sv_wl_len_sharegpt(&in, &outl);
+        if (strcmp(parts[0], "sharegpt") == 0)
+            sv_wl_len_sharegpt(&in, &outl);
+        else
+            sv_wl_len_vidur_sharegpt(&in, &outl);
         if (is_input) {
             *out = in;
             sv_wl_len_clear(&outl);
@@ -158,7 +174,8 @@ gboolean sv_wl_len_parse(const char *spec, gboolean is_input, struct sv_wl_len *
         sv_wl_len_clear(out);
         g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID,
                     "length '%s': expected N, fixed:N, uniform:A:B (1 <= A <= B), "
-                    "normal:MEAN:SD (SD >= 0), empirical:PATH[:COLUMN] or sharegpt",
+                    "normal:MEAN:SD (SD >= 0), empirical:PATH[:COLUMN], sharegpt or "
+                    "vidur-sharegpt",
                     spec);
         return FALSE;
     }
@@ -286,6 +303,11 @@ static gboolean check_len(const struct sv_wl_len *l, const char *which, GError *
     case SV_WL_LEN_EMPIRICAL:
         ok = l->path && *l->path;
         break;
+    case SV_WL_LEN_QUANTILES:
+        ok = l->quantiles && l->n_quantiles >= 2 && l->quantiles[0] >= 1;
+        for (int i = 1; ok && i < l->n_quantiles; i++)
+            ok = l->quantiles[i] >= l->quantiles[i - 1] && isfinite(l->quantiles[i]);
+        break;
     default:
         ok = FALSE;
     }
@@ -315,6 +337,16 @@ static int64_t draw_len(const struct sv_wl_len *l, sv_rng *rng, GArray *vals, in
             row = (int64_t)sv_rng_below(rng, vals->len);
         v = g_array_index(vals, int64_t, row);
         break;
+    case SV_WL_LEN_QUANTILES: {
+        /* Inverse CDF: u in [0, 1) falls between quantiles i and i + 1; linear between them. */
+        double h = sv_rng_uniform(rng) * (double)(l->n_quantiles - 1);
+        int i = (int)h;
+        double x = l->quantiles[i] + (h - i) * (l->quantiles[i + 1] - l->quantiles[i]);
+        v = (int64_t)llround(x);
+        if (v < 1)
+            v = 1;
+        break;
+    }
     }
     return v;
 }

@@ -64,7 +64,9 @@ struct sv_wl_outcome {
     uint32_t turn;       /* sv_wl_req.turn */
     sv_time arrival_ns;
     sv_time first_scheduled_ns; /* first time a scheduler step included it */
-    sv_time first_token_ns;     /* completion of the iteration producing output token 1 */
+    sv_time first_token_ns;     /* completion of the iteration producing output token 1 (the
+                                   token the client receives: on the decode instance under
+                                   disaggregation, docs/disaggregation.md) */
     sv_time last_token_ns;      /* completion of the iteration producing the last token */
     int64_t input_tokens;
     int64_t output_tokens;     /* tokens generated (the target count when finished) */
@@ -81,6 +83,13 @@ struct sv_wl_outcome {
     /* Energy attributed to the request (J; docs/power.md; requests.csv column only when the run
      * has a power model). 0 without. */
     double energy_j;
+    /* Disaggregation (docs/disaggregation.md; requests.csv columns only for a cluster with
+     * prefill/decode instances): the instance that completed the prompt, the completion of the
+     * iteration that did (= first_token_ns on a combined instance), and when its KV had arrived
+     * on the decode instance (-1 when it never moved). */
+    int32_t prefill_instance;
+    sv_time prefill_done_ns;
+    sv_time kv_ready_ns;
 };
 
 typedef enum {
@@ -185,6 +194,7 @@ typedef enum {
     SV_WL_LEN_UNIFORM,   /* integer uniform on [lo, hi], both inclusive */
     SV_WL_LEN_NORMAL,    /* rounded to the nearest integer, clamped to >= 1 */
     SV_WL_LEN_EMPIRICAL, /* a column of a CSV file, each row equally likely */
+    SV_WL_LEN_QUANTILES, /* inverse CDF, linear between equally spaced quantiles; rounded */
 } sv_wl_len_kind;
 
 /* A length distribution. `path` and `column` are owned (g_free; sv_wl_len_clear). */
@@ -196,17 +206,29 @@ struct sv_wl_len {
     char *path;      /* empirical: CSV file with a header row */
     char *column;    /* empirical: column name; NULL = num_prefill_tokens for the input length,
                         num_decode_tokens for the output length (length_distributions/) */
+    /* quantiles: q[0..n_quantiles-1] at probabilities i / (n_quantiles - 1), nondecreasing,
+     * q[0] >= 1; borrowed (a static table), not freed */
+    const double *quantiles;
+    int n_quantiles;
 };
 void sv_wl_len_clear(struct sv_wl_len *len);
 
-/* The ShareGPT length file of the reference data (30,731 rows; length_distributions/README). */
-#define SV_WL_SHAREGPT_LENGTHS                                                                     \
+/* `sharegpt` (docs/workloads.md): lengths as vLLM's and SGLang's ShareGPT samplers draw them
+ * (first human turn and its reply, vLLM's is_valid_sequence filter), from a percentile table
+ * built into the program (workloads/sharegpt_lengths.inc, made by tools/sharegpt_lengths.c from
+ * real ShareGPT requests, Llama-3.1 tokenizer: prompt mean 131, output mean 280 tokens). Input
+ * and output are drawn independently. Fills both (previous contents are cleared). */
+void sv_wl_len_sharegpt(struct sv_wl_len *input_len, struct sv_wl_len *output_len);
+
+/* The ShareGPT length file of Vidur and Sarathi-Serve in the reference data (30,731 rows, whole
+ * conversations as prompts: mean 2,340 in, 439 out; length_distributions/README). */
+#define SV_WL_VIDUR_SHAREGPT_LENGTHS                                                               \
     "../shared/traces/length_distributions/sharegpt_8k_filtered_stats_llama2_tokenizer.csv"
 
-/* "ShareGPT-like" lengths: empirical from SV_WL_SHAREGPT_LENGTHS when that file exists (both
+/* `vidur-sharegpt`: empirical from SV_WL_VIDUR_SHAREGPT_LENGTHS when that file exists (both
  * sides sample the same row), else normal distributions with that file's moments (see the
  * constants in generator.c). Fills both (previous contents are cleared). */
-void sv_wl_len_sharegpt(struct sv_wl_len *input_len, struct sv_wl_len *output_len);
+void sv_wl_len_vidur_sharegpt(struct sv_wl_len *input_len, struct sv_wl_len *output_len);
 
 struct sv_wl_gen_cfg {
     uint64_t seed;    /* root seed of the run */
@@ -230,7 +252,8 @@ sv_wl_source *sv_wl_generator_new(const struct sv_wl_gen_cfg *cfg, GError **erro
 /* CLI spec strings. Arrival: "poisson" | "gamma:CV" | "fixed" | "trace:PATH" (the rate is
  * separate: `rate`; trace_path then points into `spec`).
  * Length: "N" | "fixed:N" | "uniform:A:B" | "normal:MEAN:SD" | "empirical:PATH[:COLUMN]" |
- * "sharegpt" (is_input picks the ShareGPT side). `out` is cleared first. */
+ * "sharegpt" | "vidur-sharegpt" (is_input picks the prompt or the output side). `out` is
+ * cleared first. */
 gboolean sv_wl_arrival_parse(const char *spec, double rate_per_s, struct sv_wl_arrival *out,
                              GError **error);
 gboolean sv_wl_len_parse(const char *spec, gboolean is_input, struct sv_wl_len *out,

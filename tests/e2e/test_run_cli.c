@@ -2,6 +2,7 @@
  * determinism, option effects, bad workload lines, and a run that cannot finish. Expected numbers
  * are closed forms of the inputs (token totals, gap counts), not outputs of an earlier run. */
 #include "tests/test_util.h"
+#include "workloads/workloads.h"
 
 #include <CUnit/CUnit.h>
 #include <json-glib/json-glib.h>
@@ -92,6 +93,25 @@ static void check_requests_csv(const char *dir, int64_t n)
     SV_ASSERT_EQ_I64(rows, n);
 }
 
+static gboolean same_file(const char *a, const char *b);
+
+/* Mean and standard deviation of a `sharegpt` length: the piecewise-linear inverse CDF through
+ * the table's percentiles is uniform on each of its 100 segments [a, b], whose first and second
+ * moments are (a + b) / 2 and (a^2 + ab + b^2) / 3. */
+static void table_moments(const struct sv_wl_len *l, double *mean, double *sd)
+{
+    const double *q = l->quantiles;
+    double m1 = 0, m2 = 0;
+    for (int i = 0; i + 1 < l->n_quantiles; i++) {
+        m1 += 0.5 * (q[i] + q[i + 1]);
+        m2 += (q[i] * q[i] + q[i] * q[i + 1] + q[i + 1] * q[i + 1]) / 3.0;
+    }
+    m1 /= l->n_quantiles - 1;
+    m2 /= l->n_quantiles - 1;
+    *mean = m1;
+    *sd = sqrt(m2 - m1 * m1);
+}
+
 static void test_default_run(void)
 {
     g_autofree char *tmp = sv_test_tmpdir();
@@ -101,6 +121,20 @@ static void test_default_run(void)
     if (rc != 0)
         fprintf(stderr, "%s", err);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
+    /* The same bytes from a second run in another directory (the lengths are built in). */
+    g_autofree char *tmp2 = sv_test_tmpdir();
+    char *out2 = NULL, *err2 = NULL;
+    CU_ASSERT_EQUAL_FATAL(run_in(tmp2, args, &out2, &err2), 0);
+    CU_ASSERT_STRING_EQUAL(out, out2);
+    const char *files[] = {"requests.csv", "timeseries.csv", "summary.json"};
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        g_autofree char *a = g_build_filename(tmp, "servesim-out", files[i], NULL);
+        g_autofree char *b = g_build_filename(tmp2, "servesim-out", files[i], NULL);
+        CU_ASSERT(same_file(a, b));
+    }
+    g_free(out2);
+    g_free(err2);
+    sv_test_rmtree(tmp2);
     /* The printed summary names the counts of the built-in 1,000-request workload. */
     CU_ASSERT(strstr(out, "requests: 1000 finished, 0 unfinished") != NULL);
     CU_ASSERT(strstr(out, "TTFT") && strstr(out, "ITL") && strstr(out, "E2E"));
@@ -115,6 +149,25 @@ static void test_default_run(void)
     SV_ASSERT_EQ_I64(jpath_int(o, "requests", "arrived"), 1000);
     SV_ASSERT_EQ_I64(jpath_int(o, "requests", "finished"), 1000);
     SV_ASSERT_EQ_I64(jpath_int(o, "requests", "unfinished"), 0);
+    /* Lengths from vLLM's ShareGPT sampler: the mean of 1,000 draws within 4 standard errors of
+     * the table's mean, on both sides. */
+    struct sv_wl_len lens[2] = {{0}, {0}};
+    sv_wl_len_sharegpt(&lens[0], &lens[1]);
+    const char *side[2] = {"input", "output"};
+    for (int k = 0; k < 2; k++) {
+        CU_ASSERT_FATAL(lens[k].kind == SV_WL_LEN_QUANTILES && lens[k].n_quantiles >= 2);
+        double mean, sd;
+        table_moments(&lens[k], &mean, &sd);
+        double got = (double)jpath_int(o, "tokens", side[k]) / 1000.0;
+        if (fabs(got - mean) > 4 * sd / sqrt(1000.0))
+            fprintf(stderr, "%s tokens per request %.1f, table %.1f (sd %.1f)\n", side[k], got,
+                    mean, sd);
+        CU_ASSERT(fabs(got - mean) <= 4 * sd / sqrt(1000.0));
+    }
+    /* Unsaturated: every request is admitted within a second of its arrival (a saturated
+     * engine's queue grows through the run, as the default study's did with Vidur's long
+     * prompts: 62 s of mean TTFT). */
+    CU_ASSERT(jstat(o, "queue", "p99") < 1000.0);
     g_object_unref(p);
     g_free(out);
     g_free(err);

@@ -32,6 +32,7 @@ typedef struct {
     int32_t instance;
     sv_time arrival, first_token, last_token;
     int64_t output;
+    sv_time prefill_done, kv_ready;
 } rec;
 
 typedef struct {
@@ -53,8 +54,8 @@ typedef struct {
 static void on_done(void *ctx, const struct sv_wl_outcome *d, void *user)
 {
     harness *h = ctx;
-    rec r = {d->request_id,     d->instance,      d->arrival_ns,
-             d->first_token_ns, d->last_token_ns, d->output_tokens};
+    rec r = {d->request_id,    d->instance,      d->arrival_ns,      d->first_token_ns,
+             d->last_token_ns, d->output_tokens, d->prefill_done_ns, d->kv_ready_ns};
     g_array_append_val(h->recs, r);
     sv_planner_pd_decode_progress(h->pd, d->instance);
 }
@@ -250,8 +251,8 @@ static const rec *find_rec(const harness *h, uint64_t id)
     return NULL;
 }
 
-/* Every request finished on a decode instance, with its first token from the prefill side
- * before the decode side produced the rest. */
+/* Every request finished on a decode instance: prompt done on the prefill side, then its KV
+ * arrived, then the decode side produced every token, the first included. */
 static void check_all_done(harness *h, int n, int64_t out)
 {
     SV_ASSERT_EQ_I64(h->recs->len, n);
@@ -259,7 +260,9 @@ static void check_all_done(harness *h, int n, int64_t out)
         const rec *r = find_rec(h, (uint64_t)k);
         CU_ASSERT_PTR_NOT_NULL_FATAL(r);
         SV_ASSERT_EQ_I64(r->output, out);
-        CU_ASSERT(r->first_token > r->arrival);
+        CU_ASSERT(r->prefill_done > r->arrival);
+        CU_ASSERT(r->kv_ready >= r->prefill_done); /* equal: per_layer KV all there */
+        CU_ASSERT(r->first_token > r->kv_ready);
         CU_ASSERT(r->last_token > r->first_token);
     }
     CU_ASSERT_PTR_NULL(sv_planner_pd_error(h->pd));
@@ -390,12 +393,18 @@ static void test_pd_decode_full_waits(void)
     CU_ASSERT(st.kv_waits >= 1);
     CU_ASSERT(st.kv_wait_ns > 0);
     SV_ASSERT_EQ_I64(st.handoffs, 3);
-    /* Prefill batches all three prompts into one iteration (900 tokens <= 2048): same first
-     * token. The decode side can hold one at a time at its peak (2 x 25 > 40), so the requests
-     * finish one after the other and a waiting one starts decoding only after a finish. */
+    /* Prefill batches all three prompts into one iteration (900 tokens <= 2048): same
+     * prefill-done time. Two KV transfers share the link and arrive together, so those two see
+     * their first token in the same decode step; the third waits for decode memory, and its first
+     * token (after its own hand-off) comes later. The decode side can hold one at a time at its
+     * peak (2 x 25 > 40), so the requests finish one after the other and a waiting one starts
+     * decoding only after a finish. */
     const rec *r0 = find_rec(h, 0), *r1 = find_rec(h, 1), *r2 = find_rec(h, 2);
+    SV_ASSERT_EQ_I64(r0->prefill_done, r1->prefill_done);
+    SV_ASSERT_EQ_I64(r1->prefill_done, r2->prefill_done);
     SV_ASSERT_EQ_I64(r0->first_token, r1->first_token);
-    SV_ASSERT_EQ_I64(r1->first_token, r2->first_token);
+    CU_ASSERT(r2->kv_ready > r1->first_token);
+    CU_ASSERT(r2->first_token > r1->first_token);
     sv_time ends[3] = {r0->last_token, r1->last_token, r2->last_token};
     for (int i = 0; i < 3; i++)
         for (int j = i + 1; j < 3; j++)
@@ -598,13 +607,14 @@ static void test_pd_per_layer(void)
     harness_free(h);
 }
 
-/* One 1000-token prompt, two output tokens: the second comes from the decode instance's first
- * step, which starts when the KV has arrived. With "whole" the transfer (2L + B/bw, B = 1000 x
- * 4096 x 32 bytes) starts at the first token; with "per_layer" layer l leaves when the prefill
- * has computed it, so all but the last layer's 1/32 overlaps the prefill, and the rest (77 us)
- * fits in the lm_head and the host step: the decode starts at the first token. The first tokens
- * agree, the second ones differ by exactly the whole transfer. */
-static void per_layer_vs_whole(sv_planner_pd_kv_mode mode, sv_time *first, sv_time *second)
+/* One 1000-token prompt, two output tokens, both from the decode instance, whose first step
+ * starts when the KV has arrived. With "whole" the transfer (2L + B/bw, B = 1000 x 4096 x 32
+ * bytes) starts when the prefill is done; with "per_layer" layer l leaves when the prefill has
+ * computed it, so all but the last layer's 1/32 overlaps the prefill, and the rest (77 us) fits
+ * in the lm_head and the host step: the decode starts when the prefill is done. The prefill-done
+ * times agree; the first and second tokens differ by exactly the whole transfer. */
+static void per_layer_vs_whole(sv_planner_pd_kv_mode mode, sv_time *done, sv_time *first,
+                               sv_time *second)
 {
     inst_spec spec[] = {{"H100", 1, SV_MSG_ROLE_PREFILL, 0}, {"H100", 1, SV_MSG_ROLE_DECODE, 0}};
     harness *h = harness_new(spec, 2, mode);
@@ -612,6 +622,7 @@ static void per_layer_vs_whole(sv_planner_pd_kv_mode mode, sv_time *first, sv_ti
     arrival *a = submit_all(h, pf, 1, 1, 1000, 2, 0);
     sv_engine_run(h->eng, SV_TIME_MAX);
     check_all_done(h, 1, 2);
+    *done = find_rec(h, 0)->prefill_done;
     *first = find_rec(h, 0)->first_token;
     *second = find_rec(h, 0)->last_token;
     g_free(a);
@@ -620,12 +631,13 @@ static void per_layer_vs_whole(sv_planner_pd_kv_mode mode, sv_time *first, sv_ti
 
 static void test_pd_per_layer_overlap(void)
 {
-    sv_time f_whole, s_whole, f_layer, s_layer;
-    per_layer_vs_whole(SV_PLANNER_PD_KV_WHOLE, &f_whole, &s_whole);
-    per_layer_vs_whole(SV_PLANNER_PD_KV_PER_LAYER, &f_layer, &s_layer);
-    SV_ASSERT_EQ_I64(f_whole, f_layer);
+    sv_time d_whole, f_whole, s_whole, d_layer, f_layer, s_layer;
+    per_layer_vs_whole(SV_PLANNER_PD_KV_WHOLE, &d_whole, &f_whole, &s_whole);
+    per_layer_vs_whole(SV_PLANNER_PD_KV_PER_LAYER, &d_layer, &f_layer, &s_layer);
+    SV_ASSERT_EQ_I64(d_whole, d_layer);
     double bytes = 1000.0 * 4096 * 32;
     sv_time whole = (sv_time)(2 * LAT_NS + bytes / sv_bw_gbps_to_bytes_per_ns(BW_GBPS));
+    CU_ASSERT(llabs((f_whole - f_layer) - whole) <= 1);
     CU_ASSERT(llabs((s_whole - s_layer) - whole) <= 1);
 }
 

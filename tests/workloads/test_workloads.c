@@ -617,10 +617,11 @@ static void test_gen_lengths(void)
     gen_collect(&cfg, NULL, in, out, N);
     CU_ASSERT_DOUBLE_EQUAL(mean_i64(in, N), 512, 3);
 
-    /* Without the ShareGPT length file "sharegpt" falls back to normal distributions. */
+    /* Without Vidur's ShareGPT length file "vidur-sharegpt" falls back to normal distributions.
+     */
     if (!g_file_test(SV_SHARED, G_FILE_TEST_IS_DIR)) {
         struct sv_wl_len il = {0}, ol = {0};
-        sv_wl_len_sharegpt(&il, &ol);
+        sv_wl_len_vidur_sharegpt(&il, &ol);
         CU_ASSERT_EQUAL(il.kind, SV_WL_LEN_NORMAL);
         CU_ASSERT_EQUAL(ol.kind, SV_WL_LEN_NORMAL);
         CU_ASSERT(il.mean > 0 && il.sd > 0 && ol.mean > 0 && ol.sd > 0);
@@ -629,7 +630,7 @@ static void test_gen_lengths(void)
         /* ShareGPT empirical, joint: means 2340.03 / 438.71 (python3 statistics.mean over the
          * file); standard errors 2088.8/sqrt(5e4) = 9.3 and 265.6/sqrt(5e4) = 1.2 */
         struct sv_wl_len il = {0}, ol = {0};
-        sv_wl_len_sharegpt(&il, &ol);
+        sv_wl_len_vidur_sharegpt(&il, &ol);
         CU_ASSERT_EQUAL(il.kind, SV_WL_LEN_EMPIRICAL);
         cfg.input_len = il;
         cfg.output_len = ol;
@@ -638,7 +639,7 @@ static void test_gen_lengths(void)
         CU_ASSERT_DOUBLE_EQUAL(mean_i64(out, N), 438.71, 5);
         /* joint: every (input, output) pair is a row of the file (read here independently) */
         g_autofree char *text = NULL;
-        CU_ASSERT_FATAL(g_file_get_contents(SV_WL_SHAREGPT_LENGTHS, &text, NULL, NULL));
+        CU_ASSERT_FATAL(g_file_get_contents(SV_WL_VIDUR_SHAREGPT_LENGTHS, &text, NULL, NULL));
         g_autoptr(GHashTable) rows = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
         for (guint i = 1; lines[i]; i++) {
@@ -659,8 +660,8 @@ static void test_gen_lengths(void)
 
         /* a named column: num_total_tokens mean = 2340.03 + 438.71 */
         g_autoptr(GError) err = NULL;
-        CU_ASSERT_FATAL(sv_wl_len_parse("empirical:" SV_WL_SHAREGPT_LENGTHS ":num_total_tokens",
-                                        TRUE, &il, &err));
+        CU_ASSERT_FATAL(sv_wl_len_parse(
+            "empirical:" SV_WL_VIDUR_SHAREGPT_LENGTHS ":num_total_tokens", TRUE, &il, &err));
         CU_ASSERT_STRING_EQUAL(il.column, "num_total_tokens");
         cfg.input_len = il;
         cfg.output_len = (struct sv_wl_len){.kind = SV_WL_LEN_FIXED, .value = 1};
@@ -670,7 +671,7 @@ static void test_gen_lengths(void)
 
         /* a missing column is an error naming it */
         CU_ASSERT_FATAL(
-            sv_wl_len_parse("empirical:" SV_WL_SHAREGPT_LENGTHS ":nope", TRUE, &il, NULL));
+            sv_wl_len_parse("empirical:" SV_WL_VIDUR_SHAREGPT_LENGTHS ":nope", TRUE, &il, NULL));
         cfg.input_len = il;
         CU_ASSERT_PTR_NULL(sv_wl_generator_new(&cfg, &err));
         CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "no column 'nope'"));
@@ -767,8 +768,11 @@ static void test_spec_parse(void)
     CU_ASSERT_STRING_EQUAL(l.path, "x.csv");
     CU_ASSERT_STRING_EQUAL(l.column, "num_decode_tokens");
     CU_ASSERT(sv_wl_len_parse("sharegpt", FALSE, &l, NULL));
+    /* built in: the same with or without the reference data */
+    CU_ASSERT(l.kind == SV_WL_LEN_QUANTILES && l.n_quantiles == 101 && l.quantiles);
+    CU_ASSERT(sv_wl_len_parse("vidur-sharegpt", FALSE, &l, NULL));
     /* empirical from the ShareGPT length file, normal with its moments where it is absent */
-    CU_ASSERT_EQUAL(l.kind, g_file_test(SV_WL_SHAREGPT_LENGTHS, G_FILE_TEST_IS_REGULAR)
+    CU_ASSERT_EQUAL(l.kind, g_file_test(SV_WL_VIDUR_SHAREGPT_LENGTHS, G_FILE_TEST_IS_REGULAR)
                                 ? SV_WL_LEN_EMPIRICAL
                                 : SV_WL_LEN_NORMAL);
     g_autoptr(GError) err = NULL;
