@@ -146,7 +146,8 @@ gboolean sv_msg_sched_register_builtins(sv_registry *reg, GError **error);
 /* ---- expert routing policies (MoE) --------------------------------------------------------
  *
  * How a batch's tokens spread over the experts of one MoE layer (registry kind
- * SV_REGISTRY_EXPERT_ROUTE). Built-ins: "balanced" (even split, remainder to the lowest experts),
+ * SV_REGISTRY_EXPERT_ROUTE). Built-ins: "balanced" (even split, the remainder one pair each to
+ * experts spread evenly over the expert range, msg/expert.c),
  * "round_robin" (token t of the step to expert (cursor + t) mod n for each of its top_k choices,
  * the cursor carried across calls), "random" (uniform choices, distinct per token), "zipf:S"
  * (expert rank r chosen with weight 1 / r^S, distinct per token). Counts sum to tokens x top_k.
