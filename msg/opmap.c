@@ -570,18 +570,23 @@ static sv_dag_node *par_coll(sv_msg *m, const char *name, int32_t dev, sv_sys_co
     return n;
 }
 
-/* Expert compute of TP rank r (EP rank ep_rank_base + r) for this step's routing. */
-static sv_time par_moe_ns(sv_msg *m, const struct sv_compute_batch_shape *shape,
-                          int64_t route_tokens, int32_t r)
+/* Expert compute of TP rank r (EP rank ep_rank_base + r / ep_k) for this step's routing.
+ *
+ * Keyed by the rank's own expert work, whatever the exchange: a moe.csv row of N tokens is one
+ * GPU running N tokens x top-k token-expert pairs on its experts (LLMServingSim profiler
+ * ExpertCategory / moe_hook: every pair local; output-bundle.md: "local tokens on a single rank
+ * after dispatch"), so a rank with P routed pairs is the row N = ceil(P / top-k). With the
+ * all-gather backend a rank sees the gathered batch, but vLLM's expert_map skips the pairs of
+ * other ranks' experts, so the gathered count is not its work; LLMServingSim's _emit_moe_block
+ * looks up GateRouter.route_ep's local_tokens, computed from the rank's own batch (balanced:
+ * round(T x (1 - (1 - 1/ep)^k)), about T for Qwen3-30B-A3B's top-8 on EP2), not the gathered 2T. */
+static sv_time par_moe_ns(sv_msg *m, const struct sv_compute_batch_shape *shape, int32_t r)
 {
     const struct sv_msg_moe_rank *rk = &m->par->ranks[m->cfg.ep_rank_base + r / m->par->ep_k];
     if (rk->pairs == 0)
         return 0; /* no token reaches this rank: no expert kernel */
     struct sv_compute_batch_shape s = *shape;
-    /* All-gather backend: every rank runs the gathered tokens through its experts (vLLM's
-     * default; LLMServingSim _emit_moe); all-to-all: only the tokens dispatched to it. */
-    s.moe_local_tokens =
-        m->cfg.moe_comm == SV_MSG_MOE_ALLGATHER_RS ? route_tokens : rk->local_tokens;
+    s.moe_local_tokens = rk->local_tokens;
     s.moe_activated_experts = rk->activated;
     return sv_compute_op_time(m->cfg.lat, SV_COMPUTE_OP_MOE, &s);
 }
@@ -685,7 +690,7 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
         sv_compute_iter_time(c->lat, &shape, lb, le, &it);
         for (int32_t r = 0; r < P->tp; r++) {
             int32_t dev = c->first_device + s * P->tp + r;
-            sv_time moe_ns = P->moe ? par_moe_ns(m, &shape, route_tokens, r) : 0;
+            sv_time moe_ns = P->moe ? par_moe_ns(m, &shape, r) : 0;
             /* A stage runs its batches in launch order (one stream per device): the previous
              * batch's work on this device comes first. Without it, batches in flight interleave
              * per operator, and ranks whose expert loads differ would issue the EP group's
