@@ -150,10 +150,171 @@ static void test_expert_key(void)
     sv_test_rmtree(et_dir);
 }
 
+/* ---- the exchange: sizes per layout ---------------------------------------------------------- */
+
+static struct sv_msg_moe_xchg plan(int64_t tokens, int32_t dp, int32_t tp, int32_t ep,
+                                   sv_msg_moe_comm comm)
+{
+    struct sv_msg_moe_xchg_req q = {
+        .tokens = tokens,
+        .dp_size = dp,
+        .tp_size = tp,
+        .ep_size = ep,
+        .hidden_size = 2048,
+        .num_experts = 128,
+        .top_k = 8,
+        .dtype_bytes = 2,
+        .comm = comm,
+    };
+    struct sv_msg_moe_xchg x;
+    sv_msg_moe_xchg_plan(&q, &x);
+    return x;
+}
+
+/* Qwen3-30B-A3B sizes: a token's hidden state is 2048 x 2 = 4,096 B, with its 128 router logits
+ * 4,352 B. */
+static void test_xchg_plan(void)
+{
+    /* DP2 x EP2, tp 1, all-gather + reduce-scatter, T = 100: each rank all-gathers its 100
+     * tokens' states and logits (comm_size = its chunk, 435,200 B) and reduce-scatters the
+     * gathered 200 tokens' outputs (comm_size = the whole buffer, 2 x 409,600 = 819,200 B: each
+     * rank sends the other its 100 rows, as physically). Before, both were 409,600 B, which gave
+     * the reduce-scatter half its bytes. */
+    struct sv_msg_moe_xchg x = plan(100, 2, 1, 2, SV_MSG_MOE_ALLGATHER_RS);
+    SV_ASSERT_EQ_I64(x.src_tokens, 100);
+    SV_ASSERT_EQ_I64(x.dispatch_type, SV_SYS_ALL_GATHER);
+    SV_ASSERT_EQ_I64(x.dispatch_bytes, 435200);
+    SV_ASSERT_EQ_I64(x.combine_type, SV_SYS_REDUCE_SCATTER);
+    SV_ASSERT_EQ_I64(x.combine_bytes, 819200);
+    SV_ASSERT_EQ_I64(x.tp_bytes, 0);
+
+    /* all-to-all: a token reaches the other rank with P = 1 - (1/2)^8 = 255/256, so each rank
+     * sends its peer ceil(100 x 255/256) = 100 tokens and keeps as many: comm_size 2 x 100 x
+     * 4,096 = 819,200 B each way; T = 1,000: ceil(996.09) = 997 per peer, 8,167,424 B. */
+    x = plan(100, 2, 1, 2, SV_MSG_MOE_ALLTOALL);
+    SV_ASSERT_EQ_I64(x.dispatch_type, SV_SYS_ALL_TO_ALL);
+    SV_ASSERT_EQ_I64(x.dispatch_bytes, 819200);
+    SV_ASSERT_EQ_I64(x.combine_type, SV_SYS_ALL_TO_ALL);
+    SV_ASSERT_EQ_I64(x.combine_bytes, 819200);
+    x = plan(1000, 2, 1, 2, SV_MSG_MOE_ALLTOALL);
+    SV_ASSERT_EQ_I64(x.dispatch_bytes, 8167424);
+    /* EP4 (DP4), top-8: P = 1 - (3/4)^8 = 0.89989, T = 10: ceil(8.9989) = 9 per peer,
+     * 4 x 9 x 4,096 = 147,456 B. */
+    x = plan(10, 4, 1, 4, SV_MSG_MOE_ALLTOALL);
+    SV_ASSERT_EQ_I64(x.dispatch_bytes, 147456);
+
+    /* No DP (TP2, ep 2: single_node_moe_single_instance): nothing to dispatch, every TP rank
+     * holds the batch; the MoE output is all-reduced over TP, 100 x 4,096 = 409,600 B, whatever
+     * the exchange named. */
+    for (int c = 0; c < 2; c++) {
+        x = plan(100, 1, 2, 2, c ? SV_MSG_MOE_ALLTOALL : SV_MSG_MOE_ALLGATHER_RS);
+        SV_ASSERT_EQ_I64(x.src_tokens, 0);
+        SV_ASSERT_EQ_I64(x.dispatch_bytes, 0);
+        SV_ASSERT_EQ_I64(x.combine_bytes, 0);
+        SV_ASSERT_EQ_I64(x.tp_type, SV_SYS_ALL_REDUCE);
+        SV_ASSERT_EQ_I64(x.tp_bytes, 409600);
+    }
+
+    /* DP2 x TP2, ep 4 (dual_node_moe_dp_ep_intra_inter_instance): sequence-parallel MoE, each
+     * TP rank dispatches ceil(101 / 2) = 51 tokens: all-gather 51 x 4,352 = 221,952 B on the
+     * 4-rank EP group, reduce-scatter of 4 x 51 x 4,096 = 835,584 B, then the TP pair gathers
+     * its chunks back, 51 x 4,096 = 208,896 B. */
+    x = plan(101, 2, 2, 4, SV_MSG_MOE_ALLGATHER_RS);
+    SV_ASSERT_EQ_I64(x.src_tokens, 51);
+    SV_ASSERT_EQ_I64(x.dispatch_bytes, 221952);
+    SV_ASSERT_EQ_I64(x.combine_bytes, 835584);
+    SV_ASSERT_EQ_I64(x.tp_type, SV_SYS_ALL_GATHER);
+    SV_ASSERT_EQ_I64(x.tp_bytes, 208896);
+
+    /* DP2 x TP2, ep 2 (single_node_moe_dp_tp_instance: EP on the DP dimension, each EP rank's
+     * experts sharded over its 2 TP ranks): all 100 tokens dispatched per TP rank, 435,200 B;
+     * reduce-scatter 819,200 B; the TP pair's partial sums all-reduced, 409,600 B. */
+    x = plan(100, 2, 2, 2, SV_MSG_MOE_ALLGATHER_RS);
+    SV_ASSERT_EQ_I64(x.src_tokens, 100);
+    SV_ASSERT_EQ_I64(x.dispatch_bytes, 435200);
+    SV_ASSERT_EQ_I64(x.combine_bytes, 819200);
+    SV_ASSERT_EQ_I64(x.tp_type, SV_SYS_ALL_REDUCE);
+    SV_ASSERT_EQ_I64(x.tp_bytes, 409600);
+}
+
+/* ---- the exchange: bytes on the network ------------------------------------------------------ */
+
+#define H100_MOE(extra)                                                                            \
+    "{\"model_name\": \"" QWEN_MOE                                                                 \
+    "\", \"hardware\": \"H100\", \"npu_mem\": {\"mem_size\": 80}" extra "}"
+
+/* Two requests of 100 + 2 tokens at t = 0, one per member: two waves, T = 100 (the prefills)
+ * and T = 1 (one decode each), 48 MoE layers each. net_bytes counts every message: ASTRA-sim's
+ * ring on a 2-rank group sends one message per rank per all-gather (its chunk) and per
+ * reduce-scatter or all-to-all (half its comm_size), two of half the size per all-reduce. */
+static void run_bytes(const char *json, const char *comm, uint64_t *bytes, uint64_t *msgs)
+{
+    struct moe_run r = {.json = json, .n = 2, .in = 100, .out = 2, .moe_comm = comm};
+    struct sv_planner_run_result res;
+    g_autoptr(GError) e = NULL;
+    gboolean ok = run_moe(&r, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    SV_ASSERT_EQ_I64(res.requests, 2);
+    *bytes = res.net_bytes;
+    *msgs = res.net_messages;
+}
+
+static void test_xchg_bytes(void)
+{
+    const char *dp_ep =
+        "{\"link_bw\": 16, \"link_latency\": 20000, \"nodes\": [{\"instances\": [" H100_MOE(
+            ", \"num_npus\": 1, \"ep_size\": 2, \"dp_group\": \"A\"") "," H100_MOE(", "
+                                                                                   "\"num_npus\": "
+                                                                                   "1, "
+                                                                                   "\"ep_size\": "
+                                                                                   "2, "
+                                                                                   "\"dp_group\": "
+                                                                                   "\"A\"") "]}]}";
+    uint64_t bytes, msgs;
+    /* DP2 x EP2, all-gather + reduce-scatter: per layer 2 x T x 4,352 + 2 x T x 4,096 / 2 x 2
+     * = T x 16,896: 48 x 16,896 x (100 + 1) = 81,911,808 B in 48 x 2 x 4 = 384 messages. */
+    run_bytes(dp_ep, NULL, &bytes, &msgs);
+    SV_ASSERT_EQ_I64(bytes, UINT64_C(81911808));
+    SV_ASSERT_EQ_I64(msgs, 384);
+    /* all-to-all: per layer 2 x (2 ranks x comm_size / 2), comm_size = 2 x ceil(T x 255/256) x
+     * 4,096: T = 100 -> 1,638,400, T = 1 -> 16,384; x 48 = 79,429,632 B. */
+    run_bytes(dp_ep, "alltoall", &bytes, &msgs);
+    SV_ASSERT_EQ_I64(bytes, UINT64_C(79429632));
+    SV_ASSERT_EQ_I64(msgs, 384);
+
+    /* TP2 with ep 2, no DP, both requests on the one instance (T = 200, then 2): the o_proj
+     * all-reduce and the MoE output's, 2 x T x 4,096 B each per layer: 48 x 4 x 4,096 x 202 =
+     * 158,859,264 B, 48 x 2 x 2 x 4 = 768 messages. Before: an all-gather and a reduce-scatter
+     * on the EP pair instead of the MoE all-reduce. */
+    run_bytes("{\"link_bw\": 16, \"link_latency\": 20000, \"nodes\": [{\"instances\": [" H100_MOE(
+                  ", \"num_npus\": 2, \"tp_size\": 2, \"ep_size\": 2") "]}]}",
+              NULL, &bytes, &msgs);
+    SV_ASSERT_EQ_I64(bytes, UINT64_C(158859264));
+    SV_ASSERT_EQ_I64(msgs, 768);
+
+    /* DP2 x TP2, ep 4 on one node of 4 devices: per layer and wave, with ts = ceil(T / 2):
+     * all-gather on the 4-rank EP ring, 4 ranks x 3 messages of ts x 4,352; reduce-scatter,
+     * 4 x 3 of ts x 4,096; the TP pairs' all-gather, 4 x 1 of ts x 4,096; each member's o_proj
+     * all-reduce, 2 ranks x 2 of T x 4,096 / 2, so 4 x T x 4,096 for both. T = 100 (ts 50):
+     * 7,526,400; T = 1 (ts 1): 134,144; x 48 = 367,706,112 B. Messages per layer and wave:
+     * 12 + 12 + 4 + 8 = 36, x 96 = 3,456. */
+    run_bytes("{\"link_bw\": 16, \"link_latency\": 20000, \"nodes\": [{\"instances\": [" H100_MOE(
+                  ", \"num_npus\": 2, \"tp_size\": 2, \"ep_size\": 4, \"dp_group\": "
+                  "\"A\"") "," H100_MOE(", \"num_npus\": 2, \"tp_size\": 2, \"ep_size\": 4, "
+                                        "\"dp_group\": \"A\"") "]}]}",
+              NULL, &bytes, &msgs);
+    SV_ASSERT_EQ_I64(bytes, UINT64_C(367706112));
+    SV_ASSERT_EQ_I64(msgs, 3456);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
         {"expert_key", test_expert_key},
+        {"xchg_plan", test_xchg_plan},
+        {"xchg_bytes", test_xchg_bytes},
         {NULL, NULL},
     };
     sv_test_add_suite("moe", cases);
