@@ -309,12 +309,43 @@ static void test_xchg_bytes(void)
     SV_ASSERT_EQ_I64(msgs, 3456);
 }
 
+/* DP4 x EP4 (4 one-device members on one node, FullyConnected), all-to-all, four requests of
+ * 100 + 2 tokens, one per member: the exchange goes straight to each peer (the group's direct
+ * transport), 3 messages per rank per all-to-all instead of the ring's 4 x 3 / 2 = 6 relayed
+ * steps. Per peer ceil(T x (1 - (3/4)^8)) = ceil(T x 0.89989) tokens: T = 100 -> 90, T = 1 ->
+ * 1; a message is comm_size / 4 = that x 4,096 B. Per layer and wave 2 x 4 x 3 = 24 messages
+ * (the EP group is the whole machine here, so it runs the dimension's implementation, also
+ * direct on FullyConnected):
+ * 24 x (368,640 + 4,096) x 48 = 429,391,872 B in 24 x 96 = 2,304 messages. */
+static void test_xchg_direct(void)
+{
+    g_autoptr(GString) json =
+        g_string_new("{\"link_bw\": 16, \"link_latency\": 20000, \"nodes\": [{\"instances\": [");
+    for (int i = 0; i < 4; i++)
+        g_string_append_printf(json,
+                               "%s" H100_MOE(", \"num_npus\": 1, \"ep_size\": 4, "
+                                             "\"dp_group\": \"A\""),
+                               i ? "," : "");
+    g_string_append(json, "]}]}");
+    struct moe_run r = {.json = json->str, .n = 4, .in = 100, .out = 2, .moe_comm = "alltoall"};
+    struct sv_planner_run_result res;
+    g_autoptr(GError) e = NULL;
+    gboolean ok = run_moe(&r, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    SV_ASSERT_EQ_I64(res.requests, 4);
+    SV_ASSERT_EQ_I64(res.net_messages, 2304);
+    SV_ASSERT_EQ_I64(res.net_bytes, UINT64_C(429391872));
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
         {"expert_key", test_expert_key},
         {"xchg_plan", test_xchg_plan},
         {"xchg_bytes", test_xchg_bytes},
+        {"xchg_direct", test_xchg_direct},
         {NULL, NULL},
     };
     sv_test_add_suite("moe", cases);
