@@ -61,7 +61,14 @@ static void check_req(const struct sv_msg_expert_route_req *q)
     SV_ASSERT(q->n_experts >= 1 && q->top_k >= 1 && q->top_k <= q->n_experts && q->tokens >= 0);
 }
 
-/* balanced: every expert gets the same share of tokens x top_k, the remainder to the lowest. */
+/* balanced: every expert gets floor(tokens x top_k / n) token-expert pairs; the rem remaining
+ * pairs go one each to the experts at the midpoints of rem equal slices of the expert range,
+ * e_i = floor((2i + 1) n / (2 rem)), i < rem (distinct, as n / rem > 1). EP ranks own contiguous
+ * ranges (sv_msg_expert_owner), so a rank owning n_r experts gets rem x n_r / n of them within
+ * one, whatever the EP degree (equal counts within one when ep divides n): at small batches the
+ * activated experts spread over the ranks as under a load-balanced learned gate, instead of all
+ * falling on the lowest experts, i.e. on EP rank 0. Deterministic; a token's top_k pairs land on
+ * distinct experts whenever a count is at most the token count, which holds. */
 static void *balanced_create(const char *param, sv_rng *rng, GError **error)
 {
     return no_param("balanced", param, error) ? state_new(rng) : NULL;
@@ -70,9 +77,12 @@ static void *balanced_create(const char *param, sv_rng *rng, GError **error)
 static void balanced_route(void *state, const struct sv_msg_expert_route_req *q, int64_t *counts)
 {
     check_req(q);
-    int64_t total = q->tokens * q->top_k;
-    for (int32_t e = 0; e < q->n_experts; e++)
-        counts[e] = total / q->n_experts + (e < total % q->n_experts ? 1 : 0);
+    int64_t total = q->tokens * q->top_k, n = q->n_experts;
+    int64_t rem = total % n;
+    for (int64_t e = 0; e < n; e++)
+        counts[e] = total / n;
+    for (int64_t i = 0; i < rem; i++)
+        counts[(2 * i + 1) * n / (2 * rem)]++;
 }
 
 /* round_robin: the k-th choice of the call goes to expert (cursor + k) mod n; a token's top_k

@@ -146,7 +146,8 @@ gboolean sv_msg_sched_register_builtins(sv_registry *reg, GError **error);
 /* ---- expert routing policies (MoE) --------------------------------------------------------
  *
  * How a batch's tokens spread over the experts of one MoE layer (registry kind
- * SV_REGISTRY_EXPERT_ROUTE). Built-ins: "balanced" (even split, remainder to the lowest experts),
+ * SV_REGISTRY_EXPERT_ROUTE). Built-ins: "balanced" (even split, the remainder one pair each to
+ * experts spread evenly over the expert range, msg/expert.c),
  * "round_robin" (token t of the step to expert (cursor + t) mod n for each of its top_k choices,
  * the cursor carried across calls), "random" (uniform choices, distinct per token), "zipf:S"
  * (expert rank r chosen with weight 1 / r^S, distinct per token). Counts sum to tokens x top_k.
@@ -409,6 +410,35 @@ struct sv_msg_moe_rank {
 };
 void sv_msg_moe_rank_load(const int64_t *counts, int32_t n_experts, int32_t ep_size, int32_t top_k,
                           struct sv_msg_moe_rank *out);
+
+/* The MoE block's exchange on one rank (docs/parallelism.md, "The MoE exchange"): what vLLM
+ * moves per MoE layer, as ASTRA-sim collectives whose comm_size follows ASTRA-sim's convention
+ * (all-gather: the rank's input chunk; reduce-scatter and all-reduce: the whole buffer;
+ * all-to-all: the rank's send buffer, 1/n of it to each of the n members). Pure function of the
+ * step's size and the layout, so every member of a group issues the same sizes. */
+struct sv_msg_moe_xchg_req {
+    int64_t tokens;  /* the member's batch (a DP wave: its largest member's), >= 1 */
+    int32_t dp_size; /* members sharing the experts (1 without a dp_group) */
+    int32_t tp_size; /* TP ranks of a member (per stage) */
+    int32_t ep_size; /* ranks of an EP group */
+    int64_t hidden_size;
+    int64_t num_experts;
+    int32_t top_k;
+    int64_t dtype_bytes;
+    sv_msg_moe_comm comm;
+};
+struct sv_msg_moe_xchg {
+    int64_t src_tokens; /* the tokens this rank dispatches (0: no dispatch) */
+    /* On the EP group; bytes 0 = none. */
+    sv_sys_coll_type dispatch_type;
+    uint64_t dispatch_bytes;
+    sv_sys_coll_type combine_type;
+    uint64_t combine_bytes;
+    /* After the combine, on the stage's TP group (tp_size > 1); bytes 0 = none. */
+    sv_sys_coll_type tp_type;
+    uint64_t tp_bytes;
+};
+void sv_msg_moe_xchg_plan(const struct sv_msg_moe_xchg_req *q, struct sv_msg_moe_xchg *out);
 
 /* Expert routing "hist:W0,W1,...": each token's top_k distinct experts drawn by the given
  * per-expert weights (a load histogram from a trace; repeated cyclically over the experts). For

@@ -299,12 +299,13 @@ typedef struct {
 struct msg_par {
     struct sv_sys_exec sx; /* comm nodes: the system layer's handlers */
     int32_t tp, pp;
-    GQueue batches;      /* par_batch*, launch order */
-    gboolean commit_due; /* a commit event is scheduled for the head batch */
-    int64_t comm_tokens; /* DP wave: tokens sizing the MoE exchange (0 = own) */
-    gboolean moe;        /* model has MoE layers and ep_size > 1 */
-    int32_t ep_members;  /* instances sharing the experts (the DP group's size, else 1) */
-    int32_t ep_k;        /* TP ranks per EP rank (tp / (ep_size / ep_members)) */
+    GQueue batches;              /* par_batch*, launch order */
+    gboolean commit_due;         /* a commit event is scheduled for the head batch */
+    int64_t comm_tokens;         /* DP wave: tokens sizing the MoE exchange (0 = own) */
+    gboolean moe;                /* model has MoE layers and ep_size > 1 */
+    struct sv_msg_moe_xchg xchg; /* the batch being built: its MoE exchange */
+    int32_t ep_members;          /* instances sharing the experts (the DP group's size, else 1) */
+    int32_t ep_k;                /* TP ranks per EP rank (tp / (ep_size / ep_members)) */
     const struct sv_msg_expert_route_ops *route;
     void *route_state;
     int64_t *counts;               /* per expert */
@@ -570,42 +571,51 @@ static sv_dag_node *par_coll(sv_msg *m, const char *name, int32_t dev, sv_sys_co
     return n;
 }
 
-/* Expert compute of TP rank r (EP rank ep_rank_base + r) for this step's routing. */
-static sv_time par_moe_ns(sv_msg *m, const struct sv_compute_batch_shape *shape,
-                          int64_t route_tokens, int32_t r)
+/* Expert compute of TP rank r (EP rank ep_rank_base + r / ep_k) for this step's routing.
+ *
+ * Keyed by the rank's own expert work, whatever the exchange: a moe.csv row of N tokens is one
+ * GPU running N tokens x top-k token-expert pairs on its experts (LLMServingSim profiler
+ * ExpertCategory / moe_hook: every pair local; output-bundle.md: "local tokens on a single rank
+ * after dispatch"), so a rank with P routed pairs is the row N = ceil(P / top-k). With the
+ * all-gather backend a rank sees the gathered batch, but vLLM's expert_map skips the pairs of
+ * other ranks' experts, so the gathered count is not its work; LLMServingSim's _emit_moe_block
+ * looks up GateRouter.route_ep's local_tokens, computed from the rank's own batch (balanced:
+ * round(T x (1 - (1 - 1/ep)^k)), about T for Qwen3-30B-A3B's top-8 on EP2), not the gathered 2T. */
+static sv_time par_moe_ns(sv_msg *m, const struct sv_compute_batch_shape *shape, int32_t r)
 {
     const struct sv_msg_moe_rank *rk = &m->par->ranks[m->cfg.ep_rank_base + r / m->par->ep_k];
     if (rk->pairs == 0)
         return 0; /* no token reaches this rank: no expert kernel */
     struct sv_compute_batch_shape s = *shape;
-    /* All-gather backend: every rank runs the gathered tokens through its experts (vLLM's
-     * default; LLMServingSim _emit_moe); all-to-all: only the tokens dispatched to it. */
-    s.moe_local_tokens =
-        m->cfg.moe_comm == SV_MSG_MOE_ALLGATHER_RS ? route_tokens : rk->local_tokens;
+    s.moe_local_tokens = rk->local_tokens;
     s.moe_activated_experts = rk->activated;
     return sv_compute_op_time(m->cfg.lat, SV_COMPUTE_OP_MOE, &s);
 }
 
 static sv_dag_node *par_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int n_ops, int32_t dev,
-                            int32_t r, int32_t stage, int layer, sv_time moe_ns, uint64_t ep_bytes,
-                            sv_dag_node *prev)
+                            int32_t r, int32_t stage, int layer, sv_time moe_ns, sv_dag_node *prev)
 {
     struct msg_par *P = m->par;
     char name[80];
     for (int i = 0; i < n_ops; i++) {
         sv_compute_op_kind op = ops[i].op;
         if (op == SV_COMPUTE_OP_MOE && P->moe) {
-            /* Dispatch, experts, combine (LLMServingSim trace_generator around the MoE block;
-             * all sized tokens x hidden x bytes, the DP wave's largest member's tokens). */
-            gboolean a2a = m->cfg.moe_comm == SV_MSG_MOE_ALLTOALL;
+            /* Dispatch on the EP group, experts, combine, then the TP group's part (the
+             * exchange vLLM runs around the MoE block: sv_msg_moe_xchg_plan). */
+            const struct sv_msg_moe_xchg *x = &P->xchg;
             int32_t epg = m->cfg.ep_group + stage * P->ep_k + r % P->ep_k;
-            prev = par_coll(m, op_name(m, name, sizeof name, layer, op, ".dispatch"), dev,
-                            a2a ? SV_SYS_ALL_TO_ALL : SV_SYS_ALL_GATHER, ep_bytes, epg, prev);
+            if (x->dispatch_bytes > 0)
+                prev = par_coll(m, op_name(m, name, sizeof name, layer, op, ".dispatch"), dev,
+                                x->dispatch_type, x->dispatch_bytes, epg, prev);
             if (moe_ns > 0)
                 prev = par_add(m, op_name(m, name, sizeof name, layer, op, ""), SV_DAG_KIND_COMP,
                                dev, moe_ns, prev);
-            prev = par_coll(m, op_name(m, name, sizeof name, layer, op, ".combine"), dev,
-                            a2a ? SV_SYS_ALL_TO_ALL : SV_SYS_REDUCE_SCATTER, ep_bytes, epg, prev);
+            if (x->combine_bytes > 0)
+                prev = par_coll(m, op_name(m, name, sizeof name, layer, op, ".combine"), dev,
+                                x->combine_type, x->combine_bytes, epg, prev);
+            if (x->tp_bytes > 0 && P->tp > 1)
+                prev = par_coll(m, op_name(m, name, sizeof name, layer, op, ".tp"), dev, x->tp_type,
+                                x->tp_bytes, m->cfg.tp_group_base + stage, prev);
             continue;
         }
         prev = par_add(m, op_name(m, name, sizeof name, layer, op, ""), SV_DAG_KIND_COMP, dev,
@@ -622,14 +632,13 @@ static sv_dag_node *par_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int
 struct par_emit {
     int32_t r, stage;
     sv_time moe_ns;
-    uint64_t ep_bytes;
 };
 
 static sv_dag_node *par_emit_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int n_ops,
                                  int32_t dev, int layer, void *user, sv_dag_node *prev)
 {
     const struct par_emit *e = user;
-    return par_ops(m, ops, n_ops, dev, e->r, e->stage, layer, e->moe_ns, e->ep_bytes, prev);
+    return par_ops(m, ops, n_ops, dev, e->r, e->stage, layer, e->moe_ns, prev);
 }
 
 static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape_in, GError **error)
@@ -648,13 +657,10 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
     P->comm_tokens = 0;
     uint64_t hid_bytes =
         (uint64_t)shape.tokens * (uint64_t)mc->hidden_size * (uint64_t)mc->dtype_bytes;
-    uint64_t ep_bytes =
-        (uint64_t)comm_tokens * (uint64_t)mc->hidden_size * (uint64_t)mc->dtype_bytes;
-    int64_t route_tokens = 0;
     if (P->moe) {
         /* The EP group's tokens: every member's (padded) batch, routed once per step and
          * reused by every layer (LLMServingSim's block_copy). */
-        route_tokens = comm_tokens * P->ep_members;
+        int64_t route_tokens = comm_tokens * P->ep_members;
         struct sv_msg_expert_route_req rq = {
             .layer = 0,
             .tokens = route_tokens,
@@ -664,6 +670,18 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
         P->route->route(P->route_state, &rq, P->counts);
         sv_msg_moe_rank_load(P->counts, rq.n_experts, c->ep_size, rq.top_k, P->ranks);
         sv_msg__expert_counts(m, P->counts); /* the expert cache sees the same routing */
+        struct sv_msg_moe_xchg_req xq = {
+            .tokens = comm_tokens > 0 ? comm_tokens : 1,
+            .dp_size = P->ep_members,
+            .tp_size = P->tp,
+            .ep_size = c->ep_size,
+            .hidden_size = mc->hidden_size,
+            .num_experts = mc->num_experts,
+            .top_k = rq.top_k,
+            .dtype_bytes = mc->dtype_bytes,
+            .comm = c->moe_comm,
+        };
+        sv_msg_moe_xchg_plan(&xq, &P->xchg);
     }
 
     if (m->dag && (m->emit_et_dir || sv_dag_node_count(m->dag) >= MSG_DAG_RECYCLE_NODES) &&
@@ -685,7 +703,7 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
         sv_compute_iter_time(c->lat, &shape, lb, le, &it);
         for (int32_t r = 0; r < P->tp; r++) {
             int32_t dev = c->first_device + s * P->tp + r;
-            sv_time moe_ns = P->moe ? par_moe_ns(m, &shape, route_tokens, r) : 0;
+            sv_time moe_ns = P->moe ? par_moe_ns(m, &shape, r) : 0;
             /* A stage runs its batches in launch order (one stream per device): the previous
              * batch's work on this device comes first. Without it, batches in flight interleave
              * per operator, and ranks whose expert loads differ would issue the EP group's
@@ -703,7 +721,7 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
             /* Weight parts off the device stream in before their compute (msg/offload.c). */
             if (sv_msg__pim_active(m) && !dummy) {
                 /* PIM attention / sub-batches / local weight loads (msg/pim.c). */
-                struct par_emit pe = {r, s, moe_ns, ep_bytes};
+                struct par_emit pe = {r, s, moe_ns};
                 struct sv_msg__chain ch = {.dev = dev,
                                            .layer_begin = lb,
                                            .layer_end = le,
@@ -716,19 +734,17 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
                 sv_dag_node *ld = NULL;
                 if (lb == 0)
                     ld = sv_msg__stream_pre(m, &st, mc->num_layers, dev, &prev);
-                prev =
-                    par_ops(m, it.prologue, it.n_prologue, dev, r, s, -1, moe_ns, ep_bytes, prev);
+                prev = par_ops(m, it.prologue, it.n_prologue, dev, r, s, -1, moe_ns, prev);
                 sv_msg__stream_post(m, &st, ld, &prev);
                 for (int64_t l = lb; l < le; l++) {
                     ld = sv_msg__stream_pre(m, &st, l, dev, &prev);
-                    prev =
-                        par_ops(m, it.layer, it.n_layer, dev, r, s, (int)l, moe_ns, ep_bytes, prev);
+                    prev = par_ops(m, it.layer, it.n_layer, dev, r, s, (int)l, moe_ns, prev);
                     sv_msg__stream_post(m, &st, ld, &prev);
                 }
                 ld = le == mc->num_layers
                          ? sv_msg__stream_pre(m, &st, mc->num_layers + 1, dev, &prev)
                          : NULL;
-                prev = par_ops(m, it.head, it.n_head, dev, r, s, -1, moe_ns, ep_bytes, prev);
+                prev = par_ops(m, it.head, it.n_head, dev, r, s, -1, moe_ns, prev);
                 sv_msg__stream_post(m, &st, ld, &prev);
             }
             if (s + 1 < P->pp) {

@@ -70,6 +70,75 @@ gboolean sv_msg_moe_comm_parse(const char *name, sv_msg_moe_comm *out, GError **
     return FALSE;
 }
 
+/* ---- the MoE exchange ------------------------------------------------------------------------
+ *
+ * vLLM 0.19 with --enable-expert-parallel (docs/parallelism.md "The MoE exchange"):
+ * - Without data parallelism (ParallelConfig.use_all2all is false) nothing is dispatched: every
+ *   TP rank holds the batch, runs it through its own experts and the MoE output is all-reduced
+ *   over the TP group (FusedMoE reduce_results), T x hidden x bytes.
+ * - With DP, vLLM's default `allgather_reducescatter` backend (AgRsAll2AllManager): dispatch =
+ *   all_gatherv of the hidden states and the router logits (dispatch_router_logits, both in the
+ *   model dtype: (hidden + experts) x bytes per token), combine = reduce_scatterv of the expert
+ *   outputs (hidden x bytes per token). In ASTRA-sim's terms the all-gather's comm_size is the
+ *   rank's own chunk and the reduce-scatter's the whole gathered buffer, n x chunk: each rank
+ *   receives and sends (n - 1) chunks in both, as the physical exchange does. (LLMServingSim's
+ *   trace_generator passes the member's token count as the total of both, which under-sizes
+ *   each by n; it calibrates its link_bw with that.)
+ * - With DP and TP > 1 the MoE input is sequence parallel (ParallelConfig
+ *   .use_sequence_parallel_moe): each of a member's epm ranks in the EP group dispatches
+ *   ceil(T / epm) tokens (sequence_parallel_chunk pads to a multiple), and after the combine the
+ *   TP group all-gathers those chunks back (tensor_model_parallel_all_gather). Where one EP rank
+ *   spans k = tp / epm TP ranks (its experts sharded over them: LLMServingSim's EP on the DP
+ *   dimension, not a vLLM layout), their partial sums are all-reduced over the TP group instead,
+ *   T x hidden x bytes (exact for epm = 1; an upper bound otherwise).
+ * - The `alltoall` exchange (DeepEP-style dispatch): each token goes once to every EP rank that
+ *   holds one of its top-k experts, so a rank sends each peer its tokens x P(hit), with
+ *   P(hit) = 1 - (1 - 1/n)^k for routing spread evenly over the ranks (LLMServingSim
+ *   gate_function _balanced_route_ep); the combine returns the same rows. The closed form, not
+ *   this step's routing, so that every member issues the same size (members route with their
+ *   own streams). */
+void sv_msg_moe_xchg_plan(const struct sv_msg_moe_xchg_req *q, struct sv_msg_moe_xchg *out)
+{
+    SV_ASSERT(q->tokens >= 1 && q->dp_size >= 1 && q->tp_size >= 1 && q->ep_size >= 1 &&
+              q->ep_size % q->dp_size == 0 && q->top_k >= 1);
+    memset(out, 0, sizeof *out);
+    uint64_t b = (uint64_t)q->dtype_bytes, h = (uint64_t)q->hidden_size;
+    uint64_t full = (uint64_t)q->tokens * h * b;
+    out->tp_type = SV_SYS_ALL_REDUCE;
+    if (q->dp_size == 1 || q->ep_size == 1) {
+        if (q->tp_size > 1)
+            out->tp_bytes = full;
+        return;
+    }
+    int64_t epm = q->ep_size / q->dp_size; /* EP-group ranks of one member */
+    SV_ASSERT(q->tp_size % epm == 0);
+    int64_t k = q->tp_size / epm; /* TP ranks per EP rank */
+    int64_t ts = (q->tokens + epm - 1) / epm;
+    uint64_t n = (uint64_t)q->ep_size;
+    out->src_tokens = ts;
+    if (q->comm == SV_MSG_MOE_ALLTOALL) {
+        double hit = 1.0 - pow(1.0 - 1.0 / (double)n, (double)q->top_k);
+        uint64_t per_peer = (uint64_t)ceil((double)ts * hit - 1e-9);
+        if (per_peer < 1)
+            per_peer = 1;
+        out->dispatch_type = out->combine_type = SV_SYS_ALL_TO_ALL;
+        out->dispatch_bytes = out->combine_bytes = n * per_peer * h * b;
+    } else {
+        out->dispatch_type = SV_SYS_ALL_GATHER;
+        out->dispatch_bytes = (uint64_t)ts * (h + (uint64_t)q->num_experts) * b;
+        out->combine_type = SV_SYS_REDUCE_SCATTER;
+        out->combine_bytes = n * (uint64_t)ts * h * b;
+    }
+    if (q->tp_size > 1) {
+        if (k == 1) {
+            out->tp_type = SV_SYS_ALL_GATHER;
+            out->tp_bytes = (uint64_t)ts * h * b;
+        } else {
+            out->tp_bytes = full;
+        }
+    }
+}
+
 /* ---- expert routing: per-expert weights ("hist") ------------------------------------------
  *
  * balanced, round_robin, random and zipf are msg/expert.c's registry built-ins; this adds a

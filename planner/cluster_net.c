@@ -263,6 +263,22 @@ sv_planner_cluster_net *sv_planner_cluster_net_new(sv_engine *eng,
         for (int d = 0; d < nd; d++)
             sc.impl[types[t]][d] = (struct sv_sys_impl){SV_SYS_IMPL_RING, -1};
     }
+    /* The transport of each collective type (the TP and EP groups' collectives): rings for
+     * all-reduce, all-gather and reduce-scatter (NCCL's ring algorithm); the MoE all-to-all
+     * sends to every peer at once (NCCL's all-to-all is one send and one receive per peer in a
+     * group call; DeepEP writes straight to each peer) wherever no third device relays, i.e. on
+     * FullyConnected and switch dimensions, for groups smaller than the machine and for a group
+     * that is the whole machine (which runs the per-dimension implementations). On a ring
+     * dimension it stays a ring. */
+    gboolean switched = TRUE;
+    for (int d = 0; d < nd; d++) {
+        gboolean direct = d >= topo.ndims || topo.kind[d] != SV_NET_TOPO_RING;
+        if (direct)
+            sc.impl[SV_SYS_ALL_TO_ALL][d].kind = SV_SYS_IMPL_DIRECT;
+        switched = switched && direct;
+    }
+    if (switched)
+        sc.group_impl[SV_SYS_ALL_TO_ALL] = SV_SYS_IMPL_DIRECT;
     cn->coll = sv_sys_new(cn->net, &sc, groups, error);
     sv_sys_cfg_clear(&sc);
     sv_sys_groups_free(groups);

@@ -149,7 +149,8 @@ void sv_sys__bundle_release(coll_stream *s, gboolean processed, uint64_t size)
 int sv_sys__member_of(const struct coll_phase *ph, int index)
 {
     int n = ph->nodes;
-    return ph->base + (((index % n) + n) % n) * ph->stride;
+    int i = ((index % n) + n) % n;
+    return ph->members != NULL ? ph->members[i] : ph->base + i * ph->stride;
 }
 
 void sv_sys__rot_push(struct rot_state *r, int dst, int src, uint64_t size)

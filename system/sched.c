@@ -474,6 +474,15 @@ static struct coll_phase make_phase(sv_sys *sys, coll_npu *npu, const struct col
         ph.fast = TRUE; /* CommunicatorGroup builds RingTopology::Dimension::Local */
         list_neighbours(tg->members, tg->nmembers, npu->id, anticlockwise, &ph.sender,
                         &ph.receiver);
+        if (sys->cfg.group_impl[type] == SV_SYS_IMPL_DIRECT) {
+            /* servesim's direct exchange on a group: AllToAll over the members in list order */
+            ph.algo = ALGO_DIRECT;
+            ph.members = tg->members;
+            for (ph.index = 0; tg->members[ph.index] != npu->id; ph.index++)
+                ;
+            ph.window = -1;
+            ph.step = anticlockwise ? -1 : 1;
+        }
     } else {
         const struct ldim *d = &tg->topo->dim[dim];
         ph.nodes = d->size;
@@ -867,6 +876,14 @@ sv_sys *sv_sys_new(sv_net *net, const struct sv_sys_cfg *cfg, const sv_sys_group
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_UNSUPPORTED,
                     "system config: model-shared-bus 1 (LogGP bus) is not supported");
         return NULL;
+    }
+    for (int t = 0; t < SV_SYS_TYPE_COUNT; t++) {
+        if (cfg->group_impl[t] != SV_SYS_IMPL_RING && cfg->group_impl[t] != SV_SYS_IMPL_DIRECT) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_UNSUPPORTED,
+                        "system config: %s on a communicator group runs a ring or direct only",
+                        sv_sys_coll_type_name((sv_sys_coll_type)t));
+            return NULL;
+        }
     }
     sv_sys *sys = g_new0(sv_sys, 1);
     sys->net = net;

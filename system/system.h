@@ -86,6 +86,13 @@ struct sv_sys_cfg {
     /* "<coll>-implementation-custom": the ET prefix (files <prefix>.<rank>.et), resolved against
      * the JSON file's folder first, then the cwd; NULL = none. Owned by the cfg. */
     char *custom_prefix[SV_SYS_TYPE_COUNT];
+    /* Algorithm of a collective on a communicator group smaller than the machine, per type:
+     * SV_SYS_IMPL_RING (the default, 0: ASTRA-sim's CommunicatorGroup always builds a ring over
+     * the members) or SV_SYS_IMPL_DIRECT (AllToAll.cc over the members: n - 1 messages in flight,
+     * one to each member; a servesim extension, never set from a system JSON, for a serving
+     * exchange whose members reach each other without relaying, as NCCL's all-to-all sends to
+     * every peer at once). */
+    sv_sys_impl_kind group_impl[SV_SYS_TYPE_COUNT];
     /* Command-line knobs of ASTRA-sim's main (defaults 1, 1.0, 1.0). */
     int queues_per_dim;
     double comm_scale;

@@ -118,7 +118,8 @@ struct coll_phase {
     uint64_t initial_size;
     uint64_t final_size;
     /* direct / halving-doubling / double binary tree: the dimension's members are
-     * base + i x stride, i in [0, nodes); `index` is this NPU's i */
+     * base + i x stride, i in [0, nodes), or members[i] when `members` is set (a direct
+     * exchange on a communicator group); `index` is this NPU's i */
     int base;
     int stride;
     int index;
@@ -129,7 +130,7 @@ struct coll_phase {
     int dbt_right;
     /* custom */
     int pos;            /* rank in the communicator */
-    const int *members; /* rank -> NPU (NULL: identity) */
+    const int *members; /* rank -> NPU (NULL: identity); also a direct group's members */
     const sv_sys_plan *plan;
 };
 

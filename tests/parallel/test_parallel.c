@@ -392,23 +392,67 @@ static void test_ep_routing(void)
     int64_t counts[8];
     struct sv_msg_moe_rank rk[4];
 
-    /* balanced, T = 5, E = 4, top-2: 10 pairs -> 3, 3, 2, 2; ep 2: ranks {0,1} {2,3}: pairs 6
-     * and 4, tokens ceil(6/2) = 3 and 2, 2 experts each. */
+    /* balanced, T = 5, E = 4, top-2: 10 pairs, 2 each and the 2 left over to the midpoints of
+     * two slices of 2 experts, floor((2i + 1) 4 / 4) = 1, 3 -> 2, 3, 2, 3; ep 2: ranks {0,1}
+     * {2,3}: pairs 5 and 5, tokens ceil(5/2) = 3, 2 experts each. */
     const struct sv_msg_expert_route_ops *ops = route_ops(reg, "balanced");
     void *st = ops->create(NULL, rng, &e);
     struct sv_msg_expert_route_req rq = {.layer = 0, .tokens = 5, .n_experts = 4, .top_k = 2};
     ops->route(st, &rq, counts);
-    SV_ASSERT_EQ_I64(counts[0], 3);
+    SV_ASSERT_EQ_I64(counts[0], 2);
     SV_ASSERT_EQ_I64(counts[1], 3);
     SV_ASSERT_EQ_I64(counts[2], 2);
-    SV_ASSERT_EQ_I64(counts[3], 2);
+    SV_ASSERT_EQ_I64(counts[3], 3);
     sv_msg_moe_rank_load(counts, 4, 2, 2, rk);
-    SV_ASSERT_EQ_I64(rk[0].pairs, 6);
-    SV_ASSERT_EQ_I64(rk[0].local_tokens, 3);
-    SV_ASSERT_EQ_I64(rk[0].activated, 2);
-    SV_ASSERT_EQ_I64(rk[1].pairs, 4);
-    SV_ASSERT_EQ_I64(rk[1].local_tokens, 2);
+    for (int r = 0; r < 2; r++) {
+        SV_ASSERT_EQ_I64(rk[r].pairs, 5);
+        SV_ASSERT_EQ_I64(rk[r].local_tokens, 3);
+        SV_ASSERT_EQ_I64(rk[r].activated, 2);
+    }
     ops->destroy(st);
+
+    /* balanced below one pair per expert (Qwen3-30B-A3B: 128 experts, top-8): a DP2 wave of one
+     * decode token per member routes 2 tokens, 16 pairs, to experts 4 (2i + 1) = 4, 12, .., 124:
+     * 8 on each of 2 EP ranks (owners 0..63, 64..127), each 1 token of work (ceil(8 / 8)) on 8
+     * experts; on 4 ranks (32 experts each) 4 pairs each. Before, all 16 fell on experts 0..15,
+     * i.e. on rank 0 alone. */
+    {
+        int64_t big[128];
+        struct sv_msg_moe_rank rq4[4];
+        st = ops->create(NULL, rng, &e);
+        struct sv_msg_expert_route_req q2 = {.layer = 0, .tokens = 2, .n_experts = 128, .top_k = 8};
+        ops->route(st, &q2, big);
+        int64_t sum = 0;
+        for (int x = 0; x < 128; x++) {
+            SV_ASSERT_EQ_I64(big[x], x % 8 == 4 ? 1 : 0);
+            sum += big[x];
+        }
+        SV_ASSERT_EQ_I64(sum, 16);
+        sv_msg_moe_rank_load(big, 128, 2, 8, rk);
+        for (int r = 0; r < 2; r++) {
+            SV_ASSERT_EQ_I64(rk[r].pairs, 8);
+            SV_ASSERT_EQ_I64(rk[r].local_tokens, 1);
+            SV_ASSERT_EQ_I64(rk[r].activated, 8);
+        }
+        sv_msg_moe_rank_load(big, 128, 4, 8, rq4);
+        for (int r = 0; r < 4; r++) {
+            SV_ASSERT_EQ_I64(rq4[r].pairs, 4);
+            SV_ASSERT_EQ_I64(rq4[r].local_tokens, 1);
+            SV_ASSERT_EQ_I64(rq4[r].activated, 4);
+        }
+        /* 3 tokens x top-2 over 8 experts on 3 ranks owning 3, 3, 2 (owner e x 3 / 8): 6 pairs
+         * at floor((2i + 1) 8 / 12) = 0, 2, 3, 4, 6, 7 -> rank loads 2, 2, 2 (n_r x 6 / 8 = 2.25,
+         * 2.25, 1.5, within one). */
+        struct sv_msg_expert_route_req q3 = {.layer = 0, .tokens = 3, .n_experts = 8, .top_k = 2};
+        ops->route(st, &q3, big);
+        const int64_t want3[8] = {1, 0, 1, 1, 1, 0, 1, 1};
+        for (int x = 0; x < 8; x++)
+            SV_ASSERT_EQ_I64(big[x], want3[x]);
+        sv_msg_moe_rank_load(big, 8, 3, 2, rq4);
+        for (int r = 0; r < 3; r++)
+            SV_ASSERT_EQ_I64(rq4[r].pairs, 2);
+        ops->destroy(st);
+    }
 
     /* round robin, T = 3, E = 4, top-2: 6 consecutive choices from the cursor: 0,1,2,3,0,1 ->
      * 2, 2, 1, 1; the next call starts at expert 2: 2,3,0,1,2,3 -> 1, 1, 2, 2. */

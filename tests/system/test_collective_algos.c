@@ -371,6 +371,72 @@ static void test_2d_mixed(void)
     sv_sys_cfg_clear(&cfg);
 }
 
+/* servesim's direct exchange on a communicator group (cfg.group_impl, the serving MoE
+ * all-to-all): 8 NPUs, groups {0, 2, 4, 6} and {1, 3, 5, 7} each all-to-all S = 1 MiB at once.
+ * Every member sends m = S/4 to its 3 peers together, as direct_1d over 4 NPUs: D + T + D with
+ * FullyConnected T = a(m) (a link per pair; the groups share none), Switch analytical h(2, m).
+ * The default group ring (ASTRA-sim's CommunicatorGroup) relays instead: n(n - 1)/2 = 6
+ * sequential steps of a(m) + D, then D. Other kinds than ring and direct are refused for
+ * groups. */
+static sv_time run_groups(sv_net_topo_kind kind, sv_net_model model, const struct sv_sys_cfg *cfg)
+{
+    struct sv_net_topo_cfg t = topo1(kind, 8);
+    struct run r;
+    memset(&r, 0, sizeof r);
+    GError *err = NULL;
+    sv_engine *eng = sv_engine_new(1);
+    sv_net *net = sv_net_new(eng, &t, model, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(net);
+    sv_sys_groups *g = sv_sys_groups_new();
+    const int even[] = {0, 2, 4, 6}, odd[] = {1, 3, 5, 7};
+    CU_ASSERT_TRUE(sv_sys_groups_add(g, 1, even, 4, NULL));
+    CU_ASSERT_TRUE(sv_sys_groups_add(g, 2, odd, 4, NULL));
+    sv_sys *sys = sv_sys_new(net, cfg, g, &err);
+    sv_sys_groups_free(g);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sys);
+    for (int i = 0; i < 8; i++)
+        CU_ASSERT_TRUE(sv_sys_coll_start(sys, i, SV_SYS_ALL_TO_ALL, MIB, NULL, 0, 1 + i % 2, 0,
+                                         on_done, &r, (uint64_t)i, &err));
+    sv_engine_run(eng, SV_TIME_MAX);
+    sv_time t0 = r.done_count[0] == 1 ? r.finish[0] : -1;
+    for (int i = 1; i < 8; i++)
+        if (r.done_count[i] != 1 || r.finish[i] != t0)
+            t0 = -1;
+    CU_ASSERT_EQUAL(sv_sys_coll_active(sys), 0);
+    sv_sys_free(sys);
+    sv_net_free(net);
+    sv_engine_free(eng);
+    return t0;
+}
+
+static void test_direct_group(void)
+{
+    const sv_sys_impl_kind k[] = {SV_SYS_IMPL_RING};
+    struct sv_sys_cfg cfg;
+    cfg_set(&cfg, 1, k, -1, 1);
+    sv_time ring = run_groups(SV_NET_TOPO_FULLY_CONNECTED, SV_NET_MODEL_ANALYTICAL, &cfg);
+    cfg.group_impl[SV_SYS_ALL_TO_ALL] = SV_SYS_IMPL_DIRECT;
+    uint64_t m = MIB / 4;
+    SV_ASSERT_EQ_I64(run_groups(SV_NET_TOPO_FULLY_CONNECTED, SV_NET_MODEL_ANALYTICAL, &cfg),
+                     2 * D + a_(m));
+    SV_ASSERT_EQ_I64(run_groups(SV_NET_TOPO_FULLY_CONNECTED, SV_NET_MODEL_FIFO, &cfg),
+                     2 * D + a_(m));
+    SV_ASSERT_EQ_I64(run_groups(SV_NET_TOPO_SWITCH, SV_NET_MODEL_ANALYTICAL, &cfg),
+                     2 * D + h_(2, m));
+    SV_ASSERT_EQ_I64(ring, 6 * (a_(m) + D) + D);
+    cfg.group_impl[SV_SYS_ALL_TO_ALL] = SV_SYS_IMPL_HALVING_DOUBLING;
+    GError *err = NULL;
+    sv_engine *eng = sv_engine_new(1);
+    struct sv_net_topo_cfg t = topo1(SV_NET_TOPO_FULLY_CONNECTED, 8);
+    sv_net *net = sv_net_new(eng, &t, SV_NET_MODEL_ANALYTICAL, &err);
+    CU_ASSERT_PTR_NULL(sv_sys_new(net, &cfg, NULL, &err));
+    CU_ASSERT_TRUE(err != NULL && strstr(err->message, "communicator group") != NULL);
+    g_clear_error(&err);
+    sv_net_free(net);
+    sv_engine_free(eng);
+    sv_sys_cfg_clear(&cfg);
+}
+
 /* Combinations ASTRA-sim cannot run are refused with a GError. */
 static void test_refused(void)
 {
@@ -430,6 +496,7 @@ int main(void)
         {"double_binary_tree_1d", test_dbt_1d},
         {"double_binary_tree_alternating", test_dbt_alternating_trees},
         {"mixed_2d", test_2d_mixed},
+        {"direct_group", test_direct_group},
         {"refused", test_refused},
         {NULL, NULL},
     };
