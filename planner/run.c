@@ -453,7 +453,7 @@ static sv_compute_latency *make_latency(const struct sv_planner_run_cfg *cfg,
     }
     g_clear_error(&e);
     struct sv_compute_hw_cfg hw;
-    if (!sv_compute_hw_lookup(ic->hardware, &hw, error))
+    if (!sv_compute_hw_catalog_lookup(cfg->cluster->hw_catalog, ic->hardware, &hw, error))
         return NULL;
     if (ic->npu_mem_bw_gbps > 0)
         hw.mem_bw_gbps = ic->npu_mem_bw_gbps; /* the config's npu_mem.mem_bw wins */
@@ -600,7 +600,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         .first_device = first_device,
         .num_devices = ic->tp_size,
         .link_bw_gbps = cfg->cluster->link_bw_gbps,
-        .link_latency_ns = cfg->cluster->link_latency_ns,
+        .link_latency_ns = sv_planner_cluster_link_latency_ns(cfg->cluster, 0),
         .emit_et_dir = cfg->emit_et_dir,
     };
     if (st->cnet) {
