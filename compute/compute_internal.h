@@ -92,12 +92,24 @@ struct sv_compute_skew_fit {
 void sv_compute__skew_fit_clear(struct sv_compute_skew_fit *f);
 
 /* Legacy perf_models tables. */
+#define SV_COMPUTE_LEGACY_MAX_PARTS 3
 struct sv_compute_legacy_tables {
     struct sv_compute_table1d
         layer[SV_COMPUTE_OP_COUNT]; /* by input tokens; summed parts (q+k+v ...) */
     gboolean has_layer[SV_COMPUTE_OP_COUNT];
     struct sv_compute_table2d prefill; /* rows: kv_cache_size, columns: prefill_chunk_size */
     struct sv_compute_table2d decode;  /* rows: batch_size, columns: kv_cache_size */
+    /* LLMServingSim's TPU rules (a hardware folder named TPU*): each part looked up alone at its
+     * nearest profiled input (first row of the file on a tie), a part without rows costing 1 ns,
+     * no rotary_emb (the TPU profile's attention includes it). */
+    gboolean tpu;
+    struct sv_compute_table1d part[SV_COMPUTE_OP_COUNT][SV_COMPUTE_LEGACY_MAX_PARTS];
+    int n_parts[SV_COMPUTE_OP_COUNT];
+    double part_scale[SV_COMPUTE_OP_COUNT];
+    /* MoE models (gate and expert.w1/w2/w3 rows): the router by batch tokens, one expert's
+     * w1 + w2 + w3 by the tokens it gets. */
+    gboolean moe;
+    struct sv_compute_table1d gate, expert;
 };
 
 struct sv_compute_latency {

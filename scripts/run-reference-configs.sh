@@ -202,6 +202,32 @@ if [ -d "$ISPASS/figure_6" ]; then
     run_one ispass26/figure_10/pim_config+sub_batch "$ISPASS/figure_10/config/pim_config.json" \
         profile "$ILLAMA" "$ISPASS/perf_models" --pim-dir "$REF/configs/pim" --enable-attn-offloading \
         --enable-sub-batch-interleaving
+    # Figures 5 and 9 (figure 8's configs are figure 5's H100 ones, byte for byte), with the
+    # datasets and flags of the artifact's evaluation/figure_5.sh and figure_9.sh: the MoE
+    # configs run the Phi (A6000) and Mixtral (H100) traces; prefix caching only for SD+PC
+    # (LLMServingSim's default is off). Legacy MoE and TPU layouts (docs/compute.md).
+    ispass_wl() {
+        local f=$ISPASS/dataset/sharegpt_req300_rate10_$1.jsonl
+        if [ "$REQS" -gt 0 ] || [ "$MAXOUT" -gt 0 ]; then
+            head -n "${REQS/#0/100000}" "$f" >"$TMP/ispass-$1.jsonl"
+            f=$TMP/ispass-$1.jsonl
+        fi
+        echo "$f"
+    }
+    for c in figure_5/A6000/config/SD figure_5/A6000/config/SD+PC figure_5/A6000/config/MD \
+        figure_5/A6000/config/PDD figure_5/A6000/config/SM figure_5/H100/config/SD \
+        figure_5/H100/config/SD+PC figure_5/H100/config/MD figure_5/H100/config/PDD \
+        figure_5/H100/config/SM figure_9/config/SD; do
+        wl=llama pc=--no-prefix-caching
+        case $c in
+        figure_5/A6000/*/SM) wl=phi ;;
+        figure_5/H100/*/SM) wl=mixtral ;;
+        esac
+        case $c in *+PC) pc= ;; esac
+        name=ispass26/$(echo "$c" | sed 's|/config/|/|')
+        run_one "$name" "$ISPASS/${c}_config.json" profile "$(ispass_wl $wl)" "$ISPASS/perf_models" \
+            $pc
+    done
 fi
 echo "$runs runs of ${#CONFIGS[@]} configs and the extra cases, $fails failed (workloads: ${REQS/#0/all} requests each, outputs capped at ${MAXOUT/#0/no} tokens; run outputs: ${KEEP:-temporary})"
 [ $fails -eq 0 ]
