@@ -77,7 +77,8 @@ static const char usage[] =
     "  --arrival SPEC            poisson | gamma:CV | fixed | trace:PATH (gaps resampled\n"
     "                            from a trace, scaled to --qps; default poisson)\n"
     "latency:\n"
-    "  --profiles DIR            LLMServingSim profile bundles (default $" PROFILES_ENV ",\n"
+    "  --profiles DIR            LLMServingSim profile bundles or perf_models, or Vidur's\n"
+    "                            profiling folder (default $" PROFILES_ENV ",\n"
     "                            else none: every instance uses the roofline)\n"
     "  --latency profile|roofline  (default: profile when a bundle matches, else roofline;\n"
     "                            the built-in default run uses roofline; stderr and\n"
@@ -493,6 +494,8 @@ static void report_latency_sources(const struct sv_planner_run_cfg *cfg, gboolea
             why = g_strdup("");
         else if (g_str_has_prefix(src, "legacy:"))
             why = g_strdup(" (LLMServingSim's perf_models layout)");
+        else if (g_str_has_prefix(src, "vidur:"))
+            why = g_strdup(" (Vidur's profiling layout)");
         else if (cfg->latency == SV_PLANNER_RUN_LATENCY_ROOFLINE)
             why = g_strdup(builtin ? " (the built-in default run)" : " (--latency roofline)");
         else if (!cfg->profiles_root)

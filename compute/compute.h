@@ -233,6 +233,7 @@ typedef enum {
     SV_COMPUTE_LATENCY_PROFILE,  /* LLMServingSim bundle (<hw>/<org>/<model>/<variant>/) */
     SV_COMPUTE_LATENCY_LEGACY,   /* perf_models/<hw>/<org>/<model>/tp<N>/layers.csv + predictions */
     SV_COMPUTE_LATENCY_ROOFLINE, /* fitted roofline from the model and hardware catalogs */
+    SV_COMPUTE_LATENCY_VIDUR,    /* Vidur: compute/<device>/<org>/<model>/{mlp,attention}.csv */
 } sv_compute_latency_backend;
 
 /* Profile bundle: `variant_dir` is <profiles>/<hw>/<org>/<model>/<variant> (holding meta.yaml
@@ -253,6 +254,25 @@ char *sv_compute_legacy_find(const char *perf_models_root, const char *hw, const
 sv_compute_latency *sv_compute_latency_new_legacy(const char *tp_dir,
                                                   const struct sv_compute_model_cfg *m, int tp,
                                                   GError **error);
+
+/* Vidur's profiling layout (docs/compute.md "Vidur's profiles"): the folder
+ * <root>/compute/<device>/<org>/<model> holding mlp.csv for hardware `hw` (its name in the config;
+ * `hw_canonical` its catalog name, NULL when not in the catalog: a100 = A100-80GB, h100 = H100-SXM
+ * are Vidur's devices, or a folder named like the hardware) and model `model_name` (org/name
+ * compared case-insensitively, a trailing -hf ignored). Newly allocated, or NULL with an error
+ * naming what is missing. */
+char *sv_compute_vidur_find(const char *root, const char *hw, const char *hw_canonical,
+                            const char *model_name, GError **error);
+/* Vidur's mlp.csv (and attention.csv when the folder has one) for `m` at tp `tp`: rows of the
+ * model's shape and TP degree, looked up as compute/vidur.c states; what Vidur does not profile
+ * (lm_head, sampler; attention without attention.csv) from the roofline of `hw`. */
+sv_compute_latency *sv_compute_latency_new_vidur(const char *model_dir,
+                                                 const struct sv_compute_model_cfg *m, int tp,
+                                                 const struct sv_compute_hw_cfg *hw,
+                                                 GError **error);
+/* The operators a Vidur latency takes from the roofline ("lm_head, sampler", or with
+ * "attention"); NULL for the other backends. */
+const char *sv_compute_latency_fallback_ops(const sv_compute_latency *lat);
 
 /* Roofline parameters of one operator. */
 struct sv_compute_roofline_eff {

@@ -112,6 +112,20 @@ struct sv_compute_legacy_tables {
     struct sv_compute_table1d gate, expert;
 };
 
+/* Vidur's profiling layout (compute/vidur.c): mlp.csv operators by tokens, attention.csv's
+ * decode rows (k0 = KV, points by batch) and prefill rows (k0 = chunk, points by KV history). */
+struct sv_compute_vidur_tables {
+    struct sv_compute_table1d op[SV_COMPUTE_OP_COUNT]; /* by num_tokens: ns */
+    gboolean has[SV_COMPUTE_OP_COUNT];
+    struct sv_compute_table1d norm2, add; /* post_attention_layernorm, residual add */
+    gboolean has_attn, has_kv_save;
+    struct sv_compute_table2d decode, prefill;
+    struct sv_compute_table1d kv_save;
+    struct sv_compute_latency *fallback; /* roofline: what Vidur does not profile */
+    char *fallback_ops;                  /* "lm_head, sampler" (and attention) */
+};
+void sv_compute__vidur_free(struct sv_compute_vidur_tables *v);
+
 struct sv_compute_latency {
     sv_compute_latency_backend backend;
     struct sv_compute_model_cfg model;
@@ -125,6 +139,8 @@ struct sv_compute_latency {
     struct sv_compute_skew_fit skew;
     /* legacy */
     struct sv_compute_legacy_tables *legacy;
+    /* vidur */
+    struct sv_compute_vidur_tables *vidur;
     /* roofline */
     struct sv_compute_roofline_eff eff[SV_COMPUTE_OP_COUNT];
     /* DVFS (sv_compute_latency_set_clock): clock 1 = nominal. clock_hw: peak and bandwidth that
@@ -141,6 +157,10 @@ double sv_compute__profile_op_ns(sv_compute_latency *lat, sv_compute_op_kind op,
                                  const struct sv_compute_batch_shape *s);
 double sv_compute__legacy_op_ns(sv_compute_latency *lat, sv_compute_op_kind op,
                                 const struct sv_compute_batch_shape *s);
+gboolean sv_compute__vidur_load(sv_compute_latency *lat, const char *model_dir,
+                                const struct sv_compute_hw_cfg *hw, GError **error);
+double sv_compute__vidur_op_ns(sv_compute_latency *lat, sv_compute_op_kind op,
+                               const struct sv_compute_batch_shape *s);
 
 /* ---- DRAMSim3-style INI files (compute/ini.c) ---- */
 typedef struct {
