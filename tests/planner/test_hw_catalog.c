@@ -144,11 +144,47 @@ static void test_link_latency_default(void)
     sv_test_rmtree(dir);
 }
 
+/* LLMServingSim 1.0's keys in the ISPASS'26 figure 5/8/9 configs: npu_num = devices, npu_group
+ * = pipeline stages, TP = npu_num / npu_group (its trace_generator's npus_per_group). Their
+ * explicit link_latency 0 stays 0; their hardware names resolve in the catalog. */
+static void test_ispass_1_0_keys(void)
+{
+    SV_REQUIRE_SHARED("reference/llmservingsim-ispass26/figure_5", "the ISPASS'26 configs");
+    static const struct {
+        const char *path, *hw_canonical;
+        int32_t tp, pp, npus, n_inst;
+    } want[] = {
+        {"figure_5/H100/config/SD_config.json", "H100-SXM", 4, 1, 4, 1},
+        {"figure_5/H100/config/MD_config.json", "H100-SXM", 4, 1, 4, 2},
+        {"figure_5/A6000/config/SM_config.json", "RTX-A6000", 1, 1, 1, 1},
+        {"figure_8/config/SM_config.json", "H100-SXM", 4, 1, 4, 1},
+        {"figure_9/config/SD_config.json", "TPU-v6e", 1, 1, 1, 1},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+        g_autofree char *p =
+            g_strdup_printf(SV_SHARED "/reference/llmservingsim-ispass26/%s", want[i].path);
+        GError *e = NULL;
+        struct sv_planner_cluster_cfg *c = sv_planner_cluster_load(p, &e);
+        CU_ASSERT_FATAL(c != NULL);
+        SV_ASSERT_EQ_I64(c->n_instances, want[i].n_inst);
+        SV_ASSERT_EQ_I64(c->instances[0].tp_size, want[i].tp);
+        SV_ASSERT_EQ_I64(c->instances[0].pp_size, want[i].pp);
+        SV_ASSERT_EQ_I64(c->instances[0].num_npus, want[i].npus);
+        CU_ASSERT(c->link_latency_given);
+        CU_ASSERT_DOUBLE_EQUAL(sv_planner_cluster_link_latency_ns(c, 0), 0, 0);
+        struct sv_compute_hw_cfg hw;
+        CU_ASSERT_FATAL(sv_compute_hw_lookup(c->instances[0].hardware, &hw, NULL));
+        CU_ASSERT_STRING_EQUAL(hw.name, want[i].hw_canonical);
+        sv_planner_cluster_free(c);
+    }
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
         {"quick_form_units", test_quick_form_units},
         {"link_latency_default", test_link_latency_default},
+        {"ispass_1_0_keys", test_ispass_1_0_keys},
         {NULL, NULL},
     };
     sv_test_add_suite("hw_catalog", cases);
