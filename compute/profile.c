@@ -658,7 +658,8 @@ static gboolean legacy_rows(const sv_compute_table *c, int nc, const char *part,
     static const char *const kcols[] = {"input"};
     if (!read_rows(c, kcols, 1, "latency(ns)", FALSE, nc, part, rows, error))
         return FALSE;
-    sort_dedupe(rows);
+    if (rows->len > 0)
+        sort_dedupe(rows);
     return TRUE;
 }
 
