@@ -1087,9 +1087,14 @@ double sv_planner_cluster_link_latency_ns(const struct sv_planner_cluster_cfg *c
     /* Not given: the hardware's scale-up hop (compute/hardware.json link_latency_ns), the largest
      * over the instances, so a mixed cluster never gets a hop faster than its slowest device. */
     double lat = 0;
+    /* One catalog for the loop (the built-in one is parsed once, not per instance). */
+    g_autoptr(sv_compute_hw_catalog) builtin = NULL;
+    const sv_compute_hw_catalog *cat = c->hw_catalog;
+    if (!cat)
+        cat = builtin = sv_compute_hw_catalog_new();
     for (int32_t i = 0; i < c->n_instances; i++) {
         struct sv_compute_hw_cfg hw;
-        if (sv_compute_hw_catalog_lookup(c->hw_catalog, c->instances[i].hardware, &hw, NULL))
+        if (sv_compute_hw_catalog_lookup(cat, c->instances[i].hardware, &hw, NULL))
             lat = MAX(lat, hw.link_latency_ns);
     }
     return lat;
