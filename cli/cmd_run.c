@@ -62,9 +62,12 @@ static const char usage[] =
     "  --workload FILE           LLMServingSim / Mooncake JSONL or Azure CSV trace\n"
     "  --skip-bad-lines          skip malformed workload lines and report the count\n"
     "                            (default: a bad line is an error)\n"
+    "  --hardware-file FILE      add or override accelerators: YAML or JSON with\n"
+    "                            compute/hardware.json's schema (repeatable, later files\n"
+    "                            win; docs/compute.md)\n"
     "quick study (no files):\n"
     "  --model NAME              built-in model (default " DEFAULT_MODEL ")\n"
-    "  --hardware NAME           built-in hardware (default " DEFAULT_HARDWARE ")\n"
+    "  --hardware NAME           catalog hardware (default " DEFAULT_HARDWARE ")\n"
     "  --tp N                    tensor-parallel degree (default 1)\n"
     "  --requests N              number of requests (default 1000)\n"
     "  --qps R                   arrival rate, requests/s (default 10)\n"
@@ -75,7 +78,8 @@ static const char usage[] =
     "  --arrival SPEC            poisson | gamma:CV | fixed | trace:PATH (gaps resampled\n"
     "                            from a trace, scaled to --qps; default poisson)\n"
     "latency:\n"
-    "  --profiles DIR            LLMServingSim profile bundles (default $" PROFILES_ENV ",\n"
+    "  --profiles DIR            LLMServingSim profile bundles or perf_models, or Vidur's\n"
+    "                            profiling folder (default $" PROFILES_ENV ",\n"
     "                            else none: every instance uses the roofline)\n"
     "  --latency profile|roofline  (default: profile when a bundle matches, else roofline;\n"
     "                            the built-in default run uses roofline; stderr and\n"
@@ -168,8 +172,9 @@ typedef struct {
     gboolean enable_attn_offloading, enable_sub_batch_interleaving, enable_local_offloading;
     gboolean enable_prefix_sharing;
     int64_t prefix_chunk_tokens;
-    double slo_ttft_ms; /* docs/routing.md */
-    char **plugins;     /* --plugin FILE.so, repeatable (planner/planner.h); NULL-terminated */
+    double slo_ttft_ms;    /* docs/routing.md */
+    char **plugins;        /* --plugin FILE.so, repeatable (planner/planner.h); NULL-terminated */
+    char **hardware_files; /* --hardware-file FILE, repeatable (docs/compute.md) */
     int64_t seed, max_num_seqs, max_num_batched_tokens, tp, requests, long_prefill, block_size;
     double qps;
     double gpu_clock; /* docs/power.md "DVFS"; 0 = unset */
@@ -190,6 +195,7 @@ static void run_opts_clear(run_opts *o)
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_clear_pointer(strs[i], g_free);
     g_clear_pointer(&o->plugins, g_strfreev);
+    g_clear_pointer(&o->hardware_files, g_strfreev);
 }
 
 static int bad_value(const char *flag, const char *value, const char *want)
@@ -310,6 +316,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         STR("arrival", arrival, "SPEC"),
         PATH("model-dir", model_dir, "DIR"),
         {"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->plugins, NULL, "FILE.so"},
+        {"hardware-file", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->hardware_files, NULL, "FILE"},
         STR("preemption-mode", preemption_mode, "recompute|swap"),
         STR("prefix-storage", prefix_storage, "none|cpu|cxl|ssd|LIST"),
         FLAG("enable-prefix-sharing", 0, enable_prefix_sharing),
@@ -488,6 +495,8 @@ static void report_latency_sources(const struct sv_planner_run_cfg *cfg, gboolea
             why = g_strdup("");
         else if (g_str_has_prefix(src, "legacy:"))
             why = g_strdup(" (LLMServingSim's perf_models layout)");
+        else if (g_str_has_prefix(src, "vidur:"))
+            why = g_strdup(" (Vidur's profiling layout)");
         else if (cfg->latency == SV_PLANNER_RUN_LATENCY_ROOFLINE)
             why = g_strdup(builtin ? " (the built-in default run)" : " (--latency roofline)");
         else if (!cfg->profiles_root)
@@ -584,6 +593,14 @@ static int run(const run_opts *o)
         const char *v = *(const char *const *)((const char *)o + named[k].offset);
         if (v && !sv_registry_lookup(reg, named[k].kind, v, &err)) {
             fprintf(stderr, "servesim run: %s: %s\n", named[k].flag, err->message);
+            return 2;
+        }
+    }
+    /* The hardware catalog of this run: the built-ins plus --hardware-file devices. */
+    g_autoptr(sv_compute_hw_catalog) hw_cat = sv_compute_hw_catalog_new();
+    for (char **p = o->hardware_files; p && *p; p++) {
+        if (!sv_compute_hw_catalog_load(hw_cat, *p, &err)) {
+            fprintf(stderr, "servesim run: --hardware-file: %s\n", err->message);
             return 2;
         }
     }
@@ -686,9 +703,9 @@ static int run(const run_opts *o)
     if (quick || builtin) {
         if (builtin && !o->latency)
             cfg.latency = SV_PLANNER_RUN_LATENCY_ROOFLINE;
-        cluster = sv_planner_cluster_single(o->model ? o->model : DEFAULT_MODEL,
-                                            o->hardware ? o->hardware : DEFAULT_HARDWARE,
-                                            o->tp ? (int)o->tp : 1, &err);
+        cluster = sv_planner_cluster_single_with(o->model ? o->model : DEFAULT_MODEL,
+                                                 o->hardware ? o->hardware : DEFAULT_HARDWARE,
+                                                 o->tp ? (int)o->tp : 1, hw_cat, &err);
         if (!cluster)
             goto fail;
         gboolean usage_error = FALSE;
@@ -702,6 +719,7 @@ static int run(const run_opts *o)
         cluster = sv_planner_cluster_load(o->cluster, &err);
         if (!cluster)
             goto fail;
+        cluster->hw_catalog = hw_cat;
         /* Memory-tier / power / PIM keys the run ignores (docs/reference-configs.md). */
         for (char **u = cluster->unsupported; u && *u; u++)
             g_printerr("servesim run: %s\n", *u);

@@ -137,29 +137,62 @@ const char *sv_compute_arch_name(sv_compute_model_arch arch); /* "llama": the ya
 
 /* ---- hardware --------------------------------------------------------------------------- */
 
+/* One accelerator (docs/compute.md "Hardware catalog"). Units: TFLOPS / TOPS dense (no
+ * sparsity); capacity in GiB (2^30 B: DRAM is binary, a vendor's "80 GB" HBM is 80 GiB, and
+ * LLMServingSim's npu_mem.mem_size is read in GiB); bandwidths in decimal GB/s (1e9 B/s); 0 =
+ * not published (or, for a timing figure, not applicable). */
 struct sv_compute_hw_cfg {
-    char name[32];       /* canonical name: "H100-SXM" */
-    double bf16_tflops;  /* peak dense tensor BF16 (= FP16), no sparsity */
-    double fp8_tflops;   /* peak dense FP8 (0: none) */
-    double fp32_tflops;  /* peak FP32 (non-tensor) */
-    double mem_gb;       /* device memory, GB (1e9 B) */
-    double mem_bw_gbps;  /* peak memory bandwidth, GB/s (1e9 B/s) */
-    double link_bw_gbps; /* scale-up interconnect per device, per direction, GB/s */
-    double pcie_gbps;    /* host link (PCIe) per device, per direction, GB/s; 0: not published */
-    double tdp_w;        /* board power at full load (TDP / max board power), W; 0: not published */
-    double idle_w;       /* board power with nothing to run, W; 0: not published */
-    char source[512];    /* where the numbers come from */
+    char name[32];          /* canonical name: "H100-SXM" */
+    double bf16_tflops;     /* peak dense tensor BF16 (= FP16), no sparsity */
+    double fp8_tflops;      /* peak dense FP8 (0: none) */
+    double int8_tops;       /* peak dense INT8 (0: none or not published) */
+    double fp32_tflops;     /* peak FP32 (non-tensor; 0: not published) */
+    double mem_gib;         /* device memory, GiB (2^30 B) */
+    double mem_bw_gbps;     /* peak memory bandwidth, GB/s (1e9 B/s) */
+    int32_t compute_units;  /* SMs (NVIDIA), CUs (AMD), TensorCores (TPU) */
+    char interconnect[32];  /* scale-up interconnect: "NVLink4", "PCIe4", "ICI", ... */
+    double link_bw_gbps;    /* scale-up interconnect per device, per direction, GB/s */
+    double link_latency_ns; /* per hop of that interconnect, collective step (latency_source) */
+    double pcie_gbps;       /* host link (PCIe) per device, per direction, GB/s; 0: not published */
+    double launch_ns;       /* smallest measured operator time: one kernel launch with no work */
+    double tdp_w;      /* board power at full load (TDP / max board power), W; 0: not published */
+    double idle_w;     /* board power with nothing to run, W; 0: not published */
+    char source[1024]; /* where the peaks, memory and links come from */
+    char latency_source[1024]; /* where link_latency_ns and launch_ns come from (or their rule) */
     char power_source[512]; /* where tdp_w and idle_w come from (or the rule that derived them) */
 };
-/* Case-insensitive; aliases accepted (H100, A100, RTX4090, RTXPRO6000, A6000, TPUv6e...). */
+
+/* The built-in catalog (compute/hardware.json) plus devices from hardware files (YAML or JSON,
+ * the same schema): a file entry whose name or an alias names a device overrides the fields it
+ * gives; any other entry adds a device. No globals: a run owns its catalog. */
+typedef struct sv_compute_hw_catalog sv_compute_hw_catalog;
+sv_compute_hw_catalog *sv_compute_hw_catalog_new(void); /* the built-in devices */
+void sv_compute_hw_catalog_free(sv_compute_hw_catalog *cat);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_compute_hw_catalog, sv_compute_hw_catalog_free)
+/* Add or override devices from `path` (".json": JSON, anything else: YAML): {"hardware": [entry,
+ * ...]}. Errors name the file and the field path ("my.yaml: hardware[1].mem_gib: ..."); on an
+ * error the catalog is unchanged. */
+gboolean sv_compute_hw_catalog_load(sv_compute_hw_catalog *cat, const char *path, GError **error);
+/* Case-insensitive; aliases accepted (H100, A100, RTX4090, RTXPRO6000, A6000, TPUv6e...), with
+ * '-', '_' and ' ' ignored. `cat` NULL: the built-in catalog. */
+gboolean sv_compute_hw_catalog_lookup(const sv_compute_hw_catalog *cat, const char *name,
+                                      struct sv_compute_hw_cfg *out, GError **error);
+/* Devices in catalog order (built-ins first, then added ones). */
+guint sv_compute_hw_catalog_size(const sv_compute_hw_catalog *cat);
+const struct sv_compute_hw_cfg *sv_compute_hw_catalog_get(const sv_compute_hw_catalog *cat,
+                                                          guint i);
+/* The built-in catalog (sv_compute_hw_catalog_lookup with cat NULL). */
 gboolean sv_compute_hw_lookup(const char *name, struct sv_compute_hw_cfg *out, GError **error);
-/* Apply overrides from a JSON object with any of the keys bf16_tflops, fp8_tflops,
- * fp32_tflops, mem_gb, mem_bw_gbps, link_bw_gbps. Unknown keys and non-positive values are
- * errors naming `where`.key. */
+/* Apply overrides from a JSON object with any numeric key of a catalog entry (bf16_tflops,
+ * fp8_tflops, int8_tops, fp32_tflops, mem_gib, mem_bw_gbps, compute_units, link_bw_gbps,
+ * link_latency_ns, pcie_gbps, launch_ns, tdp_w, idle_w). Unknown keys and negative values
+ * (non-positive for bf16_tflops, mem_gib, mem_bw_gbps) are errors naming `where`.key. */
 gboolean sv_compute_hw_apply_overrides(struct sv_compute_hw_cfg *hw, JsonObject *obj,
                                        const char *where, GError **error);
 /* Peak FLOP/s for a weight dtype size (1: fp8, 2: bf16/fp16, 4: fp32). */
 double sv_compute_hw_peak_flops(const struct sv_compute_hw_cfg *hw, int dtype_bytes);
+/* Device memory in bytes (mem_gib x 2^30). */
+uint64_t sv_compute_hw_mem_bytes(const struct sv_compute_hw_cfg *hw);
 
 /* ---- batch shape ------------------------------------------------------------------------ */
 
@@ -200,6 +233,7 @@ typedef enum {
     SV_COMPUTE_LATENCY_PROFILE,  /* LLMServingSim bundle (<hw>/<org>/<model>/<variant>/) */
     SV_COMPUTE_LATENCY_LEGACY,   /* perf_models/<hw>/<org>/<model>/tp<N>/layers.csv + predictions */
     SV_COMPUTE_LATENCY_ROOFLINE, /* fitted roofline from the model and hardware catalogs */
+    SV_COMPUTE_LATENCY_VIDUR,    /* Vidur: compute/<device>/<org>/<model>/{mlp,attention}.csv */
 } sv_compute_latency_backend;
 
 /* Profile bundle: `variant_dir` is <profiles>/<hw>/<org>/<model>/<variant> (holding meta.yaml
@@ -220,6 +254,25 @@ char *sv_compute_legacy_find(const char *perf_models_root, const char *hw, const
 sv_compute_latency *sv_compute_latency_new_legacy(const char *tp_dir,
                                                   const struct sv_compute_model_cfg *m, int tp,
                                                   GError **error);
+
+/* Vidur's profiling layout (docs/compute.md "Vidur's profiles"): the folder
+ * <root>/compute/<device>/<org>/<model> holding mlp.csv for hardware `hw` (its name in the config;
+ * `hw_canonical` its catalog name, NULL when not in the catalog: a100 = A100-80GB, h100 = H100-SXM
+ * are Vidur's devices, or a folder named like the hardware) and model `model_name` (org/name
+ * compared case-insensitively, a trailing -hf ignored). Newly allocated, or NULL with an error
+ * naming what is missing. */
+char *sv_compute_vidur_find(const char *root, const char *hw, const char *hw_canonical,
+                            const char *model_name, GError **error);
+/* Vidur's mlp.csv (and attention.csv when the folder has one) for `m` at tp `tp`: rows of the
+ * model's shape and TP degree, looked up as compute/vidur.c states; what Vidur does not profile
+ * (lm_head, sampler; attention without attention.csv) from the roofline of `hw`. */
+sv_compute_latency *sv_compute_latency_new_vidur(const char *model_dir,
+                                                 const struct sv_compute_model_cfg *m, int tp,
+                                                 const struct sv_compute_hw_cfg *hw,
+                                                 GError **error);
+/* The operators a Vidur latency takes from the roofline ("lm_head, sampler", or with
+ * "attention"); NULL for the other backends. */
+const char *sv_compute_latency_fallback_ops(const sv_compute_latency *lat);
 
 /* Roofline parameters of one operator. */
 struct sv_compute_roofline_eff {

@@ -92,13 +92,39 @@ struct sv_compute_skew_fit {
 void sv_compute__skew_fit_clear(struct sv_compute_skew_fit *f);
 
 /* Legacy perf_models tables. */
+#define SV_COMPUTE_LEGACY_MAX_PARTS 3
 struct sv_compute_legacy_tables {
     struct sv_compute_table1d
         layer[SV_COMPUTE_OP_COUNT]; /* by input tokens; summed parts (q+k+v ...) */
     gboolean has_layer[SV_COMPUTE_OP_COUNT];
     struct sv_compute_table2d prefill; /* rows: kv_cache_size, columns: prefill_chunk_size */
     struct sv_compute_table2d decode;  /* rows: batch_size, columns: kv_cache_size */
+    /* LLMServingSim's TPU rules (a hardware folder named TPU*): each part looked up alone at its
+     * nearest profiled input (first row of the file on a tie), a part without rows costing 1 ns,
+     * no rotary_emb (the TPU profile's attention includes it). */
+    gboolean tpu;
+    struct sv_compute_table1d part[SV_COMPUTE_OP_COUNT][SV_COMPUTE_LEGACY_MAX_PARTS];
+    int n_parts[SV_COMPUTE_OP_COUNT];
+    double part_scale[SV_COMPUTE_OP_COUNT];
+    /* MoE models (gate and expert.w1/w2/w3 rows): the router by batch tokens, one expert's
+     * w1 + w2 + w3 by the tokens it gets. */
+    gboolean moe;
+    struct sv_compute_table1d gate, expert;
 };
+
+/* Vidur's profiling layout (compute/vidur.c): mlp.csv operators by tokens, attention.csv's
+ * decode rows (k0 = KV, points by batch) and prefill rows (k0 = chunk, points by KV history). */
+struct sv_compute_vidur_tables {
+    struct sv_compute_table1d op[SV_COMPUTE_OP_COUNT]; /* by num_tokens: ns */
+    gboolean has[SV_COMPUTE_OP_COUNT];
+    struct sv_compute_table1d norm2, add; /* post_attention_layernorm, residual add */
+    gboolean has_attn, has_kv_save;
+    struct sv_compute_table2d decode, prefill;
+    struct sv_compute_table1d kv_save;
+    struct sv_compute_latency *fallback; /* roofline: what Vidur does not profile */
+    char *fallback_ops;                  /* "lm_head, sampler" (and attention) */
+};
+void sv_compute__vidur_free(struct sv_compute_vidur_tables *v);
 
 struct sv_compute_latency {
     sv_compute_latency_backend backend;
@@ -113,6 +139,8 @@ struct sv_compute_latency {
     struct sv_compute_skew_fit skew;
     /* legacy */
     struct sv_compute_legacy_tables *legacy;
+    /* vidur */
+    struct sv_compute_vidur_tables *vidur;
     /* roofline */
     struct sv_compute_roofline_eff eff[SV_COMPUTE_OP_COUNT];
     /* DVFS (sv_compute_latency_set_clock): clock 1 = nominal. clock_hw: peak and bandwidth that
@@ -129,6 +157,10 @@ double sv_compute__profile_op_ns(sv_compute_latency *lat, sv_compute_op_kind op,
                                  const struct sv_compute_batch_shape *s);
 double sv_compute__legacy_op_ns(sv_compute_latency *lat, sv_compute_op_kind op,
                                 const struct sv_compute_batch_shape *s);
+gboolean sv_compute__vidur_load(sv_compute_latency *lat, const char *model_dir,
+                                const struct sv_compute_hw_cfg *hw, GError **error);
+double sv_compute__vidur_op_ns(sv_compute_latency *lat, sv_compute_op_kind op,
+                               const struct sv_compute_batch_shape *s);
 
 /* ---- DRAMSim3-style INI files (compute/ini.c) ---- */
 typedef struct {

@@ -72,6 +72,7 @@ void sv_compute_latency_free(sv_compute_latency *lat)
     }
     sv_compute__skew_fit_clear(&lat->skew);
     sv_compute__legacy_free(lat->legacy);
+    sv_compute__vidur_free(lat->vidur);
     g_free(lat->dir);
     g_free(lat);
 }
@@ -95,6 +96,17 @@ sv_compute_latency *sv_compute_latency_new_legacy(const char *tp_dir,
     if (!lat || !sv_compute__legacy_load(lat, tp_dir, error))
         return NULL;
     g_debug("latency: legacy layer profiles %s (tp %d)", tp_dir, tp);
+    return g_steal_pointer(&lat);
+}
+
+sv_compute_latency *sv_compute_latency_new_vidur(const char *model_dir,
+                                                 const struct sv_compute_model_cfg *m, int tp,
+                                                 const struct sv_compute_hw_cfg *hw, GError **error)
+{
+    g_autoptr(sv_compute_latency) lat = latency_alloc(SV_COMPUTE_LATENCY_VIDUR, m, tp, error);
+    if (!lat || !sv_compute__vidur_load(lat, model_dir, hw, error))
+        return NULL;
+    g_debug("latency: Vidur profiles %s (tp %d)", model_dir, tp);
     return g_steal_pointer(&lat);
 }
 
@@ -308,6 +320,9 @@ sv_time sv_compute_op_time(sv_compute_latency *lat, sv_compute_op_kind op,
         break;
     case SV_COMPUTE_LATENCY_LEGACY:
         ns = sv_compute__legacy_op_ns(lat, op, s);
+        break;
+    case SV_COMPUTE_LATENCY_VIDUR:
+        ns = sv_compute__vidur_op_ns(lat, op, s);
         break;
     case SV_COMPUTE_LATENCY_ROOFLINE:
         ns = roofline_op_ns(lat, op, s);

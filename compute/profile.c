@@ -626,17 +626,41 @@ double sv_compute__profile_op_ns(sv_compute_latency *lat, sv_compute_op_kind op,
  * attn_decode_predictions.csv (batch_size,kv_cache_size,prediction), in ns. Canonical ops are
  * sums of the legacy parts (qkv_proj = q_proj + k_proj + v_proj, gate_up_proj = gate_proj +
  * up_proj); layernorm is the mean of input_layernorm and post_layernorm, so the two layernorm
- * slots of a layer add up to both. The legacy layout has no sampler (it costs 0). */
+ * slots of a layer add up to both. The legacy layout has no sampler (it costs 0).
+ *
+ * As LLMServingSim's ISPASS'26 trace_generator reads the same files (_synthesize_trace,
+ * _get_perf_row): MoE models have `gate` (the router) and `expert.w1/w2/w3` rows instead of
+ * gate/up/down_proj and no act_fn in their MoE block; a hardware folder whose name contains
+ * "TPU" takes the nearest profiled input of each layer (its profile misses inputs), a layer
+ * without rows costs 1 ns (the TPU profile has no k_proj or v_proj), and rotary embedding is
+ * part of its attention. Only the layers of the model's sequence are read. */
 
 void sv_compute__legacy_free(struct sv_compute_legacy_tables *l)
 {
     if (!l)
         return;
-    for (int i = 0; i < SV_COMPUTE_OP_COUNT; i++)
+    for (int i = 0; i < SV_COMPUTE_OP_COUNT; i++) {
         table1d_clear(&l->layer[i]);
+        for (int p = 0; p < SV_COMPUTE_LEGACY_MAX_PARTS; p++)
+            table1d_clear(&l->part[i][p]);
+    }
     table2d_clear(&l->prefill);
     table2d_clear(&l->decode);
+    table1d_clear(&l->gate);
+    table1d_clear(&l->expert);
     g_free(l);
+}
+
+/* The rows of one legacy part (layer_name == part), sorted by input. */
+static gboolean legacy_rows(const sv_compute_table *c, int nc, const char *part, GArray *rows,
+                            GError **error)
+{
+    static const char *const kcols[] = {"input"};
+    if (!read_rows(c, kcols, 1, "latency(ns)", FALSE, nc, part, rows, error))
+        return FALSE;
+    if (rows->len > 0)
+        sort_dedupe(rows);
+    return TRUE;
 }
 
 static gboolean legacy_parts(const sv_compute_table *c, const char *path, const char *const *parts,
@@ -647,16 +671,14 @@ static gboolean legacy_parts(const sv_compute_table *c, const char *path, const 
         return FALSE;
     g_autoptr(GArray) sum = NULL;
     for (int p = 0; parts[p]; p++) {
-        static const char *const kcols[] = {"input"};
         g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(struct kv_row));
-        if (!read_rows(c, kcols, 1, "latency(ns)", FALSE, nc, parts[p], rows, error))
+        if (!legacy_rows(c, nc, parts[p], rows, error))
             return FALSE;
         if (rows->len == 0) {
             g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_MISSING,
                         "no rows for layer_name %s in %s", parts[p], path);
             return FALSE;
         }
-        sort_dedupe(rows);
         if (!sum) {
             sum = g_steal_pointer(&rows);
             continue;
@@ -674,6 +696,38 @@ static gboolean legacy_parts(const sv_compute_table *c, const char *path, const 
         g_array_index(sum, struct kv_row, i).v *= scale;
     table1d_from(out, (struct kv_row *)sum->data, (int)sum->len, 0);
     return TRUE;
+}
+
+/* TPU rules: each part on its own (an absent part is an empty table: 1 ns). */
+static gboolean legacy_parts_tpu(const sv_compute_table *c, const char *const *parts,
+                                 struct sv_compute_legacy_tables *l, sv_compute_op_kind op,
+                                 double scale, GError **error)
+{
+    int nc = sv_compute__csv_col(c, "layer_name", error);
+    if (nc < 0)
+        return FALSE;
+    for (int p = 0; parts[p]; p++) {
+        g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(struct kv_row));
+        if (!legacy_rows(c, nc, parts[p], rows, error))
+            return FALSE;
+        table1d_from(&l->part[op][p], (struct kv_row *)rows->data, (int)rows->len, 0);
+        l->n_parts[op] = p + 1;
+    }
+    l->part_scale[op] = scale;
+    return TRUE;
+}
+
+/* LLMServingSim's TPU fallback: the row of the nearest input (the lower one on a tie: its files
+ * are in ascending input order, and the first row wins); 1 ns for a layer without rows. */
+static double nearest_1d(const struct sv_compute_table1d *t, double q)
+{
+    if (t->n == 0)
+        return 1;
+    int best = 0;
+    for (int i = 1; i < t->n; i++)
+        if (fabs((double)t->keys[i] - q) < fabs((double)t->keys[best] - q))
+            best = i;
+    return t->vals[best];
 }
 
 static gboolean legacy_2d(const char *path, const char *c0, const char *c1,
@@ -695,54 +749,119 @@ static gboolean legacy_2d(const char *path, const char *c0, const char *c1,
     return TRUE;
 }
 
+/* LLMServingSim keys its TPU rules on the hardware name: the folder <hw> of
+ * <perf_models>/<hw>/<org>/<model>/tp<N>. */
+static gboolean legacy_is_tpu(const char *tp_dir)
+{
+    g_autofree char *d1 = g_path_get_dirname(tp_dir);
+    g_autofree char *d2 = g_path_get_dirname(d1);
+    g_autofree char *d3 = g_path_get_dirname(d2);
+    g_autofree char *hw = g_path_get_basename(d3);
+    g_autofree char *up = g_ascii_strup(hw, -1);
+    return strstr(up, "TPU") != NULL;
+}
+
+static const struct legacy_map {
+    sv_compute_op_kind op;
+    const char *parts[SV_COMPUTE_LEGACY_MAX_PARTS + 1];
+    double scale;
+} legacy_map[] = {
+    {SV_COMPUTE_OP_EMBEDDING, {"embedding"}, 1},
+    {SV_COMPUTE_OP_LAYERNORM, {"input_layernorm", "post_layernorm"}, 0.5},
+    {SV_COMPUTE_OP_QKV_PROJ, {"q_proj", "k_proj", "v_proj"}, 1},
+    {SV_COMPUTE_OP_ROTARY_EMB, {"rope"}, 1},
+    {SV_COMPUTE_OP_O_PROJ, {"o_proj"}, 1},
+    {SV_COMPUTE_OP_GATE_UP_PROJ, {"gate_proj", "up_proj"}, 1},
+    {SV_COMPUTE_OP_ACT_FN, {"act_fn"}, 1},
+    {SV_COMPUTE_OP_DOWN_PROJ, {"down_proj"}, 1},
+    {SV_COMPUTE_OP_FINAL_LAYERNORM, {"final_layernorm"}, 1},
+    {SV_COMPUTE_OP_LM_HEAD, {"lm_head"}, 1},
+};
+
+static gboolean seq_uses(const struct sv_compute_layer_seq *q, sv_compute_op_kind op)
+{
+    const sv_compute_op_kind *lists[] = {q->prologue, q->pre_attn, q->post_attn, q->mlp, q->head};
+    const int ns[] = {q->n_prologue, q->n_pre_attn, q->n_post_attn, q->n_mlp, q->n_head};
+    for (int l = 0; l < 5; l++)
+        for (int i = 0; i < ns[l]; i++)
+            if (lists[l][i] == op)
+                return TRUE;
+    return FALSE;
+}
+
 gboolean sv_compute__legacy_load(sv_compute_latency *lat, const char *tp_dir, GError **error)
 {
     lat->dir = g_strdup(tp_dir);
-    lat->legacy = g_new0(struct sv_compute_legacy_tables, 1);
+    struct sv_compute_legacy_tables *l = lat->legacy = g_new0(struct sv_compute_legacy_tables, 1);
     g_autofree char *lp = g_strdup_printf("%s/layers.csv", tp_dir);
+    const struct sv_compute_layer_seq *q = lat->seq;
+    if (seq_uses(q, SV_COMPUTE_OP_QK_NORM)) {
+        g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_MISSING,
+                    "no legacy profile for layer qk_norm (%s): %s", lat->model.name, lp);
+        return FALSE;
+    }
     g_autoptr(sv_compute_table) c = sv_compute__csv_load(lp, error);
     if (!c)
         return FALSE;
-    static const struct {
-        sv_compute_op_kind op;
-        const char *parts[4];
-        double scale;
-    } map[] = {
-        {SV_COMPUTE_OP_EMBEDDING, {"embedding"}, 1},
-        {SV_COMPUTE_OP_LAYERNORM, {"input_layernorm", "post_layernorm"}, 0.5},
-        {SV_COMPUTE_OP_QKV_PROJ, {"q_proj", "k_proj", "v_proj"}, 1},
-        {SV_COMPUTE_OP_ROTARY_EMB, {"rope"}, 1},
-        {SV_COMPUTE_OP_O_PROJ, {"o_proj"}, 1},
-        {SV_COMPUTE_OP_GATE_UP_PROJ, {"gate_proj", "up_proj"}, 1},
-        {SV_COMPUTE_OP_ACT_FN, {"act_fn"}, 1},
-        {SV_COMPUTE_OP_DOWN_PROJ, {"down_proj"}, 1},
-        {SV_COMPUTE_OP_FINAL_LAYERNORM, {"final_layernorm"}, 1},
-        {SV_COMPUTE_OP_LM_HEAD, {"lm_head"}, 1},
-    };
-    for (size_t i = 0; i < G_N_ELEMENTS(map); i++) {
-        if (!legacy_parts(c, lp, map[i].parts, map[i].scale, &lat->legacy->layer[map[i].op], error))
+    l->tpu = legacy_is_tpu(tp_dir);
+    for (size_t i = 0; i < G_N_ELEMENTS(legacy_map); i++) {
+        const struct legacy_map *e = &legacy_map[i];
+        if (!seq_uses(q, e->op))
+            continue;
+        l->has_layer[e->op] = TRUE;
+        if (l->tpu) {
+            if (e->op != SV_COMPUTE_OP_ROTARY_EMB &&
+                !legacy_parts_tpu(c, e->parts, l, e->op, e->scale, error))
+                return FALSE;
+            continue;
+        }
+        if (!legacy_parts(c, lp, e->parts, e->scale, &l->layer[e->op], error))
             return FALSE;
-        lat->legacy->has_layer[map[i].op] = TRUE;
+    }
+    if (q->n_mlp && q->mlp_is_moe) {
+        static const char *const gate[] = {"gate", NULL};
+        static const char *const expert[] = {"expert.w1", "expert.w2", "expert.w3", NULL};
+        if (!legacy_parts(c, lp, gate, 1, &l->gate, error) ||
+            !legacy_parts(c, lp, expert, 1, &l->expert, error))
+            return FALSE;
+        l->moe = TRUE;
     }
     g_autofree char *pp = g_strdup_printf("%s/predictions/attn_prefill_predictions.csv", tp_dir);
     g_autofree char *dp = g_strdup_printf("%s/predictions/attn_decode_predictions.csv", tp_dir);
-    if (!legacy_2d(pp, "kv_cache_size", "prefill_chunk_size", &lat->legacy->prefill, error) ||
-        !legacy_2d(dp, "batch_size", "kv_cache_size", &lat->legacy->decode, error))
+    if (!legacy_2d(pp, "kv_cache_size", "prefill_chunk_size", &l->prefill, error) ||
+        !legacy_2d(dp, "batch_size", "kv_cache_size", &l->decode, error))
         return FALSE;
-    const struct sv_compute_layer_seq *q = lat->seq;
-    if (q->n_mlp && q->mlp_is_moe) {
-        g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_UNKNOWN,
-                    "legacy profiles are supported for dense models only (%s is MoE): %s",
-                    lat->model.name, tp_dir);
-        return FALSE;
-    }
-    for (int i = 0; i < q->n_pre_attn; i++)
-        if (q->pre_attn[i] == SV_COMPUTE_OP_QK_NORM) {
-            g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_MISSING,
-                        "no legacy profile for layer qk_norm (%s): %s", lat->model.name, lp);
-            return FALSE;
-        }
     return TRUE;
+}
+
+/* The MoE block as LLMServingSim's legacy trace_generator times it: the router on the batch's
+ * tokens, then the experts split over the TP group (expert e on rank e mod tp, unsharded: the
+ * legacy expert rows do not change with tp), tokens assigned by its default "RR" routing (token
+ * t to experts t, t+1, ..., t+k-1 mod E), each rank running its experts one after another on the
+ * tokens each got, one token at least (an expert without tokens still runs); the block waits for
+ * the slowest rank. counts[e] = #{t < tokens : (e - t) mod E < k}, in closed form. */
+static double legacy_moe_ns(const sv_compute_latency *lat, const struct sv_compute_batch_shape *s)
+{
+    const struct sv_compute_legacy_tables *l = lat->legacy;
+    int64_t tok = s->tokens;
+    if (tok <= 0)
+        return 0;
+    int64_t E = MAX(lat->model.num_experts, (int64_t)1);
+    int64_t k = MIN(MAX(lat->model.experts_per_tok, (int64_t)1), E);
+    int64_t tp = MAX((int64_t)lat->tp, (int64_t)1);
+    int64_t cycles = tok / E, rest = tok % E;
+    double slowest = 0;
+    for (int64_t r = 0; r < tp; r++) {
+        double t = 0;
+        for (int64_t e = r; e < E; e += tp) {
+            int64_t n = cycles * k;
+            for (int64_t j = 0; j < k; j++)
+                n += ((e - j) % E + E) % E < rest;
+            t += sv_compute__lookup_1d(&l->expert, (double)MAX(n, (int64_t)1));
+        }
+        slowest = MAX(slowest, t);
+    }
+    return sv_compute__lookup_1d(&l->gate, (double)tok) + slowest;
 }
 
 double sv_compute__legacy_op_ns(sv_compute_latency *lat, sv_compute_op_kind op,
@@ -760,7 +879,21 @@ double sv_compute__legacy_op_ns(sv_compute_latency *lat, sv_compute_op_kind op,
             v += sv_compute__lookup_2d(&l->decode, (double)s->n_decode, (double)s->decode_kv_mean);
         return trunc(v);
     }
+    if (op == SV_COMPUTE_OP_MOE) {
+        SV_ASSERT(l->moe);
+        return trunc(legacy_moe_ns(lat, s));
+    }
     SV_ASSERT(l->has_layer[op]);
     double key = (double)(op == SV_COMPUTE_OP_LM_HEAD ? s->n_seqs : s->tokens);
-    return trunc_at_least_1(sv_compute__lookup_1d(&l->layer[op], key < 1 ? 1 : key));
+    if (key < 1)
+        key = 1;
+    if (l->tpu) {
+        if (op == SV_COMPUTE_OP_ROTARY_EMB)
+            return 0; /* inside the TPU profile's attention */
+        double v = 0;
+        for (int p = 0; p < l->n_parts[op]; p++)
+            v += nearest_1d(&l->part[op][p], key);
+        return trunc_at_least_1(v * l->part_scale[op]);
+    }
+    return trunc_at_least_1(sv_compute__lookup_1d(&l->layer[op], key));
 }

@@ -35,8 +35,7 @@ static gboolean fill_dim(const struct sv_planner_cluster_cfg *c, int dim, int np
                          int at, GError **error)
 {
     double bw = c->n_link_bw > 0 ? c->link_bw_dims[MIN(dim, c->n_link_bw - 1)] : c->link_bw_gbps;
-    double lat = c->n_link_latency > 0 ? c->link_latency_dims[MIN(dim, c->n_link_latency - 1)]
-                                       : c->link_latency_ns;
+    double lat = sv_planner_cluster_link_latency_ns(c, dim);
     t->kind[at] = SV_NET_TOPO_FULLY_CONNECTED;
     if (lv->set) {
         t->kind[at] = lv->kind;

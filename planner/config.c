@@ -876,6 +876,7 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
         !get_str(top, "kv_transfer", where, FALSE, c->kv_transfer, sizeof c->kv_transfer, error) ||
         !get_num(top, "slo_ttft_ms", where, FALSE, 0, FALSE, &c->slo_ttft_ms, error))
         goto fail;
+    c->link_latency_given = json_object_has_member(top, "link_latency");
     sv_planner_pd_kv_mode kv_mode;
     if (c->kv_transfer[0] && !sv_planner_pd_kv_mode_parse(c->kv_transfer, &kv_mode, NULL)) {
         bad(error, where, "kv_transfer", "must be \"whole\" or \"per_layer\"");
@@ -1027,8 +1028,16 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_load(const char *path, GError 
 struct sv_planner_cluster_cfg *sv_planner_cluster_single(const char *model, const char *hardware,
                                                          int tp, GError **error)
 {
+    return sv_planner_cluster_single_with(model, hardware, tp, NULL, error);
+}
+
+struct sv_planner_cluster_cfg *sv_planner_cluster_single_with(const char *model,
+                                                              const char *hardware, int tp,
+                                                              const sv_compute_hw_catalog *catalog,
+                                                              GError **error)
+{
     struct sv_compute_hw_cfg hw;
-    if (!sv_compute_hw_lookup(hardware, &hw, error))
+    if (!sv_compute_hw_catalog_lookup(catalog, hardware, &hw, error))
         return NULL;
     if (tp < 1) {
         g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, "--tp must be >= 1");
@@ -1039,13 +1048,17 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_single(const char *model, cons
     c->nodes = g_new0(struct sv_planner_node_cfg, 1);
     c->n_instances = 1;
     c->instances = g_new0(struct sv_planner_instance_cfg, 1);
-    /* NVLink-class scale-up link from the hardware catalog for TP all-reduce. */
-    c->link_bw_gbps = hw.link_bw_gbps;
+    c->hw_catalog = catalog;
+    /* NVLink-class scale-up link from the hardware catalog for TP all-reduce: the catalog's
+     * decimal GB/s in the config's unit, ASTRA-sim GB/s (2^30 B per 10^9 ns; VALIDATION_NOTES
+     * item 6). No link_latency is given: the catalog's per-hop latency applies
+     * (sv_planner_cluster_link_latency_ns). */
+    c->link_bw_gbps = hw.link_bw_gbps * 1e9 / 1073741824.0;
     struct sv_planner_instance_cfg *ic = &c->instances[0];
     g_strlcpy(ic->model_name, model, sizeof ic->model_name);
     g_strlcpy(ic->hardware, hw.name, sizeof ic->hardware);
-    /* The catalog gives GB (1e9 B); the cluster config's mem_size is read as GiB. */
-    ic->npu_mem_gib = hw.mem_gb * 1e9 / (1024.0 * 1024.0 * 1024.0);
+    /* One unit for capacities: the catalog's mem_gib is GiB, as a config's mem_size. */
+    ic->npu_mem_gib = hw.mem_gib;
     ic->npu_mem_bw_gbps = hw.mem_bw_gbps;
     ic->mem_util = DEFAULT_MEM_UTIL;
     ic->num_npus = tp;
@@ -1063,6 +1076,28 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_single(const char *model, cons
     parse_storage(NULL, NULL, &ssd, NULL); /* the SSD defaults */
     c->nodes[0].storage = ssd;
     return c;
+}
+
+double sv_planner_cluster_link_latency_ns(const struct sv_planner_cluster_cfg *c, int dim)
+{
+    if (c->n_link_latency > 0)
+        return c->link_latency_dims[MIN(dim, c->n_link_latency - 1)];
+    if (c->link_latency_given)
+        return c->link_latency_ns;
+    /* Not given: the hardware's scale-up hop (compute/hardware.json link_latency_ns), the largest
+     * over the instances, so a mixed cluster never gets a hop faster than its slowest device. */
+    double lat = 0;
+    /* One catalog for the loop (the built-in one is parsed once, not per instance). */
+    g_autoptr(sv_compute_hw_catalog) builtin = NULL;
+    const sv_compute_hw_catalog *cat = c->hw_catalog;
+    if (!cat)
+        cat = builtin = sv_compute_hw_catalog_new();
+    for (int32_t i = 0; i < c->n_instances; i++) {
+        struct sv_compute_hw_cfg hw;
+        if (sv_compute_hw_catalog_lookup(cat, c->instances[i].hardware, &hw, NULL))
+            lat = MAX(lat, hw.link_latency_ns);
+    }
+    return lat;
 }
 
 void sv_planner_cluster_free(struct sv_planner_cluster_cfg *cfg)

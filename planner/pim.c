@@ -232,7 +232,7 @@ gboolean sv_planner_pim_instance(sv_planner_pim *p, int32_t i, const struct sv_c
     double pcie = nc->pcie.bw_gbps;
     if (!(pcie > 0)) {
         struct sv_compute_hw_cfg hw;
-        if (!sv_compute_hw_lookup(ic->hardware, &hw, error))
+        if (!sv_compute_hw_catalog_lookup(p->c->hw_catalog, ic->hardware, &hw, error))
             return FALSE;
         pcie = hw.pcie_gbps;
     }

@@ -204,7 +204,10 @@ struct sv_planner_node_cfg {
 
 struct sv_planner_cluster_cfg {
     double link_bw_gbps;    /* top-level link_bw (ASTRA-sim GB/s) */
-    double link_latency_ns; /* top-level link_latency */
+    double link_latency_ns; /* top-level link_latency (see link_latency_given) */
+    /* link_latency given (scalar or array). Without it every dimension takes the per-hop latency
+     * of the instances' hardware (sv_planner_cluster_link_latency_ns). */
+    gboolean link_latency_given;
     /* link_bw / link_latency given as arrays: one value per network dimension (dim 0 = devices
      * of a node, dim 1 = nodes); n_link_* = 0 when scalars. */
     int32_t n_link_bw, n_link_latency;
@@ -231,6 +234,9 @@ struct sv_planner_cluster_cfg {
      * when none); the caller reports them (docs/reference-configs.md lists the decisions). */
     char **unsupported;
     char where[128]; /* the `where` it was parsed with (the file's name): prefixes later errors */
+    /* The hardware catalog instances' `hardware` names resolve in (borrowed; NULL = the built-in
+     * catalog): the caller sets it (servesim run --hardware-file). */
+    const sv_compute_hw_catalog *hw_catalog;
 };
 
 /* Parse LLMServingSim's cluster config. `where` prefixes error messages (usually the file's base
@@ -242,6 +248,19 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_load(const char *path, GError 
 /* A one-node, one-instance cluster (the quick form). mem_size from the hardware catalog. */
 struct sv_planner_cluster_cfg *sv_planner_cluster_single(const char *model, const char *hardware,
                                                          int tp, GError **error);
+/* The same with the hardware looked up in `catalog` (NULL = built-in), which the cluster keeps
+ * (borrowed) as its hw_catalog. Memory: the catalog's mem_gib (GiB, as a config's mem_size);
+ * link: its link_bw_gbps (decimal GB/s, converted to the config's ASTRA-sim GB/s) and, as no
+ * link_latency is given, its per-hop link_latency_ns. */
+struct sv_planner_cluster_cfg *sv_planner_cluster_single_with(const char *model,
+                                                              const char *hardware, int tp,
+                                                              const sv_compute_hw_catalog *catalog,
+                                                              GError **error);
+/* Per-hop latency (ns) of network dimension `dim` (0 = the devices of a node, 1 = the nodes):
+ * the config's link_latency (its dim-th value when an array), else the largest link_latency_ns
+ * the hardware catalog gives the instances' hardware (0 when none is in the catalog). A node's
+ * topology or the fabric may still give its own latency_ns (docs/cluster-network.md). */
+double sv_planner_cluster_link_latency_ns(const struct sv_planner_cluster_cfg *c, int dim);
 void sv_planner_cluster_free(struct sv_planner_cluster_cfg *cfg);
 
 /* The CXL devices instance `inst` reaches: its node's cxl_mem, else the top level's (NULL when

@@ -71,11 +71,12 @@ static void iter_free(power_iter *it)
  * is the standby_duration both use. */
 #define CATALOG_STANDBY_S 18
 
-static gboolean catalog_npu(const struct sv_power_node_cfg *pc, const char *hardware,
-                            struct sv_power_npu_cfg *out, GError **error)
+static gboolean catalog_npu(const sv_compute_hw_catalog *cat, const struct sv_power_node_cfg *pc,
+                            const char *hardware, struct sv_power_npu_cfg *out, GError **error)
 {
     struct sv_compute_hw_cfg hw;
-    if (!sv_compute_hw_lookup(hardware, &hw, NULL) || !(hw.tdp_w > 0) || !(hw.idle_w > 0)) {
+    if (!sv_compute_hw_catalog_lookup(cat, hardware, &hw, NULL) || !(hw.tdp_w > 0) ||
+        !(hw.idle_w > 0)) {
         g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
                     "%s.npu.%s: missing, and the hardware catalog has no power figures for %s "
                     "(give idle_power, standby_power, active_power and standby_duration)",
@@ -106,7 +107,7 @@ static gboolean node_cfg_resolved(const struct sv_planner_cluster_cfg *c, int32_
         if (ic->node != n || sv_power_node_cfg_npu(out, ic->hardware))
             continue;
         struct sv_power_npu_cfg npu;
-        if (!catalog_npu(out, ic->hardware, &npu, error)) {
+        if (!catalog_npu(c->hw_catalog, out, ic->hardware, &npu, error)) {
             sv_power_node_cfg_clear(out);
             return FALSE;
         }
@@ -470,7 +471,8 @@ double sv_planner_apply_gpu_clock(const struct sv_planner_run_cfg *cfg,
     if (clock == 1.0)
         return clock;
     struct sv_compute_hw_cfg hw;
-    gboolean known = sv_compute_hw_lookup(ic->hardware, &hw, NULL);
+    gboolean known =
+        sv_compute_hw_catalog_lookup(cfg->cluster->hw_catalog, ic->hardware, &hw, NULL);
     if (!known)
         g_message("instance %d (%s): hardware not in the catalog: at gpu_clock %g every operator "
                   "takes 1/%g as long (no roofline split into compute and memory; docs/power.md)",

@@ -438,6 +438,34 @@ static sv_compute_latency *make_latency(const struct sv_planner_run_cfg *cfg,
             *source = g_strconcat("legacy:", rel, NULL);
             return lat;
         }
+        /* Vidur's profiling layout (<root>/compute/<device>/<org>/<model>/mlp.csv), when the
+         * root is one: its error replaces the bundle's. */
+        g_autofree char *vroot = g_build_filename(cfg->profiles_root, "compute", NULL);
+        if (g_file_test(vroot, G_FILE_TEST_IS_DIR)) {
+            struct sv_compute_hw_cfg vhw;
+            gboolean known =
+                sv_compute_hw_catalog_lookup(cfg->cluster->hw_catalog, ic->hardware, &vhw, NULL);
+            g_clear_error(&e);
+            g_autofree char *vdir = sv_compute_vidur_find(cfg->profiles_root, ic->hardware,
+                                                          known ? vhw.name : NULL, m->name, &e);
+            if (vdir && !known)
+                g_set_error(&e, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                            "Vidur's profiles need the hardware in the catalog (lm_head and "
+                            "sampler take its roofline): --hardware-file can add %s",
+                            ic->hardware);
+            if (vdir && known) {
+                sv_compute_latency *lat =
+                    sv_compute_latency_new_vidur(vdir, m, ic->tp_size, &vhw, error);
+                if (!lat) {
+                    g_prefix_error(error, "instance %d (%s on %s): ", ic->index, ic->model_name,
+                                   ic->hardware);
+                    return NULL;
+                }
+                *source = g_strdup_printf("vidur:%s (roofline: %s)", vdir + strlen(vroot) + 1,
+                                          sv_compute_latency_fallback_ops(lat));
+                return lat;
+            }
+        }
     }
     if (cfg->latency == SV_PLANNER_RUN_LATENCY_PROFILE) {
         if (e)
@@ -453,7 +481,7 @@ static sv_compute_latency *make_latency(const struct sv_planner_run_cfg *cfg,
     }
     g_clear_error(&e);
     struct sv_compute_hw_cfg hw;
-    if (!sv_compute_hw_lookup(ic->hardware, &hw, error))
+    if (!sv_compute_hw_catalog_lookup(cfg->cluster->hw_catalog, ic->hardware, &hw, error))
         return NULL;
     if (ic->npu_mem_bw_gbps > 0)
         hw.mem_bw_gbps = ic->npu_mem_bw_gbps; /* the config's npu_mem.mem_bw wins */
@@ -600,7 +628,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         .first_device = first_device,
         .num_devices = ic->tp_size,
         .link_bw_gbps = cfg->cluster->link_bw_gbps,
-        .link_latency_ns = cfg->cluster->link_latency_ns,
+        .link_latency_ns = sv_planner_cluster_link_latency_ns(cfg->cluster, 0),
         .emit_et_dir = cfg->emit_et_dir,
     };
     if (st->cnet) {

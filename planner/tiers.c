@@ -629,7 +629,7 @@ gboolean sv_planner_tiers_npus(sv_planner_tiers *t, int32_t i, int32_t first_dev
     double pcie = nc->pcie.bw_gbps;
     if (!(pcie > 0)) {
         struct sv_compute_hw_cfg hw;
-        if (!sv_compute_hw_lookup(ic->hardware, &hw, error))
+        if (!sv_compute_hw_catalog_lookup(t->c->hw_catalog, ic->hardware, &hw, error))
             return FALSE;
         pcie = hw.pcie_gbps;
     }

@@ -59,10 +59,17 @@ workload_for() {
     Qwen/Qwen3-*) w=sharegpt-qwen3-32b-300-sps10.jsonl ;;
     *) w=example_trace.jsonl ;;
     esac
-    local src=$REF/workloads/$w
+    cut_trace "$REF/workloads/$w"
+}
+
+# The trace to run: SRC itself, or (--quick, --requests, --max-output) a cut of it: the first
+# REQS lines, output_toks capped at MAXOUT (the output token ids then no longer match, so they
+# are dropped; they are optional).
+cut_trace() {
+    local src=$1
     if [ "$REQS" -gt 0 ] || [ "$MAXOUT" -gt 0 ]; then
-        # A cut of the trace (CI): the first REQS lines, output_toks capped at MAXOUT (the
-        # output token ids then no longer match, so they are dropped; they are optional).
+        local w
+        w=$(basename "$src")
         local cut=$TMP/${w%.jsonl}-r$REQS-o$MAXOUT.jsonl
         if [ ! -f "$cut" ]; then
             if [ "$REQS" -gt 0 ]; then head -n "$REQS" "$src"; else cat "$src"; fi |
@@ -202,6 +209,24 @@ if [ -d "$ISPASS/figure_6" ]; then
     run_one ispass26/figure_10/pim_config+sub_batch "$ISPASS/figure_10/config/pim_config.json" \
         profile "$ILLAMA" "$ISPASS/perf_models" --pim-dir "$REF/configs/pim" --enable-attn-offloading \
         --enable-sub-batch-interleaving
+    # Figures 5 and 9 (figure 8's configs are figure 5's H100 ones, byte for byte), with the
+    # datasets and flags of the artifact's evaluation/figure_5.sh and figure_9.sh: the MoE
+    # configs run the Phi (A6000) and Mixtral (H100) traces; prefix caching only for SD+PC
+    # (LLMServingSim's default is off). Legacy MoE and TPU layouts (docs/compute.md).
+    for c in figure_5/A6000/config/SD figure_5/A6000/config/SD+PC figure_5/A6000/config/MD \
+        figure_5/A6000/config/PDD figure_5/A6000/config/SM figure_5/H100/config/SD \
+        figure_5/H100/config/SD+PC figure_5/H100/config/MD figure_5/H100/config/PDD \
+        figure_5/H100/config/SM figure_9/config/SD; do
+        wl=llama pc=--no-prefix-caching
+        case $c in
+        figure_5/A6000/*/SM) wl=phi ;;
+        figure_5/H100/*/SM) wl=mixtral ;;
+        esac
+        case $c in *+PC) pc= ;; esac
+        name=ispass26/$(echo "$c" | sed 's|/config/|/|')
+        run_one "$name" "$ISPASS/${c}_config.json" profile \
+            "$(cut_trace "$ISPASS/dataset/sharegpt_req300_rate10_$wl.jsonl")" "$ISPASS/perf_models" $pc
+    done
 fi
 echo "$runs runs of ${#CONFIGS[@]} configs and the extra cases, $fails failed (workloads: ${REQS/#0/all} requests each, outputs capped at ${MAXOUT/#0/no} tokens; run outputs: ${KEEP:-temporary})"
 [ $fails -eq 0 ]
