@@ -99,6 +99,7 @@ sv_msg *sv_msg_new(sv_engine *eng, const struct sv_msg_cfg *cfg, const struct sv
         m->hooks = *hooks;
     g_queue_init(&m->waiting);
     g_queue_init(&m->batches);
+    g_queue_init(&m->spare_batches);
     g_queue_init(&m->arriving);
     /* Engine profile (msg/engine.c). Swap preemption is vLLM v0's, which has no async
      * scheduling; the manual test drive commits each step before the next. */
@@ -139,7 +140,7 @@ void sv_msg_free(sv_msg *m)
     while ((r = g_queue_pop_head(&m->arriving)))
         sv_msg__req_free(r);
     msg_batch *b;
-    while ((b = g_queue_pop_head(&m->batches))) {
+    while ((b = g_queue_pop_head(&m->batches)) || (b = g_queue_pop_head(&m->spare_batches))) {
         g_array_free(b->slots, TRUE);
         g_free(b);
     }
@@ -273,9 +274,15 @@ static void step(sv_msg *m)
             sv_msg__pd_launched(m);
         return;
     }
-    msg_batch *b = g_new0(msg_batch, 1);
-    b->slots = m->inflight;
-    m->inflight = g_array_new(FALSE, FALSE, sizeof(msg_slot));
+    /* Batch records are recycled: no allocation per step. */
+    msg_batch *b = g_queue_pop_head(&m->spare_batches);
+    if (!b) {
+        b = g_new0(msg_batch, 1);
+        b->slots = g_array_new(FALSE, FALSE, sizeof(msg_slot));
+    }
+    GArray *empty = b->slots;
+    *b = (msg_batch){.slots = m->inflight};
+    m->inflight = empty;
     g_queue_push_tail(&m->batches, b);
     m->busy = (int32_t)m->batches.length >= m->queue_cap;
     launch_next(m);
@@ -306,8 +313,7 @@ static void commit_event(sv_engine *eng, void *ctx, uint64_t arg)
     b->slots = t;
     m->iter_start_ns = b->start_ns;
     sv_msg__commit_iter(m, sv_engine_now(eng), b->pim_busy_ns, b->pim_xfer_bytes);
-    g_array_free(b->slots, TRUE);
-    g_free(b);
+    g_queue_push_tail(&m->spare_batches, b); /* its slots: the emptied array of before */
     m->busy = (int32_t)m->batches.length >= m->queue_cap;
     step(m);
     maybe_commit(m);

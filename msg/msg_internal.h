@@ -124,7 +124,8 @@ struct sv_msg {
      * whether the scheduler gives output placeholders (async scheduling without PP). */
     int32_t queue_cap;
     gboolean placeholders;
-    GQueue batches;      /* msg_batch*, launch order (single-device path) */
+    GQueue batches;       /* msg_batch*, launch order (single-device path) */
+    GQueue spare_batches; /* msg_batch* committed, for reuse (slots empty) */
     gboolean commit_due; /* a commit event is scheduled for the head batch (single path) */
     GQueue arriving;     /* msg_req*: through the frontend, not yet at the engine */
 };
