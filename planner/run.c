@@ -464,7 +464,8 @@ static sv_compute_latency *make_latency(const struct sv_planner_run_cfg *cfg,
 }
 
 /* Before an instance has run a prefill: its latency model's time for one full prefill chunk
- * (up to max_num_batched_tokens, at most 2048 tokens: vLLM's default budget) from an empty cache.
+ * (up to max_num_batched_tokens, at most 2048 tokens: LLMServingSim's default budget) from an
+ * empty cache.
  */
 static double prefill_tput_estimate(sv_compute_latency *lat, int64_t budget)
 {
