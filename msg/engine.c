@@ -23,8 +23,9 @@
  * class) and max_num_seqs 1024; any other GPU 2048 (8192) and 256 ("setting large
  * max_num_batched_tokens for A100 reduces throughput", PR #17885); TPU v6e / v5e / v5p 1024 / 512 /
  * 256 tokens for the API server. max_num_seqs is then capped at max_num_batched_tokens. The table
- * is the same in the v0.11 source and in v0.19.0 (tests/engine/test_arg_utils.py,
- * test_defaults_with_usage_context, checks it); servesim applies the API server's column. */
+ * is the same in the v0.11 source read for this and in v0.19.0 (its get_batch_defaults; vLLM's
+ * tests/engine/test_arg_utils.py, test_defaults_with_usage_context, checks it); servesim applies
+ * the API server's column, for both profiles. */
 #include "msg/msg.h"
 
 #include <string.h>
