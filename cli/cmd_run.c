@@ -99,6 +99,12 @@ static const char usage[] =
     "                            docs/disaggregation.md)\n"
     "  --host-overhead MODEL     host-side time per engine step: fitted | none\n"
     "                            (default fitted; docs/validation.md)\n"
+    "  --engine NAME             engine profile: vllm-0.19 (async scheduling: host work\n"
+    "                            overlaps the next step) | vllm-0.10 (host work in series)\n"
+    "                            (default the config's \"engine\", else vllm-0.19;\n"
+    "                            docs/serving.md)\n"
+    "  --frontend SPEC           API server, tokenisation and stream return on top of the\n"
+    "                            engine's times: off | on | IN_MS:OUT_MS (default off)\n"
     "parallelism (docs/parallelism.md):\n"
     "  --network-model NAME      cluster network timing: flow | fifo | analytical | ideal\n"
     "                            (default flow, or the config's \"network_model\")\n"
@@ -107,8 +113,10 @@ static const char usage[] =
     "                            (default balanced)\n"
     "  --moe-comm MODE           MoE exchange: allgather_reducescatter | alltoall\n"
     "                            (default allgather_reducescatter)\n"
-    "  --max-num-seqs N          running requests per instance (default 128, vLLM)\n"
-    "  --max-num-batched-tokens N  token budget per step (default 2048, vLLM)\n"
+    "  --max-num-seqs N          running requests per instance (default: what vllm serve\n"
+    "                            picks for the device in the quick form or with an \"engine\"\n"
+    "                            key, else 128 as LLMServingSim; docs/serving.md)\n"
+    "  --max-num-batched-tokens N  token budget per step (default likewise, else 2048)\n"
     "  --long-prefill-token-threshold N  cap on one request's prefill chunk per step\n"
     "                            (default 0 = none, vLLM)\n"
     "  --block-size N            KV block size in tokens (default 16, vLLM)\n"
@@ -163,6 +171,7 @@ typedef struct {
     char *kv_eviction;
     char *kv_transfer; /* docs/disaggregation.md */
     char *network_model, *expert_routing, *moe_comm, *host_overhead;
+    char *engine, *frontend; /* msg/engine.c */
     /* Memory tiers (docs/memory-tiers.md): checked by sv_planner_tier_flag_check. */
     char *preemption_mode, *prefix_storage, *prefix_pool, *prefix_write, *prefix_evict,
         *offload_overlap, *kv_load_overlap, *memory_model;
@@ -191,7 +200,8 @@ static void run_opts_clear(run_opts *o)
         &o->network_model,   &o->expert_routing,  &o->moe_comm,        &o->host_overhead,
         &o->preemption_mode, &o->prefix_storage,  &o->prefix_pool,     &o->prefix_write,
         &o->prefix_evict,    &o->offload_overlap, &o->kv_load_overlap, &o->memory_model,
-        &o->pim_dir,         &o->pim_model,       &o->pim_placement};
+        &o->pim_dir,         &o->pim_model,       &o->pim_placement,   &o->engine,
+        &o->frontend};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_clear_pointer(strs[i], g_free);
     g_clear_pointer(&o->plugins, g_strfreev);
@@ -309,6 +319,8 @@ static int parse_args(int argc, char **argv, run_opts *o)
         STR("expert-routing", expert_routing, "NAME"),
         STR("moe-comm", moe_comm, "MODE"),
         STR("host-overhead", host_overhead, "MODEL"),
+        STR("engine", engine, "NAME"),
+        STR("frontend", frontend, "SPEC"),
         STR("model", model, "NAME"),
         STR("hardware", hardware, "NAME"),
         STR("input-len", input_len, "SPEC"),
@@ -560,6 +572,12 @@ static int run(const run_opts *o)
     }
     if (o->host_overhead && !sv_msg_host_parse(o->host_overhead, &cfg.host_model, NULL))
         return bad_value("--host-overhead", o->host_overhead, "fitted or none");
+    sv_msg_engine_kind engine;
+    if (o->engine && !sv_msg_engine_parse(o->engine, &engine, NULL))
+        return bad_value("--engine", o->engine, "vllm-0.19 or vllm-0.10");
+    cfg.engine = o->engine;
+    if (o->frontend && !sv_msg_frontend_parse(o->frontend, &cfg.frontend, NULL))
+        return bad_value("--frontend", o->frontend, "off, on or IN_MS:OUT_MS");
     if (o->network_model) {
         sv_net_model m;
         if (!sv_net_model_parse(o->network_model, &m, NULL))

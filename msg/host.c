@@ -6,8 +6,12 @@
  * device. C0 and C1 are fitted by tools/fit_host.c to the inter-batch delay measured by the
  * Sarathi-Serve OSDI'24 artifact (decode-only batches of 1..128 requests on a vLLM-derived
  * engine); msg/host_fit.csv lists the points and residuals, docs/validation.md the effect. The
- * time is added after the GPU part of the iteration, before its tokens are committed: vLLM v1
- * stamps a token when the engine core has processed the step's model output. */
+ * time is charged after the GPU part of the iteration, before its tokens are committed: vLLM v1
+ * stamps a token when the engine core has processed the step's model output. Whether the GPU
+ * waits for it is the engine profile's (msg/engine.c): a synchronous engine's next step starts
+ * after the commit; with async scheduling it was scheduled earlier and runs meanwhile. Sarathi-
+ * Serve's engine is synchronous, so its inter-batch gap is the whole host work of a step: the
+ * fit holds for both. */
 #include "msg/msg.h"
 
 #include "msg/host_fit.inc"

@@ -1,16 +1,25 @@
 /* Serving group lifecycle and the engine-driven iteration loop.
  *
- * Loop (LLMServingSim serving/__main__.py): an idle group starts a step when a request arrives;
- * a busy one starts the next step the moment its iteration finishes, after the requests that
- * arrived at that instant have been queued (arrival events run at a lower priority number than
- * steps and commits). */
+ * Loop (LLMServingSim serving/__main__.py, vLLM's EngineCore busy loop): an idle group schedules a
+ * step when a request arrives; a busy one schedules the next step when the host has committed a
+ * step (its output processed), after the requests that arrived by then have been queued (arrival
+ * events run at a lower priority number than steps and commits). The host commits a step
+ * sv_msg_host_step_ns after its GPU part ends, or after the previous commit if that is later (one
+ * host thread). Up to queue_cap steps are scheduled and not yet committed (msg/engine.c): with 1
+ * (synchronous engines) the GPU waits for the host between steps; with 2 (async scheduling) the
+ * next step was scheduled before the previous one ran, and its GPU part starts when the GPU frees
+ * while the host commits the previous step. The single-device path keeps its batches here; the
+ * parallel path (opmap.c) keeps its own, under the same cap. */
 #include "msg/msg_internal.h"
 
 #include <errno.h>
 #include <string.h>
 
 /* Same-instant ordering: arrivals (planner, SV_PRIO_MIN..-1) < executor replay events (0) <
- * iteration commit < a step started by an arrival. */
+ * requests reaching the engine through the frontend < a batch's GPU launch < iteration commit < a
+ * step started by an arrival. */
+#define MSG_PRIO_ARRIVE 1
+#define MSG_PRIO_LAUNCH 2
 #define MSG_PRIO_COMMIT 4
 #define MSG_PRIO_STEP 8
 
@@ -89,6 +98,16 @@ sv_msg *sv_msg_new(sv_engine *eng, const struct sv_msg_cfg *cfg, const struct sv
     if (hooks)
         m->hooks = *hooks;
     g_queue_init(&m->waiting);
+    g_queue_init(&m->batches);
+    g_queue_init(&m->spare_batches);
+    g_queue_init(&m->arriving);
+    /* Engine profile (msg/engine.c). Swap preemption is vLLM v0's, which has no async
+     * scheduling; the manual test drive commits each step before the next. */
+    int32_t pp = cfg->pp_size > 1 ? cfg->pp_size : 1;
+    gboolean async =
+        sv_msg_engine_async(cfg->engine) && !cfg->manual && !cfg->tiers.preemption_swap;
+    m->placeholders = async && pp == 1;
+    m->queue_cap = pp > 1 ? pp : async ? 2 : 1;
     m->detached = g_hash_table_new_full(g_direct_hash, g_direct_equal,
                                         (GDestroyNotify)sv_msg__req_free, NULL);
     m->running = g_ptr_array_new();
@@ -118,6 +137,13 @@ void sv_msg_free(sv_msg *m)
     msg_req *r;
     while ((r = g_queue_pop_head(&m->waiting)))
         sv_msg__req_free(r);
+    while ((r = g_queue_pop_head(&m->arriving)))
+        sv_msg__req_free(r);
+    msg_batch *b;
+    while ((b = g_queue_pop_head(&m->batches)) || (b = g_queue_pop_head(&m->spare_batches))) {
+        g_array_free(b->slots, TRUE);
+        g_free(b);
+    }
     for (guint i = 0; i < m->running->len; i++)
         sv_msg__req_free(g_ptr_array_index(m->running, i));
     g_ptr_array_free(m->running, TRUE);
@@ -146,6 +172,67 @@ static void fail(sv_msg *m, GError *err)
     sv_engine_stop(m->eng);
 }
 
+/* Batches launched and not yet committed (the NOFIT diagnosis must not fire while one may still
+ * free blocks or finish a request). */
+static uint32_t in_flight(const sv_msg *m)
+{
+    return m->par ? sv_msg__par_in_flight(m) : m->batches.length;
+}
+
+static void launch_event(sv_engine *eng, void *ctx, uint64_t arg);
+
+/* Single-device path: start the oldest scheduled batch on the GPU (its DAG is built now, when
+ * the GPU frees, so hooks and estimates see the real start). */
+static void launch_next(sv_msg *m)
+{
+    msg_batch *b = NULL;
+    for (GList *l = m->batches.head; l; l = l->next) {
+        msg_batch *x = l->data;
+        if (x->launched && !x->gpu_done)
+            return; /* the GPU is busy */
+        if (!x->launched) {
+            b = x;
+            break;
+        }
+    }
+    if (!b)
+        return;
+    GArray *t = m->inflight;
+    m->inflight = b->slots;
+    b->slots = t;
+    b->launched = TRUE;
+    b->start_ns = m->iter_start_ns = sv_engine_now(m->eng);
+    GError *err = NULL;
+    if (!sv_msg__launch(m, &err))
+        fail(m, err);
+    else if (m->cfg.role == SV_MSG_ROLE_PREFILL && m->hooks.on_prefill_launch)
+        sv_msg__pd_launched(m);
+    sv_msg__pim_iter_stats(m, &b->pim_busy_ns, &b->pim_xfer_bytes);
+    t = m->inflight;
+    m->inflight = b->slots;
+    b->slots = t;
+}
+
+static void launch_event(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    sv_msg *m = ctx;
+    if (!m->error)
+        launch_next(m);
+}
+
+static void commit_event(sv_engine *eng, void *ctx, uint64_t arg);
+
+/* Single-device path: the host takes the oldest batch once its GPU part is done, one at a time. */
+static void maybe_commit(sv_msg *m)
+{
+    msg_batch *h = g_queue_peek_head(&m->batches);
+    if (!h || !h->gpu_done || m->commit_due)
+        return;
+    m->commit_due = TRUE;
+    sv_time host = sv_msg_host_step_ns(m->cfg.host_model, h->slots->len);
+    sv_engine_schedule_in(m->eng, host, MSG_PRIO_COMMIT, commit_event, m, 0);
+}
+
 static void step(sv_msg *m)
 {
     m->step_pending = FALSE;
@@ -162,9 +249,10 @@ static void step(sv_msg *m)
         return;
     }
     if (m->inflight->len == 0) {
-        /* Blocks held by handed-off requests (PD) come back when their KV has left. */
+        /* Blocks held by handed-off requests (PD) come back when their KV has left; a batch in
+         * flight (async scheduling) may still free blocks. */
         if (!g_queue_is_empty(&m->waiting) && m->running->len == 0 &&
-            g_hash_table_size(m->detached) == 0) {
+            g_hash_table_size(m->detached) == 0 && in_flight(m) == 0) {
             msg_req *r = g_queue_peek_head(&m->waiting);
             fail(m, g_error_new(SV_MSG_ERROR, SV_MSG_ERROR_NOFIT,
                                 "instance %d: request %" G_GUINT64_FORMAT
@@ -176,13 +264,32 @@ static void step(sv_msg *m)
         }
         return;
     }
-    m->busy = TRUE;
-    m->iter_start_ns = sv_engine_now(m->eng);
-    GError *err = NULL;
-    if (!sv_msg__launch(m, &err))
-        fail(m, err);
-    else if (m->cfg.role == SV_MSG_ROLE_PREFILL && m->hooks.on_prefill_launch)
-        sv_msg__pd_launched(m);
+    if (m->par) {
+        m->busy = TRUE;
+        m->iter_start_ns = sv_engine_now(m->eng);
+        GError *err = NULL;
+        if (!sv_msg__launch(m, &err)) /* par_launch sets busy by queue_cap */
+            fail(m, err);
+        else if (m->cfg.role == SV_MSG_ROLE_PREFILL && m->hooks.on_prefill_launch)
+            sv_msg__pd_launched(m);
+        return;
+    }
+    /* Batch records are recycled: no allocation per step. */
+    msg_batch *b = g_queue_pop_head(&m->spare_batches);
+    if (!b) {
+        b = g_new0(msg_batch, 1);
+        b->slots = g_array_new(FALSE, FALSE, sizeof(msg_slot));
+    }
+    GArray *empty = b->slots;
+    *b = (msg_batch){.slots = m->inflight};
+    m->inflight = empty;
+    g_queue_push_tail(&m->batches, b);
+    m->busy = (int32_t)m->batches.length >= m->queue_cap;
+    launch_next(m);
+    /* Room in the queue (async scheduling): vLLM's loop schedules the next batch at once,
+     * without waiting for this one's output; running requests continue on placeholders. */
+    if (!m->busy)
+        sv_msg__kick(m);
 }
 
 static void step_event(sv_engine *eng, void *ctx, uint64_t arg)
@@ -193,19 +300,39 @@ static void step_event(sv_engine *eng, void *ctx, uint64_t arg)
 static void commit_event(sv_engine *eng, void *ctx, uint64_t arg)
 {
     sv_msg *m = ctx;
-    if (m->par)
+    if (m->par) {
         sv_msg__par_commit(m); /* the oldest finished batch (pipeline: several in flight) */
-    else
-        sv_msg_commit(m, sv_engine_now(eng));
+        step(m);
+        return;
+    }
+    m->commit_due = FALSE;
+    msg_batch *b = g_queue_pop_head(&m->batches);
+    SV_ASSERT(b && b->gpu_done && m->inflight->len == 0);
+    GArray *t = m->inflight;
+    m->inflight = b->slots;
+    b->slots = t;
+    m->iter_start_ns = b->start_ns;
+    sv_msg__commit_iter(m, sv_engine_now(eng), b->pim_busy_ns, b->pim_xfer_bytes);
+    g_queue_push_tail(&m->spare_batches, b); /* its slots: the emptied array of before */
+    m->busy = (int32_t)m->batches.length >= m->queue_cap;
     step(m);
+    maybe_commit(m);
 }
 
 void sv_msg__iter_finished(sv_msg *m)
 {
-    /* Called inside the executor: commit from a fresh event, after the host-side part of the
-     * step (msg/host.c; 0 when the model is off). */
-    sv_time host = sv_msg_host_step_ns(m->cfg.host_model, m->inflight->len);
-    sv_engine_schedule_in(m->eng, host, MSG_PRIO_COMMIT, commit_event, m, 0);
+    /* Called inside the executor: the next batch starts, and the host commits this one, from
+     * fresh events (a launch may recycle the DAG and its executor). */
+    for (GList *l = m->batches.head; l; l = l->next) {
+        msg_batch *x = l->data;
+        if (x->launched && !x->gpu_done) {
+            x->gpu_done = TRUE;
+            if (l->next)
+                sv_engine_schedule_in(m->eng, 0, MSG_PRIO_LAUNCH, launch_event, m, 0);
+            break;
+        }
+    }
+    maybe_commit(m);
 }
 
 void sv_msg__fail(sv_msg *m, GError *err)
@@ -243,6 +370,14 @@ uint32_t sv_msg_schedule_step(sv_msg *m, GArray *out)
 
 void sv_msg_commit(sv_msg *m, sv_time finish_ns)
 {
+    double busy = 0;
+    uint64_t xfer = 0;
+    sv_msg__pim_iter_stats(m, &busy, &xfer); /* pp 1: one in flight */
+    sv_msg__commit_iter(m, finish_ns, busy, xfer);
+}
+
+void sv_msg__commit_iter(sv_msg *m, sv_time finish_ns, double pim_busy_ns, uint64_t pim_xfer_bytes)
+{
     struct sv_msg_iter_done it = {
         .instance = m->cfg.instance,
         .iteration = m->iterations,
@@ -263,9 +398,31 @@ void sv_msg_commit(sv_msg *m, sv_time finish_ns)
     it.running = m->running->len;
     it.waiting = sv_msg_num_waiting(m); /* swapped-out requests wait too */
     it.kv_usage = sv_memtier_kv_manager_usage(m->cfg.kv);
-    sv_msg__pim_iter_stats(m, &it.pim_busy_ns, &it.pim_xfer_bytes); /* pp 1: one in flight */
+    it.pim_busy_ns = pim_busy_ns;
+    it.pim_xfer_bytes = pim_xfer_bytes;
     if (m->hooks.on_iter_done)
         m->hooks.on_iter_done(m->hooks.ctx, &it);
+}
+
+/* A request reaches the engine: queued, and seen by the next step the group schedules (now if
+ * it is idle, after every event already scheduled for this instant at lower priority, so
+ * simultaneous arrivals join the same step). */
+static void enqueue(sv_msg *m, msg_req *r)
+{
+    g_queue_push_tail(&m->waiting, r);
+    m->waiting_tokens += r->num_reached;
+    if (!m->cfg.manual && !m->busy && !m->step_pending) {
+        m->step_pending = TRUE;
+        sv_engine_schedule_in(m->eng, 0, MSG_PRIO_STEP, step_event, m, 0);
+    }
+}
+
+static void arrive_event(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    sv_msg *m = ctx;
+    msg_req *r = g_queue_pop_head(&m->arriving);
+    SV_ASSERT(r != NULL);
+    enqueue(m, r);
 }
 
 gboolean sv_msg_submit(sv_msg *m, const sv_wl_req *q, void *user, GError **error)
@@ -320,12 +477,13 @@ gboolean sv_msg_submit(sv_msg *m, const sv_wl_req *q, void *user, GError **error
     r->is_init = TRUE;
     r->seq = seq;
     r->user = user;
-    g_queue_push_tail(&m->waiting, r);
-    m->waiting_tokens += r->num_reached;
-    if (!m->cfg.manual && !m->busy && !m->step_pending) {
-        m->step_pending = TRUE;
-        sv_engine_schedule_in(m->eng, 0, MSG_PRIO_STEP, step_event, m, 0);
+    if (m->cfg.frontend.in_ns > 0 && !m->cfg.manual) {
+        /* Through the API server first (a constant delay: the queue stays in arrival order). */
+        g_queue_push_tail(&m->arriving, r);
+        sv_engine_schedule_in(m->eng, m->cfg.frontend.in_ns, MSG_PRIO_ARRIVE, arrive_event, m, 0);
+        return TRUE;
     }
+    enqueue(m, r);
     return TRUE;
 }
 
@@ -341,7 +499,8 @@ uint32_t sv_msg_num_waiting(const sv_msg *m)
 
 gboolean sv_msg_idle(const sv_msg *m)
 {
-    return !m->busy && m->running->len == 0 && m->waiting.length == 0 && sv_msg_num_swapped(m) == 0;
+    return !m->busy && m->running->len == 0 && m->waiting.length == 0 &&
+           sv_msg_num_swapped(m) == 0 && m->batches.length == 0 && m->arriving.length == 0;
 }
 
 int64_t sv_msg_waiting_tokens(const sv_msg *m)
@@ -528,5 +687,9 @@ uint32_t sv_msg_pd_num_waiting_unpinned(const sv_msg *m)
 
 sv_time sv_msg_busy_since(const sv_msg *m)
 {
-    return m->busy ? m->iter_start_ns : -1;
+    if (m->par || m->cfg.manual)
+        return m->busy ? m->iter_start_ns : -1;
+    /* The oldest batch not yet committed that has started on the GPU. */
+    const msg_batch *h = m->batches.head ? m->batches.head->data : NULL;
+    return h && h->launched ? h->start_ns : -1;
 }

@@ -50,8 +50,43 @@ typedef enum {
 
 /* "fitted", "none". */
 gboolean sv_msg_host_parse(const char *name, sv_msg_host_model *out, GError **error);
-/* Host time added to a step that schedules n_seqs sequences (0 for an empty step). */
+/* Host time of a step that schedules n_seqs sequences (0 for an empty step): after the step's
+ * GPU part, before its tokens are committed. Synchronous engines add it in series; with async
+ * scheduling the GPU runs the next step meanwhile (msg/engine.c). */
 sv_time sv_msg_host_step_ns(sv_msg_host_model model, uint32_t n_seqs);
+
+/* ---- engine profiles (msg/engine.c; docs/serving.md "Engine profiles") ----------------------
+ *
+ * Which vLLM release an instance behaves like: whether the engine core schedules asynchronously
+ * (vLLM >= 0.14 by default: step n+1 is scheduled before step n's output is processed, so the host
+ * work of a step overlaps the GPU's next step and a request that arrives while the engine is busy
+ * joins one step later) and which max_num_seqs / max_num_batched_tokens `vllm serve` picks for a
+ * device. The zero value is the default. */
+typedef enum {
+    SV_MSG_ENGINE_VLLM_0_19 = 0, /* async scheduling; the default */
+    SV_MSG_ENGINE_VLLM_0_10,     /* synchronous: host time in series with every step */
+} sv_msg_engine_kind;
+
+/* "vllm-0.19" (also "vllm"), "vllm-0.10". */
+gboolean sv_msg_engine_parse(const char *name, sv_msg_engine_kind *out, GError **error);
+const char *sv_msg_engine_name(sv_msg_engine_kind kind);
+gboolean sv_msg_engine_async(sv_msg_engine_kind kind);
+/* The max_num_seqs / max_num_batched_tokens `vllm serve` (usage context OPENAI_API_SERVER) of
+ * that release picks for a device named `hardware` with `mem_gib` GiB of memory when neither is
+ * given (vllm/engine/arg_utils.py; docs/serving.md lists the table). */
+void sv_msg_engine_batch_defaults(sv_msg_engine_kind kind, const char *hardware, double mem_gib,
+                                  int64_t *max_num_seqs, int64_t *max_num_batched_tokens);
+
+/* Optional frontend term (API server, tokenisation, detokenisation, stream return), for
+ * comparisons with client-side measurements: a request reaches the engine in_ns after it
+ * arrives, and each token reaches the client out_ns after the engine emits it. Zero = off (the
+ * default: times are the engine's, as vLLM's own request metrics). */
+struct sv_msg_frontend {
+    sv_time in_ns;
+    sv_time out_ns;
+};
+/* "off", "on" (the cited defaults, docs/serving.md) or "IN_MS:OUT_MS". */
+gboolean sv_msg_frontend_parse(const char *spec, struct sv_msg_frontend *out, GError **error);
 
 /* ---- batch scheduler policies --------------------------------------------------------------
  *
@@ -169,7 +204,9 @@ struct sv_msg_expert_route_ops {
 };
 gboolean sv_msg_expert_route_register_builtins(sv_registry *reg, GError **error);
 
-/* vLLM v1 engine defaults (vllm/config/scheduler.py, v0.19.0; LLMServingSim's CLI defaults). */
+/* LLMServingSim's CLI defaults (main.py --max-num-seqs / --max-num-batched-tokens), which are also
+ * vLLM's SchedulerConfig class defaults (vllm/config/scheduler.py). `vllm serve` does not use
+ * them: it picks per device (sv_msg_engine_batch_defaults). */
 #define SV_MSG_DEFAULT_MAX_NUM_SEQS 128
 #define SV_MSG_DEFAULT_MAX_NUM_BATCHED_TOKENS 2048
 #define SV_MSG_DEFAULT_BLOCK_SIZE 16
@@ -295,7 +332,9 @@ struct sv_msg_cfg {
     /* When set, each iteration DAG is also written as Chakra ET:
      * <emit_et_dir>/inst<I>_iter<N>.<device>.et. The DAG is then built per layer and operator. */
     const char *emit_et_dir;
-    sv_msg_host_model host_model; /* host-side per-step time (default: fitted) */
+    sv_msg_host_model host_model;    /* host-side per-step time (default: fitted) */
+    sv_msg_engine_kind engine;       /* engine profile (default: vllm-0.19, async scheduling) */
+    struct sv_msg_frontend frontend; /* zero = off */
     /* ---- parallelism on the cluster network (issue 4; docs/parallelism.md) ----
      * coll NULL: no network (TP all-reduce by the closed form above). With coll set and more
      * than one device, EP or DP, every collective and stage transfer is a network operation of

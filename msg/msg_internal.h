@@ -21,6 +21,7 @@ typedef struct msg_req {
     gboolean is_init;        /* prefill not yet completed (TTFT not recorded) */
     gboolean detached;       /* held by a PD handoff, in neither waiting nor running */
     uint64_t step_mark;      /* == sv_msg.step_seq while it has a share of the step being formed */
+    int32_t ph;              /* output placeholders: tokens of uncommitted steps (async) */
     uint32_t chunks_written; /* prefix chunks handed to the tier hierarchy (write-through) */
     uint64_t swap_bytes;     /* KV bytes held in the swap tier while swapped out */
     sv_memtier_kv_seq *seq;
@@ -33,6 +34,16 @@ typedef struct {
     int64_t num_new;
     int64_t computed_before;
 } msg_slot;
+
+/* A scheduled batch of the single-device path (msg.c): waiting for the GPU, running on it, or
+ * done there and waiting for the host to commit it. */
+typedef struct {
+    GArray *slots; /* msg_slot */
+    sv_time start_ns;
+    gboolean launched, gpu_done;
+    double pim_busy_ns; /* PIM statistics of its launch (msg/pim.c keeps the latest only) */
+    uint64_t pim_xfer_bytes;
+} msg_batch;
 
 /* The batch scheduler's window on the group (sv_msg_view_*, sched.c). */
 struct sv_msg_view {
@@ -88,6 +99,7 @@ struct sv_msg {
     sv_time iter_start_ns;
     GArray *start_entries; /* sv_msg_sched_entry scratch for hooks.on_iter_start */
     uint64_t iterations;
+    uint64_t launches; /* iteration DAGs written as ET (--emit-et file names) */
     uint64_t preemptions;
     uint32_t step_preempted;
     uint64_t step_seq;      /* schedule calls so far (marks requests scheduled in this one) */
@@ -107,11 +119,26 @@ struct sv_msg {
     uint64_t tier_bytes;  /* bytes this group booked on the tier fabric (offload.c) */
     struct msg_tiers *tiers;
     struct msg_pim *pim; /* PIM offload / local weight loads (pim.c); NULL when neither */
+    /* Engine profile (msg/engine.c): batches scheduled and not yet committed, at most (vLLM's
+     * max_concurrent_batches: 2 with async scheduling, else 1; pp_size with pipeline stages), and
+     * whether the scheduler gives output placeholders (async scheduling without PP). */
+    int32_t queue_cap;
+    gboolean placeholders;
+    GQueue batches;       /* msg_batch*, launch order (single-device path) */
+    GQueue spare_batches; /* msg_batch* committed, for reuse (slots empty) */
+    gboolean commit_due; /* a commit event is scheduled for the head batch (single path) */
+    GQueue arriving;     /* msg_req*: through the frontend, not yet at the engine */
 };
+
+/* sched.c: the length a running request has reached for the scheduler, output placeholders
+ * included (capped where no further step may be scheduled). */
+int64_t sv_msg__reach(const sv_msg *m, const msg_req *r);
 
 /* sched.c: the batch scheduler. Fills m->inflight; returns the number of requests preempted. */
 uint32_t sv_msg__schedule(sv_msg *m);
-/* sched.c: commit the in-flight iteration at `finish` (add_done). Returns prompt / gen tokens. */
+/* sched.c: commit the in-flight iteration (m->inflight) at `finish` (add_done), as of each slot's
+ * own step: a request a later step has scheduled again or preempted meanwhile (async scheduling,
+ * pipeline stages) commits what this step computed. Returns prompt / gen tokens. */
 void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t);
 void sv_msg__req_free(msg_req *r);
 /* msg.c: a PREFILL group's request whose prompt completed leaves the running list. */
@@ -129,6 +156,8 @@ void sv_msg__iter_finished(sv_msg *m);
 /* msg.c: stop the run with `err` (taken); start a step now if the group is idle; schedule the
  * commit event `delay` from now. */
 void sv_msg__fail(sv_msg *m, GError *err);
+/* msg.c: sv_msg_commit with the PIM statistics of the committed batch's own launch. */
+void sv_msg__commit_iter(sv_msg *m, sv_time finish_ns, double pim_busy_ns, uint64_t pim_xfer_bytes);
 void sv_msg__kick(sv_msg *m);
 void sv_msg__schedule_commit(sv_msg *m, sv_time delay);
 
@@ -139,6 +168,7 @@ gboolean sv_msg__par_init(sv_msg *m, GError **error);
 void sv_msg__par_free(sv_msg *m);
 void sv_msg__par_commit(sv_msg *m);
 void sv_msg__par_set_comm_tokens(sv_msg *m, int64_t tokens);
+uint32_t sv_msg__par_in_flight(const sv_msg *m); /* batches launched and not yet committed */
 
 /* offload.c: memory tiers (docs/memory-tiers.md). */
 gboolean sv_msg__tiers_on(const sv_msg *m); /* cfg.tiers.fabric set */

@@ -183,11 +183,12 @@ static gboolean emit_et(sv_msg *m, GError **error)
     for (int32_t r = 0; r < m->cfg.num_devices; r++) {
         int32_t dev = m->cfg.first_device + r;
         g_autofree char *name = g_strdup_printf("inst%d_iter%" G_GUINT64_FORMAT ".%d.et",
-                                                m->cfg.instance, m->iterations, dev);
+                                                m->cfg.instance, m->launches, dev);
         g_autofree char *path = g_build_filename(m->emit_et_dir, name, NULL);
         if (!sv_dag_save_et_device(m->dag, dev, path, error))
             return FALSE;
     }
+    m->launches++; /* launches may run ahead of commits (batch queue) */
     return TRUE;
 }
 
@@ -293,7 +294,9 @@ typedef struct {
     sv_time start_ns;
     sv_dag_node *final;
     gboolean done;
-    gboolean dummy; /* DP idle member's dummy step: no request, no record */
+    gboolean dummy;     /* DP idle member's dummy step: no request, no record */
+    double pim_busy_ns; /* PIM statistics of its launch */
+    uint64_t pim_xfer_bytes;
 } par_batch;
 
 struct msg_par {
@@ -427,6 +430,11 @@ void sv_msg__par_free(sv_msg *m)
     m->par = NULL;
 }
 
+uint32_t sv_msg__par_in_flight(const sv_msg *m)
+{
+    return m->par ? m->par->batches.length : 0;
+}
+
 void sv_msg__par_set_comm_tokens(sv_msg *m, int64_t tokens)
 {
     if (m->par)
@@ -503,42 +511,10 @@ void sv_msg__par_commit(sv_msg *m)
         m->inflight = b->slots;
         b->slots = spare;
         m->iter_start_ns = b->start_ns;
-        /* A request may have a later chunk in a batch still in flight: its computed count was
-         * advanced when that batch was scheduled. This batch commits as of its own end (vLLM
-         * discards the sampled token of a partial prefill), then the count is put back. */
-        GArray *saved = NULL;
-        if (P->pp > 1) {
-            saved = g_array_sized_new(FALSE, FALSE, sizeof(int64_t), m->inflight->len);
-            for (guint i = 0; i < m->inflight->len; i++) {
-                msg_slot *sl = &g_array_index(m->inflight, msg_slot, i);
-                g_array_append_val(saved, sl->req->num_computed);
-            }
-            for (guint i = 0; i < m->inflight->len; i++) {
-                msg_slot *sl = &g_array_index(m->inflight, msg_slot, i);
-                sl->req->num_computed = sl->computed_before + sl->num_new;
-            }
-        }
-        GPtrArray *reqs = NULL;
-        if (saved) {
-            reqs = g_ptr_array_sized_new(m->inflight->len);
-            for (guint i = 0; i < m->inflight->len; i++)
-                g_ptr_array_add(reqs, g_array_index(m->inflight, msg_slot, i).req);
-        }
-        sv_msg_commit(m, sv_engine_now(m->eng));
-        if (saved) {
-            /* Restore for the requests still running (finished ones are gone). */
-            g_autoptr(GHashTable) live = g_hash_table_new(g_direct_hash, g_direct_equal);
-            for (guint i = 0; i < m->running->len; i++)
-                g_hash_table_add(live, g_ptr_array_index(m->running, i));
-            for (guint i = 0; i < reqs->len; i++) {
-                msg_req *r = g_ptr_array_index(reqs, i);
-                int64_t sv = g_array_index(saved, int64_t, i);
-                if (g_hash_table_contains(live, r) && sv > r->num_computed)
-                    r->num_computed = sv;
-            }
-            g_array_free(saved, TRUE);
-            g_ptr_array_free(reqs, TRUE);
-        }
+        /* A request may have a later chunk in a batch still in flight: the commit is as of this
+         * batch's own end (sv_msg__commit; vLLM discards the sampled token of a partial
+         * prefill). */
+        sv_msg__commit_iter(m, sv_engine_now(m->eng), b->pim_busy_ns, b->pim_xfer_bytes);
         GArray *t = m->inflight; /* emptied by the commit */
         m->inflight = b->slots;
         b->slots = t;
@@ -550,7 +526,7 @@ void sv_msg__par_commit(sv_msg *m)
         m->inflight = held;
     }
     /* A held batch keeps the member waiting for its wave. */
-    m->busy = (int32_t)P->batches.length >= P->pp || held != NULL;
+    m->busy = (int32_t)P->batches.length >= m->queue_cap || held != NULL;
     par_maybe_commit(m);
 }
 
@@ -772,10 +748,12 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
     b->start_ns = sv_engine_now(m->eng);
     b->final = final;
     b->dummy = dummy;
+    sv_msg__pim_iter_stats(m, &b->pim_busy_ns, &b->pim_xfer_bytes);
     g_queue_push_tail(&P->batches, b);
-    m->busy = (int32_t)P->batches.length >= P->pp;
-    /* Room in the pipeline: schedule the next batch now (vLLM step_with_batch_queue schedules
-     * whenever the batch queue is not full; the running requests in flight have nothing new). */
+    m->busy = (int32_t)P->batches.length >= m->queue_cap;
+    /* Room in the queue: schedule the next batch now (vLLM step_with_batch_queue schedules
+     * whenever the batch queue is not full: pipeline stages, or async scheduling, where running
+     * requests continue on output placeholders; without them they have nothing new). */
     if (!m->busy)
         sv_msg__kick(m);
 

@@ -35,7 +35,21 @@ void sv_msg__req_free(msg_req *r)
  * Every change a scheduler makes goes through these verbs, which keep the KV pool, the lists and
  * the counters consistent; the built-in policies below use nothing else. */
 
-static void req_info(const msg_req *r, struct sv_msg_req_info *out)
+/* Async scheduling (msg/engine.c): a request whose scheduled step will sample a token holds an
+ * output placeholder until that step commits, so the next step can already compute the token
+ * after it (vLLM AsyncScheduler._update_after_schedule). Scheduling stops where the placeholders
+ * reach the request's last token (vLLM's "avoid scheduling an extra step" rule: the last token is
+ * sampled, never fed back) or, on a PREFILL group, the end of the prompt (the request leaves when
+ * its prompt completes). Waiting requests use num_reached: placeholders count for running ones. */
+int64_t sv_msg__reach(const sv_msg *m, const msg_req *r)
+{
+    if (r->ph == 0)
+        return r->num_reached;
+    int64_t cap = m->cfg.role == SV_MSG_ROLE_PREFILL ? r->out.input_tokens : r->total - 1;
+    return MAX(r->num_reached, MIN(r->num_reached + r->ph, cap));
+}
+
+static void req_info(const msg_req *r, int64_t reached, struct sv_msg_req_info *out)
 {
     *out = (struct sv_msg_req_info){
         .request_id = r->out.request_id,
@@ -43,7 +57,7 @@ static void req_info(const msg_req *r, struct sv_msg_req_info *out)
         .input_tokens = r->out.input_tokens,
         .total_tokens = r->total,
         .num_computed = r->num_computed,
-        .num_reached = r->num_reached,
+        .num_reached = reached,
         .prefill_done = !r->is_init,
         .preemptions = r->out.preemptions,
     };
@@ -77,7 +91,8 @@ static msg_req *running_at(const sv_msg_view *v, uint32_t i)
 
 void sv_msg_view_running(const sv_msg_view *v, uint32_t i, struct sv_msg_req_info *out)
 {
-    req_info(running_at(v, i), out);
+    const msg_req *r = running_at(v, i);
+    req_info(r, sv_msg__reach(v->m, r), out);
 }
 
 gboolean sv_msg_view_is_scheduled(const sv_msg_view *v, uint32_t i)
@@ -93,7 +108,8 @@ uint32_t sv_msg_view_num_waiting(const sv_msg_view *v)
 void sv_msg_view_waiting(const sv_msg_view *v, uint32_t i, struct sv_msg_req_info *out)
 {
     SV_ASSERT(i < v->m->waiting.length);
-    req_info(g_queue_peek_nth(&v->m->waiting, i), out);
+    const msg_req *r = g_queue_peek_nth(&v->m->waiting, i);
+    req_info(r, r->num_reached, out);
 }
 
 uint32_t sv_msg_view_num_scheduled(const sv_msg_view *v)
@@ -125,6 +141,8 @@ static void add_slot(sv_msg *m, msg_req *r, int64_t num_new, int64_t before)
         r->out.first_scheduled_ns = sv_engine_now(m->eng);
     /* vLLM advances num_computed_tokens at schedule time (_update_after_schedule). */
     r->num_computed = before + num_new;
+    if (m->placeholders && r->num_computed >= r->num_reached + r->ph)
+        r->ph++; /* this step samples a token (async scheduling: sv_msg__reach) */
 }
 
 gboolean sv_msg_view_schedule_running(sv_msg_view *v, uint32_t i, int64_t num_new)
@@ -132,7 +150,7 @@ gboolean sv_msg_view_schedule_running(sv_msg_view *v, uint32_t i, int64_t num_ne
     sv_msg *m = v->m;
     msg_req *r = running_at(v, i);
     SV_ASSERT(r->step_mark != m->step_seq);
-    SV_ASSERT(num_new >= 1 && num_new <= r->num_reached - r->num_computed);
+    SV_ASSERT(num_new >= 1 && num_new <= sv_msg__reach(m, r) - r->num_computed);
     /* Any allocation may evict the blocks a waiting-head lookup found: look up again later. */
     v->head = NULL;
     if (!sv_memtier_kv_manager_allocate_slots(m->cfg.kv, r->seq, (uint64_t)r->num_computed,
@@ -169,7 +187,8 @@ uint32_t sv_msg_view_num_swapped(const sv_msg_view *v)
 void sv_msg_view_swapped_head(const sv_msg_view *v, struct sv_msg_req_info *out)
 {
     SV_ASSERT(sv_msg_num_swapped(v->m) > 0);
-    req_info(g_queue_peek_head(&v->m->tiers->swapped), out);
+    const msg_req *r = g_queue_peek_head(&v->m->tiers->swapped);
+    req_info(r, r->num_reached, out);
 }
 
 gboolean sv_msg_view_swap_in(sv_msg_view *v, int64_t num_new)
@@ -432,12 +451,24 @@ void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t
 {
     const struct sv_msg_cfg *c = &m->cfg;
     gboolean caching = sv_memtier_kv_manager_caching_enabled(c->kv);
+    /* Token times as the client sees them: the engine's, plus the frontend's return path. */
+    sv_time stamp = finish + c->frontend.out_ns;
     *prompt_t = 0;
     *gen_t = 0;
     for (guint i = 0; i < m->inflight->len; i++) {
         msg_slot *s = &g_array_index(m->inflight, msg_slot, i);
         msg_req *r = s->req;
-        gboolean prefill_done_now = r->is_init && r->num_computed >= r->out.input_tokens;
+        /* KV computed as of this step. A later step may have scheduled the request again (its
+         * count is further on) or preempted it (reset to 0: it waits, its blocks are gone); the
+         * token this step sampled is kept either way (vLLM's update_from_output appends it
+         * whatever the request's status, and removes a preempted one that is finished from the
+         * waiting queue). */
+        int64_t end = s->computed_before + s->num_new;
+        gboolean parked = r->num_computed < end;
+        gboolean prefill_done_now = r->is_init && end >= r->out.input_tokens;
+        if (parked && c->role == SV_MSG_ROLE_PREFILL && prefill_done_now)
+            continue; /* its KV is gone before the hand-off: the prompt is recomputed */
+        gboolean cache = caching && !parked;
         if (prefill_done_now) {
             r->is_init = FALSE;
             if (r->out.prefill_done_ns < 0) {
@@ -450,27 +481,35 @@ void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t
             } else if (s->num_new > 1) {
                 *prompt_t += s->num_new; /* recomputed after a preemption on the decode side */
             }
-            if (caching)
-                sv_memtier_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)r->num_computed);
+            if (cache)
+                sv_memtier_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)end);
             if (c->role == SV_MSG_ROLE_PREFILL) {
                 /* vLLM's disaggregated proxy runs the prefill with max_tokens=1 and discards
                  * that token; the client's tokens, the first included, come from the decode
                  * instance after the KV hand-off (docs/disaggregation.md). */
-                if (m->tiers)
-                    sv_msg__hier_computed(m, r);
+                if (m->tiers) {
+                    int64_t later = r->num_computed;
+                    r->num_computed = end;
+                    sv_msg__hier_computed(m, r); /* write-through of newly full chunks */
+                    r->num_computed = later;
+                }
                 sv_msg__pd_detach(m, r);
                 continue;
             }
-            r->out.first_token_ns = finish;
+            r->out.first_token_ns = stamp;
             r->recent_end_ns = finish;
         } else if (s->num_new > 1) {
             *prompt_t += s->num_new; /* a chunk, or a resumed request catching up */
-            if (caching)
-                sv_memtier_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)r->num_computed);
+            if (cache)
+                sv_memtier_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)end);
         }
         /* A token is produced when the request has caught up with the length it reached. */
-        if (r->num_computed >= r->num_reached) {
+        if (end >= r->num_reached) {
             r->num_reached++;
+            if (r->ph > 0)
+                r->ph--;
+            if (parked)
+                m->waiting_tokens++;
             (*gen_t)++;
             if (!prefill_done_now) {
                 sv_time gap = finish - r->recent_end_ns;
@@ -478,15 +517,23 @@ void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t
                 if (m->hooks.on_token)
                     m->hooks.on_token(m->hooks.ctx, r->out.request_id, c->instance, finish, gap);
             }
-            if (caching)
-                sv_memtier_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)r->num_computed);
+            if (cache)
+                sv_memtier_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)end);
         }
-        if (m->tiers)
+        if (m->tiers && !parked) {
+            int64_t later = r->num_computed;
+            r->num_computed = end;
             sv_msg__hier_computed(m, r); /* write-through of newly full chunks */
+            r->num_computed = later;
+        }
         if (r->num_reached >= r->total) {
+            if (parked) {
+                g_queue_remove(&m->waiting, r);
+                m->waiting_tokens -= r->num_reached - r->num_computed;
+            }
             sv_memtier_kv_manager_free_seq(c->kv, r->seq);
             retire(m, r);
-            r->out.last_token_ns = finish;
+            r->out.last_token_ns = stamp;
             if (m->hooks.on_req_done)
                 m->hooks.on_req_done(m->hooks.ctx, &r->out, r->user);
         }

@@ -16,12 +16,27 @@ GQuark sv_planner_error_quark(void)
  * --npu-memory-utilization default. */
 #define DEFAULT_MEM_UTIL 0.9
 
-static const char *const top_keys[] = {
-    "num_nodes",       "link_bw",         "link_latency",        "nodes",
-    "cxl_mem",         "fabric",          "network_model",       "kv_transfer",
-    "slo_ttft_ms",     "preemption_mode", "prefix_storage",      "enable_prefix_sharing",
-    "prefix_pool",     "prefix_write",    "prefix_evict",        "offload_overlap",
-    "kv_load_overlap", "memory_model",    "prefix_chunk_tokens", NULL};
+static const char *const top_keys[] = {"num_nodes",
+                                       "link_bw",
+                                       "link_latency",
+                                       "nodes",
+                                       "cxl_mem",
+                                       "fabric",
+                                       "network_model",
+                                       "kv_transfer",
+                                       "slo_ttft_ms",
+                                       "preemption_mode",
+                                       "prefix_storage",
+                                       "enable_prefix_sharing",
+                                       "prefix_pool",
+                                       "prefix_write",
+                                       "prefix_evict",
+                                       "offload_overlap",
+                                       "kv_load_overlap",
+                                       "memory_model",
+                                       "prefix_chunk_tokens",
+                                       "engine",
+                                       NULL};
 static const char *const node_keys[] = {"num_instances", "cpu_mem",  "instances",
                                         "power",         "topology", "cxl_mem",
                                         "pcie",          "storage",  NULL};
@@ -874,9 +889,18 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
         !get_str(top, "network_model", where, FALSE, c->network_model, sizeof c->network_model,
                  error) ||
         !get_str(top, "kv_transfer", where, FALSE, c->kv_transfer, sizeof c->kv_transfer, error) ||
-        !get_num(top, "slo_ttft_ms", where, FALSE, 0, FALSE, &c->slo_ttft_ms, error))
+        !get_num(top, "slo_ttft_ms", where, FALSE, 0, FALSE, &c->slo_ttft_ms, error) ||
+        !get_str(top, "engine", where, FALSE, c->engine, sizeof c->engine, error))
         goto fail;
     c->link_latency_given = json_object_has_member(top, "link_latency");
+    sv_msg_engine_kind engine;
+    if (c->engine[0] && !sv_msg_engine_parse(c->engine, &engine, NULL)) {
+        bad(error, where, "engine", "must be \"vllm-0.19\" or \"vllm-0.10\"");
+        goto fail;
+    }
+    /* A config naming an engine describes that engine's deployment: its batch defaults apply
+     * (docs/serving.md "Engine profiles"); without the key it is LLMServingSim's. */
+    c->vllm_batch_defaults = c->engine[0] != '\0';
     sv_planner_pd_kv_mode kv_mode;
     if (c->kv_transfer[0] && !sv_planner_pd_kv_mode_parse(c->kv_transfer, &kv_mode, NULL)) {
         bad(error, where, "kv_transfer", "must be \"whole\" or \"per_layer\"");
@@ -1054,6 +1078,7 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_single_with(const char *model,
      * item 6). No link_latency is given: the catalog's per-hop latency applies
      * (sv_planner_cluster_link_latency_ns). */
     c->link_bw_gbps = hw.link_bw_gbps * 1e9 / 1073741824.0;
+    c->vllm_batch_defaults = TRUE; /* a `vllm serve` deployment (docs/serving.md) */
     struct sv_planner_instance_cfg *ic = &c->instances[0];
     g_strlcpy(ic->model_name, model, sizeof ic->model_name);
     g_strlcpy(ic->hardware, hw.name, sizeof ic->hardware);

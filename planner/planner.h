@@ -219,6 +219,12 @@ struct sv_planner_cluster_cfg {
      * kv_transfer / slo_ttft_ms (command line) win over them. */
     char kv_transfer[16]; /* top-level "kv_transfer": "whole" | "per_layer" ("" = whole) */
     double slo_ttft_ms;   /* top-level "slo_ttft_ms" (0 = none) */
+    /* Engine profile (docs/serving.md): top-level "engine" ("" = the run's, default vllm-0.19).
+     * vllm_batch_defaults: instances that set neither max_num_seqs nor max_num_batched_tokens get
+     * the values `vllm serve` picks for their device (a config naming an engine, the quick form)
+     * instead of LLMServingSim's CLI defaults 128 / 2048 (a config in LLMServingSim's format). */
+    char engine[16];
+    gboolean vllm_batch_defaults;
     int32_t n_nodes;
     struct sv_planner_node_cfg *nodes;
     int32_t n_instances;
@@ -636,6 +642,10 @@ struct sv_planner_run_cfg {
     double slo_ttft_ms;
     /* Host-side per-step time of every instance (msg/host.c; default: the fitted model). */
     sv_msg_host_model host_model;
+    /* Engine profile by name (--engine; NULL: the config's "engine", else vllm-0.19) and the
+     * optional frontend term (zero = off); msg/engine.c, docs/serving.md. */
+    const char *engine;
+    struct sv_msg_frontend frontend;
     /* DVFS (--gpu-clock; docs/power.md): every instance's accelerators at this fraction of their
      * nominal clock, in (0, 1]; 0 = unset (instances[].gpu_clock, else 1). */
     double gpu_clock;

@@ -492,7 +492,8 @@ static sv_compute_latency *make_latency(const struct sv_planner_run_cfg *cfg,
 }
 
 /* Before an instance has run a prefill: its latency model's time for one full prefill chunk
- * (up to max_num_batched_tokens, at most 2048 tokens: vLLM's default budget) from an empty cache.
+ * (up to max_num_batched_tokens, at most 2048 tokens: LLMServingSim's default budget) from an
+ * empty cache.
  */
 static double prefill_tput_estimate(sv_compute_latency *lat, int64_t budget)
 {
@@ -608,15 +609,32 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     }
     if (blocks > UINT32_MAX)
         blocks = UINT32_MAX;
+    /* Engine profile (docs/serving.md): --engine, else the config's "engine", else vllm-0.19.
+     * Batch limits not given: `vllm serve`'s for the device where the config describes a vLLM
+     * deployment, else LLMServingSim's CLI defaults. */
+    sv_msg_engine_kind engine = SV_MSG_ENGINE_VLLM_0_19;
+    const char *en = cfg->engine               ? cfg->engine
+                     : cfg->cluster->engine[0] ? cfg->cluster->engine
+                                               : NULL;
+    if (en && !sv_msg_engine_parse(en, &engine, error))
+        return FALSE;
+    int64_t def_seqs = SV_MSG_DEFAULT_MAX_NUM_SEQS,
+            def_tokens = SV_MSG_DEFAULT_MAX_NUM_BATCHED_TOKENS;
+    if (cfg->cluster->vllm_batch_defaults)
+        sv_msg_engine_batch_defaults(engine, ic->hardware, ic->npu_mem_gib, &def_seqs, &def_tokens);
+    int64_t max_tokens = pick(cfg->max_num_batched_tokens, ic->max_num_batched_tokens, def_tokens);
+    if (cfg->cluster->vllm_batch_defaults && max_tokens > 0)
+        def_seqs = MIN(def_seqs, max_tokens); /* vLLM caps the default at the token budget */
     struct sv_msg_cfg mc = {
         .instance = i,
         .scheduler = cfg->scheduler,
         .host_model = cfg->host_model,
         .sched_ops = st->sched,
         .sched_param = st->sched_param,
-        .max_num_seqs = pick(cfg->max_num_seqs, ic->max_num_seqs, SV_MSG_DEFAULT_MAX_NUM_SEQS),
-        .max_num_batched_tokens = pick(cfg->max_num_batched_tokens, ic->max_num_batched_tokens,
-                                       SV_MSG_DEFAULT_MAX_NUM_BATCHED_TOKENS),
+        .engine = engine,
+        .frontend = cfg->frontend,
+        .max_num_seqs = pick(cfg->max_num_seqs, ic->max_num_seqs, def_seqs),
+        .max_num_batched_tokens = max_tokens,
         .long_prefill_token_threshold =
             cfg->long_prefill_token_threshold < 0
                 ? 0 /* no cap, whatever the config says */

@@ -227,6 +227,8 @@ static void test_bad_values(void)
     expect_usage_error("--qps", "-1");
     expect_usage_error("--block-size", "0");
     expect_usage_error("--host-overhead", "some");
+    expect_usage_error("--engine", "sglang");
+    expect_usage_error("--frontend", "1:");
     expect_usage_error("--network-model", "telepathy");
     expect_usage_error("--moe-comm", "broadcast");
     expect_usage_error("--max-num-seqs", "-3");

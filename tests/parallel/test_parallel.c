@@ -287,9 +287,11 @@ static void test_tp_sizes(void)
     iters_free(&x);
 }
 
-/* Pipeline (tp 1, pp 2): while batch 1 is in the second stage, batch 2 runs in the first; never
- * more than pp_size batches in flight. 24 requests of 128 tokens at t = 0, a token budget of
- * 256: twelve prefill batches queue up behind each other. */
+/* Batches in flight (vLLM's max_concurrent_batches): pipeline stages (tp 1, pp 3): while batch 1
+ * is in a later stage, the next ones run in the earlier stages, never more than pp_size. One
+ * stage: 2 with async scheduling (the default engine: the next batch is scheduled before the
+ * previous one commits), 1 with the synchronous vllm-0.10. 24 requests of 128 tokens at t = 0,
+ * a token budget of 256: twelve prefill batches queue up behind each other. */
 static int max_overlap(GArray *a)
 {
     int best = 0;
@@ -309,20 +311,27 @@ static int max_overlap(GArray *a)
 static void test_pp_inflight(void)
 {
     int in[] = {128}, out[] = {8};
-    for (int pp = 1; pp <= 3; pp += 2) {
+    static const struct {
+        int pp;
+        const char *engine;
+        int in_flight;
+    } cases[] = {
+        {1, "vllm-0.10", 1}, {1, "vllm-0.19", 2}, {3, "vllm-0.10", 3}, {3, "vllm-0.19", 3}};
+    for (size_t k = 0; k < G_N_ELEMENTS(cases); k++) {
+        int pp = cases[k].pp;
         iters x = {{0}};
         struct sv_planner_run_result res;
         g_autoptr(GError) e = NULL;
-        g_autofree char *json =
-            g_strdup_printf("{\"link_bw\": 450, \"link_latency\": 500, \"nodes\": [{\"instances\": "
-                            "[" INST(", \"tp_size\": 1, \"pp_size\": %d") "]}]}",
-                            pp);
+        g_autofree char *json = g_strdup_printf(
+            "{\"link_bw\": 450, \"link_latency\": 500, \"engine\": \"%s\", \"nodes\": "
+            "[{\"instances\": [" INST(", \"tp_size\": 1, \"pp_size\": %d") "]}]}",
+            cases[k].engine, pp);
         gboolean ok = run_cluster(json, 24, in, out, 1, NULL, 256, NULL, NULL, &x, &res, &e);
         if (!ok)
             fprintf(stderr, "%s\n", e->message);
         CU_ASSERT_FATAL(ok);
         SV_ASSERT_EQ_I64(res.requests, 24);
-        SV_ASSERT_EQ_I64(max_overlap(x.it[0]), pp); /* pp = 1: none; pp = 3: exactly 3 */
+        SV_ASSERT_EQ_I64(max_overlap(x.it[0]), cases[k].in_flight);
         if (pp == 3) {
             /* hidden states stage to stage: 2 sends per batch */
             CU_ASSERT(res.net_messages >= 2 * x.it[0]->len);
