@@ -148,6 +148,8 @@ struct sv_compute_hw_cfg {
     double pcie_gbps;    /* host link (PCIe) per device, per direction, GB/s; 0: not published */
     double tdp_w;        /* board power at full load (TDP / max board power), W; 0: not published */
     double idle_w;       /* board power with nothing to run, W; 0: not published */
+    int32_t compute_units; /* SMs (NVIDIA), CUs (AMD), TensorCores (TPU); 0: not published */
+    double l2_mib;         /* last-level on-chip cache, MiB; 0: not published */
     char source[512];    /* where the numbers come from */
     char power_source[512]; /* where tdp_w and idle_w come from (or the rule that derived them) */
 };

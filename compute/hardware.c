@@ -58,6 +58,12 @@ static gboolean entry_read(JsonObject *e, guint i, struct sv_compute_hw_cfg *out
         !sv_cfg_get_double(e, "idle_w", where, TRUE, 0, &out->idle_w, error) ||
         !sv_cfg_get_string(e, "power_source", where, TRUE, NULL, &power_source, error))
         return FALSE;
+    int64_t units = 0; /* optional: the analytic model quantises tiles and waves on them */
+    if (!sv_cfg_get_int(e, "compute_units", where, FALSE, 0, &units, error))
+        return FALSE;
+    out->compute_units = (int32_t)units;
+    if (!sv_cfg_get_double(e, "l2_mib", where, FALSE, 0, &out->l2_mib, error))
+        return FALSE;
     g_strlcpy(out->name, name, sizeof out->name);
     g_strlcpy(out->source, source, sizeof out->source);
     g_strlcpy(out->power_source, power_source, sizeof out->power_source);
