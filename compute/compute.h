@@ -1,5 +1,6 @@
 /* servesim compute: model and hardware catalogs, decoder layer sequences, and operator latency
- * (LLMServingSim profile bundles, the legacy perf_models layout, and a fitted roofline).
+ * (LLMServingSim profile bundles, the legacy perf_models layout, and a calibrated analytic model
+ * per operator class, the `roofline` backend).
  *
  * One latency interface: the time of one operator (a layer kind of the model's layer sequence)
  * for one batch shape on one device (one TP rank). The serving core asks for a whole iteration
@@ -149,7 +150,8 @@ struct sv_compute_hw_cfg {
     double fp32_tflops;     /* peak FP32 (non-tensor; 0: not published) */
     double mem_gib;         /* device memory, GiB (2^30 B) */
     double mem_bw_gbps;     /* peak memory bandwidth, GB/s (1e9 B/s) */
-    int32_t compute_units;  /* SMs (NVIDIA), CUs (AMD), TensorCores (TPU) */
+    int32_t compute_units;  /* SMs (NVIDIA), CUs (AMD), TensorCores (TPU); 0: not published */
+    double l2_mib;          /* last-level on-chip cache, MiB; 0: not published */
     char interconnect[32];  /* scale-up interconnect: "NVLink4", "PCIe4", "ICI", ... */
     double link_bw_gbps;    /* scale-up interconnect per device, per direction, GB/s */
     double link_latency_ns; /* per hop of that interconnect, collective step (latency_source) */
@@ -207,7 +209,7 @@ struct sv_compute_batch_shape {
     int64_t decode_kv_mean; /* floor(sum of decode KV / n_decode) */
     int64_t decode_kv_max;
     int64_t decode_kv_min;
-    int64_t decode_kv_sum; /* sum of decode KV lengths (roofline bytes) */
+    int64_t decode_kv_sum; /* sum of decode KV lengths (analytic KV read) */
     int64_t n_seqs;        /* sequences scheduled (lm_head, sampler key) */
     int64_t tokens;        /* n_prefill_tokens + n_decode (dense key) */
     /* MoE, per rank after dispatch (issue 4: EP routing). 0 = derive: all tokens local,
@@ -232,7 +234,7 @@ typedef struct sv_compute_latency sv_compute_latency;
 typedef enum {
     SV_COMPUTE_LATENCY_PROFILE,  /* LLMServingSim bundle (<hw>/<org>/<model>/<variant>/) */
     SV_COMPUTE_LATENCY_LEGACY,   /* perf_models/<hw>/<org>/<model>/tp<N>/layers.csv + predictions */
-    SV_COMPUTE_LATENCY_ROOFLINE, /* fitted roofline from the model and hardware catalogs */
+    SV_COMPUTE_LATENCY_ROOFLINE, /* analytic model per operator class (compute/analytic.c) */
     SV_COMPUTE_LATENCY_VIDUR,    /* Vidur: compute/<device>/<org>/<model>/{mlp,attention}.csv */
 } sv_compute_latency_backend;
 
@@ -274,21 +276,53 @@ sv_compute_latency *sv_compute_latency_new_vidur(const char *model_dir,
  * "attention"); NULL for the other backends. */
 const char *sv_compute_latency_fallback_ops(const sv_compute_latency *lat);
 
-/* Roofline parameters of one operator. */
-struct sv_compute_roofline_eff {
-    double compute_eff; /* fraction of peak FLOP/s */
-    double memory_eff;  /* fraction of peak bandwidth */
-    double overhead_ns; /* fixed launch overhead */
+/* The analytic model's per-class constants (compute/analytic.c, docs/compute.md "Analytic
+ * model"); the committed calibration is compute/analytic_fit.inc, written by tools/fit_analytic. */
+struct sv_compute_analytic_params {
+    /* GEMMs (qkv/o/gate_up/down/lm_head, MoE experts and router) */
+    double gemm_compute_eff;    /* fraction of the dtype peak on full tiles and waves */
+    double gemm_memory_eff;     /* fraction of the bandwidth in the weight-streaming regime */
+    double gemm_blend;          /* p of the soft maximum (tc^p + tm^p)^(1/p), >= 1 */
+    double gemm_small_tile_eff; /* throughput of a tile per halving of its area below 128 x 128 */
+    /* attention (FlashAttention on the paged KV cache) */
+    double attn_prefill_eff;  /* fraction of the dtype peak of a prefill tile */
+    double attn_mixed_k;      /* heads per wave per KV-group member for the group to share its
+                               * KV read in L2 (decodes in a batch with a prefill) */
+    double attn_decode_eff;   /* fraction of the bandwidth on the decode KV read */
+    double attn_cta_bw;       /* bandwidth one CTA (query head) draws, in fair shares bw/SMs */
+    double attn_cta_ns;       /* fixed time of one CTA (a query head of a sequence) */
+    double attn_l2_frac;      /* fraction of the L2 that holds one KV head's K and V for reuse */
+    double attn_launch_ratio; /* an attention kernel's fixed time over the device launch time */
+    /* elementwise (norms, rotary, activation, embedding) and the sampler */
+    double ew_memory_eff;   /* fraction of the bandwidth */
+    double ew_l2_gain;      /* speed-up while the bytes fit in the L2 */
+    double sampler_passes;  /* fp32 passes over the logits */
+    double ew_launch_ratio; /* an elementwise kernel's fixed time over the device launch time */
+    /* per kernel launch (eager, as the profiles measure it; a GEMM's fixed time) */
+    double launch_ns;
 };
-/* eff: per-operator parameters (SV_COMPUTE_OP_COUNT entries) or NULL for the committed fit
- * (compute/roofline_fit.inc, produced by tools/fit_roofline). */
+/* Analytic (`roofline`) backend. `p`: the constants of both platforms, with every device's own
+ * calibration factors at 1 (tests, studies of the model); NULL: the committed calibration
+ * (compute/analytic_fit.inc) with the factors fitted for the device when its profiles were part
+ * of the fit (docs/compute.md). */
 sv_compute_latency *sv_compute_latency_new_roofline(const struct sv_compute_model_cfg *m,
                                                     const struct sv_compute_hw_cfg *hw, int tp,
-                                                    const struct sv_compute_roofline_eff *eff,
+                                                    const struct sv_compute_analytic_params *p,
                                                     GError **error);
-/* The committed fit (SV_COMPUTE_OP_COUNT entries). */
-const struct sv_compute_roofline_eff *sv_compute_roofline_fit(void);
-/* FLOPs and bytes moved by one operator on one rank for a shape (roofline inputs). */
+/* The committed calibration of a platform: GPUs (tpu FALSE) or TPUs. */
+const struct sv_compute_analytic_params *sv_compute_analytic_fit(gboolean tpu);
+/* vLLM's CUDA graphs (compute/analytic.c): batches up to the largest capture size run as a graph,
+ * padded to the next capture size (vLLM's VllmConfig._set_cudagraph_sizes: 1, 2, 4, multiples
+ * of 8 below 256, of 16 from 256, up to min(2 x max_num_seqs, 512), none above
+ * max_num_batched_tokens); decode-only batches as a full graph, others piecewise (attention
+ * eager). max_num_seqs 0: eager. Only the analytic backend uses it (profiles are measured). */
+void sv_compute_latency_set_cudagraph(sv_compute_latency *lat, int64_t max_num_seqs,
+                                      int64_t max_num_batched_tokens);
+/* The padded token count a batch of `tokens` runs at (tokens itself when eager or above the
+ * largest capture size). */
+int64_t sv_compute_cudagraph_size(const sv_compute_latency *lat, int64_t tokens);
+/* FLOPs and bytes moved by one operator on one rank for a shape (the minimum: weights,
+ * activations in and out, KV read once; diagnostics). */
 void sv_compute_op_cost(const struct sv_compute_model_cfg *m, int tp, sv_compute_op_kind op,
                         const struct sv_compute_batch_shape *s, double *flops, double *bytes);
 
@@ -297,15 +331,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_compute_latency, sv_compute_latency_free)
 
 /* DVFS (docs/power.md "DVFS"): the accelerator runs at `clock` in (0, 1] of its nominal clock
  * (1 until set). Only compute slows down; the memory clock is not the core clock, so a
- * memory-bound operator keeps its time. Per operator and batch shape, with tc = FLOPs / (peak x
- * compute_eff) and tm = bytes / (bandwidth x memory_eff) its roofline times (the committed fit,
- * sv_compute_op_cost, the peak and bandwidth of `hw`):
- *   roofline backend: max(tc / clock, tm) + overhead (its own terms);
- *   profile / legacy: the measured time x max(tc / clock, tm) / max(tc, tm).
- * So a compute-bound operator takes 1/clock as long and a memory-bound one the same until its
- * compute term overtakes. With `hw` NULL (the hardware is not in the catalog) a profile's every
- * operator takes 1/clock as long (the bound for all-compute-bound work). `hw` is copied; the
- * roofline backend uses its own hardware and ignores it. */
+ * memory-bound operator keeps its time, and launch costs are not scaled. Per operator and batch
+ * shape, with a(c) the analytic model's time at clock c (compute peaks x c) on `hw`:
+ *   analytic backend: a(clock) on its own hardware;
+ *   profile / legacy: the measured time x a(clock) / a(1) on `hw` (the committed calibration).
+ * So a compute-bound operator takes about 1/clock as long and a memory-bound one the same. With
+ * `hw` NULL (the hardware is not in the catalog) a profile's every operator takes 1/clock as long
+ * (the bound for all-compute-bound work). `hw` is copied; the analytic backend ignores it. */
 void sv_compute_latency_set_clock(sv_compute_latency *lat, double clock,
                                   const struct sv_compute_hw_cfg *hw);
 double sv_compute_latency_clock(const sv_compute_latency *lat);

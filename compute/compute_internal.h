@@ -60,9 +60,53 @@ double sv_compute__lookup_2d(const struct sv_compute_table2d *t, double q_row, d
  * round half to even, at least 1 ns. */
 double sv_compute__us_to_ns(double us);
 
-/* Roofline time of one op from its cost. */
-double sv_compute__roofline_ns(const struct sv_compute_roofline_eff *e, double flops, double bytes,
-                               double peak_flops, double bw_bytes_per_s);
+/* ---- analytic model (compute/analytic.c) ---- */
+/* One device as the analytic model sees it. */
+struct sv_compute__an_dev {
+    const struct sv_compute_analytic_params *p;
+    double peak_flops;    /* dtype peak (x DVFS clock), FLOP/s */
+    double bw;            /* bytes/s */
+    int sms;              /* 0: not known (no tile or wave quantisation) */
+    double l2_bytes;      /* last-level cache; 0: not known */
+    double compute_scale; /* device calibration of the compute efficiencies (1: none) */
+    double memory_scale;  /* the same for the memory efficiencies */
+    double launch_ns;     /* per kernel, eager */
+    gboolean tpu;
+};
+/* Calibration of one device by tools/fit_analytic (compute/analytic_fit.inc). */
+struct sv_compute__an_device_fit {
+    const char *name; /* catalog name */
+    double compute_scale, memory_scale, launch_ns;
+};
+/* The device of `hw` for dtype `dtype_bytes` at DVFS `clock`: `p` NULL takes the committed
+ * calibration (platform constants and the device's own factors when it has some). */
+void sv_compute__an_dev_init(struct sv_compute__an_dev *d, const struct sv_compute_hw_cfg *hw,
+                             int dtype_bytes, const struct sv_compute_analytic_params *p,
+                             double clock);
+gboolean sv_compute__an_is_tpu(const struct sv_compute_hw_cfg *hw);
+const struct sv_compute__an_device_fit *sv_compute__an_device_fit(const char *name);
+/* Class times in ns, without launch costs. GEMM: `groups` independent (m x k) . (k x n)
+ * products (MoE experts; 1 for a dense layer), b bytes per element. */
+double sv_compute__an_gemm_ns(const struct sv_compute__an_dev *d, double groups, double m, double n,
+                              double k, double b);
+/* Attention of one layer on one rank: nh query and nkv KV heads of hd, b bytes; prefill of
+ * n_pf_tokens in np requests with kv_prefill tokens of history in all; nd decodes reading
+ * kv_sum tokens in all, kv_max the longest. */
+double sv_compute__an_attn_ns(const struct sv_compute__an_dev *d, double nh, double nkv, double hd,
+                              double b, double n_pf_tokens, double kv_prefill, double np, double nd,
+                              double kv_sum, double kv_max);
+double sv_compute__an_ew_ns(const struct sv_compute__an_dev *d, double bytes);
+/* Kernels vLLM launches for an operator (docs/compute.md "Kernels and fusion"); attention's
+ * depend on the shape (NULL: a batch with a prefill). */
+int sv_compute__an_kernels(sv_compute_op_kind op, const struct sv_compute_batch_shape *s);
+/* Launch time of one kernel of an operator: the device's, x the class's ratio, less inside a
+ * graph (`graph` as below). */
+double sv_compute__an_launch_ns(const struct sv_compute__an_dev *d, sv_compute_op_kind op,
+                                int graph);
+/* One operator on one rank, launches included; `graph`: 0 eager, 1 piecewise, 2 full. */
+double sv_compute__an_op_ns(const struct sv_compute__an_dev *d,
+                            const struct sv_compute_model_cfg *m, int tp, sv_compute_op_kind op,
+                            const struct sv_compute_batch_shape *s, int graph);
 
 /* ---- profile tables of one tp<N> folder ---- */
 struct sv_compute_tp_tables {
@@ -141,8 +185,11 @@ struct sv_compute_latency {
     struct sv_compute_legacy_tables *legacy;
     /* vidur */
     struct sv_compute_vidur_tables *vidur;
-    /* roofline */
-    struct sv_compute_roofline_eff eff[SV_COMPUTE_OP_COUNT];
+    /* analytic (`roofline`) */
+    struct sv_compute_analytic_params an_params; /* given to the constructor */
+    gboolean an_given;                           /* else the committed calibration */
+    int64_t graph_sizes[64]; /* vLLM's CUDA graph capture sizes, ascending; none: eager */
+    int n_graph_sizes;
     /* DVFS (sv_compute_latency_set_clock): clock 1 = nominal. clock_hw: peak and bandwidth that
      * split a profiled time into compute and memory (clock_hw_set FALSE: all compute). */
     double clock;

@@ -33,6 +33,7 @@ static const struct hw_field {
     {"mem_gib", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, mem_gib), FALSE, TRUE},
     {"mem_bw_gbps", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, mem_bw_gbps), FALSE, TRUE},
     {"compute_units", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, compute_units), TRUE, FALSE},
+    {"l2_mib", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, l2_mib), FALSE, FALSE},
     {"link_bw_gbps", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, link_bw_gbps), FALSE, FALSE},
     {"link_latency_ns", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, link_latency_ns), FALSE, FALSE},
     {"pcie_gbps", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, pcie_gbps), FALSE, FALSE},

@@ -1,20 +1,9 @@
 /* The latency interface: constructors, per-operator dispatch, whole iterations, and the
- * roofline backend's per-operator FLOPs and bytes. */
+ * per-operator FLOPs and bytes. */
 #include "compute/compute_internal.h"
 
 #include <math.h>
 #include <string.h>
-
-/* The committed fit: regenerate with `build/tools/fit_roofline --out-c compute/roofline_fit.inc
- * --out-csv compute/roofline_fit.csv` (see docs/compute.md). */
-static const struct sv_compute_roofline_eff roofline_fit[SV_COMPUTE_OP_COUNT] = {
-#include "compute/roofline_fit.inc"
-};
-
-const struct sv_compute_roofline_eff *sv_compute_roofline_fit(void)
-{
-    return roofline_fit;
-}
 
 void sv_compute_batch_shape_init(struct sv_compute_batch_shape *s, const int64_t *prefill_chunk,
                                  const int64_t *prefill_hist, int64_t n_prefill,
@@ -112,22 +101,55 @@ sv_compute_latency *sv_compute_latency_new_vidur(const char *model_dir,
 
 sv_compute_latency *sv_compute_latency_new_roofline(const struct sv_compute_model_cfg *m,
                                                     const struct sv_compute_hw_cfg *hw, int tp,
-                                                    const struct sv_compute_roofline_eff *eff,
+                                                    const struct sv_compute_analytic_params *p,
                                                     GError **error)
 {
     if (!(hw->bf16_tflops > 0 && hw->mem_bw_gbps > 0)) {
         g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_INVALID,
-                    "roofline needs positive bf16_tflops and mem_bw_gbps: hardware %s", hw->name);
+                    "the analytic model needs positive bf16_tflops and mem_bw_gbps: hardware %s",
+                    hw->name);
         return NULL;
     }
     sv_compute_latency *lat = latency_alloc(SV_COMPUTE_LATENCY_ROOFLINE, m, tp, error);
     if (!lat)
         return NULL;
     lat->hw = *hw;
-    memcpy(lat->eff, eff ? eff : roofline_fit, sizeof lat->eff);
-    g_debug("latency: roofline on %s (%.1f bf16 TFLOPS, %.0f GB/s, tp %d)", hw->name,
-            hw->bf16_tflops, hw->mem_bw_gbps, tp);
+    if (p) {
+        lat->an_params = *p;
+        lat->an_given = TRUE;
+    }
+    /* vLLM's defaults (max_num_seqs 256 or more, 2,048 batched tokens) until the serving core
+     * says otherwise. */
+    sv_compute_latency_set_cudagraph(lat, 256, 2048);
+    g_debug("latency: analytic on %s (%.1f bf16 TFLOPS, %.0f GB/s, %d SMs, tp %d)%s", hw->name,
+            hw->bf16_tflops, hw->mem_bw_gbps, hw->compute_units, tp,
+            sv_compute__an_device_fit(hw->name) && !p ? ", device calibration" : "");
     return lat;
+}
+
+void sv_compute_latency_set_cudagraph(sv_compute_latency *lat, int64_t max_num_seqs,
+                                      int64_t max_num_batched_tokens)
+{
+    /* vllm/config/vllm.py, VllmConfig._set_cudagraph_sizes: max_graph_size = min(max_num_seqs
+     * x 2, 512); sizes [1, 2, 4] + range(8, 256, 8) + range(256, max_graph_size + 1, 16), then
+     * those above max_num_batched_tokens dropped. */
+    lat->n_graph_sizes = 0;
+    if (max_num_seqs <= 0)
+        return;
+    int64_t top = max_num_seqs > 256 ? 512 : 2 * max_num_seqs;
+    for (int64_t v = 1; v <= top && lat->n_graph_sizes < (int)G_N_ELEMENTS(lat->graph_sizes);) {
+        if (v <= max_num_batched_tokens)
+            lat->graph_sizes[lat->n_graph_sizes++] = v;
+        v = v < 4 ? v * 2 : v < 8 ? 8 : v < 256 ? v + 8 : v + 16;
+    }
+}
+
+int64_t sv_compute_cudagraph_size(const sv_compute_latency *lat, int64_t tokens)
+{
+    for (int i = 0; i < lat->n_graph_sizes; i++)
+        if (lat->graph_sizes[i] >= tokens)
+            return lat->graph_sizes[i];
+    return tokens;
 }
 
 char *sv_compute_profile_find(const char *profiles_root, const char *hw, const char *model_name,
@@ -164,7 +186,7 @@ const struct sv_compute_model_cfg *sv_compute_latency_model(const sv_compute_lat
     return &lat->model;
 }
 
-/* ---- roofline costs ------------------------------------------------------------------------
+/* ---- operator costs ------------------------------------------------------------------------
  * FLOPs count multiply-adds as 2; bytes are what the kernel must move at least once: weights,
  * activations in and out, KV read. Shapes are per TP rank (heads and FFN columns / tp). */
 void sv_compute_op_cost(const struct sv_compute_model_cfg *m, int tp, sv_compute_op_kind op,
@@ -251,18 +273,27 @@ void sv_compute_op_cost(const struct sv_compute_model_cfg *m, int tp, sv_compute
     *bytes = by;
 }
 
-static double roofline_op_ns(sv_compute_latency *lat, sv_compute_op_kind op,
-                             const struct sv_compute_batch_shape *s)
+/* The analytic model on the latency's own device at DVFS clock `clock`. vLLM runs a batch of up
+ * to its largest capture size as a CUDA graph padded to the next capture size: a decode-only
+ * batch as a full graph, any other piecewise; the logits (lm_head) and the sampler run after the
+ * graph, eager and unpadded. */
+static double analytic_ns(const sv_compute_latency *lat, const struct sv_compute_hw_cfg *hw,
+                          const struct sv_compute_analytic_params *p, sv_compute_op_kind op,
+                          const struct sv_compute_batch_shape *s, double clock)
 {
     if (op == SV_COMPUTE_OP_ATTENTION && s->n_prefill_tokens == 0 && s->n_decode == 0)
         return 0;
-    double f, by;
-    sv_compute_op_cost(&lat->model, lat->tp, op, s, &f, &by);
-    /* DVFS: the compute peak follows the core clock (x 1.0 exactly when nominal). */
-    return sv_compute__roofline_ns(&lat->eff[op], f, by,
-                                   sv_compute_hw_peak_flops(&lat->hw, (int)lat->model.dtype_bytes) *
-                                       lat->clock,
-                                   lat->hw.mem_bw_gbps * 1e9);
+    struct sv_compute__an_dev d;
+    sv_compute__an_dev_init(&d, hw, (int)lat->model.dtype_bytes, p, clock);
+    int graph = 0;
+    struct sv_compute_batch_shape g = *s;
+    if (!d.tpu && op != SV_COMPUTE_OP_LM_HEAD && op != SV_COMPUTE_OP_SAMPLER &&
+        lat->n_graph_sizes > 0 && s->tokens > 0 &&
+        s->tokens <= lat->graph_sizes[lat->n_graph_sizes - 1]) {
+        graph = s->n_prefill_tokens == 0 ? 2 : 1;
+        g.tokens = sv_compute_cudagraph_size(lat, s->tokens);
+    }
+    return sv_compute__an_op_ns(&d, &lat->model, lat->tp, op, &g, graph);
 }
 
 void sv_compute_latency_set_clock(sv_compute_latency *lat, double clock,
@@ -280,24 +311,17 @@ double sv_compute_latency_clock(const sv_compute_latency *lat)
     return lat->clock;
 }
 
-/* DVFS factor of a profiled operator time: max(tc / clock, tm) / max(tc, tm) on the roofline
- * split (sv_compute_latency_set_clock), 1/clock without a split. */
+/* DVFS factor of a profiled operator time: the analytic model's time at `clock` over its time
+ * at the nominal clock on clock_hw (sv_compute_latency_set_clock), 1/clock without hardware. */
 static double clock_factor(const sv_compute_latency *lat, sv_compute_op_kind op,
                            const struct sv_compute_batch_shape *s)
 {
     if (!lat->clock_hw_set)
         return 1.0 / lat->clock;
-    double f, by;
-    sv_compute_op_cost(&lat->model, lat->tp, op, s, &f, &by);
-    const struct sv_compute_roofline_eff *e = &roofline_fit[op];
-    double peak = sv_compute_hw_peak_flops(&lat->clock_hw, (int)lat->model.dtype_bytes);
-    double tc = f > 0 ? f / (peak * e->compute_eff) : 0;
-    double tm = by > 0 ? by / (lat->clock_hw.mem_bw_gbps * 1e9 * e->memory_eff) : 0;
-    double before = tc > tm ? tc : tm;
+    double before = analytic_ns(lat, &lat->clock_hw, NULL, op, s, 1.0);
     if (!(before > 0))
         return 1.0 / lat->clock; /* nothing to split: take it as compute */
-    double after = tc / lat->clock > tm ? tc / lat->clock : tm;
-    return after / before;
+    return analytic_ns(lat, &lat->clock_hw, NULL, op, s, lat->clock) / before;
 }
 
 sv_time sv_compute_op_time(sv_compute_latency *lat, sv_compute_op_kind op,
@@ -325,7 +349,7 @@ sv_time sv_compute_op_time(sv_compute_latency *lat, sv_compute_op_kind op,
         ns = sv_compute__vidur_op_ns(lat, op, s);
         break;
     case SV_COMPUTE_LATENCY_ROOFLINE:
-        ns = roofline_op_ns(lat, op, s);
+        ns = analytic_ns(lat, &lat->hw, lat->an_given ? &lat->an_params : NULL, op, s, lat->clock);
         break;
     }
     if (lat->clock != 1.0 && lat->backend != SV_COMPUTE_LATENCY_ROOFLINE && ns > 0)

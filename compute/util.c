@@ -262,11 +262,3 @@ double sv_compute__attn_lookup(const struct sv_compute_attn_table *t, int64_t pc
     out = trunc(out);
     return out < 1 ? 1 : out;
 }
-
-double sv_compute__roofline_ns(const struct sv_compute_roofline_eff *e, double flops, double bytes,
-                               double peak_flops, double bw_bytes_per_s)
-{
-    double tc = flops > 0 ? flops / (peak_flops * e->compute_eff) * 1e9 : 0;
-    double tm = bytes > 0 ? bytes / (bw_bytes_per_s * e->memory_eff) * 1e9 : 0;
-    return (tc > tm ? tc : tm) + e->overhead_ns;
-}

@@ -697,6 +697,8 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         mc.max_num_seqs = INT64_MAX;
     if (mc.max_num_batched_tokens == 0)
         mc.max_num_batched_tokens = INT64_MAX / 4;
+    /* vLLM's CUDA-graph capture sizes follow these two (the analytic latency model's graphs). */
+    sv_compute_latency_set_cudagraph(st->lats[i], mc.max_num_seqs, mc.max_num_batched_tokens);
     struct sv_msg_hooks hooks = {
         .on_token = on_token,
         .on_req_done = on_req_done,

@@ -21,9 +21,9 @@ static char *put_file(const char *dir, const char *name, const char *text)
 /* Every device the issue names is built in, with every field read and every number sourced. */
 static void test_builtin_complete(void)
 {
-    static const char *const want[] = {"A100-80GB", "A100-40GB", "H100-SXM", "H200",
-                                       "B200",      "L40S",      "MI300X",   "TPU-v5e",
-                                       "TPU-v6e",   "RTX-A6000", "RTX-4090", "RTX-PRO-6000"};
+    static const char *const want[] = {
+        "A100-80GB", "A100-40GB", "H100-SXM",  "H200",     "B200",         "L40S",    "MI300X",
+        "TPU-v5e",   "TPU-v6e",   "RTX-A6000", "RTX-4090", "RTX-PRO-6000", "RTX-3090"};
     g_autoptr(sv_compute_hw_catalog) cat = sv_compute_hw_catalog_new();
     SV_ASSERT_EQ_I64(sv_compute_hw_catalog_size(cat), G_N_ELEMENTS(want));
     for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {

@@ -122,13 +122,15 @@ static GArray *load_gen_series(const char *path)
     return a;
 }
 
-static char *run_case(const char *tag)
+/* The case with the given latency source ("profile": the bundle; "roofline": the analytic
+ * model). */
+static char *run_case_with(const char *tag, const char *latency)
 {
     char *dir = sv_test_tmpdir();
     g_autofree char *out = g_build_filename(dir, tag, NULL);
-    const char *argv[] = {SV_SERVESIM_BIN, "run",     "--cluster",    CASE "/config.json",
-                          "--workload",    WORKLOAD,  "--profiles",   PROFILES,
-                          "--latency",     "profile", "--output-dir", out,
+    const char *argv[] = {SV_SERVESIM_BIN, "run",    "--cluster",    CASE "/config.json",
+                          "--workload",    WORKLOAD, "--profiles",   PROFILES,
+                          "--latency",     latency,  "--output-dir", out,
                           "--quiet",       NULL};
     char *so = NULL, *se = NULL;
     int status = -1;
@@ -176,6 +178,11 @@ static void load_sched_to_first(const char *dir, double *meas, gboolean *light, 
         CU_ASSERT_FATAL(n >= 0 && n < 300);
         sim[n] = (g_ascii_strtod(f[4], NULL) - g_ascii_strtod(f[3], NULL)) / 1e6;
     }
+}
+
+static char *run_case(const char *tag)
+{
+    return run_case_with(tag, "profile");
 }
 
 static void check(const char *what, double sim, double meas, double tol)
@@ -270,6 +277,32 @@ static void test_public_case(void)
     CU_ASSERT(abs_3 / meas_sum <= 0.05);
     g_array_free(ms, TRUE);
     g_array_free(ss, TRUE);
+    metrics_clear(&meas);
+    metrics_clear(&sim);
+    sv_test_rmtree(dir);
+}
+
+/* The same case on the analytic model (--latency roofline: compute/analytic.c, calibrated on
+ * operator profiles, this device's among them; docs/compute.md). Issue 10: mean TTFT and TPOT
+ * within 10% of the measured run (+188% / +88% with the pooled roofline it replaced). With the
+ * host model of this commit the means land at -0.8% (TTFT), +0.3% (TPOT) and -0.1% (latency);
+ * the bound stays the issue's, as the engine's host-time model is being changed separately. */
+static void test_public_case_analytic(void)
+{
+    SV_REQUIRE_SHARED("reference/llmservingsim/validation/RTXPRO6000/Llama-3.1-8B",
+                      "the measured RTXPRO6000 Llama-3.1-8B case");
+    g_autofree char *dir = run_case_with("r", "roofline");
+    g_autofree char *out = g_build_filename(dir, "r", NULL);
+    metrics meas, sim;
+    metrics_init(&meas);
+    metrics_init(&sim);
+    load_measured(&meas);
+    load_sim(out, &sim);
+    CU_ASSERT_EQUAL(sim.ttft->len, 300);
+    printf("\n");
+    check("TTFT mean", mean(sim.ttft), mean(meas.ttft), 0.10);
+    check("TPOT mean", mean(sim.tpot), mean(meas.tpot), 0.10);
+    check("latency mean", mean(sim.e2e), mean(meas.e2e), 0.10);
     metrics_clear(&meas);
     metrics_clear(&sim);
     sv_test_rmtree(dir);
@@ -376,6 +409,7 @@ int main(void)
 {
     static const sv_test_case cases[] = {
         {"public measured case", test_public_case},
+        {"public measured case on the analytic model within 10%", test_public_case_analytic},
         {"measured time series origin", test_timeseries_origin},
         {"determinism", test_determinism},
         {"bad input leaves no output", test_bad_input_no_output},
