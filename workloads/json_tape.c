@@ -66,18 +66,26 @@ static gboolean unexpected(struct scan *sc, const char *expected)
                 expected);
 }
 
-static uint32_t push(struct scan *sc, uint8_t type)
+/* A new token of `type` at the cursor; the caller sets what else it needs (next, len, v). */
+static inline uint32_t push(struct scan *sc, uint8_t type)
 {
     struct sv_wl_tape *tp = sc->tp;
-    if (tp->n == tp->cap) {
+    if (G_UNLIKELY(tp->n == tp->cap)) {
         tp->cap = tp->cap ? tp->cap * 2 : 256;
         tp->tok = g_renew(struct sv_wl_jtok, tp->tok, tp->cap);
     }
     struct sv_wl_jtok *t = &tp->tok[tp->n];
-    memset(t, 0, sizeof *t);
     t->type = type;
+    t->escaped = 0;
     t->off = (uint32_t)(sc->s - sc->line);
+    t->len = 0;
+    t->next = tp->n + 1;
     return tp->n++;
+}
+
+static inline gboolean is_digit(char c)
+{
+    return c >= '0' && c <= '9';
 }
 
 static inline void skip_ws(struct scan *sc)
@@ -171,33 +179,39 @@ static gboolean scan_string(struct scan *sc)
     struct sv_wl_jtok *t = &sc->tp->tok[i];
     t->off = (uint32_t)(sc->s + 1 - sc->line);
     t->len = (uint32_t)(s - (sc->s + 1));
-    t->next = i + 1;
     if (high && !g_utf8_validate_len(sc->s + 1, t->len, NULL))
         return fail(sc, sc->s, "invalid UTF-8 in a string");
     sc->s = s + 1;
     return TRUE;
 }
 
-static inline gboolean is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
-
-static gboolean scan_number(struct scan *sc)
+/* A number. Integers (the token ids: nearly every token of a trace) are read exactly in the same
+ * pass that checks them; past int64 they become BIGINT, kept as text. */
+static inline gboolean scan_number(struct scan *sc)
 {
     const char *start = sc->s, *s = start;
     gboolean neg = *s == '-';
     if (neg)
         s++;
-    const char *digits = s;
-    if (*s == '0')
+    uint64_t acc = 0;
+    gboolean big = FALSE;
+    if (*s == '0') {
         s++;
-    else if (*s >= '1' && *s <= '9')
-        while (is_digit(*s))
-            s++;
-    else
+    } else if (*s >= '1' && *s <= '9') {
+        /* 19 digits always fit in uint64; the rest are checked one by one */
+        const char *fast_end = s + 19;
+        while (s < fast_end && is_digit(*s))
+            acc = acc * 10 + (uint64_t)(*s++ - '0');
+        for (; is_digit(*s); s++) {
+            unsigned d = (unsigned)(*s - '0');
+            if (big || acc > (UINT64_MAX - d) / 10)
+                big = TRUE;
+            else
+                acc = acc * 10 + d;
+        }
+    } else {
         return fail(sc, start, "invalid number");
-    const char *int_end = s;
+    }
     gboolean frac = FALSE;
     if (*s == '.') {
         s++;
@@ -220,30 +234,17 @@ static gboolean scan_number(struct scan *sc)
     uint32_t i = push(sc, SV_WL_JT_INT);
     struct sv_wl_jtok *t = &sc->tp->tok[i];
     t->len = (uint32_t)(s - start);
-    t->next = i + 1;
     sc->s = s;
     if (frac) {
         t->type = SV_WL_JT_DOUBLE;
         t->v.d = g_ascii_strtod(start, NULL); /* the span is a JSON number: strtod reads it all */
-        return TRUE;
-    }
-    /* Integer: exact, or BIGINT (kept as text) when it does not fit in int64. */
-    uint64_t acc = 0;
-    gboolean big = FALSE;
-    for (const char *p = digits; p < int_end; p++) {
-        unsigned d = (unsigned)(*p - '0');
-        if (acc > (UINT64_MAX - d) / 10) {
-            big = TRUE;
-            break;
-        }
-        acc = acc * 10 + d;
-    }
-    if (!big && neg && acc <= (uint64_t)INT64_MAX + 1)
+    } else if (!big && neg && acc <= (uint64_t)INT64_MAX + 1) {
         t->v.i = acc == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)acc;
-    else if (!big && !neg && acc <= (uint64_t)INT64_MAX)
+    } else if (!big && !neg && acc <= (uint64_t)INT64_MAX) {
         t->v.i = (int64_t)acc;
-    else
+    } else {
         t->type = SV_WL_JT_BIGINT;
+    }
     return TRUE;
 }
 
@@ -254,7 +255,6 @@ static gboolean scan_literal(struct scan *sc, const char *word, uint8_t type)
         return unexpected(sc, "a value");
     uint32_t i = push(sc, type);
     sc->tp->tok[i].len = (uint32_t)n;
-    sc->tp->tok[i].next = i + 1;
     sc->s += n;
     return TRUE;
 }
@@ -308,7 +308,7 @@ static gboolean scan_container(struct scan *sc, int depth, gboolean object)
     return TRUE;
 }
 
-static gboolean scan_value(struct scan *sc, int depth)
+static inline gboolean scan_value(struct scan *sc, int depth)
 {
     switch (*sc->s) {
     case '{':
