@@ -37,7 +37,7 @@ sv_compute_table *sv_compute__csv_load(const char *path, GError **error)
     g_autoptr(sv_compute_table) c = g_new0(sv_compute_table, 1);
     c->path = g_strdup(path);
     c->header = g_ptr_array_new_with_free_func(g_free);
-    c->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+    c->rows = g_ptr_array_new_with_free_func(g_free);
     c->lines = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     for (guint i = 0; i < sv_csv_n_cols(in); i++)
         g_ptr_array_add(c->header, g_strdup(sv_csv_col_name(in, i)));
@@ -50,9 +50,18 @@ sv_compute_table *sv_compute__csv_load(const char *path, GError **error)
                         c->header->len, n);
             return NULL;
         }
-        char **cells = g_new(char *, n + 1);
+        /* one block per row: the cell pointers, then their text (a profile has ~10^5 cells) */
+        size_t text = 0;
         for (guint i = 0; i < n; i++)
-            cells[i] = g_strdup(sv_csv_field(in, i));
+            text += strlen(sv_csv_field(in, i)) + 1;
+        char **cells = g_malloc((n + 1) * sizeof(char *) + text);
+        char *t = (char *)(cells + n + 1);
+        for (guint i = 0; i < n; i++) {
+            const char *f = sv_csv_field(in, i);
+            size_t len = strlen(f) + 1;
+            cells[i] = memcpy(t, f, len);
+            t += len;
+        }
         cells[n] = NULL;
         g_ptr_array_add(c->rows, cells);
         g_array_append_val(c->lines, line);
@@ -79,6 +88,17 @@ gboolean sv_compute__csv_double(const sv_compute_table *c, guint row, int col, d
                                 GError **error)
 {
     const char *s = ((char **)c->rows->pdata[row])[col];
+    /* Most cells are integer keys: up to 15 digits are exact in a double, the value strtod
+     * gives; anything else goes through strtod. */
+    const char *d = s + (*s == '-');
+    int nd = 0;
+    int64_t iv = 0;
+    while (nd < 16 && d[nd] >= '0' && d[nd] <= '9')
+        iv = iv * 10 + (d[nd++] - '0');
+    if (nd > 0 && nd < 16 && d[nd] == '\0') {
+        *out = *s == '-' ? -(double)iv : (double)iv;
+        return TRUE;
+    }
     char *end = NULL;
     double v = g_ascii_strtod(s, &end);
     if (end == s || *end) {
