@@ -261,6 +261,28 @@ static gboolean scan_literal(struct scan *sc, const char *word, uint8_t type)
 
 static gboolean scan_value(struct scan *sc, int depth);
 
+/* The common case of a token id, taken without the general number scan: 1 to 18 digits (below
+ * 10^18, inside int64) not starting with 0 and followed by no fraction or exponent. FALSE leaves
+ * the cursor where it was, for scan_value. */
+static inline gboolean scan_plain_int(struct scan *sc)
+{
+    const char *s = sc->s;
+    if (*s < '1' || *s > '9')
+        return FALSE;
+    uint64_t acc = (uint64_t)(*s++ - '0');
+    const char *lim = s + 17;
+    while (s < lim && is_digit(*s))
+        acc = acc * 10 + (uint64_t)(*s++ - '0');
+    if (is_digit(*s) || *s == '.' || *s == 'e' || *s == 'E')
+        return FALSE;
+    uint32_t i = push(sc, SV_WL_JT_INT);
+    struct sv_wl_jtok *t = &sc->tp->tok[i];
+    t->len = (uint32_t)(s - sc->s);
+    t->v.i = (int64_t)acc;
+    sc->s = s;
+    return TRUE;
+}
+
 static gboolean scan_container(struct scan *sc, int depth, gboolean object)
 {
     if (depth >= SV_WL_TAPE_MAX_DEPTH)
@@ -285,7 +307,7 @@ static gboolean scan_container(struct scan *sc, int depth, gboolean object)
                 sc->s++;
                 skip_ws(sc);
             }
-            if (!scan_value(sc, depth + 1))
+            if (!scan_plain_int(sc) && !scan_value(sc, depth + 1))
                 return FALSE;
             count++;
             skip_ws(sc);
