@@ -88,6 +88,15 @@ static void test_tape_layout(void)
     CU_ASSERT(tp.tok[8].type == SV_WL_JT_DOUBLE && tp.tok[8].v.d == 1.5);
     CU_ASSERT(tp.tok[9].type == SV_WL_JT_DOUBLE && tp.tok[9].v.d == 1000.0);
     CU_ASSERT(tp.tok[10].type == SV_WL_JT_DOUBLE && tp.tok[10].v.d == 0.2);
+    /* 18 digits (the plain-id path's limit), 19 (the general scan), and a plain prefix that
+     * turns out to be a double */
+    struct sv_wl_tape t2 = {0};
+    CU_ASSERT_FATAL(
+        tape_ok(&t2, "{\"a\": 123456789012345678, \"b\": 1234567890123456789, \"c\": 12e1}"));
+    CU_ASSERT(t2.tok[2].type == SV_WL_JT_INT && t2.tok[2].v.i == 123456789012345678);
+    CU_ASSERT(t2.tok[4].type == SV_WL_JT_INT && t2.tok[4].v.i == 1234567890123456789);
+    CU_ASSERT(t2.tok[6].type == SV_WL_JT_DOUBLE && t2.tok[6].v.d == 120.0);
+    sv_wl__tape_clear(&t2);
     int64_t iv = -1;
     CU_ASSERT(sv_wl__tape_int(&tp.tok[9], &iv) && iv == 1000); /* integral double */
     CU_ASSERT_FALSE(sv_wl__tape_int(&tp.tok[8], &iv));
