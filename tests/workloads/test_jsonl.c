@@ -290,14 +290,17 @@ static void rand_value(GRand *r, GString *s, int depth)
     static const char *const ws[] = {"", " ", "\t", "  ", " \t "};
     int k = g_rand_int_range(r, 0, depth > 2 ? 5 : 7);
     switch (k) {
-    case 0:
-        g_string_append_printf(s, "%" G_GINT64_FORMAT,
-                               (int64_t)g_rand_int(r) * (g_rand_boolean(r) ? 1 : -1));
+    case 0: {
+        int64_t v = g_rand_int(r);
+        g_string_append_printf(s, "%" G_GINT64_FORMAT, g_rand_boolean(r) ? v : -v);
         break;
+    }
     case 1:
-        g_string_append_printf(s, "%d.%de%s%d", g_rand_int_range(r, -99, 99),
-                               g_rand_int_range(r, 0, 999), g_rand_boolean(r) ? "-" : "+",
-                               g_rand_int_range(r, 0, 30));
+        /* one draw per statement: argument evaluation order is unspecified in C */
+        int a = g_rand_int_range(r, -99, 99);
+        int b = g_rand_int_range(r, 0, 999);
+        const char *sign = g_rand_boolean(r) ? "-" : "+";
+        g_string_append_printf(s, "%d.%de%s%d", a, b, sign, g_rand_int_range(r, 0, 30));
         break;
     case 2:
         g_string_append(s, g_rand_boolean(r) ? "\"a\\u00e9\\\\ \\/ \\ud834\\udd1e\"" : "\"\"");
@@ -332,9 +335,11 @@ static void rand_ids(GRand *r, GString *s)
 {
     int n = g_rand_int_range(r, 0, 40);
     g_string_append_c(s, '[');
-    for (int i = 0; i < n; i++)
-        g_string_append_printf(s, "%s%u", i ? (g_rand_boolean(r) ? ", " : ",") : "",
-                               g_rand_int(r) >> g_rand_int_range(r, 0, 32));
+    for (int i = 0; i < n; i++) {
+        const char *sep = i ? (g_rand_boolean(r) ? ", " : ",") : "";
+        guint32 v = g_rand_int(r);
+        g_string_append_printf(s, "%s%u", sep, v >> g_rand_int_range(r, 0, 32));
+    }
     g_string_append_c(s, ']');
 }
 
@@ -355,8 +360,9 @@ static char *rand_line(GRand *r, int64_t arr)
         m[n] = g_string_new("\"sub_requests\": [");
         int ns = g_rand_int_range(r, 1, 4);
         for (int i = 0; i < ns; i++) {
+            int ot = g_rand_int_range(r, 1, 100), it = g_rand_int_range(r, 1, 100);
             g_string_append_printf(m[n], "%s{\"output_toks\": %d, \"input_toks\": %d", i ? "," : "",
-                                   g_rand_int_range(r, 1, 100), g_rand_int_range(r, 1, 100));
+                                   ot, it);
             if (g_rand_boolean(r))
                 g_string_append_printf(m[n], ", \"tool_duration_ns\": %d",
                                        g_rand_int_range(r, 0, 9));
@@ -374,9 +380,9 @@ static char *rand_line(GRand *r, int64_t arr)
         g_string_append_printf(m[n++], "\"input_toks\": %d", g_rand_int_range(r, 1, 5000));
         m[n] = g_string_new(NULL);
         /* an integral double is an integer too */
-        g_string_append_printf(m[n++],
-                               g_rand_boolean(r) ? "\"output_toks\": %d" : "\"output_toks\": %d.0",
-                               g_rand_int_range(r, 1, 5000));
+        gboolean dbl = g_rand_boolean(r);
+        g_string_append_printf(m[n++], "\"output_toks\": %d%s", g_rand_int_range(r, 1, 5000),
+                               dbl ? ".0" : "");
         m[n] = g_string_new("\"input_tok_ids\": ");
         rand_ids(r, m[n++]);
         if (g_rand_boolean(r)) {
@@ -533,7 +539,7 @@ static void test_differential(void)
         }
         sv_wl_source_free(src);
     }
-    /* enough of both outcomes to mean something (950 of 3,000 are accepted with this seed) */
+    /* enough of both outcomes to mean something (961 of 3,000 are accepted with this seed) */
     CU_ASSERT(accepted > 300 && accepted < 2700);
     g_string_free(m, TRUE);
     sv_wl_item_clear(&it);
