@@ -3,10 +3,11 @@
  *
  * Why not json-glib, which servesim used before: it builds a GObject tree per line (a JsonNode,
  * a GValue and a slice allocation per token id, a signal per member), which was ~60 ms of the
- * public 300-request case's ~90 ms. jansson (50 ms) and json-c also allocate per node, and jansson
- * exports json_object_iter_next, which json-glib also defines. yajl's SAX parser needs 15 ms
- * just to visit the integers. A tape reused from line to line allocates nothing per token: the
- * same file scans in ~4 ms (docs/workloads.md, "Parse speed").
+ * public 300-request case's ~94 ms (Release). jansson (51 ms) and json-c also allocate per node,
+ * and jansson's header cannot be included next to json-glib's (both declare
+ * json_object_iter_next). yajl's SAX parser needs 15 ms just to visit the integers. A tape reused
+ * from line to line allocates nothing per token: the same file reads in ~5 ms with the field
+ * checks (docs/workloads.md, "Parse speed").
  *
  * Limits: nesting deeper than SV_WL_TAPE_MAX_DEPTH and lines of 4 GiB or more are errors;
  * strings are checked (escapes, surrogate pairs, UTF-8, no control characters) but decoded only
@@ -372,6 +373,8 @@ gboolean sv_wl__tape_parse(struct sv_wl_tape *tp, const char *line, size_t len)
     struct scan sc = {.tp = tp, .line = line, .s = line, .end = line + len};
     if (len >= UINT32_MAX)
         return fail(&sc, line, "line of 4 GiB or more");
+    if (len >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0)
+        sc.s += 3; /* a UTF-8 byte-order mark, which json-glib skipped too */
     skip_ws(&sc);
     if (!scan_value(&sc, 0))
         return FALSE;

@@ -136,6 +136,10 @@ static void test_tape_strict(void)
     tape_bad("{\"a\": truex}", "unexpected 't', expected a value");
     tape_bad("{\"a\": NaN}", "unexpected 'N', expected a value");
     tape_bad("{\"a\": \x01}", "unexpected byte 0x01, expected a value");
+    tape_bad("{} \xef\xbb\xbf", "column 4: unexpected byte 0xef after the value");
+    struct sv_wl_tape tp = {0};
+    CU_ASSERT(tape_ok(&tp, "\xef\xbb\xbf {}")); /* a byte-order mark first is skipped */
+    sv_wl__tape_clear(&tp);
     /* nesting is bounded (the scanner recurses) */
     GString *deep = g_string_new(NULL);
     for (int i = 0; i < 600; i++)
