@@ -11,7 +11,7 @@ int64_t sv_compute__kv_heads_per_rank(const struct sv_compute_model_cfg *m, int 
 typedef struct {
     char *path;
     GPtrArray *header; /* char* */
-    GPtrArray *rows;   /* char** (g_strfreev) */
+    GPtrArray *rows;   /* char**: NULL-terminated cells, one block per row (g_free) */
     GArray *lines;     /* uint64_t: the file line of each row, for errors */
 } sv_compute_table;
 sv_compute_table *sv_compute__csv_load(const char *path, GError **error);

@@ -1,39 +1,20 @@
 /* JSON-lines readers: LLMServingSim workloads (flat requests and agentic sessions) and Mooncake
- * FAST'25 traces. One JsonParser per source, reused for every line. */
+ * FAST'25 traces. Each line is scanned onto the source's token tape (json_tape.c), reused for
+ * every line; the fields are then checked in a fixed order, so that a line with several faults
+ * reports the same one whatever the order of its keys. */
 #include "workloads/workloads_internal.h"
 
 #include <math.h>
 #include <string.h>
 
-static const char *node_type_name(JsonNode *n)
-{
-    if (JSON_NODE_HOLDS_NULL(n))
-        return "null";
-    if (JSON_NODE_HOLDS_OBJECT(n))
-        return "an object";
-    if (JSON_NODE_HOLDS_ARRAY(n))
-        return "an array";
-    GType t = json_node_get_value_type(n);
-    if (t == G_TYPE_STRING)
-        return "a string";
-    if (t == G_TYPE_BOOLEAN)
-        return "a boolean";
-    if (t == G_TYPE_DOUBLE)
-        return "a fractional number";
-    return "a number";
-}
-
-static gboolean is_int_node(JsonNode *n)
-{
-    return JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_INT64;
-}
+#define TOK(src, i) (&(src)->tape.tok[i])
 
 /* An integer member >= min. `path` prefixes the field name in messages ("sub_requests[2]."). */
-static gboolean get_int(sv_wl_source *src, JsonObject *obj, const char *path, const char *key,
+static gboolean get_int(sv_wl_source *src, uint32_t obj, const char *path, const char *key,
                         gboolean required, int64_t dflt, int64_t min, int64_t *out, GError **error)
 {
-    JsonNode *n = json_object_get_member(obj, key);
-    if (!n) {
+    uint32_t i = sv_wl__tape_member(&src->tape, obj, key);
+    if (!i) {
         if (required) {
             sv_wl__bad_line(src, error, "missing field '%s%s'", path, key);
             return FALSE;
@@ -41,10 +22,22 @@ static gboolean get_int(sv_wl_source *src, JsonObject *obj, const char *path, co
         *out = dflt;
         return TRUE;
     }
+    const struct sv_wl_jtok *t = TOK(src, i);
+    if (t->type == SV_WL_JT_BIGINT) {
+        /* json-glib wrapped these around (2^64 - 1 read as -1); name the number as written */
+        const char *text = src->tape.line + t->off;
+        if (text[0] == '-')
+            sv_wl__bad_line(src, error, "field '%s%s' is %.*s, must be >= %" G_GINT64_FORMAT, path,
+                            key, (int)t->len, text, min);
+        else
+            sv_wl__bad_line(src, error, "field '%s%s' is %.*s, more than %" G_GINT64_FORMAT, path,
+                            key, (int)t->len, text, INT64_MAX);
+        return FALSE;
+    }
     int64_t v;
-    if (!sv_cfg_node_int(n, &v)) {
+    if (!sv_wl__tape_int(t, &v)) {
         sv_wl__bad_line(src, error, "field '%s%s' must be an integer, not %s", path, key,
-                        node_type_name(n));
+                        sv_wl__tape_type_name(t));
         return FALSE;
     }
     if (v < min) {
@@ -57,50 +50,56 @@ static gboolean get_int(sv_wl_source *src, JsonObject *obj, const char *path, co
     return TRUE;
 }
 
-static gboolean get_opt_string(sv_wl_source *src, JsonObject *obj, const char *key, char **out,
+static gboolean get_opt_string(sv_wl_source *src, uint32_t obj, const char *key, char **out,
                                GError **error)
 {
-    JsonNode *n = json_object_get_member(obj, key);
-    if (!n)
+    uint32_t i = sv_wl__tape_member(&src->tape, obj, key);
+    if (!i)
         return TRUE;
-    if (!JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_STRING) {
-        sv_wl__bad_line(src, error, "field '%s' must be a string, not %s", key, node_type_name(n));
+    if (TOK(src, i)->type != SV_WL_JT_STRING) {
+        sv_wl__bad_line(src, error, "field '%s' must be a string, not %s", key,
+                        sv_wl__tape_type_name(TOK(src, i)));
         return FALSE;
     }
-    *out = g_strdup(json_node_get_string(n));
+    *out = sv_wl__tape_strdup(&src->tape, i);
     return TRUE;
 }
 
 /* An optional array of non-negative integers <= max. Stored as uint32 or uint64 by `wide`. */
-static gboolean get_id_array(sv_wl_source *src, JsonObject *obj, const char *path, const char *key,
+static gboolean get_id_array(sv_wl_source *src, uint32_t obj, const char *path, const char *key,
                              gboolean wide, uint64_t max, void **out, size_t *n_out, GError **error)
 {
-    JsonNode *n = json_object_get_member(obj, key);
-    if (!n)
+    uint32_t ai = sv_wl__tape_member(&src->tape, obj, key);
+    if (!ai)
         return TRUE;
-    if (!JSON_NODE_HOLDS_ARRAY(n)) {
+    const struct sv_wl_jtok *a = TOK(src, ai);
+    if (a->type != SV_WL_JT_ARRAY) {
         sv_wl__bad_line(src, error, "field '%s%s' must be an array of integers, not %s", path, key,
-                        node_type_name(n));
+                        sv_wl__tape_type_name(a));
         return FALSE;
     }
-    JsonArray *a = json_node_get_array(n);
-    guint len = json_array_get_length(a);
+    uint32_t len = a->v.n;
     void *ids = NULL;
     if (!src->opts.drop_token_ids && len > 0)
         ids = wide ? (void *)g_new(uint64_t, len) : (void *)g_new(uint32_t, len);
-    for (guint i = 0; i < len; i++) {
-        JsonNode *e = json_array_get_element(a, i);
+    uint32_t e = ai + 1;
+    for (uint32_t i = 0; i < len; i++, e = TOK(src, e)->next) {
+        const struct sv_wl_jtok *t = TOK(src, e);
         int64_t v = 0;
-        gboolean is_int = sv_cfg_node_int(e, &v);
+        gboolean is_int = t->type == SV_WL_JT_INT ? (v = t->v.i, TRUE) : sv_wl__tape_int(t, &v);
         if (!is_int || v < 0 || (uint64_t)v > max) {
             if (is_int)
                 sv_wl__bad_line(src, error,
                                 "field '%s%s[%u]' is %" G_GINT64_FORMAT
                                 ", out of range [0, %" G_GUINT64_FORMAT "]",
                                 path, key, i, v, max);
+            else if (t->type == SV_WL_JT_BIGINT)
+                sv_wl__bad_line(src, error,
+                                "field '%s%s[%u]' is %.*s, out of range [0, %" G_GUINT64_FORMAT "]",
+                                path, key, i, (int)t->len, src->tape.line + t->off, max);
             else
                 sv_wl__bad_line(src, error, "field '%s%s[%u]' must be an integer, not %s", path,
-                                key, i, node_type_name(e));
+                                key, i, sv_wl__tape_type_name(t));
             g_free(ids);
             return FALSE;
         }
@@ -116,26 +115,23 @@ static gboolean get_id_array(sv_wl_source *src, JsonObject *obj, const char *pat
     return TRUE;
 }
 
-/* Parse the line into an object; errors name the line. */
-static JsonObject *parse_object(sv_wl_source *src, const char *line, size_t len, GError **error)
+/* Parse the line; the root must be an object (token 0). Errors name the line. */
+static gboolean parse_object(sv_wl_source *src, const char *line, size_t len, GError **error)
 {
-    GError *perr = NULL;
-    if (!json_parser_load_from_data(src->parser, line, (gssize)len, &perr)) {
-        sv_wl__bad_line(src, error, "bad JSON: %s", perr->message);
-        g_error_free(perr);
-        return NULL;
+    if (!sv_wl__tape_parse(&src->tape, line, len)) {
+        sv_wl__bad_line(src, error, "bad JSON: %s", src->tape.err);
+        return FALSE;
     }
-    JsonNode *root = json_parser_get_root(src->parser);
-    if (!root || !JSON_NODE_HOLDS_OBJECT(root)) {
+    if (TOK(src, 0)->type != SV_WL_JT_OBJECT) {
         sv_wl__bad_line(src, error, "expected a JSON object, got %s",
-                        root ? node_type_name(root) : "nothing");
-        return NULL;
+                        sv_wl__tape_type_name(TOK(src, 0)));
+        return FALSE;
     }
-    return json_node_get_object(root);
+    return TRUE;
 }
 
 /* input_toks, output_toks and the optional id arrays of one call. */
-static gboolean parse_call(sv_wl_source *src, JsonObject *o, const char *path, sv_wl_req *r,
+static gboolean parse_call(sv_wl_source *src, uint32_t o, const char *path, sv_wl_req *r,
                            GError **error)
 {
     if (!get_int(src, o, path, "input_toks", TRUE, 0, 1, &r->input_tokens, error) ||
@@ -150,9 +146,9 @@ static gboolean parse_call(sv_wl_source *src, JsonObject *o, const char *path, s
 int sv_wl__jsonl_parse_llmservingsim(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
                                      GError **error)
 {
-    JsonObject *o = parse_object(src, line, len, error);
-    if (!o)
+    if (!parse_object(src, line, len, error))
         return -1;
+    const uint32_t o = 0;
     out->line = src->lineno;
     int64_t arrival;
     /* LLMServingSim accepts negative arrivals and sorts them first (docs/workloads/
@@ -163,38 +159,36 @@ int sv_wl__jsonl_parse_llmservingsim(sv_wl_source *src, char *line, size_t len, 
         return -1;
     out->arrival_ns = arrival;
 
-    JsonNode *subs = json_object_get_member(o, "sub_requests");
+    uint32_t subs = sv_wl__tape_member(&src->tape, o, "sub_requests");
     if (!subs) {
         /* Flat request: the loader dispatches on the presence of sub_requests. */
         out->kind = SV_WL_ITEM_REQUEST;
         sv_wl__item_alloc_reqs(out, 1);
         return parse_call(src, o, "", &out->reqs[0], error) ? 1 : -1;
     }
-    if (!JSON_NODE_HOLDS_ARRAY(subs)) {
+    if (TOK(src, subs)->type != SV_WL_JT_ARRAY) {
         sv_wl__bad_line(src, error, "field 'sub_requests' must be an array, not %s",
-                        node_type_name(subs));
+                        sv_wl__tape_type_name(TOK(src, subs)));
         return -1;
     }
-    JsonArray *a = json_node_get_array(subs);
-    guint n = json_array_get_length(a);
+    uint32_t n = TOK(src, subs)->v.n;
     if (n == 0)
         return 0; /* LLMServingSim skips an empty session silently (jsonl-format.md) */
     out->kind = SV_WL_ITEM_SESSION;
     sv_wl__item_alloc_reqs(out, n);
-    for (guint i = 0; i < n; i++) {
-        JsonNode *e = json_array_get_element(a, i);
+    uint32_t e = subs + 1;
+    for (uint32_t i = 0; i < n; i++, e = TOK(src, e)->next) {
         char path[48];
         g_snprintf(path, sizeof path, "sub_requests[%u].", i);
-        if (!JSON_NODE_HOLDS_OBJECT(e)) {
+        if (TOK(src, e)->type != SV_WL_JT_OBJECT) {
             sv_wl__bad_line(src, error, "field 'sub_requests[%u]' must be an object, not %s", i,
-                            node_type_name(e));
+                            sv_wl__tape_type_name(TOK(src, e)));
             return -1;
         }
-        JsonObject *so = json_node_get_object(e);
         sv_wl_req *r = &out->reqs[i];
         /* tool_duration_ns defaults to 0, as LLMServingSim reads it with .get(..., 0). */
-        if (!parse_call(src, so, path, r, error) ||
-            !get_int(src, so, path, "tool_duration_ns", FALSE, 0, 0, &r->tool_duration_ns, error))
+        if (!parse_call(src, e, path, r, error) ||
+            !get_int(src, e, path, "tool_duration_ns", FALSE, 0, 0, &r->tool_duration_ns, error))
             return -1;
     }
     return 1;
@@ -203,28 +197,33 @@ int sv_wl__jsonl_parse_llmservingsim(sv_wl_source *src, char *line, size_t len, 
 int sv_wl__jsonl_parse_mooncake(sv_wl_source *src, char *line, size_t len, sv_wl_item *out,
                                 GError **error)
 {
-    JsonObject *o = parse_object(src, line, len, error);
-    if (!o)
+    if (!parse_object(src, line, len, error))
         return -1;
+    const uint32_t o = 0;
     out->line = src->lineno;
     out->kind = SV_WL_ITEM_REQUEST;
-    JsonNode *ts = json_object_get_member(o, "timestamp");
-    if (!ts) {
+    uint32_t tsi = sv_wl__tape_member(&src->tape, o, "timestamp");
+    if (!tsi) {
         sv_wl__bad_line(src, error, "missing field 'timestamp'");
         return -1;
     }
+    const struct sv_wl_jtok *ts = TOK(src, tsi);
     /* timestamp is in milliseconds (Mooncake README); integral in the published traces, but a
      * fractional value is accepted and converted once through sv_time_from_ns. */
-    if (is_int_node(ts)) {
-        int64_t ms = json_node_get_int(ts);
+    if (ts->type == SV_WL_JT_INT) {
+        int64_t ms = ts->v.i;
         if (ms < 0 || ms > SV_TIME_MAX / SV_NS_PER_MS) {
             sv_wl__bad_line(src, error,
                             "field 'timestamp' is %" G_GINT64_FORMAT " ms, out of range", ms);
             return -1;
         }
         out->arrival_ns = ms * SV_NS_PER_MS;
-    } else if (JSON_NODE_HOLDS_VALUE(ts) && json_node_get_value_type(ts) == G_TYPE_DOUBLE) {
-        double ms = json_node_get_double(ts);
+    } else if (ts->type == SV_WL_JT_BIGINT) {
+        sv_wl__bad_line(src, error, "field 'timestamp' is %.*s ms, out of range", (int)ts->len,
+                        src->tape.line + ts->off);
+        return -1;
+    } else if (ts->type == SV_WL_JT_DOUBLE) {
+        double ms = ts->v.d;
         if (!(ms >= 0) || !isfinite(ms)) {
             sv_wl__bad_line(src, error, "field 'timestamp' is %g ms, must be >= 0", ms);
             return -1;
@@ -232,7 +231,7 @@ int sv_wl__jsonl_parse_mooncake(sv_wl_source *src, char *line, size_t len, sv_wl
         out->arrival_ns = sv_time_from_ns(ms * 1e6);
     } else {
         sv_wl__bad_line(src, error, "field 'timestamp' must be a number, not %s",
-                        node_type_name(ts));
+                        sv_wl__tape_type_name(ts));
         return -1;
     }
     sv_wl__item_alloc_reqs(out, 1);

@@ -123,11 +123,9 @@ sv_wl_source *sv_wl_open(const char *path, const struct sv_wl_open_opts *opts, G
     switch (f) {
     case SV_WL_FORMAT_LLMSERVINGSIM:
         src->parse_line = sv_wl__jsonl_parse_llmservingsim;
-        src->parser = json_parser_new_immutable();
         break;
     case SV_WL_FORMAT_MOONCAKE:
         src->parse_line = sv_wl__jsonl_parse_mooncake;
-        src->parser = json_parser_new_immutable();
         break;
     case SV_WL_FORMAT_AZURE:
         src->parse_line = sv_wl__azure_parse_line;
@@ -146,8 +144,7 @@ void sv_wl_source_free(sv_wl_source *src)
     if (src->fp)
         fclose(src->fp);
     free(src->buf); /* getline buffer (malloc) */
-    if (src->parser)
-        g_object_unref(src->parser);
+    sv_wl__tape_clear(&src->tape);
     if (src->gen_free)
         src->gen_free(src->gen);
     g_clear_error(&src->sticky);
