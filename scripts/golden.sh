@@ -53,7 +53,7 @@ scripts/run-reference-configs.sh "$BIN" --keep "$OUT/refcfg" --shared "$SHARED" 
     >"$OUT/refcfg.log" 2>&1 || fails=$((fails + 1))
 keep_outputs "$OUT/refcfg"
 # The table without its wall-time column (and the trailing note naming the temp folder).
-awk 'NR > 1 && !/configs, .* failed/ { $7 = ""; print }' "$OUT/refcfg.log" >"$OUT/refcfg.table"
+awk 'NR > 1 && !/ failed \(workloads:/ { $7 = ""; print }' "$OUT/refcfg.log" >"$OUT/refcfg.table"
 rm -f "$OUT/refcfg.log"
 
 # The measured validation case (README's serving study), with its profiles named explicitly.
