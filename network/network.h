@@ -66,6 +66,12 @@ typedef void (*sv_net_done_fn)(sv_engine *eng, void *ctx, uint64_t arg);
 void sv_net_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn on_arrival,
                  void *ctx, uint64_t arg);
 
+/* The time from sv_net_send to arrival of a message of `bytes` from src to dst (src != dst) that
+ * is alone on its route from start to arrival, under the network's model: what sv_net_send would
+ * take, to the nanosecond, without sending it (network/alone.c). Whether the route is free is
+ * the caller's to know (sv_net_route_links lists its links). */
+sv_time sv_net_msg_alone_ns(const sv_net *net, int src, int dst, uint64_t bytes);
+
 /* Statistics (bytes booked on links, messages). */
 struct sv_net_stats {
     uint64_t messages;
