@@ -41,3 +41,28 @@ sv_time sv_net_msg_alone_ns(const sv_net *net, int src, int dst, uint64_t bytes)
     }
     g_assert_not_reached();
 }
+
+void sv_net_book(sv_net *net, int src, int dst, uint64_t bytes, uint64_t count)
+{
+    const struct sv_net_geom *g = &net->geom;
+    SV_ASSERT(src >= 0 && src < g->npus && dst >= 0 && dst < g->npus && src != dst);
+    /* analytical_send counts the hops of the first differing dimension, the others the route. */
+    int hops;
+    if (net->model == SV_NET_MODEL_ANALYTICAL) {
+        int d = sv_net__geom_first_diff_dim(g, src, dst);
+        hops = sv_net__geom_dim_hops(g, d, sv_net__geom_coord(g, src, d),
+                                     sv_net__geom_coord(g, dst, d));
+    } else {
+        hops = sv_net__geom_route(g, src, dst, NULL, NULL);
+    }
+    net->stats.messages += count;
+    net->stats.bytes_sent += bytes * count;
+    net->stats.bytes_delivered += bytes * count;
+    net->stats.link_bytes += bytes * (uint64_t)hops * count;
+    net->stats.link_transfers += (uint64_t)hops * count;
+}
+
+sv_net_model sv_net_get_model(const sv_net *net)
+{
+    return net->model;
+}

@@ -63,8 +63,10 @@ static sv_time ring_step_ns(const sv_sys *sys, const int *members, int n, int st
     return t;
 }
 
-gboolean sv_sys_coll_alone_ns(const sv_sys *sys, sv_sys_coll_type type, uint64_t bytes,
-                              int group_id, sv_time *out_ns)
+/* The ring of a covered all-reduce: its members in ring order, the endpoint delay D and the
+ * message size m; FALSE when not covered (see above; the step times are checked by the caller). */
+static gboolean alone_ring(const sv_sys *sys, sv_sys_coll_type type, uint64_t bytes, int group_id,
+                           int **ring_out, int *n_out, sv_time *d_out, uint64_t *m_out)
 {
     if (type != SV_SYS_ALL_REDUCE || bytes == 0 || sys->custom[type] != NULL ||
         sys->cfg.custom_prefix[type] != NULL)
@@ -75,12 +77,11 @@ gboolean sv_sys_coll_alone_ns(const sv_sys *sys, sv_sys_coll_type type, uint64_t
             grp = &g_array_index(sys->groups->groups, struct sv_sys__group, i);
     if (group_id != 0 && grp == NULL)
         return FALSE;
-    g_autofree int *ring = NULL;
-    int n;
+    int *ring, n;
     sv_time d;
     if (grp != NULL && grp->n != sys->npus) {
         /* CommunicatorGroup: a Local ring over the members in list order. */
-        if (sys->cfg.group_impl[type] != SV_SYS_IMPL_RING)
+        if (sys->cfg.group_impl[type] != SV_SYS_IMPL_RING || grp->n < 2)
             return FALSE;
         n = grp->n;
         ring = g_memdup2(grp->members, sizeof *ring * (size_t)n);
@@ -97,7 +98,7 @@ gboolean sv_sys_coll_alone_ns(const sv_sys *sys, sv_sys_coll_type type, uint64_t
             dim = &lt->dim[k];
         }
         if (dim == NULL || (dim->kind != SV_SYS_IMPL_RING && dim->kind != SV_SYS_IMPL_ONE_RING) ||
-            dim->size != sys->npus)
+            dim->size != sys->npus || dim->size < 2)
             return FALSE;
         n = dim->size;
         ring = g_new(int, (size_t)n);
@@ -105,8 +106,6 @@ gboolean sv_sys_coll_alone_ns(const sv_sys *sys, sv_sys_coll_type type, uint64_t
             ring[k] = k * dim->stride;
         d = sys->comm_delay;
     }
-    if (n < 2 || d <= 0)
-        return FALSE;
     /* Sys::determine_chunk_size: one stream only. */
     uint64_t k = (uint64_t)sys->cfg.preferred_dataset_splits;
     uint64_t chunk = bytes / k, size = bytes;
@@ -114,9 +113,26 @@ gboolean sv_sys_coll_alone_ns(const sv_sys *sys, sv_sys_coll_type type, uint64_t
         chunk = (uint64_t)sys->npus;
         size = k * chunk;
     }
-    if (size > chunk)
+    if (d <= 0 || size > chunk) {
+        g_free(ring);
         return FALSE;
-    uint64_t m = chunk / (uint64_t)n;
+    }
+    *ring_out = ring;
+    *n_out = n;
+    *d_out = d;
+    *m_out = chunk / (uint64_t)n;
+    return TRUE;
+}
+
+gboolean sv_sys_coll_alone_ns(const sv_sys *sys, sv_sys_coll_type type, uint64_t bytes,
+                              int group_id, sv_time *out_ns)
+{
+    g_autofree int *ring = NULL;
+    int n;
+    sv_time d;
+    uint64_t m;
+    if (!alone_ring(sys, type, bytes, group_id, &ring, &n, &d, &m))
+        return FALSE;
     /* Either direction (queues of the upper half run anticlockwise): the same T. */
     sv_time t = ring_step_ns(sys, ring, n, 1, m);
     if (t < 0 || (n > 2 && ring_step_ns(sys, ring, n, -1, m) != t))
@@ -124,4 +140,18 @@ gboolean sv_sys_coll_alone_ns(const sv_sys *sys, sv_sys_coll_type type, uint64_t
     sv_time r = 3 * access_ns(sys, m);
     *out_ns = d + 2 * (sv_time)(n - 1) * (t + d) + (sv_time)(n - 1) * r;
     return TRUE;
+}
+
+void sv_sys_coll_alone_book(sv_sys *sys, sv_sys_coll_type type, uint64_t bytes, int group_id,
+                            uint64_t times)
+{
+    g_autofree int *ring = NULL;
+    int n;
+    sv_time d;
+    uint64_t m;
+    gboolean covered = alone_ring(sys, type, bytes, group_id, &ring, &n, &d, &m);
+    SV_ASSERT(covered);
+    /* Each member sends 2(n - 1) messages of m bytes to its ring successor (Ring.cc). */
+    for (int i = 0; i < n; i++)
+        sv_net_book(sys->net, ring[i], ring[(i + 1) % n], m, 2 * (uint64_t)(n - 1) * times);
 }

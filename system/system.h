@@ -178,6 +178,11 @@ gboolean sv_sys_coll_start(sv_sys *sys, int npu, sv_sys_coll_type type, uint64_t
  * is not covered; whether its links are free is the caller's to know. */
 gboolean sv_sys_coll_alone_ns(const sv_sys *sys, sv_sys_coll_type type, uint64_t bytes,
                               int group_id, sv_time *out_ns);
+/* Count `times` such all-reduces (every member's messages, clockwise) in the network's statistics
+ * as if they had run (sv_net_book), so that bytes booked stay bytes moved when a caller folds
+ * them. Only for a collective sv_sys_coll_alone_ns covers. */
+void sv_sys_coll_alone_book(sv_sys *sys, sv_sys_coll_type type, uint64_t bytes, int group_id,
+                            uint64_t times);
 
 /* Point-to-point (Sys::front_end_sim_send / sim_recv over the analytical backends): messages are
  * matched by (tag, src, dst, bytes) and the occurrence count of that tuple. The sender's `done`
