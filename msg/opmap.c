@@ -316,6 +316,11 @@ struct msg_par {
     sv_dag_node **last;            /* per rank of a stage, scratch */
     sv_dag_node **tail;            /* per device: the last batch's last node there */
     uint64_t tag;                  /* point-to-point tag base (instance) */
+    gboolean fold;                 /* iterations may be folded (par_fold_ns) */
+    uint64_t folded;               /* iterations launched folded */
+    uint64_t ar_bytes[4];          /* closed-form TP all-reduce times by size, 0 = unused */
+    sv_time ar_ns[4];              /* -1: no closed form for that size */
+    int ar_next;
 };
 
 static gboolean par_wanted(const struct sv_msg_cfg *c)
@@ -407,6 +412,13 @@ gboolean sv_msg__par_init(sv_msg *m, GError **error)
         P->ranks = g_new0(struct sv_msg_moe_rank, (size_t)c->ep_size);
     }
     m->cfg.expert_route_param = NULL; /* borrowed for create only */
+    /* What a folded iteration leaves out must not matter (docs/parallelism.md "Folded
+     * iterations"): one stage (no stage transfers), no expert exchange, no DP wave, no ET output
+     * (it needs the per-layer nodes), no memory tiers or local weight loads (their MEM nodes hold
+     * the device's communication slot, which the all-reduces of a batch in flight would wait
+     * for), and links that nothing else uses (c->tp_fold, checked by the planner). */
+    P->fold = c->tp_fold && P->tp > 1 && P->pp == 1 && !P->moe && c->dp == NULL &&
+              !m->emit_et_dir && !sv_msg__tiers_on(m) && !(c->local_load_bytes_per_ns > 0);
     return TRUE;
 }
 
@@ -433,6 +445,11 @@ void sv_msg__par_free(sv_msg *m)
 uint32_t sv_msg__par_in_flight(const sv_msg *m)
 {
     return m->par ? m->par->batches.length : 0;
+}
+
+uint64_t sv_msg_num_folded(const sv_msg *m)
+{
+    return m->par ? m->par->folded : 0;
 }
 
 void sv_msg__par_set_comm_tokens(sv_msg *m, int64_t tokens)
@@ -605,6 +622,82 @@ static sv_dag_node *par_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int
     return prev;
 }
 
+/* ---- folded iterations ----------------------------------------------------------------------
+ *
+ * On P->fold's conditions an iteration is one COMP node per rank instead of its layers x
+ * operators nodes and 2 x layers TP all-reduces: every rank runs the same operators and, its
+ * ranks starting together (batches in order, no stage transfer), meets its ring partners at each
+ * all-reduce at the same instant, with the ring's links to itself; so each all-reduce takes the
+ * system layer's closed form and the rank's chain takes the sum below, which is what the
+ * executor gives the per-layer chain (test_parallel fold_* compare both to the ns). */
+
+/* A TP all-reduce of `bytes` on the instance's ring in closed form (cached per size). */
+static gboolean par_ar_ns(sv_msg *m, uint64_t bytes, sv_time *ns)
+{
+    struct msg_par *P = m->par;
+    for (int k = 0; k < (int)G_N_ELEMENTS(P->ar_bytes); k++) {
+        if (P->ar_bytes[k] == bytes) {
+            *ns = P->ar_ns[k];
+            return *ns >= 0;
+        }
+    }
+    sv_time t;
+    if (!sv_sys_coll_alone_ns(m->cfg.coll, SV_SYS_ALL_REDUCE, bytes, m->cfg.tp_group_base, &t))
+        t = -1;
+    P->ar_bytes[P->ar_next] = bytes;
+    P->ar_ns[P->ar_next] = t;
+    P->ar_next = (P->ar_next + 1) % (int)G_N_ELEMENTS(P->ar_bytes);
+    *ns = t;
+    return t >= 0;
+}
+
+/* Operators as par_ops chains them: a zero-time node still takes 1 ns (dag/exec.c, ASTRA-sim's
+ * issue_replay), each all-reduce its closed form. FALSE when one has none. */
+static gboolean fold_ops_ns(sv_msg *m, const struct sv_compute_iter_op *ops, int n, sv_time *ns)
+{
+    sv_time t = 0;
+    for (int i = 0; i < n; i++) {
+        t += ops[i].ns > 0 ? ops[i].ns : 1;
+        if (ops[i].allreduce_bytes > 0) {
+            sv_time ar;
+            if (!par_ar_ns(m, ops[i].allreduce_bytes, &ar))
+                return FALSE;
+            t += ar;
+        }
+    }
+    *ns = t;
+    return TRUE;
+}
+
+/* One rank's folded iteration: prologue + layers x layer + head, or FALSE (per-layer DAG). */
+static gboolean par_fold_ns(sv_msg *m, const struct sv_compute_iter_time *it, sv_time *ns)
+{
+    sv_time pro, layer, head;
+    if (!fold_ops_ns(m, it->prologue, it->n_prologue, &pro) ||
+        !fold_ops_ns(m, it->layer, it->n_layer, &layer) ||
+        !fold_ops_ns(m, it->head, it->n_head, &head))
+        return FALSE;
+    *ns = pro + it->n_layers * layer + head;
+    return *ns > 0;
+}
+
+/* The network statistics count the folded all-reduces' messages as if they had run (bytes
+ * booked = bytes moved; the run result's net_messages / net_bytes). */
+static void fold_book(sv_msg *m, const struct sv_compute_iter_op *ops, int n, uint64_t times)
+{
+    for (int i = 0; i < n; i++)
+        if (ops[i].allreduce_bytes > 0)
+            sv_sys_coll_alone_book(m->cfg.coll, SV_SYS_ALL_REDUCE, ops[i].allreduce_bytes,
+                                   m->cfg.tp_group_base, times);
+}
+
+static void par_fold_book(sv_msg *m, const struct sv_compute_iter_time *it)
+{
+    fold_book(m, it->prologue, it->n_prologue, 1);
+    fold_book(m, it->layer, it->n_layer, (uint64_t)it->n_layers);
+    fold_book(m, it->head, it->n_head, 1);
+}
+
 struct par_emit {
     int32_t r, stage;
     sv_time moe_ns;
@@ -677,6 +770,13 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
         int64_t lb, le;
         sv_msg_pp_split(mc->num_layers, P->pp, s, &lb, &le);
         sv_compute_iter_time(c->lat, &shape, lb, le, &it);
+        sv_time fold_ns = 0;
+        gboolean fold =
+            P->fold && !dummy && !sv_msg__pim_active(m) && par_fold_ns(m, &it, &fold_ns);
+        if (fold) {
+            par_fold_book(m, &it);
+            P->folded++;
+        }
         for (int32_t r = 0; r < P->tp; r++) {
             int32_t dev = c->first_device + s * P->tp + r;
             sv_time moe_ns = P->moe ? par_moe_ns(m, &shape, r) : 0;
@@ -695,7 +795,9 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
                 prev->p.comm_tag = (int32_t)P->tag;
             }
             /* Weight parts off the device stream in before their compute (msg/offload.c). */
-            if (sv_msg__pim_active(m) && !dummy) {
+            if (fold) {
+                prev = par_add(m, NULL, SV_DAG_KIND_COMP, dev, fold_ns, prev);
+            } else if (sv_msg__pim_active(m) && !dummy) {
                 /* PIM attention / sub-batches / local weight loads (msg/pim.c). */
                 struct par_emit pe = {r, s, moe_ns};
                 struct sv_msg__chain ch = {.dev = dev,
