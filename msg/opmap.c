@@ -299,8 +299,28 @@ typedef struct {
     uint64_t pim_xfer_bytes;
 } par_batch;
 
+/* One DAG of the parallel path with its executor. The executor's handler context: the system
+ * layer's handler context first (sv_sys_exec keeps the executor that issued its nodes, so each
+ * executor needs its own), then the msg. */
+typedef struct {
+    struct sv_sys_exec sx;
+    sv_msg *m;
+    sv_dag *dag; /* owned only while retiring (the current one is m->dag / m->exec) */
+    sv_dag_exec *exec;
+} par_gen;
+
+/* A device's last node in a retired DAG, still running, and the gate of the new DAG that the
+ * next batch's first node there waits for: `relay`, a LOGICAL child of that node in the old DAG,
+ * completes `gate` when issued (par_logical_handler). */
+typedef struct {
+    sv_dag_node *relay;
+    par_gen *to;
+    sv_dag_node *gate;
+    gboolean released; /* the relay ran before the new executor issued the gate */
+} par_relay;
+
 struct msg_par {
-    struct sv_sys_exec sx; /* comm nodes: the system layer's handlers */
+    struct sv_sys_exec sx; /* comm nodes: the system layer's handlers (template of par_gen.sx) */
     int32_t tp, pp;
     GQueue batches;              /* par_batch*, launch order */
     gboolean commit_due;         /* a commit event is scheduled for the head batch */
@@ -316,6 +336,9 @@ struct msg_par {
     sv_dag_node **last;            /* per rank of a stage, scratch */
     sv_dag_node **tail;            /* per device: the last batch's last node there */
     uint64_t tag;                  /* point-to-point tag base (instance) */
+    par_gen *cur;                  /* m->dag's executor context */
+    GPtrArray *retiring;           /* par_gen*: DAGs replaced with batches still on them */
+    GArray *relays;                /* par_relay, pending */
     gboolean fold;                 /* iterations may be folded (par_fold_ns) */
     uint64_t folded;               /* iterations launched folded */
     uint64_t ar_bytes[4];          /* closed-form TP all-reduce times by size, 0 = unused */
@@ -379,6 +402,8 @@ gboolean sv_msg__par_init(sv_msg *m, GError **error)
     P->last = g_new0(sv_dag_node *, (size_t)P->tp);
     P->tail = g_new0(sv_dag_node *, (size_t)(P->tp * P->pp));
     P->tag = (uint64_t)c->instance;
+    P->retiring = g_ptr_array_new();
+    P->relays = g_array_new(FALSE, FALSE, sizeof(par_relay));
     P->moe = sv_compute_model_is_moe(mc) && c->ep_size > 1;
     if (P->moe) {
         /* EP ranks of this member: ep_size over the DP group's members (planner/cluster_net.c);
@@ -438,6 +463,15 @@ void sv_msg__par_free(sv_msg *m)
     g_free(P->ranks);
     g_free(P->last);
     g_free(P->tail);
+    for (guint i = 0; i < P->retiring->len; i++) {
+        par_gen *g = g_ptr_array_index(P->retiring, i);
+        sv_dag_exec_free(g->exec);
+        sv_dag_free(g->dag);
+        g_free(g);
+    }
+    g_ptr_array_free(P->retiring, TRUE);
+    g_array_free(P->relays, TRUE);
+    g_free(P->cur); /* its DAG and executor are m->dag / m->exec (msg.c frees them) */
     g_free(P);
     m->par = NULL;
 }
@@ -467,20 +501,63 @@ static void par_fail(void *ctx, GError *err)
  * pipeline stages: the system layer's handlers, on the MSG's context. */
 static void par_coll_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
 {
-    sv_msg *m = ctx;
-    sv_sys_exec_coll(ex, n, &m->par->sx);
+    par_gen *g = ctx;
+    sv_sys_exec_coll(ex, n, &g->sx);
 }
 
 static void par_send_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
 {
-    sv_msg *m = ctx;
-    sv_sys_exec_send(ex, n, &m->par->sx);
+    par_gen *g = ctx;
+    sv_sys_exec_send(ex, n, &g->sx);
 }
 
 static void par_recv_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
 {
-    sv_msg *m = ctx;
-    sv_sys_exec_recv(ex, n, &m->par->sx);
+    par_gen *g = ctx;
+    sv_sys_exec_recv(ex, n, &g->sx);
+}
+
+static void par_mem_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
+{
+    par_gen *g = ctx;
+    sv_msg__mem_handler(ex, n, g->m);
+}
+
+static char par_gate_tag; /* node->user of a gate (see par_relay) */
+
+/* LOGICAL nodes complete at once (the executor's built-in), except a gate, which waits for its
+ * relay; a relay completes its gate in the new DAG, whose executor issues what waits on it
+ * there and then, as the one DAG would have in this pass. */
+static void par_logical_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
+{
+    par_gen *g = ctx;
+    struct msg_par *P = g->m->par;
+    if (n->user == &par_gate_tag) {
+        for (guint i = 0; i < P->relays->len; i++) {
+            par_relay *r = &g_array_index(P->relays, par_relay, i);
+            if (r->gate == n && r->released) {
+                g_array_remove_index(P->relays, i);
+                sv_dag_exec_node_done(ex, n);
+                return;
+            }
+        }
+        return; /* its relay completes it */
+    }
+    sv_dag_exec_node_done(ex, n);
+    for (guint i = 0; i < P->relays->len; i++) {
+        par_relay *r = &g_array_index(P->relays, par_relay, i);
+        if (r->relay != n)
+            continue;
+        if (r->to && sv_dag_node_get_state(r->to->dag, r->gate) == SV_DAG_NODE_ISSUED) {
+            sv_dag_exec *to = r->to->exec;
+            sv_dag_node *gate = r->gate;
+            g_array_remove_index(P->relays, i);
+            sv_dag_exec_node_done(to, gate);
+        } else {
+            r->released = TRUE; /* the gate completes when its executor issues it */
+        }
+        return;
+    }
 }
 
 static void par_maybe_commit(sv_msg *m)
@@ -710,6 +787,85 @@ static sv_dag_node *par_emit_ops(sv_msg *m, const struct sv_compute_iter_op *ops
     return par_ops(m, ops, n_ops, dev, e->r, e->stage, layer, e->moe_ns, prev);
 }
 
+/* ---- DAG rotation -------------------------------------------------------------------------
+ *
+ * The DAG and its executor are kept across iterations and replaced every MSG_DAG_RECYCLE_NODES
+ * nodes. With no batch in flight the old one is freed at once. With batches in flight (always,
+ * under async scheduling or pipeline stages, so the DAG used to grow for the whole run: 2 GB for
+ * 1,000 requests of the disaggregated bench), the old one retires: it runs its batches to the
+ * end and is freed at a later launch, and the new batches start in a new DAG where each device's
+ * first node waits for a gate that a relay, the last node's child in the old DAG, completes.
+ * The relay is issued in the pass where the one DAG would have issued that first node, after the
+ * same nodes (ids are in creation order in both), so every node starts at the same time and in
+ * the same order. Not with nodes off a device's chain (memory tiers' stores, PIM, local loads:
+ * they could hold a device slot across the two executors) or ET output: those keep one DAG. */
+static gboolean par_can_rotate(const sv_msg *m)
+{
+    return !m->emit_et_dir && !sv_msg__tiers_on(m) && m->cfg.pim.dev == NULL &&
+           !(m->cfg.local_load_bytes_per_ns > 0);
+}
+
+static void par_retire_finished(sv_msg *m)
+{
+    GPtrArray *r = m->par->retiring;
+    for (guint i = 0; i < r->len;) {
+        par_gen *g = g_ptr_array_index(r, i);
+        if (!sv_dag_exec_finished(g->exec)) {
+            i++;
+            continue;
+        }
+        sv_dag_exec_free(g->exec);
+        sv_dag_free(g->dag);
+        g_free(g);
+        g_ptr_array_remove_index(r, i); /* keeps the order */
+    }
+}
+
+static void par_rotate(sv_msg *m)
+{
+    struct msg_par *P = m->par;
+    SV_ASSERT(P->cur && P->cur->dag == m->dag && P->cur->exec == m->exec);
+    g_ptr_array_add(P->retiring, P->cur);
+    P->cur = NULL;
+    m->dag = NULL;
+    m->exec = NULL;
+}
+
+/* In the new DAG (m->dag), a gate per device whose last node (in the DAG just retired) is still
+ * to finish; the device's tail becomes the gate. */
+static void par_gates(sv_msg *m)
+{
+    struct msg_par *P = m->par;
+    par_gen *old = g_ptr_array_index(P->retiring, P->retiring->len - 1);
+    for (int32_t k = 0; k < P->tp * P->pp; k++) {
+        sv_dag_node *t = P->tail[k];
+        if (!t)
+            continue;
+        if (sv_dag_node_get_state(old->dag, t) == SV_DAG_NODE_DONE) {
+            P->tail[k] = NULL;
+            continue;
+        }
+        struct sv_dag_node_cfg gc = {.id = sv_dag_next_id(m->dag),
+                                     .kind = SV_DAG_KIND_LOGICAL,
+                                     .device = t->device,
+                                     .user = &par_gate_tag};
+        sv_dag_node *gate = sv_dag_node_add(m->dag, &gc, NULL);
+        struct sv_dag_node_cfg rc = {
+            .id = sv_dag_next_id(old->dag), .kind = SV_DAG_KIND_LOGICAL, .device = t->device};
+        sv_dag_node *relay = sv_dag_node_add(old->dag, &rc, NULL);
+        SV_ASSERT(gate && relay && sv_dag_edge_add(old->dag, t, relay, SV_DAG_EDGE_DATA, NULL));
+        par_relay r = {.relay = relay, .to = NULL, .gate = gate};
+        g_array_append_val(P->relays, r);
+        P->tail[k] = gate;
+    }
+}
+
+static void par_gen_start(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    par_gen *g = ctx;
+    sv_dag_exec_start(g->exec);
+}
+
 static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape_in, GError **error)
 {
     struct msg_par *P = m->par;
@@ -753,15 +909,24 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
         sv_msg_moe_xchg_plan(&xq, &P->xchg);
     }
 
-    if (m->dag && (m->emit_et_dir || sv_dag_node_count(m->dag) >= MSG_DAG_RECYCLE_NODES) &&
-        g_queue_is_empty(&P->batches)) {
-        g_clear_pointer(&m->exec, sv_dag_exec_free);
-        g_clear_pointer(&m->dag, sv_dag_free);
-        memset(P->tail, 0, sizeof *P->tail * (size_t)(P->tp * P->pp));
+    par_retire_finished(m);
+    gboolean rotated = FALSE;
+    if (m->dag && (m->emit_et_dir || sv_dag_node_count(m->dag) >= MSG_DAG_RECYCLE_NODES)) {
+        if (g_queue_is_empty(&P->batches)) {
+            g_clear_pointer(&m->exec, sv_dag_exec_free);
+            g_clear_pointer(&m->dag, sv_dag_free);
+            g_clear_pointer(&P->cur, g_free);
+            memset(P->tail, 0, sizeof *P->tail * (size_t)(P->tp * P->pp));
+        } else if (par_can_rotate(m)) {
+            par_rotate(m);
+            rotated = TRUE;
+        }
     }
     gboolean fresh = m->dag == NULL;
     if (fresh)
         m->dag = sv_dag_new();
+    if (rotated)
+        par_gates(m);
 
     struct sv_compute_iter_time it;
     sv_dag_node *final = NULL;
@@ -861,22 +1026,40 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
 
     if (!fresh)
         return TRUE; /* the running executor issues the appended nodes */
+    par_gen *g = g_new0(par_gen, 1);
+    g->sx = P->sx;
+    g->m = m;
+    g->dag = m->dag;
     struct sv_dag_exec_cfg ec = {
         .policy = SV_DAG_POLICY_ASTRA,
-        .handler_ctx = m,
+        .handler_ctx = g,
         .on_node_done = par_node_done,
         .cb_ctx = m,
     };
     ec.handlers[SV_DAG_KIND_COMM_COLL] = par_coll_handler;
     ec.handlers[SV_DAG_KIND_COMM_SEND] = par_send_handler;
     ec.handlers[SV_DAG_KIND_COMM_RECV] = par_recv_handler;
+    ec.handlers[SV_DAG_KIND_LOGICAL] = par_logical_handler;
     if (sv_msg__tiers_on(m)) {
-        ec.handlers[SV_DAG_KIND_MEM_LOAD] = sv_msg__mem_handler;
-        ec.handlers[SV_DAG_KIND_MEM_STORE] = sv_msg__mem_handler;
+        ec.handlers[SV_DAG_KIND_MEM_LOAD] = par_mem_handler;
+        ec.handlers[SV_DAG_KIND_MEM_STORE] = par_mem_handler;
     }
     m->exec = sv_dag_exec_new(m->dag, m->eng, &ec, error);
-    if (!m->exec)
+    if (!m->exec) {
+        g_free(g);
         return FALSE;
-    sv_dag_exec_start(m->exec);
+    }
+    g->exec = m->exec;
+    g_free(P->cur);
+    P->cur = g;
+    for (guint i = 0; i < P->relays->len; i++) {
+        par_relay *r = &g_array_index(P->relays, par_relay, i);
+        if (!r->to)
+            r->to = g;
+    }
+    if (rotated) /* where the one DAG's executor would have issued the appended nodes */
+        sv_engine_schedule_in(m->eng, 0, SV_PRIO_DEFAULT, par_gen_start, g, 0);
+    else
+        sv_dag_exec_start(m->exec);
     return TRUE;
 }
