@@ -205,6 +205,23 @@ static void test_two_dims(void)
     sv_sys_cfg_clear(&c);
 }
 
+/* By hand: the quick form's TP 8 on one H100 node (FullyConnected, 450 GB/s = 483.18 B/ns per
+ * link, 1,900 ns per hop; the TP group is the machine: D = endpoint-delay 10, R = 3 x 10), a
+ * decode batch of 32 tokens of Llama-3.1-70B: 32 x 8192 x 2 = 524,288 B, m = 65,536 B,
+ * T = trunc(65,536 / 483.18 + 1,900) = trunc(2,035.63) = 2,035, so
+ * t = 10 + 14 (2,035 + 10) + 7 x 30 = 28,850 ns; the message-level run agrees. */
+static void test_hand(void)
+{
+    struct sv_net_topo_cfg fc = topo(1, SV_NET_TOPO_FULLY_CONNECTED, 8, 450, 1900, 0, 0, 0, 0);
+    struct sv_sys_cfg c;
+    ring_cfg(&c, 1);
+    const struct group whole = {.n = 0};
+    sv_time alone;
+    SV_ASSERT_EQ_I64(run_pair(&fc, SV_NET_MODEL_FLOW, &c, &whole, 524288, 0, &alone), 28850);
+    SV_ASSERT_EQ_I64(alone, 28850);
+    sv_sys_cfg_clear(&c);
+}
+
 /* Not covered: several chunks, other collective types, a direct group exchange. */
 static void test_not_covered(void)
 {
@@ -243,7 +260,8 @@ static void test_not_covered(void)
 int main(void)
 {
     static const sv_test_case cases[] = {
-        {"one_node", test_one_node},       {"ring", test_ring}, {"two_dims", test_two_dims},
+        {"one_node", test_one_node},       {"ring", test_ring},
+        {"two_dims", test_two_dims},       {"hand", test_hand},
         {"not_covered", test_not_covered}, {NULL, NULL},
     };
     sv_test_add_suite("coll_alone", cases);
