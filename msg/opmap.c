@@ -1051,7 +1051,9 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
         }
     }
     sv_msg__kv_loads_done(m);
-    final = par_add(m, "batch.done", SV_DAG_KIND_LOGICAL, c->first_device, 0, NULL);
+    /* Named for the ET files only, as the per-layer nodes (op_name). */
+    final = par_add(m, m->emit_et_dir ? "batch.done" : NULL, SV_DAG_KIND_LOGICAL, c->first_device,
+                    0, NULL);
     for (int32_t r = 0; r < P->tp; r++)
         if (P->last[r])
             SV_ASSERT(sv_dag_edge_add(m->dag, P->last[r], final, SV_DAG_EDGE_DATA, NULL));
