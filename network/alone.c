@@ -61,8 +61,3 @@ void sv_net_book(sv_net *net, int src, int dst, uint64_t bytes, uint64_t count)
     net->stats.link_bytes += bytes * (uint64_t)hops * count;
     net->stats.link_transfers += (uint64_t)hops * count;
 }
-
-sv_net_model sv_net_get_model(const sv_net *net)
-{
-    return net->model;
-}

@@ -55,9 +55,9 @@ sv_net *sv_net_new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_mod
                    GError **error);
 void sv_net_free(sv_net *net); /* accepts NULL; call before freeing the engine */
 int sv_net_npus(const sv_net *net);
+sv_net_model sv_net_get_model(const sv_net *net);
 const struct sv_net_topo_cfg *sv_net_topo(const sv_net *net);
 sv_engine *sv_net_engine(const sv_net *net);
-sv_net_model sv_net_get_model(const sv_net *net);
 
 /* Called once the last byte of a message has arrived at its destination. */
 typedef void (*sv_net_done_fn)(sv_engine *eng, void *ctx, uint64_t arg);
