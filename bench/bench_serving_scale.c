@@ -11,10 +11,10 @@
  *
  * Each run is a child `servesim run --cluster ... --workload ... --output-dir ...` (the command's
  * own code path, outputs included), so wall time and peak RSS are the child's (wait4's
- * ru_maxrss). Prints one line per size and the growth of wall time and peak RSS per 10x
- * requests: wall time should grow ~10x (linear), peak RSS should stay nearly flat (memory must
- * not grow with finished requests; the workload is streamed and the outputs are written as
- * requests finish).
+ * ru_maxrss). Prints one line per size (with the CPU time per simulated request) and the growth
+ * of wall time and peak RSS per 10x requests: wall time should grow ~10x (linear), peak RSS should
+ * stay nearly flat (memory must not grow with finished requests; the workload is streamed and the
+ * outputs are written as requests finish).
  *
  * With --cluster pd (or both; the default is colocated) the same sizes run on a disaggregated
  * cluster: 8 nodes of 8 x H100-SXM (NVLink 900 GB/s, one 400 Gb/s = 50 GB/s NIC per GPU between
@@ -230,8 +230,8 @@ static int run_sizes(const char *servesim, const char *root, const char *tag, co
                      gboolean pd, GStrv sizes, double qps, const char *trace, int timeout_s,
                      double max_mem_gb, gboolean keep)
 {
-    printf("%10s %10s %10s %12s %14s %10s\n", "requests", "wall_s", "cpu_s", "sim_s", "requests/s",
-           "rss_MB");
+    printf("%10s %10s %10s %12s %14s %10s %12s\n", "requests", "wall_s", "cpu_s", "sim_s",
+           "requests/s", "rss_MB", "cpu_us/req");
     struct result prev = {0};
     long prev_n = 0;
     for (int k = 0; sizes[k] != NULL; k++) {
@@ -255,8 +255,8 @@ static int run_sizes(const char *servesim, const char *root, const char *tag, co
             printf("%10ld %10s\n", n, r.timed_out ? "timeout" : "failed");
             return 1;
         }
-        printf("%10ld %10.3f %10.3f %12.1f %14.0f %10.1f", n, r.wall_s, r.cpu_s, r.makespan_s,
-               (double)n / r.wall_s, r.rss_mb);
+        printf("%10ld %10.3f %10.3f %12.1f %14.0f %10.1f %12.1f", n, r.wall_s, r.cpu_s,
+               r.makespan_s, (double)n / r.wall_s, r.rss_mb, 1e6 * r.cpu_s / (double)n);
         if (prev.ok)
             printf("   x%.1f requests: wall x%.2f, cpu x%.2f, rss x%.2f",
                    (double)n / (double)prev_n, r.wall_s / prev.wall_s, r.cpu_s / prev.cpu_s,
@@ -275,8 +275,8 @@ int main(int argc, char **argv)
 {
     const char *servesim = SV_SERVESIM_BIN;
     const char *sizes_arg = "10000,100000,1000000";
-    /* colocated by default: until the collective system's per-collective channels are freed
-     * (docs/outputs.md) the disaggregated 10^5 and 10^6 runs need hours and tens of GB. */
+    /* colocated by default (bench/run stays short); --cluster pd is issue 11's disaggregated
+     * target (docs/outputs.md). */
     const char *which = "colocated";
     const char *trace = DEFAULT_TRACE;
     double qps = DEFAULT_QPS, pd_qps = DEFAULT_PD_QPS;

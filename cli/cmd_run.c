@@ -158,6 +158,8 @@ static const char usage[] =
     "  --output-dir DIR          requests.csv, timeseries.csv, summary.json\n"
     "                            (default ./" DEFAULT_OUTPUT_DIR ")\n"
     "  --emit-et DIR             also write each iteration DAG as Chakra ET (default none)\n"
+    "  --per-layer-dag           build TP iterations per layer and operator even where they\n"
+    "                            fold (same results, slower; docs/parallelism.md)\n"
     "  --quiet                   no summary on stdout, no progress line on stderr\n"
     "  --help                    this text\n";
 
@@ -188,6 +190,7 @@ typedef struct {
     double qps;
     double gpu_clock; /* docs/power.md "DVFS"; 0 = unset */
     gboolean skip_bad, quiet, help, no_prefix_caching;
+    gboolean per_layer_dag; /* docs/parallelism.md "Folded iterations" */
 } run_opts;
 
 static void run_opts_clear(run_opts *o)
@@ -311,6 +314,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         STR("latency", latency, "profile|roofline"),
         PATH("output-dir", output_dir, "DIR"),
         PATH("emit-et", emit_et, "DIR"),
+        FLAG("per-layer-dag", 0, per_layer_dag),
         STR("router", router, "NAME"),
         STR("scheduler", scheduler, "NAME"),
         STR("kv-eviction", kv_eviction, "NAME"),
@@ -664,6 +668,7 @@ static int run(const run_opts *o)
     cfg.enable_prefix_caching = o->no_prefix_caching ? 0 : -1;
     cfg.enable_chunked_prefill = cfg.reserve_full_isl = -1;
     cfg.emit_et_dir = o->emit_et;
+    cfg.per_layer_dag = o->per_layer_dag;
     cfg.enable_attn_offloading = o->enable_attn_offloading ? 1 : -1;
     cfg.enable_sub_batch_interleaving = o->enable_sub_batch_interleaving ? 1 : -1;
     cfg.enable_local_offloading = o->enable_local_offloading ? 1 : -1;

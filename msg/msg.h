@@ -350,6 +350,12 @@ struct sv_msg_cfg {
     sv_msg_moe_comm moe_comm;
     const struct sv_msg_expert_route_ops *expert_route; /* NULL = built-in "balanced" */
     const char *expert_route_param;                     /* copied */
+    /* The links of this instance's TP ring carry no other traffic (the planner has checked every
+     * route that any transfer of the run can take: planner/tp_fold.c). An iteration may then be
+     * folded into one node per rank lasting its operators plus its TP all-reduces in closed form
+     * (sv_sys_coll_alone_ns): the times of the per-layer DAG, to the nanosecond, without running
+     * 2 x layers collectives (docs/parallelism.md "Folded iterations" says when it is taken). */
+    gboolean tp_fold;
     /* Data parallel group (vLLM DP: members step in waves, idle ones run dummy steps). */
     sv_msg_dp *dp;
     int32_t dp_rank;
@@ -512,6 +518,8 @@ gboolean sv_msg_idle(const sv_msg *msg); /* no request queued, running, or in fl
 /* Tokens the waiting queue still has to compute (sum of reached - computed): a router's load. */
 int64_t sv_msg_waiting_tokens(const sv_msg *msg);
 uint64_t sv_msg_num_preemptions(const sv_msg *msg);
+/* Iterations launched folded (sv_msg_cfg.tp_fold; docs/parallelism.md "Folded iterations"). */
+uint64_t sv_msg_num_folded(const sv_msg *msg);
 /* PIM attention offload counters of the group (zero without PIM). */
 struct sv_msg_pim_stats {
     uint64_t iterations;    /* iterations with PIM attention */

@@ -299,8 +299,28 @@ typedef struct {
     uint64_t pim_xfer_bytes;
 } par_batch;
 
+/* One DAG of the parallel path with its executor. The executor's handler context: the system
+ * layer's handler context first (sv_sys_exec keeps the executor that issued its nodes, so each
+ * executor needs its own), then the msg. */
+typedef struct {
+    struct sv_sys_exec sx;
+    sv_msg *m;
+    sv_dag *dag; /* owned only while retiring (the current one is m->dag / m->exec) */
+    sv_dag_exec *exec;
+} par_gen;
+
+/* A device's last node in a retired DAG, still running, and the gate of the new DAG that the
+ * next batch's first node there waits for: `relay`, a LOGICAL child of that node in the old DAG,
+ * completes `gate` when issued (par_logical_handler). */
+typedef struct {
+    sv_dag_node *relay;
+    par_gen *to;
+    sv_dag_node *gate;
+    gboolean released; /* the relay ran before the new executor issued the gate */
+} par_relay;
+
 struct msg_par {
-    struct sv_sys_exec sx; /* comm nodes: the system layer's handlers */
+    struct sv_sys_exec sx; /* comm nodes: the system layer's handlers (template of par_gen.sx) */
     int32_t tp, pp;
     GQueue batches;              /* par_batch*, launch order */
     gboolean commit_due;         /* a commit event is scheduled for the head batch */
@@ -316,6 +336,17 @@ struct msg_par {
     sv_dag_node **last;            /* per rank of a stage, scratch */
     sv_dag_node **tail;            /* per device: the last batch's last node there */
     uint64_t tag;                  /* point-to-point tag base (instance) */
+    par_gen *cur;                  /* m->dag's executor context */
+    GPtrArray *retiring;           /* par_gen*: DAGs replaced with batches still on them */
+    GArray *relays;                /* par_relay, pending */
+    GPtrArray *spare_slots;        /* emptied slot arrays (GArray of msg_slot) for new batches */
+    GPtrArray *spare_batches;      /* par_batch records to reuse */
+    gboolean fold;                 /* iterations may be folded (par_fold_ns) */
+    uint64_t folded;               /* iterations launched folded */
+    uint64_t ar_bytes[4];          /* closed-form TP all-reduce times by size, 0 = unused */
+    sv_time ar_ns[4];              /* -1: no closed form for that size */
+    uint64_t ar_booked[4];         /* folded all-reduces of that size not yet booked */
+    int ar_next;
 };
 
 static gboolean par_wanted(const struct sv_msg_cfg *c)
@@ -374,6 +405,10 @@ gboolean sv_msg__par_init(sv_msg *m, GError **error)
     P->last = g_new0(sv_dag_node *, (size_t)P->tp);
     P->tail = g_new0(sv_dag_node *, (size_t)(P->tp * P->pp));
     P->tag = (uint64_t)c->instance;
+    P->retiring = g_ptr_array_new();
+    P->relays = g_array_new(FALSE, FALSE, sizeof(par_relay));
+    P->spare_slots = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    P->spare_batches = g_ptr_array_new_with_free_func(g_free);
     P->moe = sv_compute_model_is_moe(mc) && c->ep_size > 1;
     if (P->moe) {
         /* EP ranks of this member: ep_size over the DP group's members (planner/cluster_net.c);
@@ -407,8 +442,17 @@ gboolean sv_msg__par_init(sv_msg *m, GError **error)
         P->ranks = g_new0(struct sv_msg_moe_rank, (size_t)c->ep_size);
     }
     m->cfg.expert_route_param = NULL; /* borrowed for create only */
+    /* What a folded iteration leaves out must not matter (docs/parallelism.md "Folded
+     * iterations"): one stage (no stage transfers), no expert exchange, no DP wave, no ET output
+     * (it needs the per-layer nodes), no memory tiers or local weight loads (their MEM nodes hold
+     * the device's communication slot, which the all-reduces of a batch in flight would wait
+     * for), and links that nothing else uses (c->tp_fold, checked by the planner). */
+    P->fold = c->tp_fold && P->tp > 1 && P->pp == 1 && !P->moe && c->dp == NULL &&
+              !m->emit_et_dir && !sv_msg__tiers_on(m) && !(c->local_load_bytes_per_ns > 0);
     return TRUE;
 }
+
+static void par_ar_flush(sv_msg *m, int k);
 
 void sv_msg__par_free(sv_msg *m)
 {
@@ -420,12 +464,25 @@ void sv_msg__par_free(sv_msg *m)
         g_array_free(b->slots, TRUE);
         g_free(b);
     }
+    for (int k = 0; k < (int)G_N_ELEMENTS(P->ar_bytes); k++)
+        par_ar_flush(m, k);
     if (P->route && P->route->destroy && P->route_state)
         P->route->destroy(P->route_state);
     g_free(P->counts);
     g_free(P->ranks);
     g_free(P->last);
     g_free(P->tail);
+    for (guint i = 0; i < P->retiring->len; i++) {
+        par_gen *g = g_ptr_array_index(P->retiring, i);
+        sv_dag_exec_free(g->exec);
+        sv_dag_free(g->dag);
+        g_free(g);
+    }
+    g_ptr_array_free(P->retiring, TRUE);
+    g_ptr_array_free(P->spare_slots, TRUE);
+    g_ptr_array_free(P->spare_batches, TRUE);
+    g_array_free(P->relays, TRUE);
+    g_free(P->cur); /* its DAG and executor are m->dag / m->exec (msg.c frees them) */
     g_free(P);
     m->par = NULL;
 }
@@ -433,6 +490,11 @@ void sv_msg__par_free(sv_msg *m)
 uint32_t sv_msg__par_in_flight(const sv_msg *m)
 {
     return m->par ? m->par->batches.length : 0;
+}
+
+uint64_t sv_msg_num_folded(const sv_msg *m)
+{
+    return m->par ? m->par->folded : 0;
 }
 
 void sv_msg__par_set_comm_tokens(sv_msg *m, int64_t tokens)
@@ -450,20 +512,63 @@ static void par_fail(void *ctx, GError *err)
  * pipeline stages: the system layer's handlers, on the MSG's context. */
 static void par_coll_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
 {
-    sv_msg *m = ctx;
-    sv_sys_exec_coll(ex, n, &m->par->sx);
+    par_gen *g = ctx;
+    sv_sys_exec_coll(ex, n, &g->sx);
 }
 
 static void par_send_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
 {
-    sv_msg *m = ctx;
-    sv_sys_exec_send(ex, n, &m->par->sx);
+    par_gen *g = ctx;
+    sv_sys_exec_send(ex, n, &g->sx);
 }
 
 static void par_recv_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
 {
-    sv_msg *m = ctx;
-    sv_sys_exec_recv(ex, n, &m->par->sx);
+    par_gen *g = ctx;
+    sv_sys_exec_recv(ex, n, &g->sx);
+}
+
+static void par_mem_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
+{
+    par_gen *g = ctx;
+    sv_msg__mem_handler(ex, n, g->m);
+}
+
+static char par_gate_tag; /* node->user of a gate (see par_relay) */
+
+/* LOGICAL nodes complete at once (the executor's built-in), except a gate, which waits for its
+ * relay; a relay completes its gate in the new DAG, whose executor issues what waits on it
+ * there and then, as the one DAG would have in this pass. */
+static void par_logical_handler(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
+{
+    par_gen *g = ctx;
+    struct msg_par *P = g->m->par;
+    if (n->user == &par_gate_tag) {
+        for (guint i = 0; i < P->relays->len; i++) {
+            par_relay *r = &g_array_index(P->relays, par_relay, i);
+            if (r->gate == n && r->released) {
+                g_array_remove_index(P->relays, i);
+                sv_dag_exec_node_done(ex, n);
+                return;
+            }
+        }
+        return; /* its relay completes it */
+    }
+    sv_dag_exec_node_done(ex, n);
+    for (guint i = 0; i < P->relays->len; i++) {
+        par_relay *r = &g_array_index(P->relays, par_relay, i);
+        if (r->relay != n)
+            continue;
+        if (r->to && sv_dag_node_get_state(r->to->dag, r->gate) == SV_DAG_NODE_ISSUED) {
+            sv_dag_exec *to = r->to->exec;
+            sv_dag_node *gate = r->gate;
+            g_array_remove_index(P->relays, i);
+            sv_dag_exec_node_done(to, gate);
+        } else {
+            r->released = TRUE; /* the gate completes when its executor issues it */
+        }
+        return;
+    }
 }
 
 static void par_maybe_commit(sv_msg *m)
@@ -493,6 +598,22 @@ static void par_node_done(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
     par_maybe_commit(m);
 }
 
+/* Slot arrays and batch records are reused: a fresh array per launch grew by reallocs and
+ * showed in profiles of the disaggregated bench (~5 % in malloc). */
+static GArray *par_slots_take(struct msg_par *P)
+{
+    if (P->spare_slots->len == 0)
+        return g_array_new(FALSE, FALSE, sizeof(msg_slot));
+    GArray *a = g_ptr_array_steal_index_fast(P->spare_slots, P->spare_slots->len - 1);
+    g_array_set_size(a, 0);
+    return a;
+}
+
+static void par_slots_give(struct msg_par *P, GArray *a)
+{
+    g_ptr_array_add(P->spare_slots, a);
+}
+
 void sv_msg__par_commit(sv_msg *m)
 {
     struct msg_par *P = m->par;
@@ -503,7 +624,7 @@ void sv_msg__par_commit(sv_msg *m)
     GArray *held = NULL;
     if (m->cfg.dp && m->inflight->len > 0) {
         held = m->inflight;
-        m->inflight = g_array_new(FALSE, FALSE, sizeof(msg_slot));
+        m->inflight = par_slots_take(P);
     }
     SV_ASSERT(b && b->done && m->inflight->len == 0);
     if (!b->dummy) {
@@ -519,10 +640,10 @@ void sv_msg__par_commit(sv_msg *m)
         m->inflight = b->slots;
         b->slots = t;
     }
-    g_array_free(b->slots, TRUE);
-    g_free(b);
+    par_slots_give(P, b->slots);
+    g_ptr_array_add(P->spare_batches, b);
     if (held) {
-        g_array_free(m->inflight, TRUE);
+        par_slots_give(P, m->inflight);
         m->inflight = held;
     }
     /* A held batch keeps the member waiting for its wave. */
@@ -605,6 +726,104 @@ static sv_dag_node *par_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int
     return prev;
 }
 
+/* ---- folded iterations ----------------------------------------------------------------------
+ *
+ * On P->fold's conditions an iteration is one COMP node per rank instead of its layers x
+ * operators nodes and 2 x layers TP all-reduces: every rank runs the same operators and, its
+ * ranks starting together (batches in order, no stage transfer), meets its ring partners at each
+ * all-reduce at the same instant, with the ring's links to itself; so each all-reduce takes the
+ * system layer's closed form and the rank's chain takes the sum below, which is what the
+ * executor gives the per-layer chain (test_parallel fold_* compare both to the ns). */
+
+/* The network statistics count the folded all-reduces' messages as if they had run (bytes
+ * booked = bytes moved; the run result's net_messages / net_bytes). A folded iteration adds to a
+ * count per size; the count is booked when its cache slot is reused and when the msg is freed,
+ * before the run reads the statistics (booking per iteration walked the ring's routes: ~5 % of
+ * the disaggregated bench). */
+static void par_ar_flush(sv_msg *m, int k)
+{
+    struct msg_par *P = m->par;
+    if (P->ar_booked[k] > 0)
+        sv_sys_coll_alone_book(m->cfg.coll, SV_SYS_ALL_REDUCE, P->ar_bytes[k], m->cfg.tp_group_base,
+                               P->ar_booked[k]);
+    P->ar_booked[k] = 0;
+}
+
+/* A TP all-reduce of `bytes` on the instance's ring in closed form (cached per size). */
+static gboolean par_ar_ns(sv_msg *m, uint64_t bytes, sv_time *ns)
+{
+    struct msg_par *P = m->par;
+    for (int k = 0; k < (int)G_N_ELEMENTS(P->ar_bytes); k++) {
+        if (P->ar_bytes[k] == bytes) {
+            *ns = P->ar_ns[k];
+            return *ns >= 0;
+        }
+    }
+    sv_time t;
+    if (!sv_sys_coll_alone_ns(m->cfg.coll, SV_SYS_ALL_REDUCE, bytes, m->cfg.tp_group_base, &t))
+        t = -1;
+    par_ar_flush(m, P->ar_next);
+    P->ar_bytes[P->ar_next] = bytes;
+    P->ar_ns[P->ar_next] = t;
+    P->ar_next = (P->ar_next + 1) % (int)G_N_ELEMENTS(P->ar_bytes);
+    *ns = t;
+    return t >= 0;
+}
+
+/* Operators as par_ops chains them: a zero-time node still takes 1 ns (dag/exec.c, ASTRA-sim's
+ * issue_replay), each all-reduce its closed form. FALSE when one has none. */
+static gboolean fold_ops_ns(sv_msg *m, const struct sv_compute_iter_op *ops, int n, sv_time *ns)
+{
+    sv_time t = 0;
+    for (int i = 0; i < n; i++) {
+        t += ops[i].ns > 0 ? ops[i].ns : 1;
+        if (ops[i].allreduce_bytes > 0) {
+            sv_time ar;
+            if (!par_ar_ns(m, ops[i].allreduce_bytes, &ar))
+                return FALSE;
+            t += ar;
+        }
+    }
+    *ns = t;
+    return TRUE;
+}
+
+/* One rank's folded iteration: prologue + layers x layer + head, or FALSE (per-layer DAG). */
+static gboolean par_fold_ns(sv_msg *m, const struct sv_compute_iter_time *it, sv_time *ns)
+{
+    sv_time pro, layer, head;
+    if (!fold_ops_ns(m, it->prologue, it->n_prologue, &pro) ||
+        !fold_ops_ns(m, it->layer, it->n_layer, &layer) ||
+        !fold_ops_ns(m, it->head, it->n_head, &head))
+        return FALSE;
+    *ns = pro + it->n_layers * layer + head;
+    return *ns > 0;
+}
+
+static void fold_book(sv_msg *m, const struct sv_compute_iter_op *ops, int n, uint64_t times)
+{
+    struct msg_par *P = m->par;
+    for (int i = 0; i < n; i++) {
+        if (ops[i].allreduce_bytes == 0)
+            continue;
+        int k = 0;
+        while (k < (int)G_N_ELEMENTS(P->ar_bytes) && P->ar_bytes[k] != ops[i].allreduce_bytes)
+            k++;
+        if (k < (int)G_N_ELEMENTS(P->ar_bytes))
+            P->ar_booked[k] += times;
+        else /* more sizes in one iteration than the cache holds */
+            sv_sys_coll_alone_book(m->cfg.coll, SV_SYS_ALL_REDUCE, ops[i].allreduce_bytes,
+                                   m->cfg.tp_group_base, times);
+    }
+}
+
+static void par_fold_book(sv_msg *m, const struct sv_compute_iter_time *it)
+{
+    fold_book(m, it->prologue, it->n_prologue, 1);
+    fold_book(m, it->layer, it->n_layer, (uint64_t)it->n_layers);
+    fold_book(m, it->head, it->n_head, 1);
+}
+
 struct par_emit {
     int32_t r, stage;
     sv_time moe_ns;
@@ -615,6 +834,85 @@ static sv_dag_node *par_emit_ops(sv_msg *m, const struct sv_compute_iter_op *ops
 {
     const struct par_emit *e = user;
     return par_ops(m, ops, n_ops, dev, e->r, e->stage, layer, e->moe_ns, prev);
+}
+
+/* ---- DAG rotation -------------------------------------------------------------------------
+ *
+ * The DAG and its executor are kept across iterations and replaced every MSG_DAG_RECYCLE_NODES
+ * nodes. With no batch in flight the old one is freed at once. With batches in flight (always,
+ * under async scheduling or pipeline stages, so the DAG used to grow for the whole run: 2 GB for
+ * 1,000 requests of the disaggregated bench), the old one retires: it runs its batches to the
+ * end and is freed at a later launch, and the new batches start in a new DAG where each device's
+ * first node waits for a gate that a relay, the last node's child in the old DAG, completes.
+ * The relay is issued in the pass where the one DAG would have issued that first node, after the
+ * same nodes (ids are in creation order in both), so every node starts at the same time and in
+ * the same order. Not with nodes off a device's chain (memory tiers' stores, PIM, local loads:
+ * they could hold a device slot across the two executors) or ET output: those keep one DAG. */
+static gboolean par_can_rotate(const sv_msg *m)
+{
+    return !m->emit_et_dir && !sv_msg__tiers_on(m) && m->cfg.pim.dev == NULL &&
+           !(m->cfg.local_load_bytes_per_ns > 0);
+}
+
+static void par_retire_finished(sv_msg *m)
+{
+    GPtrArray *r = m->par->retiring;
+    for (guint i = 0; i < r->len;) {
+        par_gen *g = g_ptr_array_index(r, i);
+        if (!sv_dag_exec_finished(g->exec)) {
+            i++;
+            continue;
+        }
+        sv_dag_exec_free(g->exec);
+        sv_dag_free(g->dag);
+        g_free(g);
+        g_ptr_array_remove_index(r, i); /* keeps the order */
+    }
+}
+
+static void par_rotate(sv_msg *m)
+{
+    struct msg_par *P = m->par;
+    SV_ASSERT(P->cur && P->cur->dag == m->dag && P->cur->exec == m->exec);
+    g_ptr_array_add(P->retiring, P->cur);
+    P->cur = NULL;
+    m->dag = NULL;
+    m->exec = NULL;
+}
+
+/* In the new DAG (m->dag), a gate per device whose last node (in the DAG just retired) is still
+ * to finish; the device's tail becomes the gate. */
+static void par_gates(sv_msg *m)
+{
+    struct msg_par *P = m->par;
+    par_gen *old = g_ptr_array_index(P->retiring, P->retiring->len - 1);
+    for (int32_t k = 0; k < P->tp * P->pp; k++) {
+        sv_dag_node *t = P->tail[k];
+        if (!t)
+            continue;
+        if (sv_dag_node_get_state(old->dag, t) == SV_DAG_NODE_DONE) {
+            P->tail[k] = NULL;
+            continue;
+        }
+        struct sv_dag_node_cfg gc = {.id = sv_dag_next_id(m->dag),
+                                     .kind = SV_DAG_KIND_LOGICAL,
+                                     .device = t->device,
+                                     .user = &par_gate_tag};
+        sv_dag_node *gate = sv_dag_node_add(m->dag, &gc, NULL);
+        struct sv_dag_node_cfg rc = {
+            .id = sv_dag_next_id(old->dag), .kind = SV_DAG_KIND_LOGICAL, .device = t->device};
+        sv_dag_node *relay = sv_dag_node_add(old->dag, &rc, NULL);
+        SV_ASSERT(gate && relay && sv_dag_edge_add(old->dag, t, relay, SV_DAG_EDGE_DATA, NULL));
+        par_relay r = {.relay = relay, .to = NULL, .gate = gate};
+        g_array_append_val(P->relays, r);
+        P->tail[k] = gate;
+    }
+}
+
+static void par_gen_start(sv_engine *eng, void *ctx, uint64_t arg)
+{
+    par_gen *g = ctx;
+    sv_dag_exec_start(g->exec);
 }
 
 static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape_in, GError **error)
@@ -660,15 +958,24 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
         sv_msg_moe_xchg_plan(&xq, &P->xchg);
     }
 
-    if (m->dag && (m->emit_et_dir || sv_dag_node_count(m->dag) >= MSG_DAG_RECYCLE_NODES) &&
-        g_queue_is_empty(&P->batches)) {
-        g_clear_pointer(&m->exec, sv_dag_exec_free);
-        g_clear_pointer(&m->dag, sv_dag_free);
-        memset(P->tail, 0, sizeof *P->tail * (size_t)(P->tp * P->pp));
+    par_retire_finished(m);
+    gboolean rotated = FALSE;
+    if (m->dag && (m->emit_et_dir || sv_dag_node_count(m->dag) >= MSG_DAG_RECYCLE_NODES)) {
+        if (g_queue_is_empty(&P->batches)) {
+            g_clear_pointer(&m->exec, sv_dag_exec_free);
+            g_clear_pointer(&m->dag, sv_dag_free);
+            g_clear_pointer(&P->cur, g_free);
+            memset(P->tail, 0, sizeof *P->tail * (size_t)(P->tp * P->pp));
+        } else if (par_can_rotate(m)) {
+            par_rotate(m);
+            rotated = TRUE;
+        }
     }
     gboolean fresh = m->dag == NULL;
     if (fresh)
         m->dag = sv_dag_new();
+    if (rotated)
+        par_gates(m);
 
     struct sv_compute_iter_time it;
     sv_dag_node *final = NULL;
@@ -677,6 +984,13 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
         int64_t lb, le;
         sv_msg_pp_split(mc->num_layers, P->pp, s, &lb, &le);
         sv_compute_iter_time(c->lat, &shape, lb, le, &it);
+        sv_time fold_ns = 0;
+        gboolean fold =
+            P->fold && !dummy && !sv_msg__pim_active(m) && par_fold_ns(m, &it, &fold_ns);
+        if (fold) {
+            par_fold_book(m, &it);
+            P->folded++;
+        }
         for (int32_t r = 0; r < P->tp; r++) {
             int32_t dev = c->first_device + s * P->tp + r;
             sv_time moe_ns = P->moe ? par_moe_ns(m, &shape, r) : 0;
@@ -695,7 +1009,9 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
                 prev->p.comm_tag = (int32_t)P->tag;
             }
             /* Weight parts off the device stream in before their compute (msg/offload.c). */
-            if (sv_msg__pim_active(m) && !dummy) {
+            if (fold) {
+                prev = par_add(m, NULL, SV_DAG_KIND_COMP, dev, fold_ns, prev);
+            } else if (sv_msg__pim_active(m) && !dummy) {
                 /* PIM attention / sub-batches / local weight loads (msg/pim.c). */
                 struct par_emit pe = {r, s, moe_ns};
                 struct sv_msg__chain ch = {.dev = dev,
@@ -735,16 +1051,21 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
         }
     }
     sv_msg__kv_loads_done(m);
-    final = par_add(m, "batch.done", SV_DAG_KIND_LOGICAL, c->first_device, 0, NULL);
+    /* Named for the ET files only, as the per-layer nodes (op_name). */
+    final = par_add(m, m->emit_et_dir ? "batch.done" : NULL, SV_DAG_KIND_LOGICAL, c->first_device,
+                    0, NULL);
     for (int32_t r = 0; r < P->tp; r++)
         if (P->last[r])
             SV_ASSERT(sv_dag_edge_add(m->dag, P->last[r], final, SV_DAG_EDGE_DATA, NULL));
     if (m->emit_et_dir && !emit_et(m, error))
         return FALSE;
 
-    par_batch *b = g_new0(par_batch, 1);
+    par_batch *b = P->spare_batches->len > 0
+                       ? g_ptr_array_steal_index_fast(P->spare_batches, P->spare_batches->len - 1)
+                       : g_new(par_batch, 1);
+    memset(b, 0, sizeof *b);
     b->slots = m->inflight;
-    m->inflight = g_array_new(FALSE, FALSE, sizeof(msg_slot));
+    m->inflight = par_slots_take(P);
     b->start_ns = sv_engine_now(m->eng);
     b->final = final;
     b->dummy = dummy;
@@ -759,22 +1080,40 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
 
     if (!fresh)
         return TRUE; /* the running executor issues the appended nodes */
+    par_gen *g = g_new0(par_gen, 1);
+    g->sx = P->sx;
+    g->m = m;
+    g->dag = m->dag;
     struct sv_dag_exec_cfg ec = {
         .policy = SV_DAG_POLICY_ASTRA,
-        .handler_ctx = m,
+        .handler_ctx = g,
         .on_node_done = par_node_done,
         .cb_ctx = m,
     };
     ec.handlers[SV_DAG_KIND_COMM_COLL] = par_coll_handler;
     ec.handlers[SV_DAG_KIND_COMM_SEND] = par_send_handler;
     ec.handlers[SV_DAG_KIND_COMM_RECV] = par_recv_handler;
+    ec.handlers[SV_DAG_KIND_LOGICAL] = par_logical_handler;
     if (sv_msg__tiers_on(m)) {
-        ec.handlers[SV_DAG_KIND_MEM_LOAD] = sv_msg__mem_handler;
-        ec.handlers[SV_DAG_KIND_MEM_STORE] = sv_msg__mem_handler;
+        ec.handlers[SV_DAG_KIND_MEM_LOAD] = par_mem_handler;
+        ec.handlers[SV_DAG_KIND_MEM_STORE] = par_mem_handler;
     }
     m->exec = sv_dag_exec_new(m->dag, m->eng, &ec, error);
-    if (!m->exec)
+    if (!m->exec) {
+        g_free(g);
         return FALSE;
-    sv_dag_exec_start(m->exec);
+    }
+    g->exec = m->exec;
+    g_free(P->cur);
+    P->cur = g;
+    for (guint i = 0; i < P->relays->len; i++) {
+        par_relay *r = &g_array_index(P->relays, par_relay, i);
+        if (!r->to)
+            r->to = g;
+    }
+    if (rotated) /* where the one DAG's executor would have issued the appended nodes */
+        sv_engine_schedule_in(m->eng, 0, SV_PRIO_DEFAULT, par_gen_start, g, 0);
+    else
+        sv_dag_exec_start(m->exec);
     return TRUE;
 }

@@ -55,6 +55,7 @@ sv_net *sv_net_new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_mod
                    GError **error);
 void sv_net_free(sv_net *net); /* accepts NULL; call before freeing the engine */
 int sv_net_npus(const sv_net *net);
+sv_net_model sv_net_get_model(const sv_net *net);
 const struct sv_net_topo_cfg *sv_net_topo(const sv_net *net);
 sv_engine *sv_net_engine(const sv_net *net);
 
@@ -65,6 +66,17 @@ typedef void (*sv_net_done_fn)(sv_engine *eng, void *ctx, uint64_t arg);
  * the whole message has arrived. Never fails for valid src/dst (asserted). */
 void sv_net_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn on_arrival,
                  void *ctx, uint64_t arg);
+
+/* The time from sv_net_send to arrival of a message of `bytes` from src to dst (src != dst) that
+ * is alone on its route from start to arrival, under the network's model: what sv_net_send would
+ * take, to the nanosecond, without sending it (network/alone.c). Whether the route is free is
+ * the caller's to know (sv_net_route_links lists its links). */
+sv_time sv_net_msg_alone_ns(const sv_net *net, int src, int dst, uint64_t bytes);
+/* Count `count` messages of `bytes` from src to dst in the statistics (messages, bytes sent and
+ * delivered, link bytes and transfers) as the model would have counted them sent and arrived,
+ * without sending them: for transfers booked in closed form (sv_sys_coll_alone_book). No
+ * observer call: a caller that needs deliveries must send. */
+void sv_net_book(sv_net *net, int src, int dst, uint64_t bytes, uint64_t count);
 
 /* Statistics (bytes booked on links, messages). */
 struct sv_net_stats {

@@ -163,6 +163,8 @@ sv_net_solver *sv_net__flow_model_new(sv_net *net);
 void sv_net__flow_model_free(sv_net_solver *fm);
 void sv_net__flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done,
                        void *ctx, uint64_t arg);
+/* sv_net_msg_alone_ns under the flow model (network/alone.c). */
+sv_time sv_net__flow_alone_ns(const sv_net *net, int src, int dst, uint64_t bytes);
 /* Number of flows still transmitting (for tests and the stall diagnosis). */
 int sv_net__flow_active(const sv_net *net);
 /* The current max-min rate (bytes/ns) of the k-th flow started (0-based sequence number), or

@@ -76,6 +76,11 @@ int sv_net_npus(const sv_net *net)
     return net->geom.npus;
 }
 
+sv_net_model sv_net_get_model(const sv_net *net)
+{
+    return net->model;
+}
+
 const struct sv_net_topo_cfg *sv_net_topo(const sv_net *net)
 {
     return &net->geom.cfg;

@@ -651,6 +651,9 @@ struct sv_planner_run_cfg {
     double gpu_clock;
     uint64_t seed;
     const char *emit_et_dir; /* NULL = none */
+    /* Build every iteration per layer and operator, never folded (docs/parallelism.md "Folded
+     * iterations"): the same results, slower; for checking the folded form (--per-layer-dag). */
+    gboolean per_layer_dag;
     /* Idle time simulated after the last event of a finished run (0 = none, at most
      * SV_PLANNER_MAX_IDLE_TAIL_NS): the energy and power.csv cover it (docs/power.md). */
     sv_time idle_tail_ns;
@@ -702,6 +705,7 @@ struct sv_planner_run_result {
     uint64_t prefix_hit_tokens;
     uint64_t preemptions;
     uint64_t iterations;
+    uint64_t folded_iterations; /* of them, launched folded (docs/parallelism.md) */
     uint64_t bad_lines;
     /* Cluster network (0 without one): messages and bytes sent, incl. collective steps. */
     uint64_t net_messages;
@@ -778,6 +782,12 @@ int32_t sv_planner_cluster_net_dp_index(const sv_planner_cluster_net *cn, int32_
                                         int32_t *rank);
 int32_t sv_planner_cluster_net_num_dp(const sv_planner_cluster_net *cn);
 int32_t sv_planner_cluster_net_dp_size(const sv_planner_cluster_net *cn, int32_t dp_index);
+/* Per instance (g_free the array): whether its TP ring's links carry no other transfer of the
+ * run, so that its iterations may be folded (sv_msg_cfg.tp_fold; planner/tp_fold.c lists the
+ * transfers checked). All FALSE without a network. Runs with memory tiers or a power model do
+ * not fold: the caller does not ask. */
+gboolean *sv_planner_tp_fold_plan(const struct sv_planner_cluster_cfg *c,
+                                  const sv_planner_cluster_net *cn);
 
 /* ---- Plugins: policies from a shared object ----------------------------------------------------
  *

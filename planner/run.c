@@ -65,6 +65,7 @@ typedef struct {
     sv_planner_tiers *tiers;             /* NULL when the run uses no tier */
     sv_planner_power *power;             /* NULL without a power model */
     sv_planner_pim *pim;                 /* NULL without PIM offload or local weight loads */
+    gboolean *tp_fold;                   /* per instance: TP iterations may be folded (tp_fold.c) */
     GArray *pending; /* power: finished requests (sv_wl_outcome) waiting for their energy */
 } run_state;
 
@@ -648,6 +649,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         .link_bw_gbps = cfg->cluster->link_bw_gbps,
         .link_latency_ns = sv_planner_cluster_link_latency_ns(cfg->cluster, 0),
         .emit_et_dir = cfg->emit_et_dir,
+        .tp_fold = st->tp_fold && st->tp_fold[i],
     };
     if (st->cnet) {
         /* Issue 4: collectives and stage transfers on the cluster network. */
@@ -909,6 +911,10 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
             dev += cfg->cluster->instances[i].num_npus;
         }
     }
+    /* Folded TP iterations where no other transfer shares the ring's links (tp_fold.c); not
+     * with power (link energy per message) or memory tiers (their network legs). */
+    if (ok && st.cnet && !cfg->per_layer_dag && !st.power && !st.tiers)
+        st.tp_fold = sv_planner_tp_fold_plan(cfg->cluster, st.cnet);
     int32_t device = 0;
     for (int32_t i = 0; i < st.n_inst && ok; i++) {
         ok = setup_instance(&st, i, device, error);
@@ -952,8 +958,10 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
             res->prefix_requested_tokens += ks.requested_tokens;
             res->prefix_hit_tokens += ks.hit_tokens;
         }
-        if (st.msgs[i])
+        if (st.msgs[i]) {
             res->preemptions += sv_msg_num_preemptions(st.msgs[i]);
+            res->folded_iterations += sv_msg_num_folded(st.msgs[i]);
+        }
     }
     res->bad_lines = sv_wl_source_bad_lines(cfg->workload);
     if (st.kvs[0])
@@ -1047,6 +1055,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     g_free(st.cand);
     g_free(st.pf_tput);
     g_free(st.iter_ns);
+    g_free(st.tp_fold);
     if (st.router && st.router->destroy && st.router_state)
         st.router->destroy(st.router_state);
     if (st.router && st.router->destroy && st.decode_router_state)

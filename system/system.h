@@ -170,6 +170,20 @@ gboolean sv_sys_coll_start(sv_sys *sys, int npu, sv_sys_coll_type type, uint64_t
                            const gboolean *involved_dims, int ndims, int group_id, int priority,
                            sv_sys_done_fn done, void *ctx, uint64_t arg, GError **error);
 
+/* The time from issue to `done` of an all-reduce of `bytes` on communicator group `group_id`
+ * (0 = all NPUs) that every member issues at the same instant, with no other collective of its
+ * members running and no other traffic on its links: what sv_sys_coll_start would take, to the
+ * nanosecond, without running it (system/alone.c gives the form and what it covers: one ring
+ * phase of one chunk whose steps are link-disjoint and equally long). FALSE when the collective
+ * is not covered; whether its links are free is the caller's to know. */
+gboolean sv_sys_coll_alone_ns(const sv_sys *sys, sv_sys_coll_type type, uint64_t bytes,
+                              int group_id, sv_time *out_ns);
+/* Count `times` such all-reduces (every member's messages, clockwise) in the network's statistics
+ * as if they had run (sv_net_book), so that bytes booked stay bytes moved when a caller folds
+ * them. Only for a collective sv_sys_coll_alone_ns covers. */
+void sv_sys_coll_alone_book(sv_sys *sys, sv_sys_coll_type type, uint64_t bytes, int group_id,
+                            uint64_t times);
+
 /* Point-to-point (Sys::front_end_sim_send / sim_recv over the analytical backends): messages are
  * matched by (tag, src, dst, bytes) and the occurrence count of that tuple. The sender's `done`
  * fires when the message has arrived; the receiver's when the message has arrived and the recv is
