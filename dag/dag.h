@@ -332,6 +332,10 @@ sv_dag *sv_dag_load_et(const char *path, const struct sv_dag_et_opts *opts, GErr
  * order. The GlobalMetadata is the loaded file's, else version "0.0.4". ".gz" compresses. */
 gboolean sv_dag_save_et(const sv_dag *dag, const char *path, GError **error);
 gboolean sv_dag_save_et_device(const sv_dag *dag, int32_t device, const char *path, GError **error);
+/* The nodes of `device` with id >= min_id only (a DAG kept across iterations writes each
+ * iteration's nodes once); dependencies on earlier nodes are left out, as cross-device ones. */
+gboolean sv_dag_save_et_device_from(const sv_dag *dag, int32_t device, uint64_t min_id,
+                                    const char *path, GError **error);
 
 /* The Chakra node that would be written for `node` (all deps; free with sv_proto_node_free).
  * Original attributes keep their order and value kind with current parameter values; parameters

@@ -477,14 +477,16 @@ static attr_t *param_update(attr_t *a, int bit, const struct sv_dag_params *cur)
 }
 
 static const sv_dag_node *et_parent_filter_dev(const sv_dag *dag, const struct sv_dag_edge *ed,
-                                               int32_t only_device)
+                                               int32_t only_device, uint64_t min_id)
 {
     const sv_dag_node *p = sv_dag__node(dag, ed->parent);
+    if (p->id < min_id)
+        return NULL; /* written in an earlier file */
     return only_device < 0 || p->device == only_device ? p : NULL;
 }
 
 static ChakraProtoMsg__Node *node_to_et(const sv_dag *dag, const sv_dag_node *node,
-                                        int32_t only_device)
+                                        int32_t only_device, uint64_t min_id)
 {
     ChakraProtoMsg__NodeType type;
     switch (node->kind) {
@@ -505,7 +507,7 @@ static ChakraProtoMsg__Node *node_to_et(const sv_dag *dag, const sv_dag_node *no
             const struct sv_dag_edge *ed = sv_dag__edge(dag, e);
             if (ed->kind != k)
                 continue;
-            const sv_dag_node *p = et_parent_filter_dev(dag, ed, only_device);
+            const sv_dag_node *p = et_parent_filter_dev(dag, ed, only_device, min_id);
             if (!p)
                 continue;
             if (k == SV_DAG_EDGE_DATA)
@@ -558,10 +560,11 @@ static ChakraProtoMsg__Node *node_to_et(const sv_dag *dag, const sv_dag_node *no
 
 ChakraProtoMsg__Node *sv_dag_node_to_et(const sv_dag *dag, const sv_dag_node *node)
 {
-    return node_to_et(dag, node, -1);
+    return node_to_et(dag, node, -1, 0);
 }
 
-static gboolean save(const sv_dag *dag, int32_t device, const char *path, GError **error)
+static gboolean save(const sv_dag *dag, int32_t device, uint64_t min_id, const char *path,
+                     GError **error)
 {
     sv_proto_writer *w = sv_proto_writer_open(path, error);
     if (!w)
@@ -577,9 +580,9 @@ static gboolean save(const sv_dag *dag, int32_t device, const char *path, GError
     }
     for (size_t i = 0; ok && i < dag->n_nodes; i++) {
         const sv_dag_node *n = sv_dag__node(dag, (uint32_t)i);
-        if (device >= 0 && n->device != device)
+        if ((device >= 0 && n->device != device) || n->id < min_id)
             continue;
-        g_autoptr(ChakraProtoMsg__Node) et = node_to_et(dag, n, device);
+        g_autoptr(ChakraProtoMsg__Node) et = node_to_et(dag, n, device, min_id);
         ok = sv_proto_writer_put_node(w, et, error);
         if (!ok)
             g_prefix_error(error, "node %" G_GUINT64_FORMAT ": ", n->id);
@@ -593,11 +596,18 @@ static gboolean save(const sv_dag *dag, int32_t device, const char *path, GError
 
 gboolean sv_dag_save_et(const sv_dag *dag, const char *path, GError **error)
 {
-    return save(dag, -1, path, error);
+    return save(dag, -1, 0, path, error);
 }
 
 gboolean sv_dag_save_et_device(const sv_dag *dag, int32_t device, const char *path, GError **error)
 {
     SV_ASSERT(device >= 0);
-    return save(dag, device, path, error);
+    return save(dag, device, 0, path, error);
+}
+
+gboolean sv_dag_save_et_device_from(const sv_dag *dag, int32_t device, uint64_t min_id,
+                                    const char *path, GError **error)
+{
+    SV_ASSERT(device >= 0);
+    return save(dag, device, min_id, path, error);
 }

@@ -118,7 +118,8 @@ struct sv_msg {
     GHashTable *detached; /* msg_req* held by PD handoffs (set; freed with the msg) */
     uint64_t tier_bytes;  /* bytes this group booked on the tier fabric (offload.c) */
     struct msg_tiers *tiers;
-    struct msg_pim *pim; /* PIM offload / local weight loads (pim.c); NULL when neither */
+    struct msg_pim *pim;  /* PIM offload / local weight loads (pim.c); NULL when neither */
+    uint64_t et_first_id; /* first DAG id of the launch being built (--emit-et) */
     /* Engine profile (msg/engine.c): batches scheduled and not yet committed, at most (vLLM's
      * max_concurrent_batches: 2 with async scheduling, else 1; pp_size with pipeline stages), and
      * whether the scheduler gives output placeholders (async scheduling without PP). */
@@ -126,8 +127,8 @@ struct sv_msg {
     gboolean placeholders;
     GQueue batches;       /* msg_batch*, launch order (single-device path) */
     GQueue spare_batches; /* msg_batch* committed, for reuse (slots empty) */
-    gboolean commit_due; /* a commit event is scheduled for the head batch (single path) */
-    GQueue arriving;     /* msg_req*: through the frontend, not yet at the engine */
+    gboolean commit_due;  /* a commit event is scheduled for the head batch (single path) */
+    GQueue arriving;      /* msg_req*: through the frontend, not yet at the engine */
 };
 
 /* sched.c: the length a running request has reached for the scheduler, output placeholders

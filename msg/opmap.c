@@ -185,7 +185,9 @@ static gboolean emit_et(sv_msg *m, GError **error)
         g_autofree char *name = g_strdup_printf("inst%d_iter%" G_GUINT64_FORMAT ".%d.et",
                                                 m->cfg.instance, m->launches, dev);
         g_autofree char *path = g_build_filename(m->emit_et_dir, name, NULL);
-        if (!sv_dag_save_et_device(m->dag, dev, path, error))
+        /* This launch's nodes only: a DAG kept while batches are in flight holds earlier
+         * launches, already written. */
+        if (!sv_dag_save_et_device_from(m->dag, dev, m->et_first_id, path, error))
             return FALSE;
     }
     m->launches++; /* launches may run ahead of commits (batch queue) */
@@ -252,6 +254,7 @@ gboolean sv_msg__launch(sv_msg *m, GError **error)
     gboolean fresh = m->dag == NULL;
     if (fresh)
         m->dag = sv_dag_new();
+    m->et_first_id = sv_dag_next_id(m->dag); /* --emit-et writes this launch's nodes */
     build_dag(m, &it);
     if (m->emit_et_dir && !emit_et(m, error)) {
         g_clear_pointer(&m->dag, sv_dag_free);
@@ -974,6 +977,7 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
     gboolean fresh = m->dag == NULL;
     if (fresh)
         m->dag = sv_dag_new();
+    m->et_first_id = sv_dag_next_id(m->dag); /* --emit-et writes this launch's nodes */
     if (rotated)
         par_gates(m);
 

@@ -90,6 +90,26 @@ static void test_emit_inspect_replay(void)
     g_free(so);
     g_free(se);
 
+    /* Each node is written once: with two batches in flight (the vllm-0.19 engine) the DAG is
+     * kept across launches, and a later iteration's file holds its own nodes only (one
+     * iteration's worth, every dependency inside the file). */
+    for (int k = 1; k <= 3; k++) {
+        g_autofree char *fk = g_strdup_printf("%s/inst0_iter%d.0.et", et, k);
+        CU_ASSERT_FATAL(g_file_test(fk, G_FILE_TEST_IS_REGULAR));
+        const char *a_k[] = {SV_SERVESIM_BIN, "inspect", "--json", fk, NULL};
+        CU_ASSERT_EQUAL_FATAL(run(a_k, &so, &se), 0);
+        g_autoptr(JsonParser) pk = json_parser_new();
+        CU_ASSERT_FATAL(json_parser_load_from_data(pk, so, -1, NULL));
+        JsonObject *ok = json_node_get_object(json_parser_get_root(pk));
+        JsonObject *tk = json_object_get_object_member(ok, "node_types");
+        SV_ASSERT_EQ_I64(json_object_get_int_member(tk, "COMP_NODE"), comp);
+        SV_ASSERT_EQ_I64(json_object_get_int_member(tk, "COMM_COLL_NODE"), coll);
+        CU_ASSERT(json_object_get_int_member(ok, "node_count") <= comp + coll + 1);
+        SV_ASSERT_EQ_I64(json_object_get_int_member(ok, "data_deps_to_missing_nodes"), 0);
+        g_free(so);
+        g_free(se);
+    }
+
     /* replay the pair: both ranks finish at the same time; the ring moves each all-reduce's
      * S = 100 x 4096 x 2 bytes once per rank (reduce-scatter + all-gather, (n-1)/n S each) */
     g_autofree char *prefix = g_build_filename(et, "inst0_iter0", NULL);
