@@ -66,6 +66,11 @@ void sv_net_free(sv_net *net)
     sv_net__fifo_clear(net);
     sv_net__flow_model_free(net->flow);
     sv_net__geom_clear(&net->geom);
+    g_free(net->watch_until);
+    g_free(net->busy_until);
+    if (net->tracked != NULL)
+        g_array_free(net->tracked, TRUE);
+    sv_u64map_clear(&net->track_idx);
     if (net->chunk_slabs != NULL)
         g_ptr_array_free(net->chunk_slabs, TRUE);
     g_free(net);
@@ -74,6 +79,11 @@ void sv_net_free(sv_net *net)
 int sv_net_npus(const sv_net *net)
 {
     return net->geom.npus;
+}
+
+sv_net_model sv_net_get_model(const sv_net *net)
+{
+    return net->model;
 }
 
 const struct sv_net_topo_cfg *sv_net_topo(const sv_net *net)
@@ -160,6 +170,8 @@ void sv_net__deliver(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_
 void sv_net__chunk_deliver(struct sv_net_chunk *c)
 {
     sv_net *net = c->net;
+    if (G_UNLIKELY(net->track))
+        sv_net__untrack(net, c);
     struct sv_net_chunk copy = *c;
     c->next = net->chunk_free;
     net->chunk_free = c;
@@ -178,7 +190,9 @@ void sv_net__schedule_delivery(sv_net *net, sv_time at, int src, int dst, uint64
 {
     struct sv_net_chunk *c = sv_net__chunk_alloc(net, src, dst, bytes, done, ctx, arg);
     c->cur_dev = dst;
-    sv_engine_schedule(net->eng, at, SV_PRIO_DEFAULT, on_delivery, c, 0);
+    sv_event_id eid = sv_engine_schedule(net->eng, at, SV_PRIO_DEFAULT, on_delivery, c, 0);
+    if (G_UNLIKELY(net->track))
+        sv_net__track(net, c, at, eid, SV_NET__TRACK_DELIVERY);
 }
 
 /* ---- analytical and ideal ----------------------------------------------------------------- */
