@@ -480,6 +480,7 @@ gboolean sv_replay_run(const struct sv_replay_opts *o, struct sv_replay_result *
     }
     fill_result(&r, out);
     if (out->n_finished < r.npus) {
+        sv_sys_settle(r.coll); /* collective phases still waiting show what they posted */
         g_autofree char *why = diagnose(&r);
         g_set_error(error, SV_DAG_ERROR, SV_DAG_ERROR_STALL,
                     "simulation cannot finish: %d of %d NPUs have unfinished nodes and no event "
