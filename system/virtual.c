@@ -692,6 +692,7 @@ static void materialize(struct vinst *vi, gboolean inclusive)
                 inclusive = TRUE;
     }
     sv_time cut = inclusive ? now : now - 1;
+
     if (vi->report_ev != NULL) {
         for (int j = 0; j < vi->res->nticks; j++) {
             if (vi->report_ev[j] != SV_EVENT_NONE && vi->t0 + vi->res->tick[j] > cut) {
@@ -837,6 +838,7 @@ static void commit(struct vinst *vi)
 {
     sv_sys *sys = vi->sys;
     sv_time now = sv_engine_now(sys->eng);
+
     if (vi->deadline != SV_EVENT_NONE) {
         sv_engine_cancel(sys->eng, vi->deadline);
         vi->deadline = SV_EVENT_NONE;
@@ -857,6 +859,7 @@ static void commit(struct vinst *vi)
     }
     const struct vres *r = vi->res;
     vi->state = VI_VIRTUAL;
+
     if (sv_net_observed(sys->net) && r->nticks > 0) {
         vi->report_ev = g_new(sv_event_id, r->nticks);
         for (int j = 0; j < r->nticks; j++) {
@@ -903,6 +906,7 @@ static gboolean try_tentative(struct vinst *vi)
 {
     sv_sys *sys = vi->sys;
     sv_time now = sv_engine_now(sys->eng);
+
     if (sv_net_observed(sys->net))
         return FALSE;
     struct shadow *sh = shadow_new(vi, FALSE, TRUE);
@@ -916,8 +920,12 @@ static gboolean try_tentative(struct vinst *vi)
     int nlinks = 0;
     links_used(sys, sh->net, vi->t0, &links, &until, &nlinks);
     shadow_free(sh);
-    /* a member that ends without the others, or a stall already past: not worth the care */
-    if (ended || stall < now || !hold_links(vi, links, until, nlinks))
+    /* a member that ends without the others: not worth the care */
+    if (ended)
+        return FALSE;
+    if (stall < now)
+        return TRUE; /* they wait already (posted receives at most): nothing to hold */
+    if (!hold_links(vi, links, until, nlinks))
         return FALSE;
     vi->tentative = TRUE;
     vi->watchdog = sv_engine_schedule(sys->eng, stall, SV_PRIO_DEFAULT, on_watchdog, vi, 0);
@@ -1000,12 +1008,15 @@ gboolean sv_sys__virt_join(coll_stream *s)
     s->vi_idx = k;
     s->vi_gen = 0;
     vi->refs++; /* until the end of this function */
-    if (vi->tentative) {
-        /* the members that started so far ran alone: start over with this one */
-        sv_engine_cancel(sys->eng, vi->watchdog);
-        vi->watchdog = SV_EVENT_NONE;
-        vi->tentative = FALSE;
-        release_links(vi);
+    if (vi->deadline == SV_EVENT_NONE) {
+        /* past the first member's first send: the members that started so far ran alone (and
+         * may have stalled since); start over with this one, holding the links again */
+        if (vi->tentative) {
+            sv_engine_cancel(sys->eng, vi->watchdog);
+            vi->watchdog = SV_EVENT_NONE;
+            vi->tentative = FALSE;
+            release_links(vi);
+        }
         if (vi->joined < vi->n)
             tentative(vi);
     }
