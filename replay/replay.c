@@ -284,6 +284,7 @@ static gboolean replay_setup(struct replay *r, const struct sv_replay_opts *o, G
     sv_sys_cfg_init(&r->sys_cfg);
     if (!sv_sys_cfg_load_json(o->system, &r->sys_cfg, error))
         return FALSE;
+    r->sys_cfg.fast_collectives = !o->collectives_with_messages;
 
     /* ASTRA-sim opens <prefix>.<id>.et for every NPU of the network before running. */
     r->npu = g_new0(struct replay_npu, r->npus);

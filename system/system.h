@@ -206,6 +206,8 @@ struct sv_sys_virt_stats {
     uint64_t messages;    /* messages not sent (the phases that ran virtually to their end) */
 };
 void sv_sys_get_virt_stats(const sv_sys *sys, struct sv_sys_virt_stats *out);
+/* sv_sys_cfg.fast_collectives of an existing system layer, before its first collective. */
+void sv_sys_set_fast_collectives(sv_sys *sys, gboolean fast);
 /* A run that stopped with collectives some members never started: let the phases still waiting
  * for members hold their state as messages would (posted sends and recvs, for
  * sv_sys_p2p_pending). Call when no event is left, before diagnosing. */

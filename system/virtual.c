@@ -1108,6 +1108,12 @@ void sv_sys_settle(sv_sys *sys)
         materialize(g_ptr_array_index(wait, i), TRUE);
 }
 
+void sv_sys_set_fast_collectives(sv_sys *sys, gboolean fast)
+{
+    SV_ASSERT(sys->vinsts == NULL || g_hash_table_size(sys->vinsts) == 0);
+    sys->cfg.fast_collectives = fast;
+}
+
 void sv_sys_get_virt_stats(const sv_sys *sys, struct sv_sys_virt_stats *out)
 {
     *out = sys->vstats;
