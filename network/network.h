@@ -181,9 +181,10 @@ void sv_net_report(sv_net *net, int src, int dst, uint64_t bytes);
 void sv_net_record_busy(sv_net *net);
 const sv_time *sv_net_busy_until(const sv_net *net);
 
-/* A network of the same topology and timing model as `like`, on engine `eng`, that records
- * every message event it schedules so that what is in flight can be adopted. */
-sv_net *sv_net_new_shadow(sv_engine *eng, const sv_net *like, GError **error);
+/* A network of the same topology and timing model as `like`, on engine `eng` (no log line);
+ * with `track`, it records every message event it schedules so that what is in flight can be
+ * adopted. */
+sv_net *sv_net_new_shadow(sv_engine *eng, const sv_net *like, gboolean track);
 /* The message events still pending in a shadow, each with its time and its order among the
  * events of that time (sv_engine_event_order): GArray of struct sv_net_pending, caller frees. */
 struct sv_net_pending {

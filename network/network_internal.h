@@ -199,6 +199,10 @@ void sv_net__deliver(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_
 void sv_net__schedule_delivery(sv_net *net, sv_time at, int src, int dst, uint64_t bytes,
                                sv_net_done_fn done, void *ctx, uint64_t arg);
 
+/* sv_net_new, optionally without its log line (shadows). */
+sv_net *sv_net__new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_model model,
+                    gboolean quiet, GError **error);
+
 void sv_net__fifo_init(sv_net *net);
 void sv_net__fifo_clear(sv_net *net);
 void sv_net__fifo_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done,

@@ -157,13 +157,15 @@ const sv_time *sv_net_busy_until(const sv_net *net)
     return net->busy_until;
 }
 
-sv_net *sv_net_new_shadow(sv_engine *eng, const sv_net *like, GError **error)
+sv_net *sv_net_new_shadow(sv_engine *eng, const sv_net *like, gboolean track)
 {
-    sv_net *net = sv_net_new(eng, &like->geom.cfg, like->model, error);
-    if (net == NULL)
-        return NULL;
-    net->track = TRUE;
-    net->tracked = g_array_new(FALSE, FALSE, sizeof(struct sv_net__tracked));
+    GError *error = NULL;
+    sv_net *net = sv_net__new(eng, &like->geom.cfg, like->model, TRUE, &error);
+    SV_ASSERT(net != NULL); /* the topology of a network that exists */
+    if (track) {
+        net->track = TRUE;
+        net->tracked = g_array_new(FALSE, FALSE, sizeof(struct sv_net__tracked));
+    }
     return net;
 }
 

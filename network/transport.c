@@ -35,6 +35,12 @@ const char *sv_net_model_name(sv_net_model model)
 sv_net *sv_net_new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_model model,
                    GError **error)
 {
+    return sv_net__new(eng, cfg, model, FALSE, error);
+}
+
+sv_net *sv_net__new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_model model,
+                    gboolean quiet, GError **error)
+{
     SV_ASSERT(eng != NULL && cfg != NULL);
     if ((int)model < 0 || (int)model >= (int)G_N_ELEMENTS(model_names)) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "unknown network model %d",
@@ -54,8 +60,9 @@ sv_net *sv_net_new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_mod
         sv_net__fifo_init(net);
     if (model == SV_NET_MODEL_FLOW)
         net->flow = sv_net__flow_model_new(net);
-    g_debug("network: %d NPUs in %d dimension(s), %s transport", net->geom.npus, cfg->ndims,
-            sv_net_model_name(model));
+    if (!quiet)
+        g_debug("network: %d NPUs in %d dimension(s), %s transport", net->geom.npus, cfg->ndims,
+                sv_net_model_name(model));
     return net;
 }
 

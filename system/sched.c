@@ -886,8 +886,25 @@ static gboolean build_topo(sv_sys *sys, sv_sys_coll_type t, GError **error)
     return TRUE;
 }
 
+static sv_sys *sys_new(sv_net *net, const struct sv_sys_cfg *cfg, const sv_sys_groups *groups,
+                       gboolean shadow, GError **error);
+
 sv_sys *sv_sys_new(sv_net *net, const struct sv_sys_cfg *cfg, const sv_sys_groups *groups,
                    GError **error)
+{
+    return sys_new(net, cfg, groups, FALSE, error);
+}
+
+sv_sys *sv_sys__new_shadow(sv_net *net, const struct sv_sys_cfg *cfg)
+{
+    GError *error = NULL;
+    sv_sys *sys = sys_new(net, cfg, NULL, TRUE, &error);
+    SV_ASSERT(sys != NULL); /* the configuration of a system layer that exists */
+    return sys;
+}
+
+static sv_sys *sys_new(sv_net *net, const struct sv_sys_cfg *cfg, const sv_sys_groups *groups,
+                       gboolean shadow, GError **error)
 {
     if (cfg->preferred_dataset_splits < 1) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
@@ -975,9 +992,11 @@ sv_sys *sv_sys_new(sv_net *net, const struct sv_sys_cfg *cfg, const sv_sys_group
             n->group_streams[g] =
                 g_array_index(sys->groups->groups, struct sv_sys__group, g).id * 1000000;
     }
-    g_debug("system: %d NPUs, %d dataset splits, %d active chunks per dimension, %d comm groups",
-            sys->npus, cfg->preferred_dataset_splits, cfg->active_chunks_per_dimension,
-            (int)sys->groups->groups->len);
+    if (!shadow)
+        g_debug("system: %d NPUs, %d dataset splits, %d active chunks per dimension, %d comm "
+                "groups",
+                sys->npus, cfg->preferred_dataset_splits, cfg->active_chunks_per_dimension,
+                (int)sys->groups->groups->len);
     return sys;
 fail:
     sv_sys_free(sys);

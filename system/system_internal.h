@@ -429,6 +429,9 @@ void sv_sys__dbt_tree(int n, gboolean root_min, int index, int *parent, int *lef
 /* virtual.c: phases without messages */
 gboolean sv_sys__virt_join(coll_stream *s);
 void sv_sys__virt_free_all(sv_sys *sys);
+/* sched.c: a system layer for virtual.c's replays of one phase (no log line; the caller's
+ * configuration is valid: asserted) */
+sv_sys *sv_sys__new_shadow(sv_net *net, const struct sv_sys_cfg *cfg);
 /* sched.c: the algorithm's start of the stream's current phase (StreamBaseline::init) */
 void sv_sys__stream_algo_init(coll_stream *s);
 /* sched.c, for virtual.c's shadows: a stream of the single phase `ph` (a copy) on `npu`,

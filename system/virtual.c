@@ -222,8 +222,10 @@ static void on_contend(void *ctx, int link)
     g_autoptr(GPtrArray) hit = g_ptr_array_new();
     for (guint i = 0; i < h->len; i++) {
         const struct hold *x = &g_array_index(h, struct hold, i);
-        if (x->until > now)
+        if (x->until > now) {
+            x->vi->refs++; /* alive until the loop below is done with it */
             g_ptr_array_add(hit, x->vi);
+        }
     }
     for (guint i = 0; i < hit->len; i++) {
         struct vinst *vi = g_ptr_array_index(hit, i);
@@ -231,6 +233,7 @@ static void on_contend(void *ctx, int link)
             sys->vstats.contended++;
             materialize(vi, FALSE);
         }
+        vi_unref(vi);
     }
 }
 
@@ -257,7 +260,10 @@ static gboolean hold_links(struct vinst *vi, const int *links, const sv_time *un
             const struct hold *x = &g_array_index(h, struct hold, i);
             if (x->until > now) {
                 ok = FALSE;
-                g_ptr_array_add(clash, x->vi);
+                if (!g_ptr_array_find(clash, x->vi, NULL)) {
+                    x->vi->refs++; /* alive until the loop below is done with it */
+                    g_ptr_array_add(clash, x->vi);
+                }
             }
         }
     }
@@ -267,6 +273,7 @@ static gboolean hold_links(struct vinst *vi, const int *links, const sv_time *un
             sys->vstats.contended++;
             materialize(o, FALSE);
         }
+        vi_unref(o);
     }
     if (!ok)
         return FALSE;
@@ -503,16 +510,10 @@ static struct shadow *shadow_new(struct vinst *vi, gboolean track, gboolean reco
     struct shadow *sh = g_new0(struct shadow, 1);
     sh->vi = vi;
     sh->eng = sv_engine_new(0);
-    GError *err = NULL;
-    if (track)
-        sh->net = sv_net_new_shadow(sh->eng, sys->net, &err);
-    else
-        sh->net = sv_net_new(sh->eng, sv_net_topo(sys->net), sv_net_get_model(sys->net), &err);
-    SV_ASSERT(sh->net != NULL); /* the same topology as a network that exists */
+    sh->net = sv_net_new_shadow(sh->eng, sys->net, track);
     struct sv_sys_cfg cfg = sys->cfg;
     cfg.fast_collectives = FALSE;
-    sh->sys = sv_sys_new(sh->net, &cfg, NULL, &err);
-    SV_ASSERT(sh->sys != NULL); /* the same configuration as a system layer that exists */
+    sh->sys = sv_sys__new_shadow(sh->net, &cfg);
     if (record) {
         sh->deliv = g_array_new(FALSE, FALSE, sizeof(struct shadow_deliv));
         sv_net_set_observer(sh->net, sh_observe, sh);
