@@ -896,11 +896,6 @@ static void on_watchdog(sv_engine *eng, void *ctx, uint64_t arg)
     release_links(vi);
 }
 
-/* Some members have not started by the time the first would send. Those that have run alone
- * (a shadow, to where they stall waiting for the others), holding the links they use until
- * then: a member that starts later re-runs it, the last one commits as usual. With an observer
- * (power) the phase switches to messages instead: its reports would have to be rescheduled at
- * every start. */
 /* Run the started members alone and hold their links to the stall; FALSE when that is not
  * possible (see tentative). */
 static gboolean try_tentative(struct vinst *vi)
