@@ -1,13 +1,15 @@
 /* bench_replay_scale: how `servesim replay` scales with the number of NPUs.
  *
  * One 64 MiB all-reduce per NPU (a single COMM_COLL_NODE, written by our own Chakra ET writer)
- * on a 1-D Ring and a 1-D Switch of 64, 256 and 1024 NPUs (50 GB/s, 500 ns per link), system
- * config ../shared/interop/astra-sim/configs/Ring_4chunks.json, for the network models fifo
- * (ASTRA-sim congestion-aware), flow (max-min) and analytical (congestion-unaware). Each run
+ * on a 1-D Ring and a 1-D Switch of 64, 256, 1024 and 4096 NPUs (50 GB/s, 500 ns per link),
+ * system config ../shared/interop/astra-sim/configs/Ring_4chunks.json, for the network models
+ * fifo (ASTRA-sim congestion-aware), flow (max-min) and analytical (congestion-unaware), with
+ * the collectives in closed form ("fast", the default of `servesim replay`) and with every
+ * message sent ("messages", --collectives messages): both must print the same cycles. Each run
  * calls the replay library (sv_replay_run, what `servesim replay` calls) in a forked child, so
- * wall time and peak RSS are that run's own: the child's wait4 ru_maxrss, its peak mark reset at
- * the fork (bench/child.h), so earlier runs and the workload writing in the parent do not count.
- * Prints one line per run and the growth ratios per 4x NPUs.
+ * wall time, CPU time and peak RSS are that run's own: the child's wait4 rusage, its peak mark
+ * reset at the fork (bench/child.h), so earlier runs and the workload writing in the parent do
+ * not count. Prints one line per run and the growth ratios per 4x NPUs.
  *
  * Reference: ASTRA-sim 518bd51 congestion-aware on the same workload, Ring: 64 NPUs 0.07 s /
  * 14 MB, 256 NPUs 0.65 s / 37 MB, 1024 NPUs 15.4 s / 365 MB (measured by the team, see
@@ -47,7 +49,7 @@ struct astra_ref {
     double rss_mb;
 };
 
-/* ASTRA-sim congestion-aware, Ring (task statement of the replay benchmark). */
+/* ASTRA-sim congestion-aware, Ring (task statement of the replay benchmark; 4096 not run). */
 static const struct astra_ref astra_ring[] = {
     {64, 0.07, 14.0},
     {256, 0.65, 37.0},
@@ -58,6 +60,7 @@ struct result {
     gboolean ok;
     gboolean timed_out;
     double wall_s;
+    double cpu_s;
     double rss_mb;
     long long cycles;   /* sys[0]'s T */
     gboolean symmetric; /* every NPU printed the same T */
@@ -122,14 +125,17 @@ static int replay_child(void *arg)
     return 0;
 }
 
-static struct result run_one(const char *dir, const char *net_path, const char *model, int n,
-                             int timeout_s)
+static struct result run_one(const char *dir, const char *net_path, const char *model,
+                             gboolean messages, int n, int timeout_s)
 {
     struct result res = {0};
     g_autofree char *prefix = g_strdup_printf("%s/ar", dir);
     g_autofree char *out_path = g_strdup_printf("%s/stdout.txt", dir);
     struct job job = {
-        .opts = {.workload = prefix, .system = SYSTEM_CFG, .network = net_path},
+        .opts = {.workload = prefix,
+                 .system = SYSTEM_CFG,
+                 .network = net_path,
+                 .collectives_with_messages = messages},
         .npus = n,
     };
     GError *error = NULL;
@@ -148,6 +154,7 @@ static struct result run_one(const char *dir, const char *net_path, const char *
     if (!c.started)
         return res;
     res.wall_s = c.wall_s;
+    res.cpu_s = c.cpu_s;
     res.rss_mb = c.rss_mb;
     if (c.timed_out) {
         res.timed_out = TRUE;
@@ -183,10 +190,11 @@ static void rmtree(const char *path)
 
 int main(int argc, char **argv)
 {
-    static const int sizes[] = {64, 256, 1024};
+    static const int sizes[] = {64, 256, 1024, 4096};
     const char *models_arg = "fifo,flow,analytical";
     const char *topos_arg = "Ring,Switch";
-    int max_npus = 1024;
+    const char *colls_arg = "fast,messages";
+    int max_npus = 4096;
     int timeout_s = 300;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--max-npus") == 0 && i + 1 < argc)
@@ -197,10 +205,12 @@ int main(int argc, char **argv)
             topos_arg = argv[++i];
         else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
             timeout_s = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--collectives") == 0 && i + 1 < argc)
+            colls_arg = argv[++i];
         else {
             fprintf(stderr,
                     "usage: %s [--max-npus N] [--models fifo,flow,analytical] "
-                    "[--topos Ring,Switch] [--timeout SECONDS]\n",
+                    "[--topos Ring,Switch] [--collectives fast,messages] [--timeout SECONDS]\n",
                     argv[0]);
             return 2;
         }
@@ -212,57 +222,69 @@ int main(int argc, char **argv)
     }
     g_auto(GStrv) models = g_strsplit(models_arg, ",", -1);
     g_auto(GStrv) topos = g_strsplit(topos_arg, ",", -1);
+    g_auto(GStrv) colls = g_strsplit(colls_arg, ",", -1);
+    for (char **c = colls; *c != NULL; c++) {
+        if (strcmp(*c, "fast") != 0 && strcmp(*c, "messages") != 0) {
+            fprintf(stderr, "bench: --collectives: '%s' (expected fast and/or messages)\n", *c);
+            return 2;
+        }
+    }
 
     printf("bench_replay_scale: one %llu MiB all-reduce per NPU, %s, 50 GB/s 500 ns links\n",
            (unsigned long long)(COMM_BYTES >> 20), SYSTEM_CFG);
-    printf("%-7s %-11s %6s %10s %10s %14s %9s\n", "topo", "model", "npus", "wall_s", "rss_MB",
-           "cycles", "symmetric");
+    printf("%-7s %-11s %-9s %6s %10s %10s %10s %14s %9s\n", "topo", "model", "coll", "npus",
+           "wall_s", "cpu_s", "rss_MB", "cycles", "symmetric");
     int failures = 0;
     for (char **topo = topos; *topo != NULL; topo++) {
         for (char **model = models; *model != NULL; model++) {
-            struct result prev = {0};
-            int prev_n = 0;
-            for (size_t k = 0; k < G_N_ELEMENTS(sizes); k++) {
-                int n = sizes[k];
-                if (n > max_npus)
-                    break;
-                GError *error = NULL;
-                g_autofree char *dir = g_dir_make_tmp("servesim-bench-XXXXXX", &error);
-                if (dir == NULL) {
-                    fprintf(stderr, "bench: %s\n", error->message);
-                    g_error_free(error);
-                    return 1;
-                }
-                g_autofree char *net_path = g_strdup_printf("%s/net.yml", dir);
-                if (!write_workload(dir, n, &error) || !write_network(net_path, *topo, n, &error)) {
-                    fprintf(stderr, "bench: %s\n", error->message);
-                    g_error_free(error);
+            for (char **coll = colls; *coll != NULL; coll++) {
+                gboolean messages = strcmp(*coll, "messages") == 0;
+                struct result prev = {0};
+                int prev_n = 0;
+                for (size_t k = 0; k < G_N_ELEMENTS(sizes); k++) {
+                    int n = sizes[k];
+                    if (n > max_npus)
+                        break;
+                    GError *error = NULL;
+                    g_autofree char *dir = g_dir_make_tmp("servesim-bench-XXXXXX", &error);
+                    if (dir == NULL) {
+                        fprintf(stderr, "bench: %s\n", error->message);
+                        g_error_free(error);
+                        return 1;
+                    }
+                    g_autofree char *net_path = g_strdup_printf("%s/net.yml", dir);
+                    if (!write_workload(dir, n, &error) ||
+                        !write_network(net_path, *topo, n, &error)) {
+                        fprintf(stderr, "bench: %s\n", error->message);
+                        g_error_free(error);
+                        rmtree(dir);
+                        return 1;
+                    }
+                    struct result r = run_one(dir, net_path, *model, messages, n, timeout_s);
                     rmtree(dir);
-                    return 1;
+                    if (r.timed_out) {
+                        printf("%-7s %-11s %-9s %6d %10s %10s %10.1f %14s %9s\n", *topo, *model,
+                               *coll, n, "timeout", "-", r.rss_mb, "-", "-");
+                        failures++;
+                        break; /* larger sizes would only take longer */
+                    }
+                    if (!r.ok) {
+                        printf("%-7s %-11s %-9s %6d %10s\n", *topo, *model, *coll, n, "failed");
+                        failures++;
+                        break;
+                    }
+                    printf("%-7s %-11s %-9s %6d %10.3f %10.3f %10.1f %14lld %9s\n", *topo, *model,
+                           *coll, n, r.wall_s, r.cpu_s, r.rss_mb, r.cycles,
+                           r.symmetric ? "yes" : "NO");
+                    if (!r.symmetric)
+                        failures++;
+                    if (prev.ok)
+                        printf("%-7s %-11s %-9s %6s growth x%d NPUs: cpu x%.2f, rss x%.2f\n", "",
+                               "", "", "", n / prev_n, prev.cpu_s > 0 ? r.cpu_s / prev.cpu_s : 0.0,
+                               prev.rss_mb > 0 ? r.rss_mb / prev.rss_mb : 0.0);
+                    prev = r;
+                    prev_n = n;
                 }
-                struct result r = run_one(dir, net_path, *model, n, timeout_s);
-                rmtree(dir);
-                if (r.timed_out) {
-                    printf("%-7s %-11s %6d %10s %10.1f %14s %9s\n", *topo, *model, n, "timeout",
-                           r.rss_mb, "-", "-");
-                    failures++;
-                    break; /* larger sizes would only take longer */
-                }
-                if (!r.ok) {
-                    printf("%-7s %-11s %6d %10s\n", *topo, *model, n, "failed");
-                    failures++;
-                    break;
-                }
-                printf("%-7s %-11s %6d %10.3f %10.1f %14lld %9s\n", *topo, *model, n, r.wall_s,
-                       r.rss_mb, r.cycles, r.symmetric ? "yes" : "NO");
-                if (!r.symmetric)
-                    failures++;
-                if (prev.ok)
-                    printf("%-7s %-11s %6s growth x%d NPUs: wall x%.2f, rss x%.2f\n", "", "", "",
-                           n / prev_n, prev.wall_s > 0 ? r.wall_s / prev.wall_s : 0.0,
-                           prev.rss_mb > 0 ? r.rss_mb / prev.rss_mb : 0.0);
-                prev = r;
-                prev_n = n;
             }
         }
     }

@@ -3,6 +3,7 @@
  * Output: per NPU, `sys[<i>] finished, <T> cycles, exposed communication <E> cycles.` as
  * ASTRA-sim's Workload::report prints it, then a short summary. docs/replay.md. */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include <glib.h>
@@ -36,6 +37,7 @@ struct replay_args {
     char *memory;
     char *groups;
     char *model;
+    char *collectives;
     gboolean ignore_ctrl_deps;
 };
 
@@ -59,6 +61,10 @@ int sv_cli_replay(int argc, char **argv)
          "MODEL"},
         {"ignore-ctrl-deps", 0, 0, G_OPTION_ARG_NONE, &o.ignore_ctrl_deps,
          "only data_deps gate a node (Chakra feeder v1); dangling ctrl_deps are dropped", NULL},
+        {"collectives", 0, 0, G_OPTION_ARG_STRING, &o.collectives,
+         "fast (default: collectives whose links carry nothing else in closed form) | messages "
+         "(every message through the network; the same cycles, docs/collectives.md)",
+         "MODE"},
         /* ASTRA-sim's own option names, so its command lines work unchanged. */
         {"workload-configuration", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &o.workload,
          NULL, NULL},
@@ -108,6 +114,14 @@ int sv_cli_replay(int argc, char **argv)
     };
     if (!sv_net_model_parse(o.model != NULL ? o.model : "analytical", &ro.model, &error))
         goto out;
+    if (o.collectives != NULL && strcmp(o.collectives, "fast") != 0 &&
+        strcmp(o.collectives, "messages") != 0) {
+        error = g_error_new(SV_CORE_ERROR, SV_CORE_ERROR_INVALID,
+                            "--collectives: '%s' (expected fast or messages)", o.collectives);
+        status = 2;
+        goto out;
+    }
+    ro.collectives_with_messages = o.collectives != NULL && strcmp(o.collectives, "messages") == 0;
     gboolean ok = sv_replay_run(&ro, &res, &error);
     /* A run that cannot finish still reports the NPUs that did, before the diagnosis. */
     print_finished(&res);
@@ -132,5 +146,6 @@ out:
     g_free(o.memory);
     g_free(o.groups);
     g_free(o.model);
+    g_free(o.collectives);
     return status;
 }

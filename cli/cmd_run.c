@@ -108,6 +108,9 @@ static const char usage[] =
     "parallelism (docs/parallelism.md):\n"
     "  --network-model NAME      cluster network timing: flow | fifo | analytical | ideal\n"
     "                            (default flow, or the config's \"network_model\")\n"
+    "  --collectives MODE        fast (default: a collective whose links carry nothing\n"
+    "                            else runs in closed form) | messages (every message\n"
+    "                            through the network); docs/collectives.md\n"
     "  --expert-routing NAME     MoE expert routing: balanced | round_robin | random |\n"
     "                            zipf:S | hist:W0,W1,... | hist:@FILE\n"
     "                            (default balanced)\n"
@@ -174,6 +177,7 @@ typedef struct {
     char *kv_transfer; /* docs/disaggregation.md */
     char *network_model, *expert_routing, *moe_comm, *host_overhead;
     char *engine, *frontend; /* msg/engine.c */
+    char *collectives;       /* docs/collectives.md "Closed form" */
     /* Memory tiers (docs/memory-tiers.md): checked by sv_planner_tier_flag_check. */
     char *preemption_mode, *prefix_storage, *prefix_pool, *prefix_write, *prefix_evict,
         *offload_overlap, *kv_load_overlap, *memory_model;
@@ -204,7 +208,7 @@ static void run_opts_clear(run_opts *o)
         &o->preemption_mode, &o->prefix_storage,  &o->prefix_pool,     &o->prefix_write,
         &o->prefix_evict,    &o->offload_overlap, &o->kv_load_overlap, &o->memory_model,
         &o->pim_dir,         &o->pim_model,       &o->pim_placement,   &o->engine,
-        &o->frontend};
+        &o->frontend,        &o->collectives};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_clear_pointer(strs[i], g_free);
     g_clear_pointer(&o->plugins, g_strfreev);
@@ -320,6 +324,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         STR("kv-eviction", kv_eviction, "NAME"),
         STR("kv-transfer", kv_transfer, "MODE"),
         STR("network-model", network_model, "NAME"),
+        STR("collectives", collectives, "MODE"),
         STR("expert-routing", expert_routing, "NAME"),
         STR("moe-comm", moe_comm, "MODE"),
         STR("host-overhead", host_overhead, "MODEL"),
@@ -588,6 +593,9 @@ static int run(const run_opts *o)
             return bad_value("--network-model", o->network_model,
                              "flow, fifo, analytical or ideal");
     }
+    if (o->collectives && strcmp(o->collectives, "fast") != 0 &&
+        strcmp(o->collectives, "messages") != 0)
+        return bad_value("--collectives", o->collectives, "fast or messages");
     sv_msg_moe_comm moe_comm;
     if (o->moe_comm && !sv_msg_moe_comm_parse(o->moe_comm, &moe_comm, NULL))
         return bad_value("--moe-comm", o->moe_comm, "allgather_reducescatter or alltoall");
@@ -632,6 +640,7 @@ static int run(const run_opts *o)
     cfg.kv_eviction = o->kv_eviction;
     cfg.kv_transfer = o->kv_transfer;
     cfg.network_model = o->network_model;
+    cfg.collectives_with_messages = o->collectives && strcmp(o->collectives, "messages") == 0;
     cfg.gpu_clock = o->gpu_clock;
     cfg.expert_routing = o->expert_routing;
     cfg.moe_comm = o->moe_comm;

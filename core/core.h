@@ -107,6 +107,10 @@ gboolean sv_engine_cancel(sv_engine *eng, sv_event_id id);
 gboolean sv_engine_reschedule(sv_engine *eng, sv_event_id id, sv_time at);
 gboolean sv_engine_pending_event(const sv_engine *eng, sv_event_id id);
 sv_time sv_engine_event_time(const sv_engine *eng, sv_event_id id); /* -1 if stale */
+/* Where a pending event stands among those of its time: events of one time run in increasing
+ * order of this key (priority, then insertion sequence); 0 if stale. To carry a set of pending
+ * events over to another engine in the order they would have run. */
+uint64_t sv_engine_event_order(const sv_engine *eng, sv_event_id id);
 
 /* A place in the event order reserved without scheduling anything: where an event scheduled now
  * at (time, priority) would go. A model whose event would, when it fires, only clear a flag

@@ -594,6 +594,12 @@ sv_time sv_engine_event_time(const sv_engine *eng, sv_event_id id)
     return s == NONE ? -1 : eng->slots[s].time;
 }
 
+uint64_t sv_engine_event_order(const sv_engine *eng, sv_event_id id)
+{
+    uint32_t s = live_slot(eng, id);
+    return s == NONE ? 0 : eng->slots[s].tag;
+}
+
 /* Run the front event; the top bucket must be settled (settle_top returned TRUE). */
 static inline void step_settled(sv_engine *eng)
 {

@@ -64,9 +64,12 @@ static int astra_slot(const sv_dag_node *n)
     }
 }
 
-/* Per device, the node holding each slot (NULL = free). */
+/* Per device, the node holding each slot (NULL = free). Indexed from the lowest device seen: a
+ * replay has one executor per NPU, each with one device, and an array from device 0 would make
+ * the executors of N NPUs hold N^2 / 2 cells (200 MB at 4,096 NPUs). */
 typedef struct {
-    GPtrArray *slots; /* device * SLOT_COUNT + slot -> const sv_dag_node * */
+    GPtrArray *slots; /* (device - base) * SLOT_COUNT + slot -> const sv_dag_node * */
+    int base;
 } astra_state;
 
 static void *astra_new(void *ctx)
@@ -85,7 +88,20 @@ static void astra_free(void *state)
 
 static const sv_dag_node **astra_cell(astra_state *s, const sv_dag_node *n, int slot)
 {
-    guint i = (guint)n->device * SLOT_COUNT + (guint)slot;
+    if (s->slots->len == 0)
+        s->base = n->device;
+    if (n->device < s->base) {
+        /* a lower device than any so far: move the cells up (rare: once per lower device) */
+        guint shift = (guint)(s->base - n->device) * SLOT_COUNT;
+        guint len = s->slots->len;
+        g_ptr_array_set_size(s->slots, len + shift);
+        memmove(&g_ptr_array_index(s->slots, shift), &g_ptr_array_index(s->slots, 0),
+                len * sizeof(gpointer));
+        for (guint k = 0; k < shift; k++)
+            g_ptr_array_index(s->slots, k) = NULL;
+        s->base = n->device;
+    }
+    guint i = (guint)(n->device - s->base) * SLOT_COUNT + (guint)slot;
     if (i >= s->slots->len)
         g_ptr_array_set_size(s->slots, (i / SLOT_COUNT + 1) * SLOT_COUNT);
     return (const sv_dag_node **)&g_ptr_array_index(s->slots, i);

@@ -538,6 +538,8 @@ static void flow_finish(sv_net_solver *fm, int id, sv_time now)
     if (at < now)
         at = now;
     for (int h = 0; h < f->nlinks; h++) {
+        if (f->via_net)
+            sv_net__note_busy(fm->net, f->links[h], now);
         struct flink *L = &fm->links[f->links[h]];
         int p = f->pos[h];
         SV_ASSERT(p < L->n && L->flows[p].flow == id);
@@ -653,8 +655,14 @@ void sv_net__flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_don
     int id = flow_alloc(fm, g->max_route_links);
     struct flow *f = flow_at(fm, id);
     f->nlinks = sv_net__geom_route(g, src, dst, f->links, &lat);
-    net->stats.link_bytes += bytes * (uint64_t)f->nlinks;
-    net->stats.link_transfers += (uint64_t)f->nlinks;
+    int nl = f->nlinks;
+    if (G_UNLIKELY(net->watch_until != NULL)) {
+        /* the watcher may adopt flows (growing the pool): re-read f afterwards */
+        for (int h = 0; h < nl; h++)
+            sv_net__enter_link(net, flow_at(fm, id)->links[h]);
+    }
+    net->stats.link_bytes += bytes * (uint64_t)nl;
+    net->stats.link_transfers += (uint64_t)nl;
     flow_start(fm, id, bytes, lat, src, dst, TRUE, done, ctx, arg);
 }
 
@@ -673,6 +681,11 @@ void sv_net_solver_start(sv_net_solver *s, const int *links, int n, double extra
         s->stats.bytes += bytes;
         schedule_delivery(s, sv_engine_now(s->eng) + sv_time_from_ns(lat), done, ctx, arg);
         return;
+    }
+    if (s->net != NULL && G_UNLIKELY(s->net->watch_until != NULL)) {
+        for (int h = 0; h < n; h++)
+            if (links[h] < s->net->geom.nlinks)
+                sv_net__enter_link(s->net, links[h]);
     }
     int id = flow_alloc(s, n);
     struct flow *f = flow_at(s, id);
@@ -746,4 +759,91 @@ sv_time sv_net__flow_alone_ns(const sv_net *net, int src, int dst, uint64_t byte
     double x = (double)bytes / rate;
     sv_time at = sv_time_from_ns(x + lat), fin = sv_time_from_ns(x + SV_NET_FLOW_TOL_NS);
     return MAX(at, fin);
+}
+
+/* ---- adoption from a shadow (network/shadow.c) ---------------------------------------------- */
+
+gboolean sv_net__flow_link_quiet(const sv_net *net, int link)
+{
+    return net->flow->links[link].n == 0;
+}
+
+/* The shadow's flows transmitting now, moved with their lazy state (bytes left at t_upd, rate),
+ * in start order, and every link's flow list in the shadow's order, so that the solves that
+ * follow see exactly the state the same flows would have had here (their links carried nothing
+ * else: the caller checked they are quiet). The links are re-solved in this tick's event. */
+void sv_net__flow_adopt(sv_net *net, sv_net *shadow, sv_time shift, sv_net_remap_fn remap, void *ud)
+{
+    sv_net_solver *fm = net->flow, *sh = shadow->flow;
+    sv_time now = sv_engine_now(net->eng);
+    g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(int));
+    for (guint i = 0; i < sh->flows->len; i++)
+        if (flow_at(sh, (int)i)->active)
+            g_array_append_val(order, i);
+    if (order->len == 0)
+        return;
+    /* start order (the heap tie-break): insertion sort on seq, the list is short */
+    for (guint i = 1; i < order->len; i++) {
+        int v = g_array_index(order, int, i);
+        guint j = i;
+        while (j > 0 && flow_at(sh, g_array_index(order, int, j - 1))->seq > flow_at(sh, v)->seq) {
+            g_array_index(order, int, j) = g_array_index(order, int, j - 1);
+            j--;
+        }
+        g_array_index(order, int, j) = v;
+    }
+    g_autofree int *map = g_new(int, sh->flows->len);
+    for (guint k = 0; k < order->len; k++) {
+        int sid = g_array_index(order, int, k);
+        const struct flow *o = flow_at(sh, sid);
+        SV_ASSERT(o->via_net && o->fin + shift >= now);
+        int id = flow_alloc(fm, o->nlinks);
+        struct flow *f = flow_at(fm, id);
+        o = flow_at(sh, sid);
+        f->seq = fm->next_seq++;
+        f->bytes = o->bytes;
+        f->rem = o->rem;
+        f->rate = o->rate;
+        f->t_upd = o->t_upd + shift;
+        f->fin = o->fin + shift;
+        f->lat_sum_ns = o->lat_sum_ns;
+        f->done = o->done;
+        f->ctx = o->ctx != NULL ? remap(ud, o->ctx) : NULL;
+        f->arg = o->arg;
+        f->src = o->src;
+        f->dst = o->dst;
+        f->via_net = TRUE;
+        f->nlinks = o->nlinks;
+        memcpy(f->links, o->links, sizeof(int) * (size_t)o->nlinks);
+        f->heap_pos = -1;
+        f->next_free = -1;
+        f->active = TRUE;
+        f->frozen = FALSE;
+        map[sid] = id;
+        heap_update(fm, id);
+        fm->active++;
+    }
+    for (int l = 0; l < sh->nlinks; l++) {
+        const struct flink *SL = &sh->links[l];
+        if (SL->n == 0)
+            continue;
+        struct flink *L = &fm->links[l];
+        SV_ASSERT(L->n == 0); /* the caller's links carry nothing else */
+        if (L->cap < SL->n) {
+            L->cap = SL->n;
+            L->flows = g_renew(struct flink_entry, L->flows, L->cap);
+        }
+        for (int k = 0; k < SL->n; k++) {
+            int id = map[SL->flows[k].flow];
+            int hop = SL->flows[k].hop;
+            L->flows[k].flow = id;
+            L->flows[k].hop = hop;
+            flow_at(fm, id)->pos[hop] = k;
+        }
+        L->n = SL->n;
+        mark_dirty(fm, l);
+    }
+    if (net != NULL && (uint64_t)fm->active > net->stats.max_active_flows)
+        net->stats.max_active_flows = (uint64_t)fm->active;
+    set_tick(fm, now);
 }

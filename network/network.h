@@ -148,6 +148,73 @@ void sv_net_solver_get_stats(const sv_net_solver *s, struct sv_net_solver_stats 
 /* Sum of the current rates (bytes/ns) of the flows crossing `link` (tests). */
 double sv_net_solver_link_rate_sum(const sv_net_solver *s, int link);
 
+/* ---- collectives without messages (system/virtual.c; docs/collectives.md "Closed form") -----
+ *
+ * The system layer computes a collective whose links carry nothing else without sending its
+ * messages. It needs to know what a message alone on its route does, to be told when other
+ * traffic comes onto the links it would use, and, when that happens, to replay the collective
+ * on a shadow network up to that instant and move what is then in flight into this one. */
+
+/* What sv_net_send does with one message of `bytes` src -> dst when nothing else uses its
+ * links: it arrives `delay_ns` after the send; it holds each link of its route at most `busy_ns`
+ * from the time it enters it (flow: every link until the last byte has left; fifo: the longest
+ * hop's serialisation; analytical / ideal: 0, no link state); it adds `stat_links` to
+ * link_transfers and bytes x stat_links to link_bytes. */
+struct sv_net_lone {
+    sv_time delay_ns;
+    sv_time busy_ns;
+    int stat_links;
+};
+void sv_net_lone_message(const sv_net *net, int src, int dst, uint64_t bytes,
+                         struct sv_net_lone *out);
+int sv_net_num_links(const sv_net *net); /* directed topology links (ids of sv_net_route_links) */
+/* No message is on `link` or waiting for it now (analytical / ideal: always TRUE). */
+gboolean sv_net_link_quiet(const sv_net *net, int link);
+
+/* Told, before it enters, of traffic coming onto a watched link (a message of sv_net_send under
+ * fifo at each hop, under flow at its start; a solver flow over topology links). The handler may
+ * move messages into the network (sv_net_adopt_*) before that traffic proceeds. */
+typedef void (*sv_net_contend_fn)(void *ctx, int link);
+void sv_net_set_contend_handler(sv_net *net, sv_net_contend_fn fn, void *ctx);
+/* Watch `link` until `until_ns` (exclusive); a later call replaces the value (0: not watched). */
+void sv_net_watch_link(sv_net *net, int link, sv_time until_ns);
+
+/* Count messages that were not sent through this network as if they had been (messages,
+ * bytes_sent, link_bytes, link_transfers, bytes_delivered of `add`). */
+void sv_net_add_stats(sv_net *net, const struct sv_net_stats *add);
+/* Whether an observer is set, and tell it of a message that arrives now. */
+gboolean sv_net_observed(const sv_net *net);
+void sv_net_report(sv_net *net, int src, int dst, uint64_t bytes);
+
+/* From now on remember, per link, when the last message that crossed it left it (flow: its
+ * finish; fifo: the end of its serialisation): sv_net_busy_until gives that time + 1 (0 for a
+ * link never used), or NULL before this call. For a replay of one collective alone. */
+void sv_net_record_busy(sv_net *net);
+const sv_time *sv_net_busy_until(const sv_net *net);
+
+/* A network of the same topology and timing model as `like`, on engine `eng` (no log line);
+ * with `track`, it records every message event it schedules so that what is in flight can be
+ * adopted. */
+sv_net *sv_net_new_shadow(sv_engine *eng, const sv_net *like, gboolean track);
+/* The message events still pending in a shadow, each with its time and its order among the
+ * events of that time (sv_engine_event_order): GArray of struct sv_net_pending, caller frees. */
+struct sv_net_pending {
+    sv_time at;
+    uint64_t order;
+    int kind; /* internal */
+    int idx;  /* internal */
+};
+GArray *sv_net_shadow_pending(sv_net *shadow);
+/* Callback and context of an adopted message: the shadow's ctx -> this network's. */
+typedef void *(*sv_net_remap_fn)(void *ud, void *ctx);
+/* Move a shadow's link state into `net` (whose links involved must be quiet), its time + `shift`
+ * being net's now: flows transmitting (with their bytes left and rates), fifo links busy and
+ * their queues. Call once, before the pending events, which then follow in their order. */
+void sv_net_adopt_links(sv_net *net, sv_net *shadow, sv_time shift, sv_net_remap_fn remap,
+                        void *ud);
+void sv_net_adopt_pending(sv_net *net, sv_net *shadow, const struct sv_net_pending *p,
+                          sv_time shift, sv_net_remap_fn remap, void *ud);
+
 G_END_DECLS
 
 #endif

@@ -114,6 +114,8 @@ struct sv_net_fifo_link {
     struct sv_net_chunk *head; /* pending chunk queue (FIFO), NULL = empty */
     struct sv_net_chunk *tail;
     sv_event_mark free_at;
+    sv_time free_time;   /* when the transmission in progress ends (both busy states) */
+    sv_event_id free_ev; /* SV_NET_FIFO_BUSY_EVENT: the link-free event */
 };
 
 struct sv_net {
@@ -135,7 +137,50 @@ struct sv_net {
     /* sv_net_set_observer */
     sv_net_observer_fn observer;
     void *observer_ctx;
+
+    /* sv_net_watch_link: traffic entering link l before watch_until[l] calls contend first
+     * (NULL until the first watch) */
+    sv_time *watch_until;
+    sv_net_contend_fn contend;
+    void *contend_ctx;
+
+    /* a shadow (sv_net_new_shadow): every scheduled message event is recorded, so that what is
+     * still in flight can be moved to another network (sv_net_adopt_*) */
+    sv_time *busy_until; /* sv_net_record_busy, per link */
+    gboolean track;
+    GArray *tracked;     /* struct sv_net__tracked, in scheduling order */
+    sv_u64map track_idx; /* mixed chunk address -> index in `tracked` + 1 */
 };
+
+enum sv_net__track_kind {
+    SV_NET__TRACK_DELIVERY, /* sv_net__schedule_delivery: the arrival of a whole message */
+    SV_NET__TRACK_ARRIVAL,  /* fifo: a chunk reaching the next device of its route */
+};
+
+struct sv_net__tracked {
+    struct sv_net_chunk *c;
+    sv_time at;
+    sv_event_id eid;
+    int kind;
+    gboolean live;
+};
+
+static inline void sv_net__note_busy(sv_net *net, int link, sv_time end)
+{
+    if (G_UNLIKELY(net->busy_until != NULL) && net->busy_until[link] < end + 1)
+        net->busy_until[link] = end + 1;
+}
+
+void sv_net__track(sv_net *net, struct sv_net_chunk *c, sv_time at, sv_event_id eid, int kind);
+void sv_net__untrack(sv_net *net, struct sv_net_chunk *c);
+
+/* Foreign traffic is about to enter `link`: a watched link tells its watcher first (which may
+ * move messages into this network: callers re-read any pointer into pools afterwards). */
+static inline void sv_net__enter_link(sv_net *net, int link)
+{
+    if (G_UNLIKELY(net->watch_until != NULL) && net->watch_until[link] > sv_engine_now(net->eng))
+        net->contend(net->contend_ctx, link);
+}
 
 #define SV_NET_CHUNK_SLAB 1024
 
@@ -154,10 +199,24 @@ void sv_net__deliver(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_
 void sv_net__schedule_delivery(sv_net *net, sv_time at, int src, int dst, uint64_t bytes,
                                sv_net_done_fn done, void *ctx, uint64_t arg);
 
+/* sv_net_new, optionally without its log line (shadows). */
+sv_net *sv_net__new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_model model,
+                    gboolean quiet, GError **error);
+
 void sv_net__fifo_init(sv_net *net);
 void sv_net__fifo_clear(sv_net *net);
 void sv_net__fifo_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done,
                        void *ctx, uint64_t arg);
+/* sv_net_adopt_*: the fifo and flow parts (transport_fifo.c, flow.c). */
+void sv_net__fifo_adopt_links(sv_net *net, sv_net *shadow, sv_time shift, sv_net_remap_fn remap,
+                              void *ud);
+void sv_net__fifo_adopt_arrival(sv_net *net, const struct sv_net__tracked *t, sv_time shift,
+                                sv_net_remap_fn remap, void *ud);
+void sv_net__fifo_adopt_link_free(sv_net *net, int link, sv_time at);
+gboolean sv_net__fifo_link_quiet(const sv_net *net, int link);
+void sv_net__flow_adopt(sv_net *net, sv_net *shadow, sv_time shift, sv_net_remap_fn remap,
+                        void *ud);
+gboolean sv_net__flow_link_quiet(const sv_net *net, int link);
 
 sv_net_solver *sv_net__flow_model_new(sv_net *net);
 void sv_net__flow_model_free(sv_net_solver *fm);

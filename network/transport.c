@@ -35,6 +35,12 @@ const char *sv_net_model_name(sv_net_model model)
 sv_net *sv_net_new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_model model,
                    GError **error)
 {
+    return sv_net__new(eng, cfg, model, FALSE, error);
+}
+
+sv_net *sv_net__new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_model model,
+                    gboolean quiet, GError **error)
+{
     SV_ASSERT(eng != NULL && cfg != NULL);
     if ((int)model < 0 || (int)model >= (int)G_N_ELEMENTS(model_names)) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "unknown network model %d",
@@ -54,8 +60,9 @@ sv_net *sv_net_new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_mod
         sv_net__fifo_init(net);
     if (model == SV_NET_MODEL_FLOW)
         net->flow = sv_net__flow_model_new(net);
-    g_debug("network: %d NPUs in %d dimension(s), %s transport", net->geom.npus, cfg->ndims,
-            sv_net_model_name(model));
+    if (!quiet)
+        g_debug("network: %d NPUs in %d dimension(s), %s transport", net->geom.npus, cfg->ndims,
+                sv_net_model_name(model));
     return net;
 }
 
@@ -66,6 +73,11 @@ void sv_net_free(sv_net *net)
     sv_net__fifo_clear(net);
     sv_net__flow_model_free(net->flow);
     sv_net__geom_clear(&net->geom);
+    g_free(net->watch_until);
+    g_free(net->busy_until);
+    if (net->tracked != NULL)
+        g_array_free(net->tracked, TRUE);
+    sv_u64map_clear(&net->track_idx);
     if (net->chunk_slabs != NULL)
         g_ptr_array_free(net->chunk_slabs, TRUE);
     g_free(net);
@@ -165,6 +177,8 @@ void sv_net__deliver(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_
 void sv_net__chunk_deliver(struct sv_net_chunk *c)
 {
     sv_net *net = c->net;
+    if (G_UNLIKELY(net->track))
+        sv_net__untrack(net, c);
     struct sv_net_chunk copy = *c;
     c->next = net->chunk_free;
     net->chunk_free = c;
@@ -183,7 +197,9 @@ void sv_net__schedule_delivery(sv_net *net, sv_time at, int src, int dst, uint64
 {
     struct sv_net_chunk *c = sv_net__chunk_alloc(net, src, dst, bytes, done, ctx, arg);
     c->cur_dev = dst;
-    sv_engine_schedule(net->eng, at, SV_PRIO_DEFAULT, on_delivery, c, 0);
+    sv_event_id eid = sv_engine_schedule(net->eng, at, SV_PRIO_DEFAULT, on_delivery, c, 0);
+    if (G_UNLIKELY(net->track))
+        sv_net__track(net, c, at, eid, SV_NET__TRACK_DELIVERY);
 }
 
 /* ---- analytical and ideal ----------------------------------------------------------------- */

@@ -635,6 +635,8 @@ struct sv_planner_run_cfg {
     const char *network_model;
     const char *expert_routing;
     const char *moe_comm;
+    /* Every collective message through the network (FALSE: docs/collectives.md "Closed form"). */
+    gboolean collectives_with_messages;
     /* Disaggregation and routing (docs/disaggregation.md, docs/routing.md): how KV moves from a
      * prefill to a decode instance ("whole" when NULL, or "per_layer"), and the TTFT target the
      * slo_aware router aims at (ms, <= 0 = none). */

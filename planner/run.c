@@ -768,6 +768,8 @@ static gboolean setup_network(run_state *st, GError **error)
     st->cnet = sv_planner_cluster_net_new(st->eng, cfg->cluster, model, error);
     if (!st->cnet)
         return FALSE;
+    if (cfg->collectives_with_messages && sv_planner_cluster_net_coll(st->cnet))
+        sv_sys_set_fast_collectives(sv_planner_cluster_net_coll(st->cnet), FALSE);
     int32_t nd = sv_planner_cluster_net_num_dp(st->cnet);
     st->dps = g_new0(sv_msg_dp *, (size_t)MAX(nd, 1));
     for (int32_t d = 0; d < nd; d++)

@@ -284,6 +284,7 @@ static gboolean replay_setup(struct replay *r, const struct sv_replay_opts *o, G
     sv_sys_cfg_init(&r->sys_cfg);
     if (!sv_sys_cfg_load_json(o->system, &r->sys_cfg, error))
         return FALSE;
+    r->sys_cfg.fast_collectives = !o->collectives_with_messages;
 
     /* ASTRA-sim opens <prefix>.<id>.et for every NPU of the network before running. */
     r->npu = g_new0(struct replay_npu, r->npus);
@@ -480,6 +481,7 @@ gboolean sv_replay_run(const struct sv_replay_opts *o, struct sv_replay_result *
     }
     fill_result(&r, out);
     if (out->n_finished < r.npus) {
+        sv_sys_settle(r.coll); /* collective phases still waiting show what they posted */
         g_autofree char *why = diagnose(&r);
         g_set_error(error, SV_DAG_ERROR, SV_DAG_ERROR_STALL,
                     "simulation cannot finish: %d of %d NPUs have unfinished nodes and no event "

@@ -21,6 +21,9 @@ struct sv_replay_opts {
     const char *comm_groups;   /* communicator groups JSON; NULL = none */
     sv_net_model model;        /* transport timing model (ASTRA-sim: analytical) */
     gboolean ignore_ctrl_deps; /* only data_deps gate a node (Chakra feeder v1) */
+    /* Send every message of every collective (FALSE: phases whose links carry nothing else run
+     * without them, docs/collectives.md "Closed form"; the same cycles either way). */
+    gboolean collectives_with_messages;
 };
 
 /* One NPU's report (Workload::report): 1 cycle = 1 ns. */

@@ -33,6 +33,7 @@ void sv_sys_cfg_init(struct sv_sys_cfg *cfg)
     cfg->queues_per_dim = 1;              /* AstraSim_Analytical main: --num-queues-per-dim 1 */
     cfg->comm_scale = 1.0;                /* main: --comm-scale 1 */
     cfg->injection_scale = 1.0;           /* main: --injection-scale 1 */
+    cfg->fast_collectives = TRUE;         /* servesim: docs/collectives.md "Closed form" */
 }
 
 void sv_sys_cfg_clear(struct sv_sys_cfg *cfg)

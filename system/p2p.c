@@ -284,3 +284,61 @@ uint64_t sv_sys_coll_active(const sv_sys *sys)
         n += sys->npu[i].active_collectives;
     return n;
 }
+
+/* ---- moving a shadow's transfers in (virtual.c) --------------------------------------------- */
+
+static gint entry_order_cmp(gconstpointer a, gconstpointer b)
+{
+    const struct p2p_entry *x = *(struct p2p_entry *const *)a;
+    const struct p2p_entry *y = *(struct p2p_entry *const *)b;
+    return x->order < y->order ? -1 : x->order > y->order ? 1 : 0;
+}
+
+/* Entries of a channel are created in chunk-id order and complete in that order on each side,
+ * so a shadow channel's unfinished entries are a run of consecutive ids whose sends, and whose
+ * recvs, were posted in order: posting them here in the shadow's posting order gives them
+ * consecutive ids on both sides of a channel that has no unfinished entry (sends == recvs),
+ * and the k-th send still meets the k-th recv. */
+void sv_sys__p2p_adopt(sv_sys *sys, const sv_sys *shadow, sv_time shift, GHashTable *stream_map,
+                       GHashTable *entry_map)
+{
+    g_autoptr(GPtrArray) all = g_ptr_array_new();
+    for (guint i = 0; i < shadow->chan_list->len; i++) {
+        const struct p2p_chan *c = g_ptr_array_index(shadow->chan_list, i);
+        for (int k = 0; k < c->count; k++) {
+            struct p2p_entry *e = c->slot[(c->head + k) & (c->cap - 1)];
+            if (e != NULL)
+                g_ptr_array_add(all, e);
+        }
+    }
+    g_ptr_array_sort(all, entry_order_cmp);
+    for (guint i = 0; i < all->len; i++) {
+        const struct p2p_entry *o = g_ptr_array_index(all, i);
+        const struct p2p_key *k = &o->chan->key;
+        struct p2p_chan *c = chan_get(sys, k->tag, k->src, k->dst, k->size, NULL);
+        int seq = -1;
+        if (o->has_send)
+            seq = c->sends++;
+        if (o->has_recv) {
+            int r = c->recvs++;
+            SV_ASSERT(seq < 0 || seq == r);
+            seq = r;
+        }
+        struct p2p_entry *e = entry_find(c, seq);
+        if (e == NULL)
+            e = entry_create(sys, c, seq);
+        e->has_send = o->has_send;
+        e->has_recv = o->has_recv;
+        e->finished = o->finished;
+        e->send_fn = o->send_fn;
+        e->send_ctx = o->send_ctx != NULL ? g_hash_table_lookup(stream_map, o->send_ctx) : NULL;
+        e->send_arg = o->send_arg;
+        e->recv_fn = o->recv_fn;
+        e->recv_ctx = o->recv_ctx != NULL ? g_hash_table_lookup(stream_map, o->recv_ctx) : NULL;
+        e->recv_arg = o->recv_arg;
+        e->posted_at = o->posted_at + shift;
+        SV_ASSERT((o->send_ctx == NULL) == (e->send_ctx == NULL) &&
+                  (o->recv_ctx == NULL) == (e->recv_ctx == NULL));
+        g_hash_table_insert(entry_map, (gpointer)o, e);
+    }
+}

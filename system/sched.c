@@ -196,6 +196,13 @@ static void insert_stream(GQueue *queue, coll_stream *s)
 static void stream_init(coll_stream *s)
 {
     s->initialized = TRUE;
+    if (sv_sys__virt_join(s))
+        return; /* the phase runs without messages (virtual.c) */
+    sv_sys__stream_algo_init(s);
+}
+
+void sv_sys__stream_algo_init(coll_stream *s)
+{
     switch (s->cur.algo) {
     case ALGO_RING:
         sv_sys__ring_run_init(s);
@@ -474,12 +481,14 @@ static struct coll_phase make_phase(sv_sys *sys, coll_npu *npu, const struct col
         ph.fast = TRUE; /* CommunicatorGroup builds RingTopology::Dimension::Local */
         list_neighbours(tg->members, tg->nmembers, npu->id, anticlockwise, &ph.sender,
                         &ph.receiver);
+        /* the members and this NPU's place among them (Ring reads neither; they name the
+         * ring a virtual phase runs on) */
+        ph.members = tg->members;
+        for (ph.index = 0; tg->members[ph.index] != npu->id; ph.index++)
+            ;
         if (sys->cfg.group_impl[type] == SV_SYS_IMPL_DIRECT) {
             /* servesim's direct exchange on a group: AllToAll over the members in list order */
             ph.algo = ALGO_DIRECT;
-            ph.members = tg->members;
-            for (ph.index = 0; tg->members[ph.index] != npu->id; ph.index++)
-                ;
             ph.window = -1;
             ph.step = anticlockwise ? -1 : 1;
         }
@@ -549,7 +558,8 @@ static int tg_nodes(const struct coll_target *tg, int dim)
     return tg->topo == NULL ? tg->nmembers : tg->topo->dim[dim].size;
 }
 
-static void stream_submit(coll_npu *npu, coll_dataset *ds, int stream_id, int pri, GArray *phases)
+static coll_stream *stream_submit(coll_npu *npu, coll_dataset *ds, int stream_id, int pri,
+                                  GArray *phases)
 {
     coll_stream *s = sv_sys__live_new(npu->sys, sizeof *s);
     s->owner = npu;
@@ -561,6 +571,23 @@ static void stream_submit(coll_npu *npu, coll_dataset *ds, int stream_id, int pr
     /* Sys::insert_into_ready_list */
     insert_stream(&npu->ready_list, s);
     maybe_schedule(npu);
+    return s;
+}
+
+coll_stream *sv_sys__stream_start(coll_npu *npu, const struct coll_phase *ph, int stream_id,
+                                  sv_sys_done_fn done, void *ctx, uint64_t arg)
+{
+    coll_dataset *ds = sv_sys__live_new(npu->sys, sizeof *ds);
+    ds->total_streams = 1;
+    ds->active = TRUE;
+    ds->done = done;
+    ds->ctx = ctx;
+    ds->arg = arg;
+    ds->npu = npu;
+    npu->active_collectives++;
+    GArray *phases = g_array_new(FALSE, TRUE, sizeof(struct coll_phase));
+    g_array_append_val(phases, *ph);
+    return stream_submit(npu, ds, stream_id, 0, phases);
 }
 
 static int group_index(const sv_sys *sys, int group_id)
@@ -859,8 +886,25 @@ static gboolean build_topo(sv_sys *sys, sv_sys_coll_type t, GError **error)
     return TRUE;
 }
 
+static sv_sys *sys_new(sv_net *net, const struct sv_sys_cfg *cfg, const sv_sys_groups *groups,
+                       gboolean shadow, GError **error);
+
 sv_sys *sv_sys_new(sv_net *net, const struct sv_sys_cfg *cfg, const sv_sys_groups *groups,
                    GError **error)
+{
+    return sys_new(net, cfg, groups, FALSE, error);
+}
+
+sv_sys *sv_sys__new_shadow(sv_net *net, const struct sv_sys_cfg *cfg)
+{
+    GError *error = NULL;
+    sv_sys *sys = sys_new(net, cfg, NULL, TRUE, &error);
+    SV_ASSERT(sys != NULL); /* the configuration of a system layer that exists */
+    return sys;
+}
+
+static sv_sys *sys_new(sv_net *net, const struct sv_sys_cfg *cfg, const sv_sys_groups *groups,
+                       gboolean shadow, GError **error)
 {
     if (cfg->preferred_dataset_splits < 1) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
@@ -948,9 +992,11 @@ sv_sys *sv_sys_new(sv_net *net, const struct sv_sys_cfg *cfg, const sv_sys_group
             n->group_streams[g] =
                 g_array_index(sys->groups->groups, struct sv_sys__group, g).id * 1000000;
     }
-    g_debug("system: %d NPUs, %d dataset splits, %d active chunks per dimension, %d comm groups",
-            sys->npus, cfg->preferred_dataset_splits, cfg->active_chunks_per_dimension,
-            (int)sys->groups->groups->len);
+    if (!shadow)
+        g_debug("system: %d NPUs, %d dataset splits, %d active chunks per dimension, %d comm "
+                "groups",
+                sys->npus, cfg->preferred_dataset_splits, cfg->active_chunks_per_dimension,
+                (int)sys->groups->groups->len);
     return sys;
 fail:
     sv_sys_free(sys);
@@ -1021,6 +1067,7 @@ void sv_sys_free(sv_sys *sys)
         }
         g_free(sys->npu);
     }
+    sv_sys__virt_free_all(sys);
     for (int t = 0; t < SV_SYS_TYPE_COUNT; t++)
         sv_sys_plan_free(sys->custom[t]);
     sv_sys_cfg_clear(&sys->cfg);

@@ -97,6 +97,10 @@ struct sv_sys_cfg {
     int queues_per_dim;
     double comm_scale;
     double injection_scale;
+    /* servesim: run a collective phase whose links carry nothing else without its messages, in
+     * closed form or from a replay of it alone (docs/collectives.md "Closed form"); FALSE: every
+     * message goes through the network (default TRUE; never read from a system JSON). */
+    gboolean fast_collectives;
 };
 
 void sv_sys_cfg_init(struct sv_sys_cfg *cfg); /* ASTRA-sim defaults */
@@ -204,6 +208,25 @@ struct sv_sys_p2p_pending {
 /* Unmatched / incomplete p2p operations in posting order (GArray of struct
  * sv_sys_p2p_pending, caller frees). */
 GArray *sv_sys_p2p_pending(const sv_sys *sys);
+/* How the phases of collectives ran (docs/collectives.md "Closed form"): each phase instance
+ * (one chunk's phase over the NPUs of one ring / group) counts once. */
+struct sv_sys_virt_stats {
+    uint64_t closed_form; /* computed by the closed form of a ring */
+    uint64_t replayed;    /* computed by replaying it alone (a shadow run) */
+    uint64_t memo_hits;   /* the same shape as one computed before */
+    uint64_t contended;   /* switched to messages when other traffic came onto its links */
+    uint64_t gave_up;     /* members did not all start within the endpoint delay, or its links
+                             were busy when they had: ran with messages from then */
+    uint64_t messages;    /* messages not sent (the phases that ran virtually to their end) */
+};
+void sv_sys_get_virt_stats(const sv_sys *sys, struct sv_sys_virt_stats *out);
+/* sv_sys_cfg.fast_collectives of an existing system layer, before its first collective. */
+void sv_sys_set_fast_collectives(sv_sys *sys, gboolean fast);
+/* A run that stopped with collectives some members never started: let the phases still waiting
+ * for members hold their state as messages would (posted sends and recvs, for
+ * sv_sys_p2p_pending). Call when no event is left, before diagnosing. */
+void sv_sys_settle(sv_sys *sys);
+
 /* Collectives issued and not yet done, summed over NPUs. */
 uint64_t sv_sys_coll_active(const sv_sys *sys);
 /* Point-to-point matching channels, one per (tag, src, dst, size), now held: a channel is freed

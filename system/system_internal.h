@@ -219,6 +219,8 @@ struct coll_dataset {
 /* The fields a ring message touches (owner, id, channel caches, ring state, the head of `cur`)
  * come first, so they share a few cache lines: with thousands of streams these records do not
  * stay in cache between two messages of the same stream. */
+struct vinst;
+
 struct coll_stream {
     coll_npu *owner;
     int stream_id;
@@ -237,6 +239,11 @@ struct coll_stream {
     struct rot_state rot;
     struct dbt_state dbt;
     struct custom_state custom;
+    /* virtual.c: the collective phase this stream runs without messages (NULL: it sends them);
+     * vi_gen tells its end event whether it is still the one to run */
+    struct vinst *vi;
+    uint32_t vi_gen;
+    int vi_idx; /* its place among the instance's members */
 };
 
 struct coll_npu {
@@ -366,6 +373,14 @@ struct sv_sys {
     struct live_class live_cls[LIVE_CLASSES];
     int nlive_cls;
     uint64_t order;
+    /* virtual.c: phases run without messages, by key; links they hold (per link, the
+     * instances holding it, NULL until the first); results by shape */
+    GHashTable *vinsts;
+    GHashTable *vi_live; /* every instance not yet freed (to free them with the sys) */
+    GArray **holders;
+    GHashTable *memo;
+    uint32_t vi_gen;
+    struct sv_sys_virt_stats vstats;
 };
 enum dbt_event { DBT_EV_INIT, DBT_EV_GENERAL, DBT_EV_RECEIVED };
 
@@ -410,6 +425,24 @@ void sv_sys__hd_run_general(coll_stream *s);
 /* double_binary_tree.c */
 void sv_sys__dbt_run(coll_stream *s, enum dbt_event ev);
 void sv_sys__dbt_tree(int n, gboolean root_min, int index, int *parent, int *left, int *right);
+
+/* virtual.c: phases without messages */
+gboolean sv_sys__virt_join(coll_stream *s);
+void sv_sys__virt_free_all(sv_sys *sys);
+/* sched.c: a system layer for virtual.c's replays of one phase (no log line; the caller's
+ * configuration is valid: asserted) */
+sv_sys *sv_sys__new_shadow(sv_net *net, const struct sv_sys_cfg *cfg);
+/* sched.c: the algorithm's start of the stream's current phase (StreamBaseline::init) */
+void sv_sys__stream_algo_init(coll_stream *s);
+/* sched.c, for virtual.c's shadows: a stream of the single phase `ph` (a copy) on `npu`,
+ * submitted now; `done` fires when it ends */
+coll_stream *sv_sys__stream_start(coll_npu *npu, const struct coll_phase *ph, int stream_id,
+                                  sv_sys_done_fn done, void *ctx, uint64_t arg);
+/* p2p.c, for virtual.c: post on `sys` the unfinished transfers of `shadow` (every channel), in
+ * the order they were posted there, their callbacks' contexts mapped by `stream_map` (shadow
+ * stream -> stream) and their times by + shift; `entry_map` receives shadow entry -> entry */
+void sv_sys__p2p_adopt(sv_sys *sys, const sv_sys *shadow, sv_time shift, GHashTable *stream_map,
+                       GHashTable *entry_map);
 
 /* custom.c */
 int sv_sys__custom_find(const struct sv_sys__plan_rank *pr, uint64_t id);

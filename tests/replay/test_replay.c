@@ -37,6 +37,27 @@ static void run_opts(struct run *r, const struct sv_replay_opts *o)
     r->ok = sv_replay_run(o, &r->res, &r->err);
     /* Either it succeeded, or it says why: never FALSE without an error, never both. */
     CU_ASSERT_EQUAL(r->ok, r->err == NULL);
+    /* Collectives in closed form (the default) and with every message sent give the same run:
+     * the same NPUs finish with the same T and E, failures say the same (docs/collectives.md
+     * "Closed form"). */
+    struct sv_replay_opts other = *o;
+    other.collectives_with_messages = !o->collectives_with_messages;
+    struct run m = {0};
+    m.ok = sv_replay_run(&other, &m.res, &m.err);
+    gboolean same = m.ok == r->ok && m.res.n_finished == r->res.n_finished &&
+                    m.res.makespan_ns == r->res.makespan_ns;
+    for (int k = 0; same && k < r->res.n_finished; k++)
+        same = m.res.finished[k].npu == r->res.finished[k].npu &&
+               m.res.finished[k].finish_ns == r->res.finished[k].finish_ns &&
+               m.res.finished[k].exposed_comm_ns == r->res.finished[k].exposed_comm_ns;
+    same = same && (r->err == NULL) == (m.err == NULL) &&
+           (r->err == NULL || strcmp(r->err->message, m.err->message) == 0);
+    if (!same)
+        fprintf(stderr, "\n[%s] closed form and messages differ:\n  %s\n  %s\n", o->workload,
+                r->err != NULL ? r->err->message : "ok", m.err != NULL ? m.err->message : "ok");
+    CU_ASSERT_TRUE(same);
+    CU_ASSERT_EQUAL(m.res.net.messages, r->res.net.messages);
+    run_clear(&m);
 }
 
 /* RUN(&r, .workload = ..., .system = ..., ...): one sv_replay_run with those options. */
