@@ -28,8 +28,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Floating-point tolerance of finish-time detection, in ns (see above and docs/network.md). */
-#define SV_NET_FLOW_TOL_NS 1e-6
 /* Byte tolerance of the conservation check: relative to the flow size plus an absolute term. */
 #define SV_NET_FLOW_TOL_REL 1e-9
 #define SV_NET_FLOW_TOL_BYTES 1e-3
@@ -740,25 +738,6 @@ double sv_net__flow_rate(const sv_net *net, uint64_t seq)
             return f->rate;
     }
     return -1;
-}
-
-/* A lone flow (sv_net_msg_alone_ns): alone on its links it gets the smallest bandwidth of its
- * route from its start tick t on, its fin event fires at t + floor(bytes / rate + TOL) and it
- * arrives at t + trunc(bytes / rate + latency), no earlier than that event (flow_finish). */
-sv_time sv_net__flow_alone_ns(const sv_net *net, int src, int dst, uint64_t bytes)
-{
-    const sv_net_solver *fm = net->flow;
-    int *links = g_newa(int, net->geom.max_route_links);
-    double lat = 0;
-    int n = sv_net__geom_route(&net->geom, src, dst, links, &lat);
-    if (bytes == 0)
-        return sv_time_from_ns(lat);
-    double rate = fm->link_bw[links[0]];
-    for (int h = 1; h < n; h++)
-        rate = MIN(rate, fm->link_bw[links[h]]);
-    double x = (double)bytes / rate;
-    sv_time at = sv_time_from_ns(x + lat), fin = sv_time_from_ns(x + SV_NET_FLOW_TOL_NS);
-    return MAX(at, fin);
 }
 
 /* ---- adoption from a shadow (network/shadow.c) ---------------------------------------------- */

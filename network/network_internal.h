@@ -184,6 +184,10 @@ static inline void sv_net__enter_link(sv_net *net, int link)
 
 #define SV_NET_CHUNK_SLAB 1024
 
+/* Floating-point tolerance of a flow's finish-time detection, in ns (network/flow.c, and the lone
+ * flow's closed form in network/shadow.c; docs/network.md). */
+#define SV_NET_FLOW_TOL_NS 1e-6
+
 /* Message record pool (fifo chunks; analytical/ideal pending deliveries): slabs with a free
  * list, so records stay put and no message calls malloc. The record starts at `src`. */
 struct sv_net_chunk *sv_net__chunk_alloc(sv_net *net, int src, int dst, uint64_t bytes,
@@ -222,8 +226,6 @@ sv_net_solver *sv_net__flow_model_new(sv_net *net);
 void sv_net__flow_model_free(sv_net_solver *fm);
 void sv_net__flow_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn done,
                        void *ctx, uint64_t arg);
-/* sv_net_msg_alone_ns under the flow model (network/alone.c). */
-sv_time sv_net__flow_alone_ns(const sv_net *net, int src, int dst, uint64_t bytes);
 /* Number of flows still transmitting (for tests and the stall diagnosis). */
 int sv_net__flow_active(const sv_net *net);
 /* The current max-min rate (bytes/ns) of the k-th flow started (0-based sequence number), or

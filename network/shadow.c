@@ -12,9 +12,6 @@
  * the same message when no other traffic shares its links (tests/system/test_virtual.c compares
  * the two for every model and topology). */
 
-/* flow.c's finish-time tolerance (SV_NET_FLOW_TOL_NS there). */
-#define FLOW_TOL_NS 1e-6
-
 void sv_net_lone_message(const sv_net *net, int src, int dst, uint64_t bytes,
                          struct sv_net_lone *out)
 {
@@ -71,7 +68,7 @@ void sv_net_lone_message(const sv_net *net, int src, int dst, uint64_t bytes,
         }
         /* flow.c: finish = floor(rem / rate + tol), arrival = trunc(rem / rate + latencies),
          * no earlier than the finish */
-        sv_time fin = sv_time_from_ns((double)bytes / rate + FLOW_TOL_NS);
+        sv_time fin = sv_time_from_ns((double)bytes / rate + SV_NET_FLOW_TOL_NS);
         sv_time at = sv_time_from_ns((double)bytes / rate + lat);
         out->delay_ns = MAX(at, fin);
         out->busy_ns = fin;
