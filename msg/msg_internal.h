@@ -149,6 +149,10 @@ void sv_msg__pd_launched(sv_msg *m);
 /* msg.c: free the KV blocks held by queued (transferred) requests; TRUE when any were. */
 gboolean sv_msg__pd_unpin_waiting(sv_msg *m);
 
+/* opmap.c: append a node of `kind` on `dev` lasting `dur` to the DAG being built, with a data
+ * edge from `parent` (NULL: none). */
+sv_dag_node *sv_msg__add_node(sv_msg *m, const char *name, sv_dag_kind kind, int32_t dev,
+                              sv_time dur, sv_dag_node *parent);
 /* opmap.c: build the iteration DAG for m->inflight and start it on the executor; calls
  * sv_msg__iter_finished(m) from an engine event when the DAG has run. FALSE + error on failure. */
 gboolean sv_msg__launch(sv_msg *m, GError **error);

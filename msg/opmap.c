@@ -17,8 +17,8 @@
 /* Nodes after which a kept iteration DAG is replaced (bounds memory; see sv_msg__launch). */
 #define MSG_DAG_RECYCLE_NODES 3000
 
-static sv_dag_node *add_node(sv_msg *m, const char *name, sv_dag_kind kind, int32_t dev,
-                             sv_time dur, sv_dag_node *parent)
+sv_dag_node *sv_msg__add_node(sv_msg *m, const char *name, sv_dag_kind kind, int32_t dev,
+                              sv_time dur, sv_dag_node *parent)
 {
     struct sv_dag_node_cfg nc = {
         .id = sv_dag_next_id(m->dag),
@@ -68,13 +68,13 @@ static sv_dag_node *add_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int
 {
     char name[80];
     for (int i = 0; i < n_ops; i++) {
-        prev = add_node(m, op_name(m, name, sizeof name, layer, ops[i].op, ""), SV_DAG_KIND_COMP,
-                        dev, ops[i].ns, prev);
+        prev = sv_msg__add_node(m, op_name(m, name, sizeof name, layer, ops[i].op, ""),
+                                SV_DAG_KIND_COMP, dev, ops[i].ns, prev);
         if (ops[i].allreduce_bytes > 0 && m->cfg.num_devices > 1) {
             sv_dag_node *ar =
-                add_node(m, op_name(m, name, sizeof name, layer, ops[i].op, ".allreduce"),
-                         SV_DAG_KIND_COMM_COLL, dev,
-                         ring_allreduce_ns(&m->cfg, ops[i].allreduce_bytes), prev);
+                sv_msg__add_node(m, op_name(m, name, sizeof name, layer, ops[i].op, ".allreduce"),
+                                 SV_DAG_KIND_COMM_COLL, dev,
+                                 ring_allreduce_ns(&m->cfg, ops[i].allreduce_bytes), prev);
             ar->p.has |= SV_DAG_HAS_COMM_TYPE | SV_DAG_HAS_COMM_SIZE;
             ar->p.comm_type = SV_DAG_COLL_ALL_REDUCE;
             ar->p.comm_size_bytes = ops[i].allreduce_bytes;
@@ -99,7 +99,7 @@ static sv_dag_node *build_streamed(sv_msg *m, const struct sv_compute_iter_time 
         if (detailed)
             prev = add_ops(m, it->prologue, it->n_prologue, dev, -1, prev);
         else if (it->prologue_ns > 0)
-            prev = add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->prologue_ns, prev);
+            prev = sv_msg__add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->prologue_ns, prev);
         sv_msg__stream_post(m, &st, ld, &prev);
     }
     for (int64_t l = lb; l < le; l++) {
@@ -107,7 +107,7 @@ static sv_dag_node *build_streamed(sv_msg *m, const struct sv_compute_iter_time 
         if (detailed)
             prev = add_ops(m, it->layer, it->n_layer, dev, (int)l, prev);
         else if (it->layer_ns > 0)
-            prev = add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->layer_ns, prev);
+            prev = sv_msg__add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->layer_ns, prev);
         sv_msg__stream_post(m, &st, ld, &prev);
     }
     if (le == nl) {
@@ -115,7 +115,7 @@ static sv_dag_node *build_streamed(sv_msg *m, const struct sv_compute_iter_time 
         if (detailed)
             prev = add_ops(m, it->head, it->n_head, dev, -1, prev);
         else if (it->head_ns > 0 || prev == NULL)
-            prev = add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->head_ns, prev);
+            prev = sv_msg__add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->head_ns, prev);
         sv_msg__stream_post(m, &st, ld, &prev);
     }
     return prev;
@@ -162,11 +162,12 @@ static void build_dag(sv_msg *m, const struct sv_compute_iter_time *it)
             /* Zero-time nodes are left out: ASTRA-sim's replay charges them 1 ns. Unnamed
              * (prologue, layers, head), as this form is never written as ET (see op_name). */
             if (it->prologue_ns > 0)
-                prev = add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->prologue_ns, prev);
+                prev = sv_msg__add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->prologue_ns, prev);
             if (it->layer_ns > 0 && it->n_layers > 0)
-                prev = add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->layer_ns * it->n_layers, prev);
+                prev = sv_msg__add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->layer_ns * it->n_layers,
+                                        prev);
             if (it->head_ns > 0 || prev == NULL)
-                prev = add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->head_ns, prev);
+                prev = sv_msg__add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->head_ns, prev);
         }
     }
     sv_msg__kv_loads_done(m);
@@ -657,7 +658,7 @@ void sv_msg__par_commit(sv_msg *m)
 static sv_dag_node *par_add(sv_msg *m, const char *name, sv_dag_kind kind, int32_t dev, sv_time dur,
                             sv_dag_node *parent)
 {
-    return add_node(m, name, kind, dev, dur, parent);
+    return sv_msg__add_node(m, name, kind, dev, dur, parent);
 }
 
 static sv_dag_node *par_coll(sv_msg *m, const char *name, int32_t dev, sv_sys_coll_type type,

@@ -24,7 +24,6 @@ struct msg_pim {
     int n_sub; /* this launch: 1, or 2 when interleaved */
     struct sv_compute_iter_time it[2];
     sv_time layer_ns[2];  /* PIM node per layer, per sub-batch (0: none) */
-    gboolean on;          /* this launch has PIM work or local loads */
     GArray *kv;           /* int64_t: decode KV lengths of one sub-batch (scratch) */
     GArray *chunk, *hist; /* int64_t: prefill chunks / histories (scratch) */
     int *channel_of;      /* [cap] */
@@ -114,7 +113,7 @@ void sv_msg__pim_free(sv_msg *m)
 
 gboolean sv_msg__pim_active(const sv_msg *m)
 {
-    return m->pim && m->pim->on;
+    return m->pim != NULL;
 }
 
 /* One sub-batch's PIM node per layer, from its slots sub[0..n): transfers + slowest channel. */
@@ -211,7 +210,6 @@ void sv_msg__pim_launch(sv_msg *m, struct sv_compute_batch_shape *shape)
     const struct sv_compute_model_cfg *mc = sv_compute_latency_model(m->cfg.lat);
     gboolean pim = m->cfg.pim.dev != NULL;
     guint n = m->inflight->len;
-    p->on = TRUE;
     p->busy_ns = 0;
     p->xfer_bytes = 0;
     p->n_sub = 1;
@@ -283,23 +281,6 @@ void sv_msg_pim_stats(const sv_msg *m, struct sv_msg_pim_stats *out)
 
 /* ---- the chains ------------------------------------------------------------------------------ */
 
-static sv_dag_node *node(sv_msg *m, const char *name, sv_dag_kind kind, int32_t dev, sv_time dur,
-                         sv_dag_node *parent)
-{
-    struct sv_dag_node_cfg nc = {
-        .id = sv_dag_next_id(m->dag),
-        .name = name,
-        .kind = kind,
-        .device = dev,
-        .duration_ns = dur,
-    };
-    sv_dag_node *n = sv_dag_node_add(m->dag, &nc, NULL);
-    SV_ASSERT(n != NULL);
-    if (parent)
-        SV_ASSERT(sv_dag_edge_add(m->dag, parent, n, SV_DAG_EDGE_DATA, NULL));
-    return n;
-}
-
 static const char *name_of(const sv_msg *m, char *buf, size_t size, int layer, const char *what,
                            int sub, int n_sub)
 {
@@ -320,8 +301,9 @@ static sv_dag_node *local_load(sv_msg *m, int k, int32_t dev, int layer, int sub
     if (p->load_ns[k] <= 0)
         return prev;
     char name[80];
-    sv_dag_node *n = node(m, name_of(m, name, sizeof name, layer, "weights.load", sub, p->n_sub),
-                          SV_DAG_KIND_MEM_LOAD, dev, p->load_ns[k], prev);
+    sv_dag_node *n =
+        sv_msg__add_node(m, name_of(m, name, sizeof name, layer, "weights.load", sub, p->n_sub),
+                         SV_DAG_KIND_MEM_LOAD, dev, p->load_ns[k], prev);
     n->p.has |= SV_DAG_HAS_TENSOR_SIZE;
     n->p.tensor_size_bytes = p->load_bytes[k];
     return n;
@@ -353,8 +335,9 @@ static sv_dag_node *pre_part(sv_msg *m, const struct sv_msg__chain *c, int k, in
         prev = c->emit(m, it->layer + a, 1, c->dev, (int)l, c->user, prev);
     if (p->layer_ns[k] > 0) {
         char name[80];
-        prev = node(m, name_of(m, name, sizeof name, (int)l, "attention.pim", k, p->n_sub),
-                    SV_DAG_KIND_PIM, c->dev, p->layer_ns[k], prev);
+        prev =
+            sv_msg__add_node(m, name_of(m, name, sizeof name, (int)l, "attention.pim", k, p->n_sub),
+                             SV_DAG_KIND_PIM, c->dev, p->layer_ns[k], prev);
     }
     return prev;
 }
@@ -406,8 +389,8 @@ sv_dag_node *sv_msg__pim_chain(sv_msg *m, const struct sv_msg__chain *c, sv_dag_
             e[k] = pre_part(m, c, k, l + 1, post_part(m, c, k, l, e[k]));
     for (int k = 0; k < 2; k++)
         e[k] = head(m, c, k, post_part(m, c, k, L - 1, e[k]));
-    sv_dag_node *join =
-        node(m, m->emit_et_dir ? "subbatch.join" : NULL, SV_DAG_KIND_LOGICAL, c->dev, 0, e[0]);
+    sv_dag_node *join = sv_msg__add_node(m, m->emit_et_dir ? "subbatch.join" : NULL,
+                                         SV_DAG_KIND_LOGICAL, c->dev, 0, e[0]);
     SV_ASSERT(sv_dag_edge_add(m->dag, e[1], join, SV_DAG_EDGE_DATA, NULL));
     return join;
 }

@@ -229,13 +229,9 @@ gboolean sv_planner_pim_instance(sv_planner_pim *p, int32_t i, const struct sv_c
     pc->sub_batch = p->sub[i];
     /* NPU <-> PIM: the node's PCIe (nodes[].pcie, else the hardware catalog's host link). */
     const struct sv_planner_node_cfg *nc = &p->c->nodes[ic->node];
-    double pcie = nc->pcie.bw_gbps;
-    if (!(pcie > 0)) {
-        struct sv_compute_hw_cfg hw;
-        if (!sv_compute_hw_catalog_lookup(p->c->hw_catalog, ic->hardware, &hw, error))
-            return FALSE;
-        pcie = hw.pcie_gbps;
-    }
+    double pcie;
+    if (!sv_planner__pcie_gbps(p->c, ic, &pcie, error))
+        return FALSE;
     if (!(pcie > 0)) {
         g_autofree char *w = g_strdup_printf("%s: nodes[%d].pcie.bw_gbps", p->c->where, ic->node);
         return sv_planner__path_error(error, w,

@@ -10,6 +10,13 @@ G_BEGIN_DECLS
 gboolean sv_planner__path_error(GError **error, const char *path, const char *fmt, ...)
     G_GNUC_PRINTF(3, 4);
 
+/* An instance's host link (PCIe) per direction, decimal GB/s: its node's `pcie.bw_gbps`, else the
+ * hardware catalog's `pcie_gbps` (0: not published; the caller decides whether that is an
+ * error). FALSE only when the hardware is not in the catalog. */
+gboolean sv_planner__pcie_gbps(const struct sv_planner_cluster_cfg *c,
+                               const struct sv_planner_instance_cfg *ic, double *out,
+                               GError **error);
+
 /* PIM attention offload and local weight loads of a run (planner/pim.c; docs/pim.md). new:
  * NULL when no instance offloads (error unset) or on an error (set). instance: fills the msg's
  * pim / local-load fields and, with attention offload, replaces *blocks by the KV blocks its PIM

@@ -625,14 +625,9 @@ gboolean sv_planner_tiers_npus(sv_planner_tiers *t, int32_t i, int32_t first_dev
     ti->hbm = add_tier(t, SV_MEMTIER_HBM, name, ic->npu_mem_gib * ti->ranks, ic->npu_mem_bw_gbps, 0,
                        ic->npu_mem_latency_ns, 0, TRUE);
     const struct sv_planner_node_cfg *nc = &t->c->nodes[ic->node];
-    /* PCIe per direction per NPU: the node's `pcie`, else the hardware catalog's host link. */
-    double pcie = nc->pcie.bw_gbps;
-    if (!(pcie > 0)) {
-        struct sv_compute_hw_cfg hw;
-        if (!sv_compute_hw_catalog_lookup(t->c->hw_catalog, ic->hardware, &hw, error))
-            return FALSE;
-        pcie = hw.pcie_gbps;
-    }
+    double pcie;
+    if (!sv_planner__pcie_gbps(t->c, ic, &pcie, error))
+        return FALSE;
     if (!(pcie > 0) && !ideal_all(t) && !nc->pcie.ideal) {
         g_autofree char *p = g_strdup_printf("%s: nodes[%d].pcie.bw_gbps", t->c->where, ic->node);
         return sv_planner__path_error(error, p,
@@ -1003,4 +998,19 @@ void sv_planner_tiers_free(sv_planner_tiers *t)
     g_free(t->node_pools);
     g_free(t->cxl_cluster);
     g_free(t);
+}
+
+gboolean sv_planner__pcie_gbps(const struct sv_planner_cluster_cfg *c,
+                               const struct sv_planner_instance_cfg *ic, double *out,
+                               GError **error)
+{
+    /* PCIe per direction per NPU: the node's `pcie`, else the hardware catalog's host link. */
+    *out = c->nodes[ic->node].pcie.bw_gbps;
+    if (*out > 0)
+        return TRUE;
+    struct sv_compute_hw_cfg hw;
+    if (!sv_compute_hw_catalog_lookup(c->hw_catalog, ic->hardware, &hw, error))
+        return FALSE;
+    *out = hw.pcie_gbps;
+    return TRUE;
 }
