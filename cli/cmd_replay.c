@@ -39,6 +39,7 @@ struct replay_args {
     char *model;
     char *collectives;
     gboolean ignore_ctrl_deps;
+    gboolean precise_durations;
 };
 
 int sv_cli_replay(int argc, char **argv)
@@ -61,6 +62,11 @@ int sv_cli_replay(int argc, char **argv)
          "MODEL"},
         {"ignore-ctrl-deps", 0, 0, G_OPTION_ARG_NONE, &o.ignore_ctrl_deps,
          "only data_deps gate a node (Chakra feeder v1); dangling ctrl_deps are dropped", NULL},
+        {"precise-durations", 0, 0, G_OPTION_ARG_NONE, &o.precise_durations,
+         "COMP_NODE durations from servesim's sv_duration_ns attribute (exact nanoseconds) "
+         "instead of duration_micros x 1000 ns, what ASTRA-sim and Chakra read (the default; "
+         "servesim writes duration_micros truncated to whole microseconds)",
+         NULL},
         {"collectives", 0, 0, G_OPTION_ARG_STRING, &o.collectives,
          "fast (default: collectives whose links carry nothing else in closed form) | messages "
          "(every message through the network; the same cycles, docs/collectives.md)",
@@ -111,6 +117,7 @@ int sv_cli_replay(int argc, char **argv)
         .memory = o.memory,
         .comm_groups = o.groups,
         .ignore_ctrl_deps = o.ignore_ctrl_deps,
+        .precise_durations = o.precise_durations,
     };
     if (!sv_net_model_parse(o.model != NULL ? o.model : "analytical", &ro.model, &error))
         goto out;

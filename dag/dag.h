@@ -317,14 +317,19 @@ struct sv_dag_et_opts {
     int32_t device;                /* device of every loaded node */
     gboolean ignore_dangling_ctrl; /* drop ctrl deps on absent ids (PyTorch traces have them) */
     gboolean ignore_dangling_data; /* same for data deps */
+    /* Durations from servesim's attribute sv_duration_ns (the exact nanoseconds, written when
+     * not a whole microsecond) where it agrees with duration_micros; FALSE (default): from
+     * duration_micros x 1000 alone, what ASTRA-sim and Chakra read. */
+    gboolean precise_durations;
 };
 
 /* Stream one .et / .et.gz file into a new DAG (opts NULL = device 0, dangling deps are errors).
  * Types map one to one (sv_kind = "pim"/"logical" read back as PIM/LOGICAL); known attributes
  * (CHAKRA_ET.md 1.3, first match wins, any integer kind) fill sv_dag_params; duration_ns =
- * duration_micros * 1000. Every original attribute, start_time_micros, inputs and outputs are
- * kept for export. Errors name the file and the node ("dependency on absent node 42: x.et: node
- * 7 (message 8)"). */
+ * duration_micros * 1000, or with opts->precise_durations the first sv_duration_ns whose whole
+ * microseconds equal duration_micros. Every original attribute (sv_duration_ns too, unless
+ * precise_durations took it), start_time_micros, inputs and outputs are kept for export. Errors
+ * name the file and the node ("dependency on absent node 42: x.et: node 7 (message 8)"). */
 sv_dag *sv_dag_load_et(const char *path, const struct sv_dag_et_opts *opts, GError **error);
 
 /* Write every node (sv_dag_save_et) or those of one device (sv_dag_save_et_device; edges to

@@ -13,7 +13,9 @@
 typedef ChakraProtoMsg__AttributeProto attr_t;
 
 /* servesim's own attributes: the DAG kind for PIM/LOGICAL, and durations that are not whole
- * microseconds (duration_micros alone would truncate them). Consumed on load, written on save. */
+ * microseconds (duration_micros alone truncates them). Written on save; the kind is consumed on
+ * load, the duration only with sv_dag_et_opts.precise_durations (else it is kept like any other
+ * attribute, and the node runs duration_micros x 1000 ns as in ASTRA-sim and Chakra). */
 #define SV_DAG_ATTR_KIND "sv_kind"
 #define SV_DAG_ATTR_DURATION_NS "sv_duration_ns"
 
@@ -184,7 +186,8 @@ sv_dag *sv_dag_load_et(const char *path, const struct sv_dag_et_opts *opts, GErr
             ok = FALSE;
             break;
         }
-        /* CHAKRA_ET.md 1.5: the replay runtime is duration_micros * 1000 ns. */
+        /* CHAKRA_ET.md 1.5: the replay runtime is duration_micros * 1000 ns (ASTRA-sim and
+         * Chakra's tools read nothing finer; sv_duration_ns replaces it on request only). */
         cfg.duration_ns = (sv_time)et->duration_micros * SV_NS_PER_US;
 
         if (et->n_attr > kept_cap) {
@@ -207,8 +210,9 @@ sv_dag *sv_dag_load_et(const char *path, const struct sv_dag_et_opts *opts, GErr
                 cfg.kind = s[0] == 'p' ? SV_DAG_KIND_PIM : SV_DAG_KIND_LOGICAL;
                 continue;
             }
-            if (!seen_dur && strcmp(nm, SV_DAG_ATTR_DURATION_NS) == 0 && sv_proto_attr_int(a, &v) &&
-                v >= 0 && v / SV_NS_PER_US == (int64_t)et->duration_micros) {
+            if (o.precise_durations && !seen_dur && strcmp(nm, SV_DAG_ATTR_DURATION_NS) == 0 &&
+                sv_proto_attr_int(a, &v) && v >= 0 &&
+                v / SV_NS_PER_US == (int64_t)et->duration_micros) {
                 seen_dur = TRUE;
                 cfg.duration_ns = v;
                 continue;
@@ -519,6 +523,12 @@ static ChakraProtoMsg__Node *node_to_et(const sv_dag *dag, const sv_dag_node *no
     et->duration_micros = (uint64_t)(node->duration_ns / SV_NS_PER_US);
 
     uint32_t seen = 0;
+    /* The first kept sv_duration_ns (loaded without precise_durations) that agrees with the
+     * node's whole microseconds: written back where the writer puts it, after sv_kind, so that
+     * load -> save keeps servesim's own files byte for byte, unless the node now lasts a
+     * fraction of a microsecond, whose exact value replaces it (a precise reader takes the
+     * first agreeing attribute, so a stale one must not stay in front). */
+    attr_t *kept_dur = NULL;
     if (r->extra) {
         ChakraProtoMsg__Node *x = chakra_proto_msg__node__unpack(NULL, r->extra_len, r->extra);
         SV_ASSERT(x != NULL); /* we packed it ourselves */
@@ -531,6 +541,13 @@ static ChakraProtoMsg__Node *node_to_et(const sv_dag *dag, const sv_dag_node *no
         et->outputs = g_steal_pointer(&x->outputs);
         for (size_t i = 0; i < x->n_attr; i++) {
             attr_t *a = g_steal_pointer(&x->attr[i]);
+            int64_t v;
+            if (!kept_dur && a->name && strcmp(a->name, SV_DAG_ATTR_DURATION_NS) == 0 &&
+                sv_proto_attr_int(a, &v) && v >= 0 &&
+                v / SV_NS_PER_US == node->duration_ns / SV_NS_PER_US) {
+                kept_dur = a;
+                continue;
+            }
             int bit = param_bit(a->name ? a->name : "");
             if (bit >= 0 && !(seen & (1u << bit))) {
                 seen |= 1u << bit;
@@ -552,9 +569,13 @@ static ChakraProtoMsg__Node *node_to_et(const sv_dag *dag, const sv_dag_node *no
         sv_proto_node_add_attr(
             et, sv_proto_attr_new_string(SV_DAG_ATTR_KIND,
                                          node->kind == SV_DAG_KIND_PIM ? "pim" : "logical"));
-    if (node->duration_ns % SV_NS_PER_US != 0)
+    if (node->duration_ns % SV_NS_PER_US != 0) {
+        sv_proto_attr_free(kept_dur);
         sv_proto_node_add_attr(et,
                                sv_proto_attr_new_int64(SV_DAG_ATTR_DURATION_NS, node->duration_ns));
+    } else if (kept_dur) {
+        sv_proto_node_add_attr(et, kept_dur);
+    }
     return et;
 }
 

@@ -49,6 +49,7 @@ struct replay {
     struct sv_sys_cfg sys_cfg;
     struct sv_net_topo_cfg topo;
     sv_net_model model;
+    gboolean precise_durations; /* sv_replay_opts.precise_durations */
     int npus;
     struct replay_npu *npu;
     GError *error; /* first error raised inside a handler; stops the engine */
@@ -187,6 +188,8 @@ static gboolean load_custom_plan(struct replay *r, sv_sys_coll_type type, const 
     sv_sys_plan *plan = sv_sys_plan_new(r->npus);
     g_autoptr(GArray) parents = g_array_new(FALSE, FALSE, sizeof(sv_dag_link));
     g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    /* COMP durations are read as the workload's are (--precise-durations). */
+    const struct sv_dag_et_opts copts = {.precise_durations = r->precise_durations};
     for (int rank = 0; rank < r->npus; rank++) {
         g_autofree char *path = g_strdup_printf("%s.%d.et", prefix, rank);
         if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
@@ -195,7 +198,7 @@ static gboolean load_custom_plan(struct replay *r, sv_sys_coll_type type, const 
                         sv_sys_coll_type_name(type), path);
             goto fail;
         }
-        g_autoptr(sv_dag) dag = sv_dag_load_et(path, NULL, error);
+        g_autoptr(sv_dag) dag = sv_dag_load_et(path, &copts, error);
         if (dag == NULL)
             goto fail;
         for (size_t i = 0; i < sv_dag_node_count(dag); i++) {
@@ -278,6 +281,7 @@ static void replay_clear(struct replay *r)
 static gboolean replay_setup(struct replay *r, const struct sv_replay_opts *o, GError **error)
 {
     r->model = o->model;
+    r->precise_durations = o->precise_durations;
     if (!sv_net_topo_load_yaml(o->network, &r->topo, error))
         return FALSE;
     r->npus = sv_net_topo_npus(&r->topo);
@@ -288,7 +292,8 @@ static gboolean replay_setup(struct replay *r, const struct sv_replay_opts *o, G
 
     /* ASTRA-sim opens <prefix>.<id>.et for every NPU of the network before running. */
     r->npu = g_new0(struct replay_npu, r->npus);
-    struct sv_dag_et_opts et_opts = {.ignore_dangling_ctrl = o->ignore_ctrl_deps};
+    struct sv_dag_et_opts et_opts = {.ignore_dangling_ctrl = o->ignore_ctrl_deps,
+                                     .precise_durations = o->precise_durations};
     for (int i = 0; i < r->npus; i++) {
         struct replay_npu *n = &r->npu[i];
         n->r = r;

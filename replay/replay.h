@@ -21,6 +21,10 @@ struct sv_replay_opts {
     const char *comm_groups;   /* communicator groups JSON; NULL = none */
     sv_net_model model;        /* transport timing model (ASTRA-sim: analytical) */
     gboolean ignore_ctrl_deps; /* only data_deps gate a node (Chakra feeder v1) */
+    /* Durations (workload and custom collective ETs): FALSE = duration_micros x 1000 ns, what
+     * ASTRA-sim and Chakra read; TRUE = servesim's exact sv_duration_ns where present
+     * (sv_dag_et_opts.precise_durations). */
+    gboolean precise_durations;
     /* Send every message of every collective (FALSE: phases whose links carry nothing else run
      * without them, docs/collectives.md "Closed form"; the same cycles either way). */
     gboolean collectives_with_messages;

@@ -94,6 +94,38 @@ static void test_report_lines(void)
     sv_test_rmtree(dir);
 }
 
+/* --precise-durations: a 1 us COMP node whose sv_duration_ns says 1500 ns on each of 2 NPUs
+ * runs 1000 ns by default (duration_micros, as ASTRA-sim reads it) and 1500 ns with the option. */
+static void test_precise_durations(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    for (int npu = 0; npu < 2; npu++) {
+        ChakraProtoMsg__Node *c = et_comp(0, "compute", 1);
+        sv_proto_node_add_attr(c, sv_proto_attr_new_int64("sv_duration_ns", 1500));
+        et_write(dir, "dur", npu, &c, 1);
+    }
+    g_autofree char *prefix = g_strdup_printf("%s/dur", dir);
+    g_autofree char *sys = NULL, *net = NULL;
+    et_own_configs(dir, &sys, &net);
+    struct run *r = REPLAY("--workload", prefix, "--system", sys, "--network", net);
+    const char *want = "sys[0] finished, 1000 cycles, exposed communication 0 cycles.\n"
+                       "sys[1] finished, 1000 cycles, exposed communication 0 cycles.\n";
+    if (r->status != 0 || !has_prefix(r->out, want))
+        show(r, "durations as ASTRA-sim reads them");
+    CU_ASSERT_EQUAL(r->status, 0);
+    CU_ASSERT_TRUE(has_prefix(r->out, want));
+    run_free(r);
+    r = REPLAY("--workload", prefix, "--system", sys, "--network", net, "--precise-durations");
+    want = "sys[0] finished, 1500 cycles, exposed communication 0 cycles.\n"
+           "sys[1] finished, 1500 cycles, exposed communication 0 cycles.\n";
+    if (r->status != 0 || !has_prefix(r->out, want))
+        show(r, "precise durations");
+    CU_ASSERT_EQUAL(r->status, 0);
+    CU_ASSERT_TRUE(has_prefix(r->out, want));
+    run_free(r);
+    sv_test_rmtree(dir);
+}
+
 /* ASTRA-sim's own option names, `--name=value` as its command lines write them. */
 static void test_astra_option_names(void)
 {
@@ -158,6 +190,7 @@ static void test_help(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r->out, "--workload"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r->out, "--network-model"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r->out, "--ignore-ctrl-deps"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r->out, "--precise-durations"));
     /* ASTRA-sim's names are accepted but not listed twice. */
     CU_ASSERT_PTR_NULL(strstr(r->out, "--workload-configuration"));
     run_free(r);
@@ -247,6 +280,7 @@ int main(void)
 {
     static const sv_test_case cases[] = {
         {"report_lines", test_report_lines},
+        {"precise_durations", test_precise_durations},
         {"astra_option_names", test_astra_option_names},
         {"astra_command_lines", test_astra_command_lines},
         {"help", test_help},

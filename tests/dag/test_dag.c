@@ -758,11 +758,16 @@ static void test_et_servesim_kinds(void)
     CU_ASSERT_FALSE(sv_proto_reader_next(rd, &n, &err));
     CU_ASSERT_PTR_NULL(err);
 
+    /* Read as ASTRA-sim reads it by default (whole microseconds), exactly on request. */
+    const struct sv_dag_et_opts precise = {.precise_durations = TRUE};
+    g_autoptr(sv_dag) exact = sv_dag_load_et(path, &precise, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(exact);
+    SV_ASSERT_EQ_I64(sv_dag_node_find(exact, 5)->duration_ns, 1500);
     g_autoptr(sv_dag) back = sv_dag_load_et(path, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(back);
     CU_ASSERT_EQUAL(sv_dag_node_count(back), 3);
     CU_ASSERT_EQUAL(sv_dag_node_find(back, 5)->kind, SV_DAG_KIND_PIM);
-    SV_ASSERT_EQ_I64(sv_dag_node_find(back, 5)->duration_ns, 1500);
+    SV_ASSERT_EQ_I64(sv_dag_node_find(back, 5)->duration_ns, 1000);
     CU_ASSERT_EQUAL(sv_dag_node_find(back, 6)->kind, SV_DAG_KIND_LOGICAL);
     sv_dag_node *ar = sv_dag_node_find(back, 7);
     CU_ASSERT_EQUAL(ar->p.comm_type, SV_DAG_COLL_ALL_GATHER);
@@ -770,10 +775,111 @@ static void test_et_servesim_kinds(void)
     CU_ASSERT_EQUAL(ar->p.n_involved_dims, 3);
     CU_ASSERT_EQUAL(ar->p.involved_dims, 0x5);
     CU_ASSERT_STRING_EQUAL(ar->p.pg_name, "2");
-    /* Saving the reloaded graph gives the same bytes. */
+    /* Saving the reloaded graph gives the same bytes, whichever way it was read. */
     g_autofree char *again = g_build_filename(tmp, "again.et", NULL);
     CU_ASSERT_TRUE(sv_dag_save_et(back, again, &err));
     CU_ASSERT_TRUE(files_equal(path, again));
+    CU_ASSERT_TRUE(sv_dag_save_et(exact, again, &err));
+    CU_ASSERT_TRUE(files_equal(path, again));
+    sv_test_rmtree(tmp);
+}
+
+/* The sv_duration_ns attributes of a Chakra node, in order (up to 4). */
+static int dur_attrs(const ChakraProtoMsg__Node *n, int64_t *vals)
+{
+    int k = 0;
+    for (size_t i = 0; i < n->n_attr && k < 4; i++)
+        if (strcmp(n->attr[i]->name, "sv_duration_ns") == 0)
+            CU_ASSERT_TRUE(sv_proto_attr_int(n->attr[i], &vals[k++]));
+    return k;
+}
+
+/* Durations: duration_micros x 1000 by default (what ASTRA-sim and Chakra read), servesim's
+ * sv_duration_ns with precise_durations where it agrees with duration_micros. A hand-written
+ * file: node 1 lasts 1 us with sv_duration_ns 1500 (agrees: 1500 / 1000 = 1), node 2 2 us with
+ * 3500 (does not agree: 3 != 2, ignored), node 3 3 us with none. */
+static void test_et_durations(void)
+{
+    g_autofree char *tmp = sv_test_tmpdir();
+    g_autofree char *path = g_build_filename(tmp, "dur.0.et", NULL);
+    {
+        GError *err = NULL;
+        sv_proto_writer *w = sv_proto_writer_open(path, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+        g_autoptr(ChakraProtoMsg__GlobalMetadata) md = sv_proto_metadata_new("0.0.4");
+        CU_ASSERT_TRUE(sv_proto_writer_put_metadata(w, md, &err));
+        const uint64_t micros[] = {1, 2, 3};
+        const int64_t ns[] = {1500, 3500, -1};
+        for (int i = 0; i < 3; i++) {
+            g_autoptr(ChakraProtoMsg__Node) n =
+                sv_proto_node_new((uint64_t)i + 1, "c", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE);
+            n->duration_micros = micros[i];
+            sv_proto_node_add_attr(n, sv_proto_attr_new_bool("is_cpu_op", FALSE));
+            if (ns[i] >= 0)
+                sv_proto_node_add_attr(n, sv_proto_attr_new_int64("sv_duration_ns", ns[i]));
+            if (i > 0)
+                sv_proto_node_add_data_dep(n, (uint64_t)i);
+            CU_ASSERT_TRUE(sv_proto_writer_put_node(w, n, &err));
+        }
+        CU_ASSERT_TRUE_FATAL(sv_proto_writer_close(w, &err));
+    }
+    GError *err = NULL;
+    g_autofree char *out = g_build_filename(tmp, "out.0.et", NULL);
+    const struct sv_dag_et_opts precise = {.precise_durations = TRUE};
+    const struct {
+        const struct sv_dag_et_opts *opts;
+        sv_time want[3];
+    } cases[] = {{NULL, {1000, 2000, 3000}}, {&precise, {1500, 2000, 3000}}};
+    for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+        g_autoptr(sv_dag) dag = sv_dag_load_et(path, cases[c].opts, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(dag);
+        for (uint64_t id = 1; id <= 3; id++)
+            SV_ASSERT_EQ_I64(sv_dag_node_find(dag, id)->duration_ns, cases[c].want[id - 1]);
+        /* The chain runs 6000 ns as ASTRA-sim replays it, 6500 ns with the exact value. */
+        sv_engine *eng = sv_engine_new(1);
+        sv_dag_exec *ex = sv_dag_exec_new(dag, eng, NULL, NULL);
+        run_ok(ex);
+        SV_ASSERT_EQ_I64(sv_dag_exec_finish_ns(ex), c == 0 ? 6000 : 6500);
+        sv_dag_exec_free(ex);
+        sv_engine_free(eng);
+        /* Either way the attribute survives a load -> save byte for byte. */
+        CU_ASSERT_TRUE(sv_dag_save_et(dag, out, &err));
+        CU_ASSERT_TRUE(files_equal(path, out));
+    }
+
+    /* A node changed after a default load: a duration that is not a whole microsecond replaces
+     * the file's sv_duration_ns (no stale agreeing value stays in front of it); a whole one
+     * keeps it where it agrees. */
+    const struct {
+        sv_time set_ns;
+        uint64_t micros;
+        int n_dur;
+        int64_t dur0;
+        sv_time precise_ns;
+    } edits[] = {
+        {1700, 1, 1, 1700, 1700}, /* replaces 1500 */
+        {1000, 1, 1, 1500, 1500}, /* unchanged: the file's exact value stays */
+        {2000, 2, 1, 1500, 2000}, /* 1500 no longer agrees: kept verbatim, ignored on reading */
+    };
+    for (size_t k = 0; k < G_N_ELEMENTS(edits); k++) {
+        g_autoptr(sv_dag) dag = sv_dag_load_et(path, NULL, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(dag);
+        sv_dag_node_find(dag, 1)->duration_ns = edits[k].set_ns;
+        CU_ASSERT_TRUE(sv_dag_save_et(dag, out, &err));
+        g_autoptr(sv_proto_reader) rd = sv_proto_reader_open(out, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(rd);
+        ChakraProtoMsg__Node *n = NULL;
+        CU_ASSERT_TRUE_FATAL(sv_proto_reader_next(rd, &n, &err));
+        CU_ASSERT_EQUAL(n->duration_micros, edits[k].micros);
+        int64_t vals[4] = {-1, -1, -1, -1};
+        CU_ASSERT_EQUAL(dur_attrs(n, vals), edits[k].n_dur);
+        SV_ASSERT_EQ_I64(vals[0], edits[k].dur0);
+        sv_proto_node_free(n);
+        g_autoptr(sv_dag) again = sv_dag_load_et(out, &precise, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(again);
+        SV_ASSERT_EQ_I64(sv_dag_node_find(again, 1)->duration_ns, edits[k].precise_ns);
+    }
+    CU_ASSERT_PTR_NULL(err);
     sv_test_rmtree(tmp);
 }
 
@@ -828,6 +934,7 @@ int main(void)
         {"semantics", test_et_semantics},
         {"dangling deps", test_et_dangling},
         {"servesim kinds", test_et_servesim_kinds},
+        {"durations", test_et_durations},
         {NULL, NULL},
     };
     sv_test_add_suite("dag graph", graph);

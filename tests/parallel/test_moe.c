@@ -76,11 +76,13 @@ static gboolean run_moe(const struct moe_run *r, struct sv_planner_run_result *r
 
 /* ---- the expert-compute key ----------------------------------------------------------------- */
 
-/* The node named `name` in an ET file of one device (NULL when absent). */
+/* The exact duration (sv_duration_ns, not the truncated duration_micros) of the node named
+ * `name` in an ET file of one device (-1 when absent). */
 static sv_time et_node_ns(const char *path, const char *name)
 {
     g_autoptr(GError) e = NULL;
-    g_autoptr(sv_dag) d = sv_dag_load_et(path, NULL, &e);
+    const struct sv_dag_et_opts precise = {.precise_durations = TRUE};
+    g_autoptr(sv_dag) d = sv_dag_load_et(path, &precise, &e);
     if (!d) {
         fprintf(stderr, "%s\n", e->message);
         return -1;

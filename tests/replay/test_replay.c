@@ -315,6 +315,47 @@ static void test_ignore_ctrl_deps(void)
     sv_test_rmtree(dir);
 }
 
+/* Durations: on each of 2 NPUs a 1 us COMP node whose sv_duration_ns says 1500 ns, then an
+ * all-reduce run by a custom plan whose only operation is a 2 us COMP with sv_duration_ns 2500.
+ * By default both read duration_micros, as ASTRA-sim does: T = 1000 + 2000 = 3000 ns; with
+ * precise_durations T = 1500 + 2500 = 4000 ns. The plan's computation belongs to the collective,
+ * so E = T - the workload's compute: 2000 and 2500. */
+static void test_durations(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    for (int npu = 0; npu < 2; npu++) {
+        ChakraProtoMsg__Node *c = et_comp(0, "compute", 1);
+        sv_proto_node_add_attr(c, sv_proto_attr_new_int64("sv_duration_ns", 1500));
+        ChakraProtoMsg__Node *ar =
+            sv_proto_node_new(1, "all_reduce", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE);
+        sv_proto_node_add_attr(ar, sv_proto_attr_new_bool("is_cpu_op", FALSE));
+        sv_proto_node_add_attr(ar, sv_proto_attr_new_int64("comm_type", 0));
+        sv_proto_node_add_attr(ar, sv_proto_attr_new_int64("comm_size", 4096));
+        sv_proto_node_add_data_dep(ar, 0);
+        ChakraProtoMsg__Node *nodes[] = {c, ar};
+        et_write(dir, "dur", npu, nodes, 2);
+        ChakraProtoMsg__Node *p = et_comp(0, "reduce", 2);
+        sv_proto_node_add_attr(p, sv_proto_attr_new_int64("sv_duration_ns", 2500));
+        et_write(dir, "plan", npu, &p, 1);
+    }
+    g_autofree char *prefix = g_strdup_printf("%s/dur", dir);
+    g_autofree char *sys = g_build_filename(dir, "system.json", NULL);
+    g_autofree char *net = NULL, *unused = NULL;
+    et_own_configs(dir, &unused, &net);
+    CU_ASSERT_FATAL(g_file_set_contents(sys,
+                                        "{\"preferred-dataset-splits\": 1, "
+                                        "\"all-reduce-implementation-custom\": [\"plan\"]}",
+                                        -1, NULL));
+    struct run r;
+    RUN(&r, .workload = prefix, .system = sys, .network = net);
+    expect_all(&r, "durations as ASTRA-sim reads them", 2, 3000, 2000);
+    run_clear(&r);
+    RUN(&r, .workload = prefix, .system = sys, .network = net, .precise_durations = TRUE);
+    expect_all(&r, "precise durations", 2, 4000, 2500);
+    run_clear(&r);
+    sv_test_rmtree(dir);
+}
+
 /* ---- failures ----------------------------------------------------------------------------- */
 
 static void test_fail_no_memory_expansion(void)
@@ -630,6 +671,7 @@ int main(void)
         {"remote_mem", test_remote_mem},
         {"chakra_generator", test_generator},
         {"ignore_ctrl_deps", test_ignore_ctrl_deps},
+        {"durations", test_durations},
         {NULL, NULL},
     };
     static const sv_test_case failure_cases[] = {
