@@ -124,3 +124,21 @@ gboolean sv_cfg_get_string(JsonObject *obj, const char *key, const char *where, 
                 key);
     return FALSE;
 }
+
+char *sv_cfg_format_double(char *buf, double v)
+{
+    /* Integers as integers ("1600", not "1.6e+03"), below 1e15 where every one is exact. */
+    if (isfinite(v) && v == floor(v) && fabs(v) < 1e15) {
+        g_ascii_formatd(buf, G_ASCII_DTOSTR_BUF_SIZE, "%.0f", v);
+        return buf;
+    }
+    /* 17 significant digits always read back; fewer often do, and read better. */
+    for (int digits = 1; digits <= 17; digits++) {
+        char fmt[8];
+        g_snprintf(fmt, sizeof fmt, "%%.%dg", digits);
+        g_ascii_formatd(buf, G_ASCII_DTOSTR_BUF_SIZE, fmt, v);
+        if (g_ascii_strtod(buf, NULL) == v)
+            break;
+    }
+    return buf;
+}

@@ -376,6 +376,11 @@ gboolean sv_cfg_get_double(JsonObject *obj, const char *key, const char *where, 
 gboolean sv_cfg_get_string(JsonObject *obj, const char *key, const char *where, gboolean required,
                            const char *dflt, const char **out, GError **error);
 
+/* For config writers: the shortest decimal text of a finite double that reads back
+ * (g_ascii_strtod, json-glib, yaml-cpp, nlohmann) to the same double, with '.' whatever the
+ * locale ("0.1", "1600", "1e+20"). `buf` holds G_ASCII_DTOSTR_BUF_SIZE bytes; returns it. */
+char *sv_cfg_format_double(char *buf, double v);
+
 /* ---- policy registry -------------------------------------------------------------------- */
 
 /* Policies (router, batch scheduler, KV eviction, expert routing, PIM placement) are chosen by

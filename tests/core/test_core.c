@@ -411,6 +411,44 @@ static void test_config_getters(void)
 }
 
 /* The YAML tree: kinds, file order, the line of every node, aliases, errors naming PATH:LINE. */
+/* sv_cfg_format_double: the shortest text that reads back to the same double (Python's repr
+ * digits for these values), integers without an exponent below 1e15. */
+static void test_format_double(void)
+{
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    const struct {
+        double v;
+        const char *text;
+    } cases[] = {
+        {1600, "1600"},
+        {0, "0"},
+        {-3, "-3"},
+        {0.1, "0.1"},
+        {0.1 + 0.2, "0.30000000000000004"},
+        {1.0 / 3.0, "0.3333333333333333"},
+        {2.5e-7, "2.5e-07"},
+        {4.5e17, "4.5e+17"},
+        {123456.789, "123456.789"},
+        {999999999999999, "999999999999999"},
+        {1e15, "1e+15"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)
+        CU_ASSERT_STRING_EQUAL(sv_cfg_format_double(buf, cases[i].v), cases[i].text);
+    /* Any double reads back to itself. */
+    sv_rng *rng = sv_rng_new(7, "format_double");
+    for (int i = 0; i < 10000; i++) {
+        uint64_t bits = sv_rng_u64(rng);
+        double v;
+        memcpy(&v, &bits, sizeof v);
+        if (!isfinite(v))
+            continue;
+        sv_cfg_format_double(buf, v);
+        double back = g_ascii_strtod(buf, NULL);
+        CU_ASSERT_TRUE(memcmp(&back, &v, sizeof v) == 0 || (v == 0 && back == 0));
+    }
+    sv_rng_free(rng);
+}
+
 static void test_yaml(void)
 {
     char *dir = sv_test_tmpdir();
@@ -519,6 +557,7 @@ int main(void)
                                         {"rng distributions", test_rng_distributions},
                                         {"time helpers", test_time_helpers},
                                         {"config getters", test_config_getters},
+                                        {"format double", test_format_double},
                                         {"yaml tree", test_yaml},
                                         {"u64 map", test_u64map},
                                         {NULL, NULL}};
