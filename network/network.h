@@ -36,6 +36,11 @@ struct sv_net_topo_cfg {
 
 /* Read ASTRA-sim's network YAML (topology, npus_count, bandwidth, latency). */
 gboolean sv_net_topo_load_yaml(const char *path, struct sv_net_topo_cfg *cfg, GError **error);
+/* Write `t` as ASTRA-sim's analytical network YAML, one list entry per dimension (topology names
+ * Ring / FullyConnected / Switch; bandwidth and latency in the shortest text that reads back to
+ * the same double), what sv_net_topo_load_yaml reads back equal. Written to a temporary file
+ * renamed over `path`; an invalid topology is an error and writes nothing. */
+gboolean sv_net_topo_save_yaml(const struct sv_net_topo_cfg *t, const char *path, GError **error);
 int sv_net_topo_npus(const struct sv_net_topo_cfg *cfg);
 
 typedef enum {

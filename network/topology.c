@@ -243,6 +243,50 @@ gboolean sv_net_topo_load_yaml(const char *path, struct sv_net_topo_cfg *cfg, GE
     return TRUE;
 }
 
+/* Bandwidth and latency as ASTRA-sim's shipped YAMLs write them ("50.0"): the shortest text
+ * that reads back to v, with ".0" when that is an integer. */
+static void put_number(GString *out, double v)
+{
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    sv_cfg_format_double(buf, v);
+    g_string_append(out, buf);
+    if (strpbrk(buf, ".eE") == NULL)
+        g_string_append(out, ".0");
+}
+
+gboolean sv_net_topo_save_yaml(const struct sv_net_topo_cfg *t, const char *path, GError **error)
+{
+    static const char *const kinds[] = {[SV_NET_TOPO_RING] = "Ring",
+                                        [SV_NET_TOPO_FULLY_CONNECTED] = "FullyConnected",
+                                        [SV_NET_TOPO_SWITCH] = "Switch"};
+    if (!sv_net__topo_validate(t, path, error))
+        return FALSE;
+    g_autoptr(GString) out = g_string_new("topology: [ ");
+    for (int d = 0; d < t->ndims; d++)
+        g_string_append_printf(out, "%s%s", d > 0 ? ", " : "", kinds[t->kind[d]]);
+    g_string_append(out, " ]\nnpus_count: [ ");
+    for (int d = 0; d < t->ndims; d++)
+        g_string_append_printf(out, "%s%d", d > 0 ? ", " : "", t->npus[d]);
+    g_string_append(out, " ]\nbandwidth: [ ");
+    for (int d = 0; d < t->ndims; d++) {
+        g_string_append(out, d > 0 ? ", " : "");
+        put_number(out, t->bandwidth_gbps[d]);
+    }
+    g_string_append(out, " ]  # GB/s\nlatency: [ ");
+    for (int d = 0; d < t->ndims; d++) {
+        g_string_append(out, d > 0 ? ", " : "");
+        put_number(out, t->latency_ns[d]);
+    }
+    g_string_append(out, " ]  # ns\n");
+    GError *e = NULL;
+    if (!g_file_set_contents(path, out->str, (gssize)out->len, &e)) {
+        g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_IO, "%s: %s", path, e->message);
+        g_error_free(e);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 /* ---- geometry --------------------------------------------------------------------------- */
 
 static int ring_links_per_line(int n)
