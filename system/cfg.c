@@ -175,6 +175,51 @@ static char *resolve_custom(const char *json_path, const char *prefix)
     return g_strdup(prefix);
 }
 
+/* servesim's "servesim-group-implementation": {"<collective>": "ring" | "direct", ...}, the
+ * algorithm of a collective on a communicator group smaller than the machine (group_impl). */
+static gboolean load_group_impl(JsonObject *o, const char *path, struct sv_sys_cfg *cfg,
+                                GError **error)
+{
+    static const char key[] = "servesim-group-implementation";
+    JsonNode *n = json_object_get_member(o, key);
+    if (!JSON_NODE_HOLDS_OBJECT(n)) {
+        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                    "%s: %s must be an object {\"<collective>\": \"ring\" | \"direct\"}", path,
+                    key);
+        return FALSE;
+    }
+    JsonObject *g = json_node_get_object(n);
+    g_autofree char *where = g_strdup_printf("%s: %s", path, key);
+    g_autoptr(GList) members = json_object_get_members(g);
+    for (GList *m = members; m != NULL; m = m->next) {
+        const char *coll = m->data;
+        int t = 0;
+        while (t < SV_SYS_TYPE_COUNT && strcmp(coll, type_names[t]) != 0)
+            t++;
+        if (t == SV_SYS_TYPE_COUNT) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "%s.%s: unknown collective (expected all-reduce, all-gather, "
+                        "reduce-scatter, all-to-all, ...)",
+                        where, coll);
+            return FALSE;
+        }
+        const char *s = NULL;
+        if (!sv_cfg_get_string(g, coll, where, TRUE, NULL, &s, error))
+            return FALSE;
+        if (strcmp(s, "ring") == 0) {
+            cfg->group_impl[t] = SV_SYS_IMPL_RING;
+        } else if (strcmp(s, "direct") == 0) {
+            cfg->group_impl[t] = SV_SYS_IMPL_DIRECT;
+        } else {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "%s.%s: '%s' is not ring or direct (what a communicator group runs)", where,
+                        coll, s);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 gboolean sv_sys_cfg_load_json(const char *path, struct sv_sys_cfg *cfg, GError **error)
 {
     sv_sys_cfg_init(cfg);
@@ -300,6 +345,9 @@ gboolean sv_sys_cfg_load_json(const char *path, struct sv_sys_cfg *cfg, GError *
             cfg->custom_prefix[t] = resolve_custom(path, json_array_get_string_element(a, 0));
         }
     }
+    if (json_object_has_member(o, "servesim-group-implementation") &&
+        !load_group_impl(o, path, cfg, error))
+        goto fail;
     if (json_object_has_member(o, "per-node-custom-implementation")) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_UNSUPPORTED,
                     "%s: per-node-custom-implementation is not supported", path);
@@ -429,6 +477,12 @@ fail:
 int sv_sys_groups_count(const sv_sys_groups *groups)
 {
     return groups == NULL ? 0 : (int)groups->groups->len;
+}
+
+int sv_sys_groups_id_at(const sv_sys_groups *groups, int i)
+{
+    SV_ASSERT(groups != NULL && i >= 0 && (guint)i < groups->groups->len);
+    return g_array_index(groups->groups, struct sv_sys__group, i).id;
 }
 
 const int *sv_sys_groups_members(const sv_sys_groups *groups, int id, int *n)

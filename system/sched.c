@@ -1090,3 +1090,13 @@ void sv_sys_free(sv_sys *sys)
         g_ptr_array_free(sys->live_cls[c].slabs, TRUE);
     g_free(sys);
 }
+
+const struct sv_sys_cfg *sv_sys_get_cfg(const sv_sys *sys)
+{
+    return &sys->cfg;
+}
+
+const sv_sys_groups *sv_sys_get_groups(const sv_sys *sys)
+{
+    return sys->groups;
+}

@@ -89,9 +89,9 @@ struct sv_sys_cfg {
     /* Algorithm of a collective on a communicator group smaller than the machine, per type:
      * SV_SYS_IMPL_RING (the default, 0: ASTRA-sim's CommunicatorGroup always builds a ring over
      * the members) or SV_SYS_IMPL_DIRECT (AllToAll.cc over the members: n - 1 messages in flight,
-     * one to each member; a servesim extension, never set from a system JSON, for a serving
-     * exchange whose members reach each other without relaying, as NCCL's all-to-all sends to
-     * every peer at once). */
+     * one to each member; a servesim extension for a serving exchange whose members reach each
+     * other without relaying, as NCCL's all-to-all sends to every peer at once). System JSON key
+     * "servesim-group-implementation": {"all-to-all": "direct", ...} (ASTRA-sim ignores it). */
     sv_sys_impl_kind group_impl[SV_SYS_TYPE_COUNT];
     /* Command-line knobs of ASTRA-sim's main (defaults 1, 1.0, 1.0). */
     int queues_per_dim;
@@ -106,6 +106,19 @@ struct sv_sys_cfg {
 void sv_sys_cfg_init(struct sv_sys_cfg *cfg); /* ASTRA-sim defaults */
 void sv_sys_cfg_clear(struct sv_sys_cfg *cfg);
 gboolean sv_sys_cfg_load_json(const char *path, struct sv_sys_cfg *cfg, GError **error);
+/* Write `cfg` as an ASTRA-sim system JSON for a network of `ndims` dimensions (1 to
+ * SV_NET_MAX_DIMS): every key sv_sys_cfg_load_json reads, in a fixed order, with ASTRA-sim's
+ * spelling, plus "boost-mode": 0. An implementation list holds the first min(n_impl, ndims)
+ * entries (a list shorter than the network keeps its meaning: collectives over the listed
+ * dimensions only); an absent list (n_impl 0) stays absent. group_impl other than ring goes
+ * under "servesim-group-implementation"; a custom prefix is written as an absolute path.
+ * queues_per_dim, comm_scale and injection_scale are ASTRA-sim command-line options, not keys:
+ * when not 1 they are named, as the options that give them, in "servesim-command-line"
+ * (read by nobody); fast_collectives (the same cycles either way) is not written. Doubles read
+ * back exactly. Written to a temporary file renamed over `path`: never half a file. FALSE +
+ * error naming the field on a value the reader would refuse (nothing written). */
+gboolean sv_sys_cfg_save_json(const struct sv_sys_cfg *cfg, int ndims, const char *path,
+                              GError **error);
 /* Parse one implementation name ("ring", "direct8", ...). */
 gboolean sv_sys_impl_parse(const char *name, struct sv_sys_impl *out, GError **error);
 
@@ -119,6 +132,14 @@ sv_sys_groups *sv_sys_groups_load_json(const char *path, GError **error);
 int sv_sys_groups_count(const sv_sys_groups *groups);
 /* Members of group `id` (NULL if absent); *n gets the count. */
 const int *sv_sys_groups_members(const sv_sys_groups *groups, int id, int *n);
+/* The id of the i-th group in id order (0 <= i < sv_sys_groups_count). */
+int sv_sys_groups_id_at(const sv_sys_groups *groups, int i);
+/* Write {"<id>": [member - npu_base, ...], ...} (ASTRA-sim's comm-group JSON, what
+ * sv_sys_groups_load_json reads) for groups `ids[0..n_ids)` in that order, or every group in id
+ * order when ids is NULL (groups may be NULL then: "{}"). Members keep their order. An absent or
+ * repeated id, or a member below npu_base, is an error (nothing written). Atomic as above. */
+gboolean sv_sys_groups_save_json(const sv_sys_groups *groups, const int *ids, int n_ids,
+                                 int npu_base, const char *path, GError **error);
 
 /* Custom collective plan: per rank (position in the communicator), the operations of ASTRA-sim's
  * per-NPU collective ET, executed as CustomAlgorithm does: operations whose dependencies are all
@@ -158,6 +179,10 @@ typedef struct sv_sys sv_sys;
 sv_sys *sv_sys_new(sv_net *net, const struct sv_sys_cfg *cfg, const sv_sys_groups *groups,
                    GError **error);
 void sv_sys_free(sv_sys *sys);
+/* What the system layer runs with: its copy of the configuration (custom prefixes as resolved;
+ * fast_collectives as last set) and of the communicator groups (empty, never NULL, without). */
+const struct sv_sys_cfg *sv_sys_get_cfg(const sv_sys *sys);
+const sv_sys_groups *sv_sys_get_groups(const sv_sys *sys);
 /* Use `plan` (taken over) for every collective of `type` instead of the native algorithms
  * (what "<coll>-implementation-custom" selects). The replay fills it from the ET files. */
 gboolean sv_sys_set_custom_plan(sv_sys *sys, sv_sys_coll_type type, sv_sys_plan *plan,
