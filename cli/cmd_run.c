@@ -160,7 +160,10 @@ static const char usage[] =
     "outputs:\n"
     "  --output-dir DIR          requests.csv, timeseries.csv, summary.json\n"
     "                            (default ./" DEFAULT_OUTPUT_DIR ")\n"
-    "  --emit-et DIR             also write each iteration DAG as Chakra ET (default none)\n"
+    "  --emit-et DIR             also write the run as Chakra ET files that ASTRA-sim and\n"
+    "                            servesim replay run, with their configs (docs/chakra.md)\n"
+    "  --et-scope SCOPE          iteration (default: a set of files per batch) or run (one\n"
+    "                            file per NPU for the whole run, KV transfers included)\n"
     "  --per-layer-dag           build TP iterations per layer and operator even where they\n"
     "                            fold (same results, slower; docs/parallelism.md)\n"
     "  --quiet                   no summary on stdout, no progress line on stderr\n"
@@ -178,6 +181,7 @@ typedef struct {
     char *network_model, *expert_routing, *moe_comm, *host_overhead;
     char *engine, *frontend; /* msg/engine.c */
     char *collectives;       /* docs/collectives.md "Closed form" */
+    char *et_scope;          /* docs/chakra.md "Emitted sets" */
     /* Memory tiers (docs/memory-tiers.md): checked by sv_planner_tier_flag_check. */
     char *preemption_mode, *prefix_storage, *prefix_pool, *prefix_write, *prefix_evict,
         *offload_overlap, *kv_load_overlap, *memory_model;
@@ -208,7 +212,7 @@ static void run_opts_clear(run_opts *o)
         &o->preemption_mode, &o->prefix_storage,  &o->prefix_pool,     &o->prefix_write,
         &o->prefix_evict,    &o->offload_overlap, &o->kv_load_overlap, &o->memory_model,
         &o->pim_dir,         &o->pim_model,       &o->pim_placement,   &o->engine,
-        &o->frontend,        &o->collectives};
+        &o->frontend,        &o->collectives,     &o->et_scope};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_clear_pointer(strs[i], g_free);
     g_clear_pointer(&o->plugins, g_strfreev);
@@ -318,6 +322,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         STR("latency", latency, "profile|roofline"),
         PATH("output-dir", output_dir, "DIR"),
         PATH("emit-et", emit_et, "DIR"),
+        STR("et-scope", et_scope, "iteration|run"),
         FLAG("per-layer-dag", 0, per_layer_dag),
         STR("router", router, "NAME"),
         STR("scheduler", scheduler, "NAME"),
@@ -414,6 +419,18 @@ static int parse_args(int argc, char **argv, run_opts *o)
         if (tier[i].value &&
             !sv_planner_tier_flag_check(tier[i].key, tier[i].value, tier[i].flag, &te)) {
             fprintf(stderr, "servesim run: %s (see servesim run --help)\n", te->message);
+            return 2;
+        }
+    }
+    if (o->et_scope) {
+        g_autoptr(GError) se = NULL;
+        sv_msg_et_scope scope;
+        if (!sv_msg_et_scope_parse(o->et_scope, &scope, &se)) {
+            fprintf(stderr, "servesim run: %s (see servesim run --help)\n", se->message);
+            return 2;
+        }
+        if (!o->emit_et) {
+            fprintf(stderr, "servesim run: --et-scope needs --emit-et DIR\n");
             return 2;
         }
     }
@@ -677,6 +694,7 @@ static int run(const run_opts *o)
     cfg.enable_prefix_caching = o->no_prefix_caching ? 0 : -1;
     cfg.enable_chunked_prefill = cfg.reserve_full_isl = -1;
     cfg.emit_et_dir = o->emit_et;
+    cfg.et_scope = o->et_scope;
     cfg.per_layer_dag = o->per_layer_dag;
     cfg.enable_attn_offloading = o->enable_attn_offloading ? 1 : -1;
     cfg.enable_sub_batch_interleaving = o->enable_sub_batch_interleaving ? 1 : -1;

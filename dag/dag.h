@@ -342,6 +342,60 @@ gboolean sv_dag_save_et_device(const sv_dag *dag, int32_t device, const char *pa
 gboolean sv_dag_save_et_device_from(const sv_dag *dag, int32_t device, uint64_t min_id,
                                     const char *path, GError **error);
 
+/* ---- ET output of a running simulation (servesim run --emit-et; docs/chakra.md "Emitted sets")
+ *
+ * A serving DAG is written in pieces (a batch's nodes when it is launched or has finished) into
+ * per-device files that Chakra's tools and ASTRA-sim read: */
+
+#define SV_DAG_ET_NO_ID UINT64_MAX
+
+/* A file's clock: a chain of compute nodes ("wait": GPU ops without work, num_ops and
+ * tensor_size 0) that makes a node start no earlier than a time of the run, written where the
+ * device's GPU is idle in the run until that time (a wait holds the GPU slot of ASTRA-sim's
+ * hardware rule). `at` is the time the chain has reached and `last_id` the node it ends with (a
+ * wait, or any node of the file that ends at `at`). */
+struct sv_dag_et_clock {
+    sv_time at;       /* the time the chain has reached */
+    uint64_t last_id; /* its last node, SV_DAG_ET_NO_ID (set by init) for none */
+    uint64_t next_id; /* id of the next node written outside the DAG (waits, transfers) */
+};
+void sv_dag_et_clock_init(struct sv_dag_et_clock *c, sv_time origin, uint64_t first_id);
+/* The chain node that ends at `t`: writes one more wait of t - at when t > at. *id is
+ * SV_DAG_ET_NO_ID when nothing needs waiting for (t at or before the origin of an empty chain). A
+ * t before the chain's end cannot be expressed by this chain: *id is SV_DAG_ET_NO_ID and the
+ * function returns FALSE without an error set (callers keep chains monotone). */
+gboolean sv_dag_et_clock_at(struct sv_dag_et_clock *c, sv_proto_writer *w, sv_time t,
+                            uint64_t *id, GError **error);
+
+struct sv_dag_et_put {
+    int32_t device;                  /* the file's device */
+    uint32_t first_index, end_index; /* the nodes written: insertion indexes [first, end) */
+    uint64_t id_base;                /* written id = id_base + node id */
+    int32_t npu_base;                /* written comm_src / comm_dst = value - npu_base */
+    /* Dependencies on this device's nodes before first_index are written (the file holds them:
+     * run scope); FALSE leaves them out, as dependencies on other devices' nodes always are. */
+    gboolean prior_deps;
+    /* Serving DAGs name a collective's group by comm_tag (sv_sys_exec.group_in_comm_tag):
+     * written as pg_name (ASTRA-sim's and Chakra's field), comm_tag left out. */
+    gboolean pg_from_tag;
+    /* Optional: the time of the run at which a root (a node with no written parent in [first,
+     * end)) may start; it then gets a ctrl dependency on `clock` at that time. Roots are put on
+     * the chain in time order. */
+    sv_time (*root_time)(void *ctx, const sv_dag_node *node);
+    void *root_ctx;
+    struct sv_dag_et_clock *clock; /* required with root_time */
+    const uint64_t *root_deps;     /* more ctrl dependencies of every root (written ids) */
+    size_t n_root_deps;
+};
+/* Write the nodes of o->device in [first, end) to `w` (the metadata already written):
+ *  - LOGICAL nodes are not written (ASTRA-sim aborts on METADATA nodes); a dependency on one
+ *    becomes dependencies on its nearest written ancestors;
+ *  - COMP and PIM nodes carry is_cpu_op (false unless set), PIM nodes sv_kind "pim";
+ *  - duration_micros = floor(duration_ns / 1000), and sv_duration_ns the exact value when it is
+ *    not a whole microsecond. */
+gboolean sv_dag_et_put(const sv_dag *dag, sv_proto_writer *w, const struct sv_dag_et_put *o,
+                       GError **error);
+
 /* The Chakra node that would be written for `node` (all deps; free with sv_proto_node_free).
  * Original attributes keep their order and value kind with current parameter values; parameters
  * set since are appended. Readers of attributes the DAG does not model (inputs.values of a

@@ -95,4 +95,10 @@ void sv_dag__exec_detach(sv_dag_exec *ex);
 gboolean sv_dag__find_cycle(const sv_dag *dag, const guint8 *alive, gboolean data_only,
                             GString *out);
 
+/* ET attribute of one modelled parameter (bit of SV_DAG_HAS_*), with the kind CHAKRA_ET.md 1.3
+ * recommends (et.c); servesim's own attribute names. */
+ChakraProtoMsg__AttributeProto *sv_dag__et_param_new(int bit, const struct sv_dag_params *p);
+#define SV_DAG_ATTR_KIND "sv_kind"
+#define SV_DAG_ATTR_DURATION_NS "sv_duration_ns"
+
 #endif

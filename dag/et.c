@@ -12,12 +12,11 @@
 
 typedef ChakraProtoMsg__AttributeProto attr_t;
 
-/* servesim's own attributes: the DAG kind for PIM/LOGICAL, and durations that are not whole
- * microseconds (duration_micros alone truncates them). Written on save; the kind is consumed on
- * load, the duration only with sv_dag_et_opts.precise_durations (else it is kept like any other
- * attribute, and the node runs duration_micros x 1000 ns as in ASTRA-sim and Chakra). */
-#define SV_DAG_ATTR_KIND "sv_kind"
-#define SV_DAG_ATTR_DURATION_NS "sv_duration_ns"
+/* servesim's own attributes (SV_DAG_ATTR_KIND, SV_DAG_ATTR_DURATION_NS in dag_internal.h): the
+ * DAG kind for PIM/LOGICAL, and durations that are not whole microseconds (duration_micros alone
+ * truncates them). Written on save; the kind is consumed on load, the duration only with
+ * sv_dag_et_opts.precise_durations (else it is kept like any other attribute, and the node runs
+ * duration_micros x 1000 ns as in ASTRA-sim and Chakra). */
 
 /* The modelled attributes, in SV_DAG_HAS_* bit order (names from CHAKRA_ET.md 1.3). */
 static const char *const param_names[] = {
@@ -402,6 +401,11 @@ static attr_t *param_new(int bit, const struct sv_dag_params *p)
     default:
         g_assert_not_reached();
     }
+}
+
+ChakraProtoMsg__AttributeProto *sv_dag__et_param_new(int bit, const struct sv_dag_params *p)
+{
+    return param_new(bit, p);
 }
 
 /* Bring original attribute `a` (the first named param_names[bit]) to the node's current value:

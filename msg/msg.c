@@ -63,11 +63,6 @@ sv_msg *sv_msg_new(sv_engine *eng, const struct sv_msg_cfg *cfg, const struct sv
                     "instance %d: invalid serving group configuration", cfg->instance);
         return NULL;
     }
-    if (cfg->emit_et_dir && g_mkdir_with_parents(cfg->emit_et_dir, 0755) != 0) {
-        g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_IO, "cannot create %s: %s", cfg->emit_et_dir,
-                    g_strerror(errno));
-        return NULL;
-    }
     /* The batch scheduler policy: a registry table, or the built-in of cfg->scheduler. */
     const struct sv_msg_sched_ops *sched =
         cfg->sched_ops ? cfg->sched_ops : sv_msg_sched_builtin(cfg->scheduler);
@@ -93,8 +88,10 @@ sv_msg *sv_msg_new(sv_engine *eng, const struct sv_msg_cfg *cfg, const struct sv
     m->sched = sched;
     m->sched_state = sched_state;
     m->limits = limits;
-    m->emit_et_dir = g_strdup(cfg->emit_et_dir);
-    m->cfg.emit_et_dir = m->emit_et_dir;
+    m->et = cfg->et_out;
+    m->et_unit = g_strdup(cfg->et_unit);
+    m->cfg.et_unit = m->et_unit;
+    g_queue_init(&m->et_pieces);
     if (hooks)
         m->hooks = *hooks;
     g_queue_init(&m->waiting);
@@ -157,7 +154,8 @@ void sv_msg_free(sv_msg *m)
     g_clear_error(&m->error);
     if (m->sched->destroy)
         m->sched->destroy(m->sched_state);
-    g_free(m->emit_et_dir);
+    sv_msg__et_free(m);
+    g_free(m->et_unit);
     sv_msg__tiers_free(m);
     sv_msg__pim_free(m);
     g_free(m);

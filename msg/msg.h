@@ -288,6 +288,48 @@ struct sv_msg_tier_cfg {
     void *xfer_ctx;
 };
 
+/* ---- Chakra ET output (issue 12; docs/chakra.md "Emitted sets") ------------------------------
+ *
+ * One per run, shared by the serving groups (and the PD hand-off). Iteration scope: every batch a
+ * set of files, one per device of its unit (an instance, or a data-parallel group), local NPU ids
+ * from 0, written when the batch has finished: each device's nodes, a clock of CPU waits for the
+ * time each root started after the launch (a device still busy with the previous batch), and no
+ * dependency outside the set. Run scope: one file per NPU of the cluster for the whole run, each
+ * batch appended at its launch behind a clock of CPU waits at the launch times, KV transfers as
+ * send/recv pairs. finish() closes the files and writes iterations.csv (per set and NPU: launch
+ * and finish time of the run) and manifest.json, last; without it nothing is left but the ET
+ * files of complete sets, and no manifest. */
+typedef struct sv_msg_et_out sv_msg_et_out;
+typedef enum {
+    SV_MSG_ET_ITERATION = 0,
+    SV_MSG_ET_RUN,
+} sv_msg_et_scope;
+gboolean sv_msg_et_scope_parse(const char *name, sv_msg_et_scope *out, GError **error);
+/* `n_npus`: the NPUs of the cluster (run scope: one file each). Creates `dir`. */
+sv_msg_et_out *sv_msg_et_out_new(const char *dir, sv_msg_et_scope scope, int32_t n_npus,
+                                 GError **error);
+void sv_msg_et_out_free(sv_msg_et_out *o); /* accepts NULL; removes unfinished run-scope files */
+const char *sv_msg_et_out_dir(const sv_msg_et_out *o);
+sv_msg_et_scope sv_msg_et_out_scope(const sv_msg_et_out *o);
+/* A replay unit for the manifest: its sets are <name>_iter<N>.<npu>.et (run scope: "run",
+ * run.<npu>.et); the caller writes <name>.system.json, <name>.network.yml, <name>.memory.json
+ * and <name>.groups.json. `note` (may be NULL) says what the files do not express exactly. */
+void sv_msg_et_out_add_unit(sv_msg_et_out *o, const char *name, int32_t n_npus, const char *note);
+/* Run scope: a point-to-point transfer of `bytes` from NPU src to dst starting now: a send on
+ * src's file (after its clock at `now`) and a receive on dst's. *recv gets the receive's id, to
+ * pass to sv_msg_et_out_received when the data has arrived and been used. Iteration scope: no-op
+ * (*recv = 0). */
+gboolean sv_msg_et_out_transfer(sv_msg_et_out *o, int32_t src, int32_t dst, uint64_t bytes,
+                                sv_time now, uint64_t *recv, GError **error);
+/* The next batch launched on dst waits for receive `recv` (ctrl dependency of its roots). */
+void sv_msg_et_out_received(sv_msg_et_out *o, int32_t dst, uint64_t recv);
+/* Run scope: a node written for `npu` finished at t in the run (iterations.csv: the time each
+ * NPU's file should finish in a replay). The serving groups' nodes are noted by the msg. */
+void sv_msg_et_out_note_end(sv_msg_et_out *o, int32_t npu, sv_time t);
+/* Close the files and write iterations.csv and manifest.json. `replay_model`: the network model
+ * name a replay should use (the run's). */
+gboolean sv_msg_et_out_finish(sv_msg_et_out *o, const char *replay_model, GError **error);
+
 /* ---- PIM attention offload (issue 9; docs/pim.md) ------------------------------------------
  *
  * Decode attention of every layer runs on the PIM channels of the instance's node (LLMServingSim
@@ -329,9 +371,13 @@ struct sv_msg_cfg {
      * (ASTRA-sim units: GB/s = 2^30 B per 1e9 ns; latency per hop in ns). VALIDATION_NOTES 6. */
     double link_bw_gbps;
     double link_latency_ns;
-    /* When set, each iteration DAG is also written as Chakra ET:
-     * <emit_et_dir>/inst<I>_iter<N>.<device>.et. The DAG is then built per layer and operator. */
-    const char *emit_et_dir;
+    /* Chakra ET output (--emit-et; docs/chakra.md "Emitted sets"): borrowed, NULL = none. The
+     * DAG is then built per layer and operator. Iteration scope writes each batch as the set
+     * <dir>/<et_unit>_iter<N>.<device - et_npu_base>.et; run scope appends it to the run's
+     * per-device files. */
+    sv_msg_et_out *et_out;
+    const char *et_unit; /* copied; NULL = "inst<instance>" */
+    int32_t et_npu_base;
     sv_msg_host_model host_model;    /* host-side per-step time (default: fitted) */
     sv_msg_engine_kind engine;       /* engine profile (default: vllm-0.19, async scheduling) */
     struct sv_msg_frontend frontend; /* zero = off */

@@ -90,7 +90,10 @@ struct sv_msg {
     sv_engine *eng;
     struct sv_msg_cfg cfg;
     struct sv_msg_hooks hooks;
-    char *emit_et_dir;
+    sv_msg_et_out *et;     /* cfg.et_out (NULL = no ET output) */
+    char *et_unit;         /* cfg.et_unit, owned */
+    GQueue et_pieces;      /* et_out.c: batches whose set is written when they finish */
+    uint64_t et_id_base;   /* run scope: written id = base + DAG id (grows as DAGs are replaced) */
     GQueue waiting;     /* msg_req*, arrival order; preempted requests go to the head */
     GPtrArray *running; /* msg_req*, admission order */
     GArray *inflight;   /* msg_slot of the iteration in flight */
@@ -99,7 +102,7 @@ struct sv_msg {
     sv_time iter_start_ns;
     GArray *start_entries; /* sv_msg_sched_entry scratch for hooks.on_iter_start */
     uint64_t iterations;
-    uint64_t launches; /* iteration DAGs written as ET (--emit-et file names) */
+    uint64_t launches; /* batches launched (ET set names) */
     uint64_t preemptions;
     uint32_t step_preempted;
     uint64_t step_seq;      /* schedule calls so far (marks requests scheduled in this one) */
@@ -119,7 +122,9 @@ struct sv_msg {
     uint64_t tier_bytes;  /* bytes this group booked on the tier fabric (offload.c) */
     struct msg_tiers *tiers;
     struct msg_pim *pim;  /* PIM offload / local weight loads (pim.c); NULL when neither */
-    uint64_t et_first_id; /* first DAG id of the launch being built (--emit-et) */
+    uint32_t et_first; /* first DAG index of the launch being built (ET output) */
+    /* The shape of the batch being built (ET output: num_ops and tensor_size of each operator). */
+    const struct sv_compute_batch_shape *et_shape;
     /* Engine profile (msg/engine.c): batches scheduled and not yet committed, at most (vLLM's
      * max_concurrent_batches: 2 with async scheduling, else 1; pp_size with pipeline stages), and
      * whether the scheduler gives output placeholders (async scheduling without PP). */
@@ -157,6 +162,15 @@ sv_dag_node *sv_msg__add_node(sv_msg *m, const char *name, sv_dag_kind kind, int
  * sv_msg__iter_finished(m) from an engine event when the DAG has run. FALSE + error on failure. */
 gboolean sv_msg__launch(sv_msg *m, GError **error);
 void sv_msg__iter_finished(sv_msg *m);
+
+/* et_out.c: ET output of the serving group (docs/chakra.md "Emitted sets"). launched: the batch
+ * [first, node count) of m->dag was just built at launch_ns (run scope writes it now, iteration
+ * scope when its nodes are done); node_done: a node of m->dag finished; dag_retire: m->dag is
+ * about to be freed (writes what is pending). */
+gboolean sv_msg__et_launched(sv_msg *m, uint32_t first, sv_time launch_ns, GError **error);
+void sv_msg__et_node_done(sv_msg *m, const sv_dag_node *n);
+gboolean sv_msg__et_dag_retire(sv_msg *m, GError **error);
+void sv_msg__et_free(sv_msg *m);
 
 /* msg.c: stop the run with `err` (taken); start a step now if the group is idle; schedule the
  * commit event `delay` from now. */

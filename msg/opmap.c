@@ -53,7 +53,7 @@ static sv_time ring_allreduce_ns(const struct sv_msg_cfg *c, uint64_t bytes)
 static const char *op_name(const sv_msg *m, char *buf, size_t size, int layer,
                            sv_compute_op_kind op, const char *suffix)
 {
-    if (!m->emit_et_dir)
+    if (!m->et)
         return NULL;
     const char *on = sv_compute_op_name(op);
     if (layer >= 0)
@@ -63,6 +63,24 @@ static const char *op_name(const sv_msg *m, char *buf, size_t size, int layer,
     return buf;
 }
 
+/* ET output: the operator's FLOPs and bytes on this rank (sv_compute_op_cost) as num_ops and
+ * tensor_size, for tools that time compute nodes by their own roofline (ASTRA-sim's
+ * roofline-enabled, CHAKRA_ET.md 3.3). `s` NULL: the batch's shape. */
+static void et_cost(const sv_msg *m, sv_dag_node *n, sv_compute_op_kind op,
+                    const struct sv_compute_batch_shape *s)
+{
+    if (!m->et || !m->et_shape)
+        return;
+    int32_t pp = m->cfg.pp_size > 1 ? m->cfg.pp_size : 1;
+    int tp = MAX(1, m->cfg.num_devices / pp);
+    double flops = 0, bytes = 0;
+    sv_compute_op_cost(sv_compute_latency_model(m->cfg.lat), tp, op, s ? s : m->et_shape, &flops,
+                       &bytes);
+    n->p.has |= SV_DAG_HAS_NUM_OPS | SV_DAG_HAS_TENSOR_SIZE;
+    n->p.num_ops = (int64_t)(flops + 0.5);
+    n->p.tensor_size_bytes = (uint64_t)(bytes + 0.5);
+}
+
 static sv_dag_node *add_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int n_ops, int32_t dev,
                             int layer, sv_dag_node *prev)
 {
@@ -70,6 +88,7 @@ static sv_dag_node *add_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int
     for (int i = 0; i < n_ops; i++) {
         prev = sv_msg__add_node(m, op_name(m, name, sizeof name, layer, ops[i].op, ""),
                                 SV_DAG_KIND_COMP, dev, ops[i].ns, prev);
+        et_cost(m, prev, ops[i].op, NULL);
         if (ops[i].allreduce_bytes > 0 && m->cfg.num_devices > 1) {
             sv_dag_node *ar =
                 sv_msg__add_node(m, op_name(m, name, sizeof name, layer, ops[i].op, ".allreduce"),
@@ -143,7 +162,7 @@ static void build_dag(sv_msg *m, const struct sv_compute_iter_time *it)
         sv_msg__kv_loads_done(m);
         return;
     }
-    gboolean detailed = m->emit_et_dir != NULL || m->cfg.num_devices > 1;
+    gboolean detailed = m->et != NULL || m->cfg.num_devices > 1;
     /* Prefix loads from lower tiers admitted this step (msg/offload.c): before the first layer,
      * or per layer (then the DAG is built per layer). */
     sv_dag_node *kv_join = sv_msg__kv_loads(m);
@@ -173,26 +192,15 @@ static void build_dag(sv_msg *m, const struct sv_compute_iter_time *it)
     sv_msg__kv_loads_done(m);
 }
 
+static void single_node_done(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
+{
+    sv_msg__et_node_done(ctx, n);
+}
+
 static void on_all_done(sv_dag_exec *ex, void *ctx)
 {
     sv_msg *m = ctx;
     sv_msg__iter_finished(m);
-}
-
-static gboolean emit_et(sv_msg *m, GError **error)
-{
-    for (int32_t r = 0; r < m->cfg.num_devices; r++) {
-        int32_t dev = m->cfg.first_device + r;
-        g_autofree char *name = g_strdup_printf("inst%d_iter%" G_GUINT64_FORMAT ".%d.et",
-                                                m->cfg.instance, m->launches, dev);
-        g_autofree char *path = g_build_filename(m->emit_et_dir, name, NULL);
-        /* This launch's nodes only: a DAG kept while batches are in flight holds earlier
-         * launches, already written. */
-        if (!sv_dag_save_et_device_from(m->dag, dev, m->et_first_id, path, error))
-            return FALSE;
-    }
-    m->launches++; /* launches may run ahead of commits (batch queue) */
-    return TRUE;
 }
 
 static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape_in,
@@ -248,16 +256,20 @@ gboolean sv_msg__launch(sv_msg *m, GError **error)
     /* Without ET output the DAG and its executor are kept across iterations and recycled every
      * MSG_DAG_RECYCLE_NODES nodes: a fresh DAG per step would cost more than the step itself
      * (page allocation), and memory stays bounded. The executor picks up the appended nodes. */
-    if (m->dag && (m->emit_et_dir || sv_dag_node_count(m->dag) >= MSG_DAG_RECYCLE_NODES)) {
+    if (m->dag && (m->et || sv_dag_node_count(m->dag) >= MSG_DAG_RECYCLE_NODES)) {
+        if (m->et && !sv_msg__et_dag_retire(m, error))
+            return FALSE;
         g_clear_pointer(&m->exec, sv_dag_exec_free);
         g_clear_pointer(&m->dag, sv_dag_free);
     }
     gboolean fresh = m->dag == NULL;
     if (fresh)
         m->dag = sv_dag_new();
-    m->et_first_id = sv_dag_next_id(m->dag); /* --emit-et writes this launch's nodes */
+    m->et_first = (uint32_t)sv_dag_node_count(m->dag);
+    m->et_shape = &shape;
     build_dag(m, &it);
-    if (m->emit_et_dir && !emit_et(m, error)) {
+    m->et_shape = NULL;
+    if (m->et && !sv_msg__et_launched(m, m->et_first, sv_engine_now(m->eng), error)) {
         g_clear_pointer(&m->dag, sv_dag_free);
         return FALSE;
     }
@@ -265,6 +277,7 @@ gboolean sv_msg__launch(sv_msg *m, GError **error)
         return TRUE; /* appended nodes are issued by the running executor */
     struct sv_dag_exec_cfg ec = {
         .policy = SV_DAG_POLICY_ASTRA,
+        .on_node_done = m->et ? single_node_done : NULL,
         .on_all_done = on_all_done,
         .cb_ctx = m,
     };
@@ -452,7 +465,7 @@ gboolean sv_msg__par_init(sv_msg *m, GError **error)
      * the device's communication slot, which the all-reduces of a batch in flight would wait
      * for), and links that nothing else uses (c->tp_fold, checked by the planner). */
     P->fold = c->tp_fold && P->tp > 1 && P->pp == 1 && !P->moe && c->dp == NULL &&
-              !m->emit_et_dir && !sv_msg__tiers_on(m) && !(c->local_load_bytes_per_ns > 0);
+              !m->et && !sv_msg__tiers_on(m) && !(c->local_load_bytes_per_ns > 0);
     return TRUE;
 }
 
@@ -590,6 +603,8 @@ static void par_maybe_commit(sv_msg *m)
 static void par_node_done(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
 {
     sv_msg *m = ctx;
+    if (m->et)
+        sv_msg__et_node_done(m, n);
     if (n->kind != SV_DAG_KIND_LOGICAL)
         return;
     for (GList *l = m->par->batches.head; l; l = l->next) {
@@ -708,9 +723,17 @@ static sv_dag_node *par_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int
             if (x->dispatch_bytes > 0)
                 prev = par_coll(m, op_name(m, name, sizeof name, layer, op, ".dispatch"), dev,
                                 x->dispatch_type, x->dispatch_bytes, epg, prev);
-            if (moe_ns > 0)
+            if (moe_ns > 0) {
                 prev = par_add(m, op_name(m, name, sizeof name, layer, op, ""), SV_DAG_KIND_COMP,
                                dev, moe_ns, prev);
+                if (m->et && m->et_shape) {
+                    const struct sv_msg_moe_rank *rk = &P->ranks[m->cfg.ep_rank_base + r / P->ep_k];
+                    struct sv_compute_batch_shape ls = *m->et_shape;
+                    ls.moe_local_tokens = rk->local_tokens;
+                    ls.moe_activated_experts = rk->activated;
+                    et_cost(m, prev, op, &ls);
+                }
+            }
             if (x->combine_bytes > 0)
                 prev = par_coll(m, op_name(m, name, sizeof name, layer, op, ".combine"), dev,
                                 x->combine_type, x->combine_bytes, epg, prev);
@@ -721,6 +744,7 @@ static sv_dag_node *par_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int
         }
         prev = par_add(m, op_name(m, name, sizeof name, layer, op, ""), SV_DAG_KIND_COMP, dev,
                        ops[i].ns, prev);
+        et_cost(m, prev, op, NULL);
         if (ops[i].allreduce_bytes > 0 && P->tp > 1) {
             prev = par_coll(m, op_name(m, name, sizeof name, layer, op, ".allreduce"), dev,
                             SV_SYS_ALL_REDUCE, ops[i].allreduce_bytes, m->cfg.tp_group_base + stage,
@@ -854,7 +878,7 @@ static sv_dag_node *par_emit_ops(sv_msg *m, const struct sv_compute_iter_op *ops
  * they could hold a device slot across the two executors) or ET output: those keep one DAG. */
 static gboolean par_can_rotate(const sv_msg *m)
 {
-    return !m->emit_et_dir && !sv_msg__tiers_on(m) && m->cfg.pim.dev == NULL &&
+    return !m->et && !sv_msg__tiers_on(m) && m->cfg.pim.dev == NULL &&
            !(m->cfg.local_load_bytes_per_ns > 0);
 }
 
@@ -964,8 +988,10 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
 
     par_retire_finished(m);
     gboolean rotated = FALSE;
-    if (m->dag && (m->emit_et_dir || sv_dag_node_count(m->dag) >= MSG_DAG_RECYCLE_NODES)) {
+    if (m->dag && (m->et || sv_dag_node_count(m->dag) >= MSG_DAG_RECYCLE_NODES)) {
         if (g_queue_is_empty(&P->batches)) {
+            if (m->et && !sv_msg__et_dag_retire(m, error))
+                return FALSE;
             g_clear_pointer(&m->exec, sv_dag_exec_free);
             g_clear_pointer(&m->dag, sv_dag_free);
             g_clear_pointer(&P->cur, g_free);
@@ -978,7 +1004,8 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
     gboolean fresh = m->dag == NULL;
     if (fresh)
         m->dag = sv_dag_new();
-    m->et_first_id = sv_dag_next_id(m->dag); /* --emit-et writes this launch's nodes */
+    m->et_first = (uint32_t)sv_dag_node_count(m->dag);
+    m->et_shape = &shape;
     if (rotated)
         par_gates(m);
 
@@ -1057,12 +1084,13 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
     }
     sv_msg__kv_loads_done(m);
     /* Named for the ET files only, as the per-layer nodes (op_name). */
-    final = par_add(m, m->emit_et_dir ? "batch.done" : NULL, SV_DAG_KIND_LOGICAL, c->first_device,
+    final = par_add(m, m->et ? "batch.done" : NULL, SV_DAG_KIND_LOGICAL, c->first_device,
                     0, NULL);
     for (int32_t r = 0; r < P->tp; r++)
         if (P->last[r])
             SV_ASSERT(sv_dag_edge_add(m->dag, P->last[r], final, SV_DAG_EDGE_DATA, NULL));
-    if (m->emit_et_dir && !emit_et(m, error))
+    m->et_shape = NULL;
+    if (m->et && !sv_msg__et_launched(m, m->et_first, sv_engine_now(m->eng), error))
         return FALSE;
 
     par_batch *b = P->spare_batches->len > 0

@@ -254,6 +254,21 @@ sv_planner_cluster_net *sv_planner_cluster_net_new(sv_engine *eng,
     /* One chunk per collective and a ring per dimension: LLMServingSim's system.json rewrites
      * every implementation list to ["ring"] x dims (_sync_system_collective_dims). */
     sc.preferred_dataset_splits = 1;
+    /* A collective's reductions read and write the device's memory (ASTRA-sim's local-mem-bw,
+     * PacketBundle: 3 x size / bandwidth per reduced chunk): the devices' memory bandwidth,
+     * npu_mem.mem_bw or the hardware catalog's spec-sheet value, the slowest in the cluster (one
+     * value per system layer, as ASTRA-sim has). Left 0 when no instance gives one: ASTRA-sim then
+     * divides by zero, servesim charges a fixed 10 cycles per access. */
+    sc.local_mem_bw = 0;
+    for (int32_t i = 0; i < ni; i++) {
+        const struct sv_planner_instance_cfg *ic = &c->instances[i];
+        double bw = ic->npu_mem_bw_gbps;
+        struct sv_compute_hw_cfg hw;
+        if (!(bw > 0) && sv_compute_hw_lookup(ic->hardware, &hw, NULL))
+            bw = hw.mem_bw_gbps;
+        if (bw > 0 && (sc.local_mem_bw <= 0 || bw < sc.local_mem_bw))
+            sc.local_mem_bw = bw;
+    }
     int nd = topo.ndims > 0 ? topo.ndims : 1;
     static const sv_sys_coll_type types[] = {SV_SYS_ALL_REDUCE, SV_SYS_ALL_GATHER,
                                              SV_SYS_REDUCE_SCATTER, SV_SYS_ALL_TO_ALL};

@@ -55,6 +55,7 @@ struct sv_planner_pd {
     gboolean retry_pending;
     int32_t *cand; /* scratch */
     struct sv_planner_pd_stats stats;
+    sv_msg_et_out *et; /* run-scope ET output, or NULL */
     GError *error;
 };
 
@@ -74,6 +75,7 @@ struct pd_req {
     sv_dag_node *bp, *admit, *pf_done;
     sv_time bp_ns, reserved_ns;
     gboolean waited;
+    GArray *et_recv; /* ET output: {decode NPU, receive id} of each message sent */
 };
 
 gboolean sv_planner_pd_kv_mode_parse(const char *name, sv_planner_pd_kv_mode *out, GError **error)
@@ -145,6 +147,8 @@ static void pd_fail(sv_planner_pd *pd, GError *e)
 
 static void req_free(pd_req *r)
 {
+    if (r->et_recv)
+        g_array_unref(r->et_recv);
     sv_dag_exec_free(r->ex);
     sv_dag_free(r->dag);
     g_free(r);
@@ -370,6 +374,9 @@ static void logical_handler(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
         sv_msg_pd_release(pd->inst[r->src].msg, r->hp);
         r->hp = NULL;
         r->out.kv_ready_ns = now;
+        for (guint k = 0; r->et_recv && k + 1 < r->et_recv->len; k += 2)
+            sv_msg_et_out_received(pd->et, (int32_t)g_array_index(r->et_recv, uint64_t, k),
+                                   g_array_index(r->et_recv, uint64_t, k + 1));
         sv_msg_pd_admit(pd->inst[r->dst].msg, r->hd, &r->out);
         r->hd = NULL;
         sv_dag_exec_node_done(ex, node);
@@ -391,7 +398,34 @@ static void logical_handler(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
 static void send_handler(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
 {
     pd_req *r = ctx;
+    if (r->pd->et) {
+        uint64_t recv = 0;
+        GError *e = NULL;
+        if (!sv_msg_et_out_transfer(r->pd->et, node->device, node->p.comm_dst,
+                                    node->p.comm_size_bytes, sv_engine_now(r->pd->eng), &recv,
+                                    &e)) {
+            pd_fail(r->pd, e);
+            return;
+        }
+        if (!r->et_recv)
+            r->et_recv = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+        uint64_t rec[2] = {(uint64_t)node->p.comm_dst, recv};
+        g_array_append_vals(r->et_recv, rec, 2);
+    }
     sv_sys_exec_transfer(ex, node, &r->sx);
+}
+
+/* Run-scope ET output: when each KV message arrived (its send's end on the prefill NPU). */
+static void et_node_done(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
+{
+    pd_req *r = ctx;
+    if (node->kind == SV_DAG_KIND_COMM_SEND)
+        sv_msg_et_out_note_end(r->pd->et, node->device, sv_engine_now(r->pd->eng));
+}
+
+void sv_planner_pd_set_et(sv_planner_pd *pd, sv_msg_et_out *et)
+{
+    pd->et = et;
 }
 
 static void start_event(sv_engine *eng, void *ctx, uint64_t arg)
@@ -430,6 +464,7 @@ static pd_req *req_new(sv_planner_pd *pd, int32_t instance, sv_msg_handoff *h, g
         /* The network shares links among messages; no per-device comm slot. */
         .policy = SV_DAG_POLICY_UNLIMITED,
         .handler_ctx = r,
+        .on_node_done = pd->et ? et_node_done : NULL,
         .on_all_done = all_done,
         .cb_ctx = r,
     };

@@ -448,6 +448,10 @@ struct sv_planner_pd_cfg {
 
 typedef struct sv_planner_pd sv_planner_pd;
 sv_planner_pd *sv_planner_pd_new(const struct sv_planner_pd_cfg *cfg, GError **error);
+/* Run-scope ET output (--et-scope run): every KV message is also written as a send on the
+ * prefill device's file and a receive on the decode device's, the decode side's next batch
+ * waiting for it (borrowed; NULL = none). */
+void sv_planner_pd_set_et(sv_planner_pd *pd, sv_msg_et_out *et);
 void sv_planner_pd_free(sv_planner_pd *pd); /* accepts NULL; before the msgs and the network */
 /* The msg hook (sv_msg_hooks.on_prefill_done) of every prefill instance. */
 void sv_planner_pd_prefill_done(sv_planner_pd *pd, int32_t instance, sv_msg_handoff *h);
@@ -653,6 +657,9 @@ struct sv_planner_run_cfg {
     double gpu_clock;
     uint64_t seed;
     const char *emit_et_dir; /* NULL = none */
+    /* "iteration" (default: a set of files per batch) or "run" (one file per NPU for the run,
+     * KV transfers included); docs/chakra.md "Emitted sets". */
+    const char *et_scope;
     /* Build every iteration per layer and operator, never folded (docs/parallelism.md "Folded
      * iterations"): the same results, slower; for checking the folded form (--per-layer-dag). */
     gboolean per_layer_dag;

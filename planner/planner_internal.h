@@ -30,6 +30,19 @@ gboolean sv_planner_pim_instance(sv_planner_pim *p, int32_t i, const struct sv_c
 void sv_planner_pim_power(const sv_planner_pim *p, sv_planner_power *pw);
 int64_t sv_planner_pim_channels(const sv_planner_pim *p, int32_t node); /* 0: no PIM */
 
+/* The run's Chakra ET output (planner/et.c; docs/chakra.md "Emitted sets"): new creates the
+ * output and writes each replay unit's system JSON, network YAML, remote-memory JSON and
+ * comm-group JSON (`tiers`: the run has memory tiers, noted as not expressible); instance sets a
+ * msg's ET fields; finish writes iterations.csv and manifest.json. */
+typedef struct sv_planner_et sv_planner_et;
+sv_planner_et *sv_planner_et_new(const struct sv_planner_run_cfg *cfg,
+                                 const sv_planner_cluster_net *cn, gboolean tiers,
+                                 GError **error);
+void sv_planner_et_free(sv_planner_et *e);
+sv_msg_et_out *sv_planner_et_out(const sv_planner_et *e);
+void sv_planner_et_instance(const sv_planner_et *e, int32_t i, struct sv_msg_cfg *mc);
+gboolean sv_planner_et_finish(sv_planner_et *e, GError **error);
+
 G_END_DECLS
 
 #endif

@@ -65,6 +65,7 @@ typedef struct {
     sv_planner_tiers *tiers;             /* NULL when the run uses no tier */
     sv_planner_power *power;             /* NULL without a power model */
     sv_planner_pim *pim;                 /* NULL without PIM offload or local weight loads */
+    sv_planner_et *et;                   /* NULL without --emit-et */
     gboolean *tp_fold;                   /* per instance: TP iterations may be folded (tp_fold.c) */
     GArray *pending; /* power: finished requests (sv_wl_outcome) waiting for their energy */
 } run_state;
@@ -648,7 +649,6 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         .num_devices = ic->tp_size,
         .link_bw_gbps = cfg->cluster->link_bw_gbps,
         .link_latency_ns = sv_planner_cluster_link_latency_ns(cfg->cluster, 0),
-        .emit_et_dir = cfg->emit_et_dir,
         .tp_fold = st->tp_fold && st->tp_fold[i],
     };
     if (st->cnet) {
@@ -670,6 +670,8 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         mc.dp = d >= 0 ? st->dps[d] : NULL;
         mc.dp_rank = dp_rank;
     }
+    if (st->et)
+        sv_planner_et_instance(st->et, i, &mc);
     /* Memory tiers (planner/tiers.c): routes, ledgers and the prefix hierarchy of this
      * instance. */
     gboolean tiers_ok =
@@ -913,6 +915,10 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
             dev += cfg->cluster->instances[i].num_npus;
         }
     }
+    if (ok && cfg->emit_et_dir) {
+        st.et = sv_planner_et_new(cfg, st.cnet, st.tiers != NULL, error);
+        ok = st.et != NULL;
+    }
     /* Folded TP iterations where no other transfer shares the ring's links (tp_fold.c); not
      * with power (link energy per message) or memory tiers (their network legs). */
     if (ok && st.cnet && !cfg->per_layer_dag && !st.power && !st.tiers)
@@ -924,6 +930,8 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     }
     if (ok)
         ok = setup_pd(&st, error);
+    if (ok && st.pd && st.et)
+        sv_planner_pd_set_et(st.pd, sv_planner_et_out(st.et));
     if (ok) {
         pump(&st);
         sv_engine_run(st.eng, SV_TIME_MAX);
@@ -946,6 +954,8 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
                         "the simulation stalled: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
                         " requests finished",
                         st.finished, st.submitted);
+            ok = FALSE;
+        } else if (st.et && !sv_planner_et_finish(st.et, error)) {
             ok = FALSE;
         } else if (cfg->idle_tail_ns > 0) {
             /* The cluster idles on after the last event: energy and power.csv run on (standby
@@ -1037,6 +1047,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     g_free(st.dps);
     sv_planner_tiers_free(st.tiers); /* after the msgs (they borrow it), before the network */
     sv_planner_pim_free(st.pim);     /* after the msgs (they borrow its devices) */
+    sv_planner_et_free(st.et);       /* after the msgs and the PD hand-off (they borrow it) */
     if (st.cnet && sv_planner_cluster_net_net(st.cnet)) {
         struct sv_net_stats ns;
         sv_net_get_stats(sv_planner_cluster_net_net(st.cnet), &ns);

@@ -78,9 +78,9 @@ static void test_emit_inspect_replay(void)
     const int64_t comp = 1 + 32 * 9 + 3, coll = 32 * 2;
     SV_ASSERT_EQ_I64(json_object_get_int_member(types, "COMP_NODE"), comp);
     SV_ASSERT_EQ_I64(json_object_get_int_member(types, "COMM_COLL_NODE"), coll);
-    int64_t meta = json_object_has_member(types, "METADATA_NODE")
-                       ? json_object_get_int_member(types, "METADATA_NODE")
-                       : 0;
+    /* no METADATA node (ASTRA-sim's statistics assert on them; issue 12) */
+    CU_ASSERT_FALSE(json_object_has_member(types, "METADATA_NODE"));
+    const int64_t meta = 0;
     SV_ASSERT_EQ_I64(json_object_get_int_member(o, "node_count"), comp + coll + meta);
     JsonObject *comm = json_object_get_object_member(o, "comm_types");
     SV_ASSERT_EQ_I64(json_object_get_int_member(comm, "ALL_REDUCE"), coll);
@@ -92,7 +92,8 @@ static void test_emit_inspect_replay(void)
 
     /* Each node is written once: with two batches in flight (the vllm-0.19 engine) the DAG is
      * kept across launches, and a later iteration's file holds its own nodes only (one
-     * iteration's worth, every dependency inside the file). */
+     * iteration's worth, every dependency inside the file), plus at most one "wait" compute node
+     * where the batch started behind the previous one (docs/chakra.md "Emitted sets"). */
     for (int k = 1; k <= 3; k++) {
         g_autofree char *fk = g_strdup_printf("%s/inst0_iter%d.0.et", et, k);
         CU_ASSERT_FATAL(g_file_test(fk, G_FILE_TEST_IS_REGULAR));
@@ -102,8 +103,10 @@ static void test_emit_inspect_replay(void)
         CU_ASSERT_FATAL(json_parser_load_from_data(pk, so, -1, NULL));
         JsonObject *ok = json_node_get_object(json_parser_get_root(pk));
         JsonObject *tk = json_object_get_object_member(ok, "node_types");
-        SV_ASSERT_EQ_I64(json_object_get_int_member(tk, "COMP_NODE"), comp);
+        int64_t nc = json_object_get_int_member(tk, "COMP_NODE");
+        CU_ASSERT(nc >= comp && nc <= comp + 1);
         SV_ASSERT_EQ_I64(json_object_get_int_member(tk, "COMM_COLL_NODE"), coll);
+        CU_ASSERT_FALSE(json_object_has_member(tk, "METADATA_NODE"));
         CU_ASSERT(json_object_get_int_member(ok, "node_count") <= comp + coll + 1);
         SV_ASSERT_EQ_I64(json_object_get_int_member(ok, "data_deps_to_missing_nodes"), 0);
         g_free(so);

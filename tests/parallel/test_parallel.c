@@ -131,13 +131,16 @@ static void big_done(sv_engine *eng, void *ctx, uint64_t arg)
 
 /* Ring all-reduce of S over 2 NPUs (ASTRA-sim Ring, docs/collectives.md): m = S/2, per step
  * T = floor(L + m/B); (n-1)(T + 3 floor(m/M) + D) + (n-1)(T + D) + D with D = 10 (endpoint
- * delay) and 3 x 10 for the reduction at local-mem-bw 0. */
+ * delay) and M the devices' memory bandwidth (INST's npu_mem.mem_bw, 3350 GB/s = bytes/ns; the
+ * cluster network's local-mem-bw, planner/cluster_net.c). */
+#define INST_MEM_BW 3350.0
 static sv_time ring_ar_2(double bw_gbps, double lat_ns, uint64_t bytes, double share)
 {
     double bpns = bw_gbps * 1073741824.0 / 1e9; /* ASTRA-sim GB/s (VALIDATION_NOTES 6) */
     double m = (double)(bytes / 2);
     sv_time t = (sv_time)floor(lat_ns + m / (bpns * share));
-    return (t + 30 + 10) + (t + 10) + 10;
+    sv_time red = 3 * (sv_time)floor(m / INST_MEM_BW);
+    return (t + red + 10) + (t + 10) + 10;
 }
 
 /* One 2-NPU TP instance on a 16 GB/s, 20 us FullyConnected link (the Qwen3-32B TP2 case's
@@ -170,8 +173,8 @@ static void run_ar(sv_net_model model, gboolean background, ar_rec *rec)
 
 static void test_tp_allreduce_time(void)
 {
-    sv_time alone = ring_ar_2(16, 20000, 1u << 20, 1.0); /* 101094 */
-    SV_ASSERT_EQ_I64(alone, 101094);
+    sv_time alone = ring_ar_2(16, 20000, 1u << 20, 1.0); /* 101532 */
+    SV_ASSERT_EQ_I64(alone, 101532);
     sv_net_model models[] = {SV_NET_MODEL_ANALYTICAL, SV_NET_MODEL_FLOW};
     for (size_t i = 0; i < G_N_ELEMENTS(models); i++) {
         ar_rec rec = {{0}};
@@ -195,7 +198,7 @@ static void test_tp_contention(void)
     /* analytical ignores the other traffic */
     ar_rec r2 = {{0}};
     run_ar(SV_NET_MODEL_ANALYTICAL, TRUE, &r2);
-    SV_ASSERT_EQ_I64(r2.done[0], 101094);
+    SV_ASSERT_EQ_I64(r2.done[0], 101532);
 }
 
 /* ---- runs ------------------------------------------------------------------------------------ */
