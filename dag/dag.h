@@ -364,8 +364,8 @@ void sv_dag_et_clock_init(struct sv_dag_et_clock *c, sv_time origin, uint64_t fi
  * SV_DAG_ET_NO_ID when nothing needs waiting for (t at or before the origin of an empty chain). A
  * t before the chain's end cannot be expressed by this chain: *id is SV_DAG_ET_NO_ID and the
  * function returns FALSE without an error set (callers keep chains monotone). */
-gboolean sv_dag_et_clock_at(struct sv_dag_et_clock *c, sv_proto_writer *w, sv_time t,
-                            uint64_t *id, GError **error);
+gboolean sv_dag_et_clock_at(struct sv_dag_et_clock *c, sv_proto_writer *w, sv_time t, uint64_t *id,
+                            GError **error);
 
 struct sv_dag_et_put {
     int32_t device;                  /* the file's device */

@@ -90,14 +90,14 @@ struct sv_msg {
     sv_engine *eng;
     struct sv_msg_cfg cfg;
     struct sv_msg_hooks hooks;
-    sv_msg_et_out *et;     /* cfg.et_out (NULL = no ET output) */
-    char *et_unit;         /* cfg.et_unit, owned */
-    GQueue et_pieces;      /* et_out.c: batches whose set is written when they finish */
-    uint64_t et_id_base;   /* run scope: written id = base + DAG id (grows as DAGs are replaced) */
-    GQueue waiting;     /* msg_req*, arrival order; preempted requests go to the head */
-    GPtrArray *running; /* msg_req*, admission order */
-    GArray *inflight;   /* msg_slot of the iteration in flight */
-    gboolean busy;      /* an iteration is in flight */
+    sv_msg_et_out *et;   /* cfg.et_out (NULL = no ET output) */
+    char *et_unit;       /* cfg.et_unit, owned */
+    GQueue et_pieces;    /* et_out.c: batches whose set is written when they finish */
+    uint64_t et_id_base; /* run scope: written id = base + DAG id (grows as DAGs are replaced) */
+    GQueue waiting;      /* msg_req*, arrival order; preempted requests go to the head */
+    GPtrArray *running;  /* msg_req*, admission order */
+    GArray *inflight;    /* msg_slot of the iteration in flight */
+    gboolean busy;       /* an iteration is in flight */
     gboolean step_pending;
     sv_time iter_start_ns;
     GArray *start_entries; /* sv_msg_sched_entry scratch for hooks.on_iter_start */
@@ -121,8 +121,8 @@ struct sv_msg {
     GHashTable *detached; /* msg_req* held by PD handoffs (set; freed with the msg) */
     uint64_t tier_bytes;  /* bytes this group booked on the tier fabric (offload.c) */
     struct msg_tiers *tiers;
-    struct msg_pim *pim;  /* PIM offload / local weight loads (pim.c); NULL when neither */
-    uint32_t et_first; /* first DAG index of the launch being built (ET output) */
+    struct msg_pim *pim; /* PIM offload / local weight loads (pim.c); NULL when neither */
+    uint32_t et_first;   /* first DAG index of the launch being built (ET output) */
     /* The shape of the batch being built (ET output: num_ops and tensor_size of each operator). */
     const struct sv_compute_batch_shape *et_shape;
     /* Engine profile (msg/engine.c): batches scheduled and not yet committed, at most (vLLM's

@@ -464,8 +464,8 @@ gboolean sv_msg__par_init(sv_msg *m, GError **error)
      * (it needs the per-layer nodes), no memory tiers or local weight loads (their MEM nodes hold
      * the device's communication slot, which the all-reduces of a batch in flight would wait
      * for), and links that nothing else uses (c->tp_fold, checked by the planner). */
-    P->fold = c->tp_fold && P->tp > 1 && P->pp == 1 && !P->moe && c->dp == NULL &&
-              !m->et && !sv_msg__tiers_on(m) && !(c->local_load_bytes_per_ns > 0);
+    P->fold = c->tp_fold && P->tp > 1 && P->pp == 1 && !P->moe && c->dp == NULL && !m->et &&
+              !sv_msg__tiers_on(m) && !(c->local_load_bytes_per_ns > 0);
     return TRUE;
 }
 
@@ -1084,8 +1084,7 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
     }
     sv_msg__kv_loads_done(m);
     /* Named for the ET files only, as the per-layer nodes (op_name). */
-    final = par_add(m, m->et ? "batch.done" : NULL, SV_DAG_KIND_LOGICAL, c->first_device,
-                    0, NULL);
+    final = par_add(m, m->et ? "batch.done" : NULL, SV_DAG_KIND_LOGICAL, c->first_device, 0, NULL);
     for (int32_t r = 0; r < P->tp; r++)
         if (P->last[r])
             SV_ASSERT(sv_dag_edge_add(m->dag, P->last[r], final, SV_DAG_EDGE_DATA, NULL));

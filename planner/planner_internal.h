@@ -36,8 +36,7 @@ int64_t sv_planner_pim_channels(const sv_planner_pim *p, int32_t node); /* 0: no
  * msg's ET fields; finish writes iterations.csv and manifest.json. */
 typedef struct sv_planner_et sv_planner_et;
 sv_planner_et *sv_planner_et_new(const struct sv_planner_run_cfg *cfg,
-                                 const sv_planner_cluster_net *cn, gboolean tiers,
-                                 GError **error);
+                                 const sv_planner_cluster_net *cn, gboolean tiers, GError **error);
 void sv_planner_et_free(sv_planner_et *e);
 sv_msg_et_out *sv_planner_et_out(const sv_planner_et *e);
 void sv_planner_et_instance(const sv_planner_et *e, int32_t i, struct sv_msg_cfg *mc);

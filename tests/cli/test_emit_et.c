@@ -116,8 +116,9 @@ static void test_emit_inspect_replay(void)
     /* replay the pair: both ranks finish at the same time; the ring moves each all-reduce's
      * S = 100 x 4096 x 2 bytes once per rank (reduce-scatter + all-gather, (n-1)/n S each) */
     g_autofree char *prefix = g_build_filename(et, "inst0_iter0", NULL);
-    const char *a_rep[] = {SV_SERVESIM_BIN, "replay", "--workload", prefix, "--system", sys,
-                           "--network",     net,      NULL};
+    g_autofree char *groups = g_build_filename(et, "inst0.groups.json", NULL);
+    const char *a_rep[] = {SV_SERVESIM_BIN, "replay", "--workload",    prefix, "--system", sys,
+                           "--network",     net,      "--comm-groups", groups, NULL};
     CU_ASSERT_EQUAL_FATAL(run(a_rep, &so, &se), 0);
     long long t[2] = {-1, -2};
     for (int i = 0; i < 2; i++) {

@@ -142,8 +142,9 @@ static void test_expert_key(void)
     SV_ASSERT_EQ_I64(own, 499914);      /* moe.csv 512,64,499.914 */
     SV_ASSERT_EQ_I64(gathered, 550528); /* moe.csv 1024,64,550.528 */
 
+    /* the DP group's set (docs/chakra.md "Emitted sets"): member k is local NPU k */
     for (int dev = 0; dev < 2; dev++) {
-        g_autofree char *name = g_strdup_printf("inst%d_iter0.%d.et", dev, dev);
+        g_autofree char *name = g_strdup_printf("dp0_iter0.%d.et", dev);
         g_autofree char *path = g_build_filename(et_dir, name, NULL);
         CU_ASSERT_TRUE_FATAL(g_file_test(path, G_FILE_TEST_EXISTS));
         SV_ASSERT_EQ_I64(et_node_ns(path, "L0.moe"), own);
