@@ -35,7 +35,13 @@ uint32_t sv_dag__lookup(const sv_dag *dag, uint64_t id)
 
 sv_dag *sv_dag_new(void)
 {
+    return sv_dag_new_from(0);
+}
+
+sv_dag *sv_dag_new_from(uint64_t first_id)
+{
     sv_dag *dag = g_new0(sv_dag, 1);
+    dag->next_id = first_id;
     dag->pages = g_ptr_array_new_with_free_func(g_free);
     dag->nrt = g_array_new(FALSE, FALSE, sizeof(struct sv_dag_nrt));
     dag->edges = g_array_new(FALSE, FALSE, sizeof(struct sv_dag_edge));

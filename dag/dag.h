@@ -160,6 +160,9 @@ typedef struct {
 typedef struct sv_dag sv_dag;
 
 sv_dag *sv_dag_new(void);
+/* An empty DAG whose sv_dag_next_id starts at first_id (a DAG that continues another's ids: the
+ * serving groups' ET output writes ids unique over the run). */
+sv_dag *sv_dag_new_from(uint64_t first_id);
 void sv_dag_free(sv_dag *dag); /* accepts NULL */
 
 size_t sv_dag_node_count(const sv_dag *dag);

@@ -33,6 +33,7 @@
 struct et_unit {
     char *name;
     int32_t n_npus;
+    int32_t pad; /* idle NPUs after n_npus, written as empty files */
     char *note;
     uint64_t sets;
 };
@@ -90,6 +91,11 @@ static ChakraProtoMsg__GlobalMetadata *metadata(void)
     return sv_proto_metadata_new("0.0.4");
 }
 
+/* An idle partner's file: one compute node of no work (ASTRA-sim's feeder refuses a file without
+ * a node: "No dependancy free nodes found"); it finishes after 1 ns (duration 0, as ASTRA-sim
+ * replays it). */
+static gboolean write_idle(const char *path, GError **error);
+
 static sv_proto_writer *open_et(const char *path, GError **error)
 {
     sv_proto_writer *w = sv_proto_writer_open(path, error);
@@ -101,6 +107,28 @@ static sv_proto_writer *open_et(const char *path, GError **error)
         return NULL;
     }
     return w;
+}
+
+static gboolean put_idle(sv_proto_writer *w, uint64_t id, GError **error)
+{
+    g_autoptr(ChakraProtoMsg__Node) n =
+        sv_proto_node_new(id, "idle", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE);
+    sv_proto_node_add_attr(n, sv_proto_attr_new_bool("is_cpu_op", FALSE));
+    sv_proto_node_add_attr(n, sv_proto_attr_new_int64("num_ops", 0));
+    sv_proto_node_add_attr(n, sv_proto_attr_new_uint64("tensor_size", 0));
+    return sv_proto_writer_put_node(w, n, error);
+}
+
+static gboolean write_idle(const char *path, GError **error)
+{
+    sv_proto_writer *w = open_et(path, error);
+    if (!w)
+        return FALSE;
+    if (!put_idle(w, 0, error)) {
+        sv_proto_writer_abort(w);
+        return FALSE;
+    }
+    return sv_proto_writer_close(w, error);
 }
 
 sv_msg_et_out *sv_msg_et_out_new(const char *dir, sv_msg_et_scope scope, int32_t n_npus,
@@ -178,6 +206,15 @@ void sv_msg_et_out_add_unit(sv_msg_et_out *o, const char *name, int32_t n_npus, 
     u->n_npus = n_npus;
     u->note = g_strdup(note);
     g_ptr_array_add(o->units, u);
+}
+
+static struct et_unit *unit_find(sv_msg_et_out *o, const char *name);
+
+void sv_msg_et_out_pad_unit(sv_msg_et_out *o, const char *name, int32_t n)
+{
+    struct et_unit *u = unit_find(o, name);
+    if (u)
+        u->pad = n;
 }
 
 static struct et_unit *unit_find(sv_msg_et_out *o, const char *name)
@@ -298,7 +335,6 @@ static gboolean put_run(sv_msg *m, uint32_t first, sv_time now, GError **error)
             .device = dev,
             .first_index = first,
             .end_index = end,
-            .id_base = m->et_id_base,
             .prior_deps = TRUE,
             .pg_from_tag = TRUE,
             .root_deps = (const uint64_t *)(void *)x->received->data,
@@ -314,7 +350,7 @@ static gboolean put_run(sv_msg *m, uint32_t first, sv_time now, GError **error)
             x->nodes++;
             if (sv_dag_node_get_state(m->dag, n) != SV_DAG_NODE_DONE)
                 x->running++;
-            x->last_written = m->et_id_base + n->id;
+            x->last_written = n->id;
         }
     }
     return TRUE;
@@ -378,6 +414,13 @@ static gboolean put_set(sv_msg *m, const et_piece *pc, GError **error)
         o->files++;
     }
     if (m->cfg.first_device == m->cfg.et_npu_base) { /* a DP group's set: counted once */
+        for (int32_t k = 0; u && k < u->pad; k++) {  /* idle partners: no node */
+            g_autofree char *name = g_strdup_printf("%s.%d.et", set, u->n_npus + k);
+            g_autofree char *path = g_build_filename(o->dir, name, NULL);
+            if (!write_idle(path, error))
+                return FALSE;
+            o->files++;
+        }
         o->sets++;
         if (u)
             u->sets++;
@@ -416,7 +459,7 @@ void sv_msg_et_out_note_end(sv_msg_et_out *o, int32_t npu, sv_time t)
         o->dev[npu].last_end = MAX(o->dev[npu].last_end, t);
 }
 
-void sv_msg__et_node_done(sv_msg *m, const sv_dag_node *n)
+void sv_msg__et_node_done(sv_msg *m, const sv_dag *dag, const sv_dag_node *n)
 {
     if (!m->cfg.et_out)
         return;
@@ -431,13 +474,13 @@ void sv_msg__et_node_done(sv_msg *m, const sv_dag_node *n)
             x->running--;
         if (now >= x->clock.at) {
             x->clock.at = now;
-            x->clock.last_id = m->et_id_base + n->id;
+            x->clock.last_id = n->id;
         }
         return;
     }
     for (GList *l = m->et_pieces.head; l; l = l->next) {
         et_piece *pc = l->data;
-        if (pc->dag != m->dag || n->index < pc->first || n->index >= pc->end)
+        if (pc->dag != dag || n->index < pc->first || n->index >= pc->end)
             continue;
         if (--pc->remaining == 0) {
             g_queue_delete_link(&m->et_pieces, l);
@@ -450,17 +493,21 @@ void sv_msg__et_node_done(sv_msg *m, const sv_dag_node *n)
     }
 }
 
-gboolean sv_msg__et_dag_retire(sv_msg *m, GError **error)
+gboolean sv_msg__et_dag_retire(sv_msg *m, const sv_dag *dag, GError **error)
 {
     gboolean ok = TRUE;
-    et_piece *pc;
-    while ((pc = g_queue_pop_head(&m->et_pieces))) {
-        if (ok && pc->dag == m->dag)
-            ok = put_set(m, pc, error); /* side nodes still running: what has run */
-        g_free(pc);
+    for (GList *l = m->et_pieces.head; l;) {
+        GList *next = l->next;
+        et_piece *pc = l->data;
+        if (pc->dag == dag) {
+            if (ok) /* side nodes still running: what has run */
+                ok = put_set(m, pc, error);
+            g_queue_delete_link(&m->et_pieces, l);
+            g_free(pc);
+        }
+        l = next;
     }
-    if (m->dag)
-        m->et_id_base += sv_dag_next_id(m->dag);
+    m->et_next_id = MAX(m->et_next_id, sv_dag_next_id(dag));
     return ok;
 }
 
@@ -487,6 +534,12 @@ gboolean sv_msg_et_out_finish(sv_msg_et_out *o, const char *replay_model, GError
 {
     if (o->dev) {
         for (int32_t d = 0; d < o->n_npus; d++) {
+            /* An NPU of the network no instance uses: an idle node (write_idle) */
+            if (o->dev[d].nodes == 0 && o->dev[d].clock.next_id == ET_OWN_ID_BASE) {
+                if (!put_idle(o->dev[d].w, 0, error))
+                    return FALSE;
+                o->dev[d].last_end = 1; /* the idle node's 1 ns */
+            }
             sv_proto_writer *w = g_steal_pointer(&o->dev[d].w);
             if (!sv_proto_writer_close(w, error))
                 return FALSE;
@@ -514,12 +567,13 @@ gboolean sv_msg_et_out_finish(sv_msg_et_out *o, const char *replay_model, GError
             o->scope == SV_MSG_ET_RUN ? g_strdup("run") : g_strdup_printf("%s_iter<N>", u->name);
         g_string_append_printf(
             j,
-            "%s\n    {\"name\": \"%s\", \"npus\": %d, \"sets\": %" G_GUINT64_FORMAT
+            "%s\n    {\"name\": \"%s\", \"npus\": %d, \"idle_npus\": %d, \"sets\": "
+            "%" G_GUINT64_FORMAT
             ", \"workload\": \"%s\", \"system\": \"%s.system.json\", \"network\": "
             "\"%s.network.yml\", \"memory\": \"%s.memory.json\", \"comm_groups\": "
             "\"%s.groups.json\"",
-            i ? "," : "", u->name, u->n_npus, o->scope == SV_MSG_ET_RUN ? 1 : u->sets, wl, u->name,
-            u->name, u->name, u->name);
+            i ? "," : "", u->name, u->n_npus, u->pad, o->scope == SV_MSG_ET_RUN ? 1 : u->sets, wl,
+            u->name, u->name, u->name, u->name);
         if (u->note)
             g_string_append_printf(j, ", \"note\": \"%s\"", u->note);
         g_string_append(j, "}");

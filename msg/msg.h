@@ -315,6 +315,10 @@ sv_msg_et_scope sv_msg_et_out_scope(const sv_msg_et_out *o);
  * run.<npu>.et); the caller writes <name>.system.json, <name>.network.yml, <name>.memory.json
  * and <name>.groups.json. `note` (may be NULL) says what the files do not express exactly. */
 void sv_msg_et_out_add_unit(sv_msg_et_out *o, const char *name, int32_t n_npus, const char *note);
+/* The unit's network has `n` more NPUs than it uses (ASTRA-sim's analytical networks need two
+ * NPUs per dimension: a one-device unit gets an idle partner); each set gets an empty file for
+ * each of them, local ids after the unit's own. */
+void sv_msg_et_out_pad_unit(sv_msg_et_out *o, const char *name, int32_t n);
 /* Run scope: a point-to-point transfer of `bytes` from NPU src to dst starting now: a send on
  * src's file (after its clock at `now`) and a receive on dst's. *recv gets the receive's id, to
  * pass to sv_msg_et_out_received when the data has arrived and been used. Iteration scope: no-op

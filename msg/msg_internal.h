@@ -93,7 +93,7 @@ struct sv_msg {
     sv_msg_et_out *et;   /* cfg.et_out (NULL = no ET output) */
     char *et_unit;       /* cfg.et_unit, owned */
     GQueue et_pieces;    /* et_out.c: batches whose set is written when they finish */
-    uint64_t et_id_base; /* run scope: written id = base + DAG id (grows as DAGs are replaced) */
+    uint64_t et_next_id; /* ET output: the first id of the next DAG (ids unique over the run) */
     GQueue waiting;      /* msg_req*, arrival order; preempted requests go to the head */
     GPtrArray *running;  /* msg_req*, admission order */
     GArray *inflight;    /* msg_slot of the iteration in flight */
@@ -165,11 +165,11 @@ void sv_msg__iter_finished(sv_msg *m);
 
 /* et_out.c: ET output of the serving group (docs/chakra.md "Emitted sets"). launched: the batch
  * [first, node count) of m->dag was just built at launch_ns (run scope writes it now, iteration
- * scope when its nodes are done); node_done: a node of m->dag finished; dag_retire: m->dag is
- * about to be freed (writes what is pending). */
+ * scope when its nodes are done); node_done: a node of `dag` (m->dag or one retiring) finished;
+ * dag_retire: `dag` is about to be freed (writes what is pending of it). */
 gboolean sv_msg__et_launched(sv_msg *m, uint32_t first, sv_time launch_ns, GError **error);
-void sv_msg__et_node_done(sv_msg *m, const sv_dag_node *n);
-gboolean sv_msg__et_dag_retire(sv_msg *m, GError **error);
+void sv_msg__et_node_done(sv_msg *m, const sv_dag *dag, const sv_dag_node *n);
+gboolean sv_msg__et_dag_retire(sv_msg *m, const sv_dag *dag, GError **error);
 void sv_msg__et_free(sv_msg *m);
 
 /* msg.c: stop the run with `err` (taken); start a step now if the group is idle; schedule the

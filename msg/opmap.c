@@ -194,7 +194,7 @@ static void build_dag(sv_msg *m, const struct sv_compute_iter_time *it)
 
 static void single_node_done(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
 {
-    sv_msg__et_node_done(ctx, n);
+    sv_msg__et_node_done(ctx, sv_dag_exec_dag(ex), n);
 }
 
 static void on_all_done(sv_dag_exec *ex, void *ctx)
@@ -257,14 +257,14 @@ gboolean sv_msg__launch(sv_msg *m, GError **error)
      * MSG_DAG_RECYCLE_NODES nodes: a fresh DAG per step would cost more than the step itself
      * (page allocation), and memory stays bounded. The executor picks up the appended nodes. */
     if (m->dag && (m->et || sv_dag_node_count(m->dag) >= MSG_DAG_RECYCLE_NODES)) {
-        if (m->et && !sv_msg__et_dag_retire(m, error))
+        if (m->et && !sv_msg__et_dag_retire(m, m->dag, error))
             return FALSE;
         g_clear_pointer(&m->exec, sv_dag_exec_free);
         g_clear_pointer(&m->dag, sv_dag_free);
     }
     gboolean fresh = m->dag == NULL;
-    if (fresh)
-        m->dag = sv_dag_new();
+    if (fresh) /* ET output: ids unique over the run (one file per device in run scope) */
+        m->dag = m->et ? sv_dag_new_from(m->et_next_id) : sv_dag_new();
     m->et_first = (uint32_t)sv_dag_node_count(m->dag);
     m->et_shape = &shape;
     build_dag(m, &it);
@@ -604,7 +604,7 @@ static void par_node_done(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
 {
     sv_msg *m = ctx;
     if (m->et)
-        sv_msg__et_node_done(m, n);
+        sv_msg__et_node_done(m, sv_dag_exec_dag(ex), n);
     if (n->kind != SV_DAG_KIND_LOGICAL)
         return;
     for (GList *l = m->par->batches.head; l; l = l->next) {
@@ -875,11 +875,12 @@ static sv_dag_node *par_emit_ops(sv_msg *m, const struct sv_compute_iter_op *ops
  * The relay is issued in the pass where the one DAG would have issued that first node, after the
  * same nodes (ids are in creation order in both), so every node starts at the same time and in
  * the same order. Not with nodes off a device's chain (memory tiers' stores, PIM, local loads:
- * they could hold a device slot across the two executors) or ET output: those keep one DAG. */
+ * they could hold a device slot across the two executors): those keep one DAG. With ET output the
+ * new DAG continues the old one's ids, and the files take the cross-DAG order from the device's
+ * last node (msg/et_out.c). */
 static gboolean par_can_rotate(const sv_msg *m)
 {
-    return !m->et && !sv_msg__tiers_on(m) && m->cfg.pim.dev == NULL &&
-           !(m->cfg.local_load_bytes_per_ns > 0);
+    return !sv_msg__tiers_on(m) && m->cfg.pim.dev == NULL && !(m->cfg.local_load_bytes_per_ns > 0);
 }
 
 static void par_retire_finished(sv_msg *m)
@@ -891,6 +892,11 @@ static void par_retire_finished(sv_msg *m)
             i++;
             continue;
         }
+        if (m->et) { /* its sets are written (every node has finished); nothing may be left */
+            GError *e = NULL;
+            if (!sv_msg__et_dag_retire(m, g->dag, &e))
+                sv_msg__fail(m, e);
+        }
         sv_dag_exec_free(g->exec);
         sv_dag_free(g->dag);
         g_free(g);
@@ -901,6 +907,7 @@ static void par_retire_finished(sv_msg *m)
 static void par_rotate(sv_msg *m)
 {
     struct msg_par *P = m->par;
+    m->et_next_id = sv_dag_next_id(m->dag);
     SV_ASSERT(P->cur && P->cur->dag == m->dag && P->cur->exec == m->exec);
     g_ptr_array_add(P->retiring, P->cur);
     P->cur = NULL;
@@ -990,20 +997,20 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
     gboolean rotated = FALSE;
     if (m->dag && (m->et || sv_dag_node_count(m->dag) >= MSG_DAG_RECYCLE_NODES)) {
         if (g_queue_is_empty(&P->batches)) {
-            if (m->et && !sv_msg__et_dag_retire(m, error))
+            if (m->et && !sv_msg__et_dag_retire(m, m->dag, error))
                 return FALSE;
             g_clear_pointer(&m->exec, sv_dag_exec_free);
             g_clear_pointer(&m->dag, sv_dag_free);
             g_clear_pointer(&P->cur, g_free);
             memset(P->tail, 0, sizeof *P->tail * (size_t)(P->tp * P->pp));
-        } else if (par_can_rotate(m)) {
+        } else if (par_can_rotate(m) && sv_dag_node_count(m->dag) >= MSG_DAG_RECYCLE_NODES) {
             par_rotate(m);
             rotated = TRUE;
         }
     }
     gboolean fresh = m->dag == NULL;
-    if (fresh)
-        m->dag = sv_dag_new();
+    if (fresh) /* ET output: ids unique over the run (one file per device in run scope) */
+        m->dag = m->et ? sv_dag_new_from(m->et_next_id) : sv_dag_new();
     m->et_first = (uint32_t)sv_dag_node_count(m->dag);
     m->et_shape = &shape;
     if (rotated)

@@ -129,11 +129,19 @@ static gboolean write_unit(sv_planner_et *e, const char *unit, const GArray *npu
         t = full;
     else
         unit_topo(e, npus, &full, &t, &note);
-    if (t.ndims == 0) { /* one NPU: a network of one */
+    if (t.ndims == 0) { /* one NPU */
         t.ndims = 1;
         t.kind[0] = SV_NET_TOPO_FULLY_CONNECTED;
         t.npus[0] = 1;
-        t.bandwidth_gbps[0] = 1;
+        t.bandwidth_gbps[0] = full.ndims > 0 ? full.bandwidth_gbps[0] : 1;
+        t.latency_ns[0] = full.ndims > 0 ? full.latency_ns[0] : 0;
+    }
+    /* ASTRA-sim's analytical networks need at least two NPUs per dimension ("npus_count (1)
+     * should be larger than 1"): a one-device unit gets an idle partner, an empty file per set. */
+    int32_t pad = 0;
+    if (sv_net_topo_npus(&t) == 1) {
+        t.npus[0] = 2;
+        pad = 1;
     }
     g_autofree char *net = g_strdup_printf("%s.network.yml", unit);
     g_autofree char *net_path = g_build_filename(dir, net, NULL);
@@ -194,6 +202,8 @@ static gboolean write_unit(sv_planner_et *e, const char *unit, const GArray *npu
                     : "memory-tier MEM_LOAD/MEM_STORE nodes need a remote memory; the tier fabric "
                       "is not expressible in ASTRA-sim's remote-memory JSON, none is written";
     sv_msg_et_out_add_unit(e->out, unit, (int32_t)npus->len, note);
+    if (pad > 0 && strcmp(unit, "run") != 0)
+        sv_msg_et_out_pad_unit(e->out, unit, pad);
     return TRUE;
 }
 
@@ -239,6 +249,8 @@ sv_planner_et *sv_planner_et_new(const struct sv_planner_run_cfg *cfg,
     }
     if (cn && topo.ndims > 0)
         n_npus = MAX(n_npus, sv_net_topo_npus(&topo));
+    if (scope == SV_MSG_ET_RUN)
+        n_npus = MAX(n_npus, 2); /* a one-device cluster: an idle partner (see write_unit) */
     e->out = sv_msg_et_out_new(cfg->emit_et_dir, scope, n_npus, error);
     if (!e->out) {
         sv_planner_et_free(e);

@@ -302,6 +302,25 @@ static void test_pd_run_scope(void)
     sv_test_rmtree(dir);
 }
 
+/* One device (the default study's shape): ASTRA-sim's networks need two NPUs, so each set has an
+ * idle partner, an empty file (docs/chakra.md); both scopes replay. */
+static void test_single_device(void)
+{
+    const char *scopes[] = {"iteration", "run"};
+    for (int k = 0; k < 2; k++) {
+        g_autofree char *dir = sv_test_tmpdir();
+        g_autofree char *et =
+            emit(dir, CLUSTER(INST("\"num_npus\": 1, \"tp_size\": 1")), WL, scopes[k]);
+        CU_ASSERT(replay_all(et) >= 1);
+        struct attr_counts c;
+        count_dir(et, &c);
+        g_autofree char *idle =
+            g_build_filename(et, k == 0 ? "inst0_iter0.1.et" : "run.1.et", NULL);
+        CU_ASSERT(g_file_test(idle, G_FILE_TEST_IS_REGULAR));
+        sv_test_rmtree(dir);
+    }
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
@@ -310,6 +329,7 @@ int main(void)
         {"PP output grows linearly", test_pp_linear},
         {"DP 2 x EP 2 sets replay to the run's times", test_dp_ep},
         {"PD run scope replays to the run's times", test_pd_run_scope},
+        {"one device: both scopes replay, with an idle partner", test_single_device},
         {NULL, NULL},
     };
     sv_test_add_suite("et_sets", cases);
