@@ -164,6 +164,8 @@ static const char usage[] =
     "  --per-layer-dag           build TP iterations per layer and operator even where they\n"
     "                            fold (same results, slower; docs/parallelism.md)\n"
     "  --quiet                   no summary on stdout, no progress line on stderr\n"
+    "  (one run per output folder at a time; SIGINT, SIGTERM, SIGHUP stop the run at the\n"
+    "   next event, remove its temporary files and exit with 128 + the signal)\n"
     "  --help                    this text\n";
 
 /* ---- options ----------------------------------------------------------------------------- */
@@ -779,6 +781,10 @@ static int run(const run_opts *o)
                                 .power_components = power_names,
                                 .n_power_components = SV_POWER_N_COMPONENTS,
                                 .pd = sv_planner_cluster_is_disaggregated(cluster)};
+    /* From the first temporary file on, a signal stops the run at its next event and the error
+     * path below removes them (before, nothing needs cleaning: the default action is right). */
+    const volatile sig_atomic_t *sig = sv_cli_signals_catch();
+    cfg.interrupt = sig;
     m = sv_metrics_new(&mc, &err);
     if (!m)
         goto fail;
@@ -801,6 +807,19 @@ static int run(const run_opts *o)
     if (res.bad_lines)
         fprintf(stderr, "servesim run: skipped %" G_GUINT64_FORMAT " bad workload line%s\n",
                 res.bad_lines, res.bad_lines == 1 ? "" : "s");
+    if (ok && *sig) { /* the signal came after the last event */
+        ok = FALSE;
+        err = g_error_new(SV_CORE_ERROR, SV_CORE_ERROR_INTERRUPTED,
+                          "interrupted after the last event");
+    }
+    if (!ok && *sig) { /* stopped by the flag, or failed on a read the signal interrupted */
+        fprintf(stderr,
+                "servesim run: interrupted by %s at simulated %.3f s: %" G_GUINT64_FORMAT
+                " of %" G_GUINT64_FORMAT " arrived requests finished; no outputs written\n",
+                sv_cli_signal_name(*sig), (double)res.end_ns / 1e9, res.requests, res.submitted);
+        status = 128 + *sig;
+        goto out;
+    }
     if (!ok) {
         /* A request rejected at arrival (it can never fit) arrived but was never queued. */
         uint64_t arrived =
@@ -865,6 +884,13 @@ static int run(const run_opts *o)
     if (!sv_metrics_finish(m, res.makespan_ns, res.submitted, &err))
         goto fail;
     outputs_written = TRUE;
+    if (*sig) { /* while the outputs were written: they are complete, and stay */
+        fprintf(stderr,
+                "servesim run: %s arrived while the outputs were written; they are complete\n",
+                sv_cli_signal_name(*sig));
+        status = 128 + *sig;
+        goto out;
+    }
     const struct sv_metrics_summary *sum = sv_metrics_get_summary(m);
     if (!o->quiet) {
         printf("latency: %s; %" G_GUINT64_FORMAT " iterations\n", sum->latency_sources[0],

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@ struct out_file {
 
 struct sv_metrics {
     char *dir;
+    int lock_fd; /* the output directory, flock'ed (-1: none) */
     int n_instances;
     sv_time tick_ns;
     GError *deferred; /* first error met inside a void callback */
@@ -162,6 +164,29 @@ static void put_header(FILE *fp, const char *h, const char *tier_cols, gboolean 
     fputc('\n', fp);
 }
 
+/* One writer per output directory: an exclusive flock on the folder itself, held until
+ * sv_metrics_free (the kernel drops it when the process dies, however it dies). A file system
+ * without flock (some network mounts) runs unlocked rather than not at all. */
+static gboolean lock_dir(sv_metrics *m, GError **error)
+{
+    m->lock_fd = open(m->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (m->lock_fd < 0)
+        return io_error(error, "open the output directory", m->dir, errno);
+    if (flock(m->lock_fd, LOCK_EX | LOCK_NB) == 0)
+        return TRUE;
+    if (errno == EWOULDBLOCK) {
+        g_set_error(error, SV_METRICS_ERROR, SV_METRICS_ERROR_BUSY,
+                    "output directory %s is in use by another servesim run (it holds the "
+                    "folder's lock): two runs on one folder would overwrite each other's "
+                    "outputs; wait for it or choose another output directory",
+                    m->dir);
+        return FALSE;
+    }
+    close(m->lock_fd); /* ENOLCK, EINVAL: no locks here */
+    m->lock_fd = -1;
+    return TRUE;
+}
+
 sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
 {
     SV_ASSERT(cfg != NULL && cfg->n_instances >= 1);
@@ -176,6 +201,7 @@ sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
               (cfg->n_power_components > 0 &&
                cfg->n_power_components <= SV_METRICS_ENERGY_MAX_COMPONENTS));
     m->spill_fd = -1;
+    m->lock_fd = -1;
     m->next_tick = 1;
     m->running = g_new0(int, cfg->n_instances);
     m->waiting = g_new0(int, cfg->n_instances);
@@ -187,8 +213,10 @@ sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
     m->queue = sv_metrics_quantile_new();
     if (cfg->output_dir != NULL) {
         m->dir = g_strdup(cfg->output_dir);
-        if (g_mkdir_with_parents(m->dir, 0755) != 0)
+        if (g_mkdir_with_parents(m->dir, 0777) != 0) /* less the umask, as mkdir -p */
             return io_error(error, "create the output directory", m->dir, errno), NULL;
+        if (!lock_dir(m, error))
+            return NULL;
         if (!out_open(&m->req, m->dir, SV_METRICS__REQUESTS_CSV, error) ||
             !out_open(&m->ts, m->dir, SV_METRICS__TIMESERIES_CSV, error) ||
             !out_open(&m->sum, m->dir, SV_METRICS__SUMMARY_JSON, error))
@@ -226,6 +254,8 @@ void sv_metrics_free(sv_metrics *m)
         close(m->spill_fd);
     if (m->spill_path != NULL)
         g_unlink(m->spill_path);
+    if (m->lock_fd >= 0)
+        close(m->lock_fd); /* last: the temporaries are gone before another writer may start */
     g_free(m->spill_path);
     g_free(m->ring);
     g_free(m->dir);

@@ -29,6 +29,7 @@ typedef enum {
     SV_METRICS_ERROR_IO,     /* cannot create, write or rename an output file */
     SV_METRICS_ERROR_INPUT,  /* a record the writer cannot accept (duplicate id, bad order) */
     SV_METRICS_ERROR_FORMAT, /* validate: a measured or simulated file that does not parse */
+    SV_METRICS_ERROR_BUSY,   /* another writer holds the output directory's lock */
 } sv_metrics_error;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -81,7 +82,10 @@ struct sv_metrics_cfg {
 typedef struct sv_metrics sv_metrics;
 
 /* Opens temporary files in the output directory (names starting with '.'); nothing is visible
- * under the final names until sv_metrics_finish succeeds. */
+ * under the final names until sv_metrics_finish succeeds. The writer holds an exclusive lock on
+ * the directory (flock(2) on the folder itself, no lock file) until sv_metrics_free: a second
+ * writer on the same folder, in this process or another, fails with SV_METRICS_ERROR_BUSY before
+ * it touches anything there (two runs would otherwise overwrite each other's outputs). */
 sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error);
 /* Without a successful finish, removes the temporary files: an aborted run leaves no
  * requests.csv / timeseries.csv / summary.json of its own. */

@@ -692,6 +692,10 @@ struct sv_planner_run_cfg {
     void (*progress_tiers)(void *ctx, const struct sv_planner_tier_usage *u);
     uint64_t progress_every;
     void *progress_ctx;
+    /* Read before every event (NULL: none): once nonzero the run stops with
+     * SV_CORE_ERROR_INTERRUPTED and frees what it built, as on any error (sv_engine_set_interrupt;
+     * the CLI's signal handler sets it). */
+    const volatile sig_atomic_t *interrupt;
 };
 
 struct sv_planner_run_result {

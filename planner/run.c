@@ -867,6 +867,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     st.cand = g_new0(int32_t, st.n_inst);
     st.pf_tput = g_new0(double, st.n_inst);
     st.iter_ns = g_new0(sv_time, st.n_inst);
+    sv_engine_set_interrupt(st.eng, cfg->interrupt); /* a signal stops the run as an error does */
     st.router_rng = sv_rng_stream(st.eng, "router/random");
     st.sessions =
         g_hash_table_new_full(g_direct_hash, g_direct_equal, (GDestroyNotify)session_free, NULL);
