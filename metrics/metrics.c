@@ -60,6 +60,7 @@ struct sv_metrics {
 
     /* statistics */
     uint64_t records, finished;
+    uint64_t rejected[SV_WL_REJECT_N]; /* by reason ([0] unused) */
     int64_t input_tokens, output_tokens, prefix_hit_tokens, preemptions;
     sv_metrics_quantile *ttft, *tpot, *itl, *e2e, *queue;
     struct sv_metrics_summary summary;
@@ -143,6 +144,9 @@ static const char REQ_TIER_COLS[] =
     "prefix_hit_tokens_remote,kv_load_bytes,swap_out_bytes,swap_in_bytes";
 /* Appended last (after energy_j) for a cluster with prefill/decode instances. */
 #define REQ_PD_COLS ",prefill_instance,prefill_done_ns,kv_ready_ns"
+/* The last two columns of every run: finished | rejected (| unfinished), and why a request was
+ * rejected (docs/outputs.md "Rejected requests"). */
+#define REQ_STATUS_COLS ",status,reject_reason"
 static const char TS_TIER_COLS[] = ",npu_mem_bytes,cpu_mem_bytes,cxl_mem_bytes,ssd_bytes,"
                                    "prefix_hit_pct_npu,prefix_hit_pct_cpu,prefix_hit_pct_cxl,"
                                    "prefix_hit_pct_ssd";
@@ -221,8 +225,10 @@ sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
             !out_open(&m->ts, m->dir, SV_METRICS__TIMESERIES_CSV, error) ||
             !out_open(&m->sum, m->dir, SV_METRICS__SUMMARY_JSON, error))
             return NULL;
-        const char *extra = m->power_nodes > 0 ? (cfg->pd ? ",energy_j" REQ_PD_COLS : ",energy_j")
-                                               : (cfg->pd ? REQ_PD_COLS : NULL);
+        const char *extra =
+            m->power_nodes > 0
+                ? (cfg->pd ? ",energy_j" REQ_PD_COLS REQ_STATUS_COLS : ",energy_j" REQ_STATUS_COLS)
+                : (cfg->pd ? REQ_PD_COLS REQ_STATUS_COLS : REQ_STATUS_COLS);
         put_header(m->req.fp, REQ_HEADER, REQ_TIER_COLS, m->tiers, extra);
         put_header(m->ts.fp, TS_HEADER, TS_TIER_COLS, m->tiers, NULL);
         if (m->power_nodes > 0) {
@@ -315,11 +321,13 @@ static char *put_diff(char *p, sv_time a, sv_time b, char sep)
 
 static void write_row(sv_metrics *m, const struct sv_wl_outcome *r)
 {
-    char buf[24 * 29]; /* 25 fields of at most 20 digits, a sign and a separator; energy_j */
+    char buf[24 * 32]; /* 25 fields of at most 20 digits, a sign and a separator; energy_j;
+                          status and reject_reason */
     char *p = buf;
     p = put_u64(p, r->request_id);
     *p++ = ',';
-    p = put_int(p, r->instance);
+    if (r->instance >= 0) /* empty: never routed (rejected) */
+        p = put_int(p, r->instance);
     *p++ = ',';
     p = put_time(p, r->arrival_ns, ',');
     p = put_time(p, r->first_scheduled_ns, ',');
@@ -362,6 +370,17 @@ static void write_row(sv_metrics *m, const struct sv_wl_outcome *r)
         p = put_time(p, r->prefill_done_ns, ',');
         p = put_time(p, r->kv_ready_ns, '\n');
     }
+    const char *status = r->finished                      ? "finished"
+                         : r->reject != SV_WL_REJECT_NONE ? "rejected"
+                                                          : "unfinished";
+    const char *why = sv_wl_reject_name(r->reject);
+    p[-1] = ',';
+    memcpy(p, status, strlen(status));
+    p += strlen(status);
+    *p++ = ',';
+    memcpy(p, why, strlen(why));
+    p += strlen(why);
+    *p++ = '\n';
     fwrite(buf, 1, (size_t)(p - buf), m->req.fp);
 }
 
@@ -454,6 +473,11 @@ gboolean sv_metrics_request_add(sv_metrics *m, const struct sv_wl_outcome *r, GE
     if (m->dir != NULL && !reorder_add(m, r, error))
         return FALSE;
     m->records++;
+    if (r->reject != SV_WL_REJECT_NONE) {
+        SV_ASSERT(!r->finished && (unsigned)r->reject < SV_WL_REJECT_N);
+        m->rejected[r->reject]++;
+        return TRUE;
+    }
     if (!r->finished)
         return TRUE;
     m->finished++;
@@ -588,7 +612,13 @@ static char *summary_json(const struct sv_metrics_summary *s, int n_instances)
     json_builder_begin_object(b);
     json_int(b, "arrived", (int64_t)s->arrived);
     json_int(b, "finished", (int64_t)s->finished);
+    json_int(b, "rejected", (int64_t)s->rejected);
     json_int(b, "unfinished", (int64_t)s->unfinished);
+    json_builder_set_member_name(b, "rejected_by_reason");
+    json_builder_begin_object(b);
+    for (int k = 1; k < SV_WL_REJECT_N; k++)
+        json_int(b, sv_wl_reject_name((sv_wl_reject)k), (int64_t)s->rejected_by_reason[k]);
+    json_builder_end_object(b);
     json_builder_end_object(b);
     json_double(b, "makespan_s", s->makespan_s);
     json_builder_set_member_name(b, "throughput");
@@ -759,7 +789,13 @@ gboolean sv_metrics_finish(sv_metrics *m, sv_time end_ns, uint64_t arrived, GErr
     struct sv_metrics_summary *s = &m->summary;
     s->arrived = arrived ? arrived : m->records;
     s->finished = m->finished;
-    s->unfinished = s->arrived > m->finished ? s->arrived - m->finished : 0;
+    s->rejected = 0;
+    for (int k = 1; k < SV_WL_REJECT_N; k++) {
+        s->rejected_by_reason[k] = m->rejected[k];
+        s->rejected += m->rejected[k];
+    }
+    s->unfinished =
+        s->arrived > m->finished + s->rejected ? s->arrived - m->finished - s->rejected : 0;
     s->makespan_s = (double)end_ns / NS_PER_S;
     if (s->makespan_s > 0) {
         s->request_throughput = (double)m->finished / s->makespan_s;
@@ -866,10 +902,14 @@ static void print_stat(FILE *out, const char *name, const struct sv_metrics_stat
 void sv_metrics_print_summary(const sv_metrics *m, FILE *out)
 {
     const struct sv_metrics_summary *s = &m->summary;
+    char rejected[48] = "";
+    if (s->rejected > 0)
+        g_snprintf(rejected, sizeof rejected, ", %" G_GUINT64_FORMAT " rejected",
+                   (guint64)s->rejected);
     fprintf(out,
-            "requests: %" G_GUINT64_FORMAT " finished, %" G_GUINT64_FORMAT
+            "requests: %" G_GUINT64_FORMAT " finished%s, %" G_GUINT64_FORMAT
             " unfinished; makespan %.3f s (simulated)\n",
-            (guint64)s->finished, (guint64)s->unfinished, s->makespan_s);
+            (guint64)s->finished, rejected, (guint64)s->unfinished, s->makespan_s);
     fprintf(out, "throughput: %.2f req/s, %.1f input tok/s, %.1f output tok/s\n",
             s->request_throughput, s->input_throughput, s->output_throughput);
     if (s->prefix_hit_tokens > 0 || s->preemptions > 0)

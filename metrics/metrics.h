@@ -138,8 +138,8 @@ void sv_metrics_power_row(sv_metrics *m, sv_time t, const double *w, const doubl
  * containing end_ns and the buffered requests, writes summary.json, and renames the three
  * files into place (summary.json last: it marks a complete output). */
 gboolean sv_metrics_finish(sv_metrics *m, sv_time end_ns, uint64_t arrived, GError **error);
-/* arrived: requests that entered the system (0: the number of records given); the difference
- * to the records marked finished is reported as unfinished. */
+/* arrived: requests that entered the system, rejected ones included (0: the number of records
+ * given); what is neither finished nor rejected is reported as unfinished. */
 
 /* Where errors met inside void callbacks (the planner's observer) are kept until finish (first
  * one wins). */
@@ -152,6 +152,9 @@ struct sv_metrics_stat {
 };
 struct sv_metrics_summary {
     uint64_t arrived, finished, unfinished;
+    /* Requests answered with an error at arrival (records with a reject reason), in total and by
+     * sv_wl_reject ([0] unused); unfinished = arrived - finished - rejected. */
+    uint64_t rejected, rejected_by_reason[SV_WL_REJECT_N];
     double makespan_s; /* end of the run (sim time 0 = start) */
     double request_throughput, input_throughput, output_throughput; /* per second of makespan */
     int64_t input_tokens, output_tokens, prefix_hit_tokens, preemptions; /* finished requests */
