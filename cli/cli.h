@@ -4,6 +4,7 @@
 #define SV_CLI_H
 
 #include <glib.h>
+#include <signal.h>
 
 int sv_cli_replay(int argc, char **argv);
 int sv_cli_convert(int argc, char **argv);
@@ -18,5 +19,11 @@ int sv_cli_validate(int argc, char **argv);
  * on stderr). */
 int sv_cli_parse_options(const char *cmd, const char *usage, const GOptionEntry *entries, int *argc,
                          char ***argv);
+
+/* Catch SIGINT, SIGTERM and SIGHUP (cli/signals.c): returns the flag the handler sets to the
+ * signal's number (0 until one arrives), for the command to read where it can stop cleanly; it
+ * then exits with 128 + that number. */
+const volatile sig_atomic_t *sv_cli_signals_catch(void);
+const char *sv_cli_signal_name(int sig); /* "SIGINT", "SIGTERM", "SIGHUP" */
 
 #endif

@@ -15,7 +15,9 @@ static const char convert_usage[] =
     "\n"
     "Malformed input stops with an error naming the message index and byte offset; OUT is\n"
     "then not created. Dependencies on node ids absent from the file are reported as one\n"
-    "warning but do not stop the conversion.\n";
+    "warning but do not stop the conversion. OUT is written under a temporary name and\n"
+    "renamed when complete, except a device or FIFO (/dev/null), written directly. SIGINT,\n"
+    "SIGTERM or SIGHUP stop it before the next message: no OUT, exit status 128 + signal.\n";
 
 int sv_cli_convert(int argc, char **argv)
 {
@@ -30,10 +32,17 @@ int sv_cli_convert(int argc, char **argv)
     const char *pos[2] = {argv[1], argv[2]};
     struct sv_proto_convert_stats st;
     GError *err = NULL;
-    if (!sv_proto_convert(pos[0], pos[1], &st, &err)) {
-        fprintf(stderr, "servesim convert: %s\n", err->message);
+    const volatile sig_atomic_t *sig = sv_cli_signals_catch();
+    if (!sv_proto_convert_full(pos[0], pos[1], sig, &st, &err)) {
+        /* Stopped by the flag, or failed on a read the signal interrupted (EINTR). */
+        int caught = *sig;
+        if (caught)
+            fprintf(stderr, "servesim convert: interrupted by %s: %s\n", sv_cli_signal_name(caught),
+                    err->message);
+        else
+            fprintf(stderr, "servesim convert: %s\n", err->message);
         g_error_free(err);
-        return 1;
+        return caught ? 128 + caught : 1;
     }
     if (st.data_dangling + st.ctrl_dangling > 0)
         fprintf(stderr,

@@ -124,6 +124,12 @@ static const char usage[] =
     "                            (default 0 = none, vLLM)\n"
     "  --block-size N            KV block size in tokens (default 16, vLLM)\n"
     "  --no-prefix-caching       disable automatic prefix caching (default on, vLLM)\n"
+    "  --max-model-len N         context length (default the config's max_model_len, else\n"
+    "                            the model's max_position_embeddings, as vLLM)\n"
+    "  --strict                  a request vLLM would reject (over the context length, or\n"
+    "                            larger than every instance's KV cache) ends the run with\n"
+    "                            exit 1 (default: recorded as rejected, the run goes on;\n"
+    "                            docs/serving.md)\n"
     "  --seed N                  root seed of every random stream (default 0)\n"
     "memory tiers (docs/memory-tiers.md; flags win over the cluster config's keys):\n"
     "  --preemption-mode MODE    recompute | swap (to kv_evict_loc; default recompute)\n"
@@ -167,6 +173,8 @@ static const char usage[] =
     "  --per-layer-dag           build TP iterations per layer and operator even where they\n"
     "                            fold (same results, slower; docs/parallelism.md)\n"
     "  --quiet                   no summary on stdout, no progress line on stderr\n"
+    "  (one run per output folder at a time; SIGINT, SIGTERM, SIGHUP stop the run at the\n"
+    "   next event, remove its temporary files and exit with 128 + the signal)\n"
     "  --help                    this text\n";
 
 /* ---- options ----------------------------------------------------------------------------- */
@@ -195,6 +203,8 @@ typedef struct {
     char **plugins;        /* --plugin FILE.so, repeatable (planner/planner.h); NULL-terminated */
     char **hardware_files; /* --hardware-file FILE, repeatable (docs/compute.md) */
     int64_t seed, max_num_seqs, max_num_batched_tokens, tp, requests, long_prefill, block_size;
+    int64_t max_model_len; /* docs/serving.md "Rejected requests" */
+    gboolean strict;
     double qps;
     double gpu_clock; /* docs/power.md "DVFS"; 0 = unset */
     gboolean skip_bad, quiet, help, no_prefix_caching;
@@ -244,6 +254,7 @@ static const struct num_def num_defs[] = {
     NUM("--max-num-batched-tokens", NUM_INT, max_num_batched_tokens, 1),
     NUM("--long-prefill-token-threshold", NUM_INT, long_prefill, 0),
     NUM("--block-size", NUM_INT, block_size, 1),
+    NUM("--max-model-len", NUM_INT, max_model_len, 1),
     NUM("--tp", NUM_INT, tp, 1),
     NUM("--requests", NUM_INT, requests, 1),
     NUM("--qps", NUM_POSITIVE_DOUBLE, qps, 0),
@@ -316,6 +327,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         FLAG("quiet", 0, quiet),
         FLAG("skip-bad-lines", 0, skip_bad),
         FLAG("no-prefix-caching", 0, no_prefix_caching),
+        FLAG("strict", 0, strict),
         PATH("cluster", cluster, "FILE"),
         PATH("workload", workload, "FILE"),
         PATH("profiles", profiles, "DIR"),
@@ -367,6 +379,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         NUMBER("max-num-batched-tokens", "N"),
         NUMBER("long-prefill-token-threshold", "N"),
         NUMBER("block-size", "N"),
+        NUMBER("max-model-len", "N"),
         NUMBER("tp", "N"),
         NUMBER("requests", "N"),
         NUMBER("qps", "R"),
@@ -688,6 +701,8 @@ static int run(const run_opts *o)
     cfg.max_num_seqs = o->max_num_seqs;
     cfg.max_num_batched_tokens = o->max_num_batched_tokens;
     cfg.block_size = o->block_size;
+    cfg.max_model_len = o->max_model_len;
+    cfg.strict = o->strict;
     cfg.long_prefill_token_threshold = o->long_prefill > 0    ? o->long_prefill
                                        : o->long_prefill == 0 ? -1 /* explicit: no cap */
                                                               : 0;
@@ -797,6 +812,10 @@ static int run(const run_opts *o)
                                 .power_components = power_names,
                                 .n_power_components = SV_POWER_N_COMPONENTS,
                                 .pd = sv_planner_cluster_is_disaggregated(cluster)};
+    /* From the first temporary file on, a signal stops the run at its next event and the error
+     * path below removes them (before, nothing needs cleaning: the default action is right). */
+    const volatile sig_atomic_t *sig = sv_cli_signals_catch();
+    cfg.interrupt = sig;
     m = sv_metrics_new(&mc, &err);
     if (!m)
         goto fail;
@@ -819,10 +838,32 @@ static int run(const run_opts *o)
     if (res.bad_lines)
         fprintf(stderr, "servesim run: skipped %" G_GUINT64_FORMAT " bad workload line%s\n",
                 res.bad_lines, res.bad_lines == 1 ? "" : "s");
+    if (res.rejected > 0 && !o->strict)
+        fprintf(stderr,
+                "servesim run: %" G_GUINT64_FORMAT " request%s rejected (%" G_GUINT64_FORMAT
+                " over the context length, %" G_GUINT64_FORMAT
+                " larger than any KV cache; requests.csv status, summary.json), the first: %s\n",
+                res.rejected, res.rejected == 1 ? "" : "s",
+                res.rejected_by_reason[SV_WL_REJECT_CONTEXT_LENGTH],
+                res.rejected_by_reason[SV_WL_REJECT_KV_CAPACITY], res.first_rejection);
+    if (ok && *sig) { /* the signal came after the last event */
+        ok = FALSE;
+        err = g_error_new(SV_CORE_ERROR, SV_CORE_ERROR_INTERRUPTED,
+                          "interrupted after the last event");
+    }
+    if (!ok && *sig) { /* stopped by the flag, or failed on a read the signal interrupted */
+        fprintf(stderr,
+                "servesim run: interrupted by %s at simulated %.3f s: %" G_GUINT64_FORMAT
+                " of %" G_GUINT64_FORMAT " arrived requests finished; no outputs written\n",
+                sv_cli_signal_name(*sig), (double)res.end_ns / 1e9, res.requests,
+                res.submitted + res.rejected);
+        status = 128 + *sig;
+        goto out;
+    }
     if (!ok) {
-        /* A request rejected at arrival (it can never fit) arrived but was never queued. */
-        uint64_t arrived =
-            res.submitted + (g_error_matches(err, SV_MSG_ERROR, SV_MSG_ERROR_NOFIT) ? 1 : 0);
+        /* Rejected requests (--strict: the one that ended the run) arrived but were never
+         * queued. */
+        uint64_t arrived = res.submitted + res.rejected;
         fprintf(stderr, "servesim run: %s\n", err->message);
         fprintf(stderr,
                 "servesim run: the run cannot finish: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
@@ -880,9 +921,16 @@ static int run(const run_opts *o)
         }
         sv_metrics_set_energy(m, &me);
     }
-    if (!sv_metrics_finish(m, res.makespan_ns, res.submitted, &err))
+    if (!sv_metrics_finish(m, res.makespan_ns, res.submitted + res.rejected, &err))
         goto fail;
     outputs_written = TRUE;
+    if (*sig) { /* while the outputs were written: they are complete, and stay */
+        fprintf(stderr,
+                "servesim run: %s arrived while the outputs were written; they are complete\n",
+                sv_cli_signal_name(*sig));
+        status = 128 + *sig;
+        goto out;
+    }
     const struct sv_metrics_summary *sum = sv_metrics_get_summary(m);
     if (!o->quiet) {
         printf("latency: %s; %" G_GUINT64_FORMAT " iterations\n", sum->latency_sources[0],

@@ -1,4 +1,5 @@
 /* servesim validate: a simulated output directory against a measured vLLM run. */
+#include <signal.h>
 #include <stdio.h>
 
 #include "cli/cli.h"
@@ -16,7 +17,8 @@ static const char validate_usage[] =
     "  --measured DIR    measured run (requests.jsonl, timeseries.csv)\n"
     "  --simulated DIR   servesim run --output-dir DIR\n"
     "  --json OUT        write the comparison as JSON to OUT (default DIR/validation.json\n"
-    "                    of the simulated run)\n";
+    "                    of the simulated run; a device or FIFO such as /dev/null is\n"
+    "                    written directly, a file is replaced whole)\n";
 
 int sv_cli_validate(int argc, char **argv)
 {
@@ -49,7 +51,18 @@ int sv_cli_validate(int argc, char **argv)
     sv_metrics_validation_print(&v, stdout);
     g_autofree char *path =
         json != NULL ? g_strdup(json) : g_build_filename(simulated, "validation.json", NULL);
-    if (!sv_metrics_validation_write_json(&v, path, &err)) {
+    /* The JSON goes to a temporary file renamed into place: SIGINT, SIGTERM and SIGHUP wait
+     * until that is done (a few KB), so that none leaves the temporary file behind; one that
+     * arrived meanwhile then ends the program as it would have. */
+    sigset_t stop, old;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    sigprocmask(SIG_BLOCK, &stop, &old);
+    gboolean ok = sv_metrics_validation_write_json(&v, path, &err);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (!ok) {
         fprintf(stderr, "servesim validate: %s\n", err->message);
         return 1;
     }

@@ -55,6 +55,10 @@ struct sv_compute_model_cfg {
     gboolean tie_embeddings;
     gboolean attention_bias;
     int64_t dtype_bytes; /* torch_dtype: 2 for bf16/fp16, 4 for fp32, 1 for fp8 */
+    /* Context length: config.json max_position_embeddings, vLLM's max_model_len when none is
+     * given (none of the built-ins has a rope scaling that vLLM multiplies it by); 0 = unknown,
+     * no limit. */
+    int64_t max_position_embeddings;
 };
 
 /* Built-in catalog or `<model_dir>/<org>/<name>.json` (model_dir may be NULL). Names match with

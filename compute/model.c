@@ -18,6 +18,7 @@ struct builtin_model {
     const char *name;  /* org/name */
     const char *alias; /* extra short name (NULL: none) */
     struct sv_compute_model_cfg cfg;
+    int64_t max_position_embeddings; /* config.json's (the same sources) */
 };
 
 #define DENSE(t, a, h, nh, nkv, hd, l, i, v, tie, bias)                                            \
@@ -37,29 +38,36 @@ struct builtin_model {
 static const struct builtin_model builtin_models[] = {
     /* meta-llama/Llama-2-7b-hf config.json */
     {"meta-llama/Llama-2-7B", "Llama-2-7b-hf",
-     DENSE("llama", SV_COMPUTE_ARCH_LLAMA, 4096, 32, 32, 128, 32, 11008, 32000, FALSE, FALSE)},
+     DENSE("llama", SV_COMPUTE_ARCH_LLAMA, 4096, 32, 32, 128, 32, 11008, 32000, FALSE, FALSE),
+     4096},
     /* configs/model/meta-llama/Llama-3.1-8B.json */
     {"meta-llama/Llama-3.1-8B", NULL,
-     DENSE("llama", SV_COMPUTE_ARCH_LLAMA, 4096, 32, 8, 128, 32, 14336, 128256, FALSE, FALSE)},
+     DENSE("llama", SV_COMPUTE_ARCH_LLAMA, 4096, 32, 8, 128, 32, 14336, 128256, FALSE, FALSE),
+     131072},
     /* configs/model/meta-llama/Llama-3.1-70B.json */
     {"meta-llama/Llama-3.1-70B", NULL,
-     DENSE("llama", SV_COMPUTE_ARCH_LLAMA, 8192, 64, 8, 128, 80, 28672, 128256, FALSE, FALSE)},
+     DENSE("llama", SV_COMPUTE_ARCH_LLAMA, 8192, 64, 8, 128, 80, 28672, 128256, FALSE, FALSE),
+     131072},
     /* configs/model/Qwen/Qwen3-32B.json (head_dim 128 given explicitly) */
     {"Qwen/Qwen3-32B", NULL,
-     DENSE("qwen3", SV_COMPUTE_ARCH_QWEN3, 5120, 64, 8, 128, 64, 25600, 151936, FALSE, FALSE)},
+     DENSE("qwen3", SV_COMPUTE_ARCH_QWEN3, 5120, 64, 8, 128, 64, 25600, 151936, FALSE, FALSE),
+     40960},
     /* configs/model/Qwen/Qwen3-30B-A3B-Instruct-2507.json: 128 experts, top-8, 768 wide */
     {"Qwen/Qwen3-30B-A3B-Instruct-2507", "Qwen3-30B-A3B",
      MOE("qwen3_moe", SV_COMPUTE_ARCH_QWEN3_MOE, 2048, 32, 4, 128, 48, 6144, 151936, 128, 8, 768,
-         FALSE)},
+         FALSE),
+     262144},
     /* configs/model/mistralai/Mixtral-8x7B-v0.1.json: 8 local experts, top-2, each
      * intermediate_size wide */
     {"mistralai/Mixtral-8x7B-v0.1", "Mixtral-8x7B",
      MOE("mixtral", SV_COMPUTE_ARCH_MIXTRAL, 4096, 32, 8, 128, 32, 14336, 32000, 8, 2, 14336,
-         FALSE)},
+         FALSE),
+     32768},
     /* configs/model/microsoft/Phi-mini-MoE-instruct.json: 16 local experts, top-2, experts
      * intermediate_size (960) wide, attention_bias true */
     {"microsoft/Phi-mini-MoE-instruct", "Phi-mini-MoE",
-     MOE("phimoe", SV_COMPUTE_ARCH_PHIMOE, 4096, 32, 8, 128, 32, 960, 32064, 16, 2, 960, TRUE)},
+     MOE("phimoe", SV_COMPUTE_ARCH_PHIMOE, 4096, 32, 8, 128, 32, 960, 32064, 16, 2, 960, TRUE),
+     4096},
 };
 
 static const char *const builtin_model_names[] = {
@@ -142,6 +150,7 @@ gboolean sv_compute_model_from_json(JsonObject *obj, const char *name, const cha
     static const char *const k_exp[] = {"num_local_experts", "num_experts", NULL};
     static const char *const k_topk[] = {"num_experts_per_tok", NULL};
     static const char *const k_moei[] = {"moe_intermediate_size", NULL};
+    static const char *const k_maxpos[] = {"max_position_embeddings", NULL};
     if (!get_int_any(obj, k_hidden, where, TRUE, 0, &m.hidden_size, error) ||
         !get_int_any(obj, k_heads, where, TRUE, 0, &m.num_heads, error) ||
         !get_int_any(obj, k_kv, where, FALSE, m.num_heads, &m.num_kv_heads, error) ||
@@ -149,8 +158,14 @@ gboolean sv_compute_model_from_json(JsonObject *obj, const char *name, const cha
         !get_int_any(obj, k_inter, where, TRUE, 0, &m.intermediate_size, error) ||
         !get_int_any(obj, k_vocab, where, TRUE, 0, &m.vocab_size, error) ||
         !get_int_any(obj, k_exp, where, FALSE, 0, &m.num_experts, error) ||
-        !get_int_any(obj, k_topk, where, FALSE, 0, &m.experts_per_tok, error))
+        !get_int_any(obj, k_topk, where, FALSE, 0, &m.experts_per_tok, error) ||
+        !get_int_any(obj, k_maxpos, where, FALSE, 0, &m.max_position_embeddings, error))
         return FALSE;
+    if (m.max_position_embeddings < 0) {
+        g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_INVALID,
+                    "negative max_position_embeddings in %s", where);
+        return FALSE;
+    }
     if (m.hidden_size <= 0 || m.num_heads <= 0 || m.num_kv_heads <= 0 || m.num_layers <= 0 ||
         m.vocab_size <= 0 || m.intermediate_size <= 0) {
         g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_INVALID,
@@ -262,6 +277,7 @@ gboolean sv_compute_model_lookup(const char *name, const char *model_dir,
         if (hit) {
             *out = b->cfg;
             g_strlcpy(out->name, b->name, sizeof out->name);
+            out->max_position_embeddings = b->max_position_embeddings;
             return TRUE;
         }
     }

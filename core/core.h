@@ -6,6 +6,7 @@
 
 #include <glib.h>
 #include <json-glib/json-glib.h>
+#include <signal.h>
 #include <stdint.h>
 
 G_BEGIN_DECLS
@@ -42,11 +43,12 @@ double sv_bw_dec_gbps_to_bytes_per_ns(double gbps);
 #define SV_CORE_ERROR (sv_core_error_quark())
 GQuark sv_core_error_quark(void);
 typedef enum {
-    SV_CORE_ERROR_IO,      /* file cannot be read or written */
-    SV_CORE_ERROR_PARSE,   /* syntactically bad input */
-    SV_CORE_ERROR_INVALID, /* well-formed but invalid value (field path in the message) */
-    SV_CORE_ERROR_STALL,   /* simulation cannot make progress */
-    SV_CORE_ERROR_HORIZON, /* an event scheduled past SV_ENGINE_HORIZON (sv_engine_error) */
+    SV_CORE_ERROR_IO,          /* file cannot be read or written */
+    SV_CORE_ERROR_PARSE,       /* syntactically bad input */
+    SV_CORE_ERROR_INVALID,     /* well-formed but invalid value (field path in the message) */
+    SV_CORE_ERROR_STALL,       /* simulation cannot make progress */
+    SV_CORE_ERROR_HORIZON,     /* an event scheduled past SV_ENGINE_HORIZON (sv_engine_error) */
+    SV_CORE_ERROR_INTERRUPTED, /* stopped by its interrupt flag (sv_engine_set_interrupt) */
 } sv_core_error_code;
 
 /* Project assert that stays on in release builds (broken invariant = bug).
@@ -64,6 +66,14 @@ typedef enum {
             sv_assert_fail(__FILE__, __LINE__, G_STRFUNC, #expr);                                  \
     } while (0)
 G_NORETURN void sv_assert_fail(const char *file, int line, const char *func, const char *expr);
+
+/* ---- output files ----------------------------------------------------------------------- */
+
+/* Is `path` an existing file that is neither a regular file nor a directory (a character device
+ * such as /dev/null, a FIFO, a socket; symbolic links followed)? An output is written into such a
+ * file directly: the temporary file renamed over the final name, which makes a regular output
+ * appear whole or not at all, would replace the device with a regular file. */
+gboolean sv_path_is_special_file(const char *path);
 
 /* ---- engine ----------------------------------------------------------------------------- */
 
@@ -142,8 +152,14 @@ uint64_t sv_engine_run(sv_engine *eng, sv_time until);
 void sv_engine_stop(sv_engine *eng);
 size_t sv_engine_pending(const sv_engine *eng);
 /* NULL, or why the run was stopped: an event scheduled past SV_ENGINE_HORIZON
- * (SV_CORE_ERROR_HORIZON; owned by the engine). */
+ * (SV_CORE_ERROR_HORIZON), or the interrupt flag (SV_CORE_ERROR_INTERRUPTED). Owned by the
+ * engine. */
 const GError *sv_engine_error(const sv_engine *eng);
+/* An interrupt flag (NULL: none), read before every event: once *flag is nonzero the engine runs
+ * no further event and sv_engine_error() says SV_CORE_ERROR_INTERRUPTED, as for a refused
+ * schedule. The flag is the program's (a signal handler sets it: servesim run stops at the next
+ * event on SIGINT, SIGTERM, SIGHUP); the engine only reads it. */
+void sv_engine_set_interrupt(sv_engine *eng, const volatile sig_atomic_t *flag);
 uint64_t sv_engine_events_run(const sv_engine *eng);
 
 /* ---- RNG streams ------------------------------------------------------------------------ */

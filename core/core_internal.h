@@ -15,6 +15,7 @@ struct sv_engine {
     uint64_t next_seq;
     uint64_t events_run;
     gboolean stopped;
+    const volatile sig_atomic_t *interrupt; /* sv_engine_set_interrupt; never NULL */
     /* The largest (time, tag) run so far: an event's place has passed iff it is not after it
      * (sv_core__engine_mark_passed). */
     sv_time front_time;

@@ -430,6 +430,9 @@ static gboolean settle_top(sv_engine *eng)
 
 /* ---- public API --------------------------------------------------------------------------- */
 
+/* The flag of an engine without one: never set (one load per event instead of a NULL test). */
+static const volatile sig_atomic_t no_interrupt = 0;
+
 sv_engine *sv_engine_new(uint64_t root_seed)
 {
     sv_engine *eng = g_new0(sv_engine, 1);
@@ -438,6 +441,7 @@ sv_engine *sv_engine_new(uint64_t root_seed)
     eng->bucket_free = NONE;
     eng->node_free = NONE;
     eng->front_time = -1; /* before every place */
+    eng->interrupt = &no_interrupt;
     eng->rng_streams =
         g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)sv_rng_free);
     return eng;
@@ -653,10 +657,18 @@ uint64_t sv_engine_run(sv_engine *eng, sv_time until)
     if (eng->error != NULL)
         return 0; /* a refused schedule ended the run; the model's state is incomplete */
     eng->stopped = FALSE;
-    while (!eng->stopped && settle_top(eng) && eng->heap[0].time <= until)
+    while (!eng->stopped && !*eng->interrupt && settle_top(eng) && eng->heap[0].time <= until)
         step_settled(eng);
+    if (*eng->interrupt && eng->error == NULL)
+        g_set_error(&eng->error, SV_CORE_ERROR, SV_CORE_ERROR_INTERRUPTED,
+                    "interrupted at simulated time %" G_GINT64_FORMAT " ns", eng->now);
     fill_hole(eng);
     return eng->events_run - before;
+}
+
+void sv_engine_set_interrupt(sv_engine *eng, const volatile sig_atomic_t *flag)
+{
+    eng->interrupt = flag ? flag : &no_interrupt;
 }
 
 void sv_engine_stop(sv_engine *eng)

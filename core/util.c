@@ -1,8 +1,9 @@
-/* Time conversions (sv_time_from_ns is inline in core.h), the core error domain and the project
- * assert. */
+/* Time conversions (sv_time_from_ns is inline in core.h), the core error domain, the project
+ * assert and the output-file test. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "core/core.h"
 
@@ -32,4 +33,10 @@ void sv_assert_fail(const char *file, int line, const char *func, const char *ex
             expr);
     fflush(stderr);
     abort();
+}
+
+gboolean sv_path_is_special_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }

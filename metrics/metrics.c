@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@ struct out_file {
 
 struct sv_metrics {
     char *dir;
+    int lock_fd; /* the output directory, flock'ed (-1: none) */
     int n_instances;
     sv_time tick_ns;
     GError *deferred; /* first error met inside a void callback */
@@ -58,6 +60,7 @@ struct sv_metrics {
 
     /* statistics */
     uint64_t records, finished;
+    uint64_t rejected[SV_WL_REJECT_N]; /* by reason ([0] unused) */
     int64_t input_tokens, output_tokens, prefix_hit_tokens, preemptions;
     sv_metrics_quantile *ttft, *tpot, *itl, *e2e, *queue;
     struct sv_metrics_summary summary;
@@ -141,6 +144,9 @@ static const char REQ_TIER_COLS[] =
     "prefix_hit_tokens_remote,kv_load_bytes,swap_out_bytes,swap_in_bytes";
 /* Appended last (after energy_j) for a cluster with prefill/decode instances. */
 #define REQ_PD_COLS ",prefill_instance,prefill_done_ns,kv_ready_ns"
+/* The last two columns of every run: finished | rejected (| unfinished), and why a request was
+ * rejected (docs/outputs.md "Rejected requests"). */
+#define REQ_STATUS_COLS ",status,reject_reason"
 static const char TS_TIER_COLS[] = ",npu_mem_bytes,cpu_mem_bytes,cxl_mem_bytes,ssd_bytes,"
                                    "prefix_hit_pct_npu,prefix_hit_pct_cpu,prefix_hit_pct_cxl,"
                                    "prefix_hit_pct_ssd";
@@ -162,6 +168,29 @@ static void put_header(FILE *fp, const char *h, const char *tier_cols, gboolean 
     fputc('\n', fp);
 }
 
+/* One writer per output directory: an exclusive flock on the folder itself, held until
+ * sv_metrics_free (the kernel drops it when the process dies, however it dies). A file system
+ * without flock (some network mounts) runs unlocked rather than not at all. */
+static gboolean lock_dir(sv_metrics *m, GError **error)
+{
+    m->lock_fd = open(m->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (m->lock_fd < 0)
+        return io_error(error, "open the output directory", m->dir, errno);
+    if (flock(m->lock_fd, LOCK_EX | LOCK_NB) == 0)
+        return TRUE;
+    if (errno == EWOULDBLOCK) {
+        g_set_error(error, SV_METRICS_ERROR, SV_METRICS_ERROR_BUSY,
+                    "output directory %s is in use by another servesim run (it holds the "
+                    "folder's lock): two runs on one folder would overwrite each other's "
+                    "outputs; wait for it or choose another output directory",
+                    m->dir);
+        return FALSE;
+    }
+    close(m->lock_fd); /* ENOLCK, EINVAL: no locks here */
+    m->lock_fd = -1;
+    return TRUE;
+}
+
 sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
 {
     SV_ASSERT(cfg != NULL && cfg->n_instances >= 1);
@@ -176,6 +205,7 @@ sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
               (cfg->n_power_components > 0 &&
                cfg->n_power_components <= SV_METRICS_ENERGY_MAX_COMPONENTS));
     m->spill_fd = -1;
+    m->lock_fd = -1;
     m->next_tick = 1;
     m->running = g_new0(int, cfg->n_instances);
     m->waiting = g_new0(int, cfg->n_instances);
@@ -187,14 +217,18 @@ sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
     m->queue = sv_metrics_quantile_new();
     if (cfg->output_dir != NULL) {
         m->dir = g_strdup(cfg->output_dir);
-        if (g_mkdir_with_parents(m->dir, 0755) != 0)
+        if (g_mkdir_with_parents(m->dir, 0777) != 0) /* less the umask, as mkdir -p */
             return io_error(error, "create the output directory", m->dir, errno), NULL;
+        if (!lock_dir(m, error))
+            return NULL;
         if (!out_open(&m->req, m->dir, SV_METRICS__REQUESTS_CSV, error) ||
             !out_open(&m->ts, m->dir, SV_METRICS__TIMESERIES_CSV, error) ||
             !out_open(&m->sum, m->dir, SV_METRICS__SUMMARY_JSON, error))
             return NULL;
-        const char *extra = m->power_nodes > 0 ? (cfg->pd ? ",energy_j" REQ_PD_COLS : ",energy_j")
-                                               : (cfg->pd ? REQ_PD_COLS : NULL);
+        const char *extra =
+            m->power_nodes > 0
+                ? (cfg->pd ? ",energy_j" REQ_PD_COLS REQ_STATUS_COLS : ",energy_j" REQ_STATUS_COLS)
+                : (cfg->pd ? REQ_PD_COLS REQ_STATUS_COLS : REQ_STATUS_COLS);
         put_header(m->req.fp, REQ_HEADER, REQ_TIER_COLS, m->tiers, extra);
         put_header(m->ts.fp, TS_HEADER, TS_TIER_COLS, m->tiers, NULL);
         if (m->power_nodes > 0) {
@@ -226,6 +260,8 @@ void sv_metrics_free(sv_metrics *m)
         close(m->spill_fd);
     if (m->spill_path != NULL)
         g_unlink(m->spill_path);
+    if (m->lock_fd >= 0)
+        close(m->lock_fd); /* last: the temporaries are gone before another writer may start */
     g_free(m->spill_path);
     g_free(m->ring);
     g_free(m->dir);
@@ -285,11 +321,13 @@ static char *put_diff(char *p, sv_time a, sv_time b, char sep)
 
 static void write_row(sv_metrics *m, const struct sv_wl_outcome *r)
 {
-    char buf[24 * 29]; /* 25 fields of at most 20 digits, a sign and a separator; energy_j */
+    char buf[24 * 32]; /* 25 fields of at most 20 digits, a sign and a separator; energy_j;
+                          status and reject_reason */
     char *p = buf;
     p = put_u64(p, r->request_id);
     *p++ = ',';
-    p = put_int(p, r->instance);
+    if (r->instance >= 0) /* empty: never routed (rejected) */
+        p = put_int(p, r->instance);
     *p++ = ',';
     p = put_time(p, r->arrival_ns, ',');
     p = put_time(p, r->first_scheduled_ns, ',');
@@ -332,6 +370,17 @@ static void write_row(sv_metrics *m, const struct sv_wl_outcome *r)
         p = put_time(p, r->prefill_done_ns, ',');
         p = put_time(p, r->kv_ready_ns, '\n');
     }
+    const char *status = r->finished                      ? "finished"
+                         : r->reject != SV_WL_REJECT_NONE ? "rejected"
+                                                          : "unfinished";
+    const char *why = sv_wl_reject_name(r->reject);
+    p[-1] = ',';
+    memcpy(p, status, strlen(status));
+    p += strlen(status);
+    *p++ = ',';
+    memcpy(p, why, strlen(why));
+    p += strlen(why);
+    *p++ = '\n';
     fwrite(buf, 1, (size_t)(p - buf), m->req.fp);
 }
 
@@ -424,6 +473,11 @@ gboolean sv_metrics_request_add(sv_metrics *m, const struct sv_wl_outcome *r, GE
     if (m->dir != NULL && !reorder_add(m, r, error))
         return FALSE;
     m->records++;
+    if (r->reject != SV_WL_REJECT_NONE) {
+        SV_ASSERT(!r->finished && (unsigned)r->reject < SV_WL_REJECT_N);
+        m->rejected[r->reject]++;
+        return TRUE;
+    }
     if (!r->finished)
         return TRUE;
     m->finished++;
@@ -558,7 +612,13 @@ static char *summary_json(const struct sv_metrics_summary *s, int n_instances)
     json_builder_begin_object(b);
     json_int(b, "arrived", (int64_t)s->arrived);
     json_int(b, "finished", (int64_t)s->finished);
+    json_int(b, "rejected", (int64_t)s->rejected);
     json_int(b, "unfinished", (int64_t)s->unfinished);
+    json_builder_set_member_name(b, "rejected_by_reason");
+    json_builder_begin_object(b);
+    for (int k = 1; k < SV_WL_REJECT_N; k++)
+        json_int(b, sv_wl_reject_name((sv_wl_reject)k), (int64_t)s->rejected_by_reason[k]);
+    json_builder_end_object(b);
     json_builder_end_object(b);
     json_double(b, "makespan_s", s->makespan_s);
     json_builder_set_member_name(b, "throughput");
@@ -729,7 +789,13 @@ gboolean sv_metrics_finish(sv_metrics *m, sv_time end_ns, uint64_t arrived, GErr
     struct sv_metrics_summary *s = &m->summary;
     s->arrived = arrived ? arrived : m->records;
     s->finished = m->finished;
-    s->unfinished = s->arrived > m->finished ? s->arrived - m->finished : 0;
+    s->rejected = 0;
+    for (int k = 1; k < SV_WL_REJECT_N; k++) {
+        s->rejected_by_reason[k] = m->rejected[k];
+        s->rejected += m->rejected[k];
+    }
+    s->unfinished =
+        s->arrived > m->finished + s->rejected ? s->arrived - m->finished - s->rejected : 0;
     s->makespan_s = (double)end_ns / NS_PER_S;
     if (s->makespan_s > 0) {
         s->request_throughput = (double)m->finished / s->makespan_s;
@@ -836,10 +902,14 @@ static void print_stat(FILE *out, const char *name, const struct sv_metrics_stat
 void sv_metrics_print_summary(const sv_metrics *m, FILE *out)
 {
     const struct sv_metrics_summary *s = &m->summary;
+    char rejected[48] = "";
+    if (s->rejected > 0)
+        g_snprintf(rejected, sizeof rejected, ", %" G_GUINT64_FORMAT " rejected",
+                   (guint64)s->rejected);
     fprintf(out,
-            "requests: %" G_GUINT64_FORMAT " finished, %" G_GUINT64_FORMAT
+            "requests: %" G_GUINT64_FORMAT " finished%s, %" G_GUINT64_FORMAT
             " unfinished; makespan %.3f s (simulated)\n",
-            (guint64)s->finished, (guint64)s->unfinished, s->makespan_s);
+            (guint64)s->finished, rejected, (guint64)s->unfinished, s->makespan_s);
     fprintf(out, "throughput: %.2f req/s, %.1f input tok/s, %.1f output tok/s\n",
             s->request_throughput, s->input_throughput, s->output_throughput);
     if (s->prefix_hit_tokens > 0 || s->preemptions > 0)

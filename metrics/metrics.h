@@ -29,6 +29,7 @@ typedef enum {
     SV_METRICS_ERROR_IO,     /* cannot create, write or rename an output file */
     SV_METRICS_ERROR_INPUT,  /* a record the writer cannot accept (duplicate id, bad order) */
     SV_METRICS_ERROR_FORMAT, /* validate: a measured or simulated file that does not parse */
+    SV_METRICS_ERROR_BUSY,   /* another writer holds the output directory's lock */
 } sv_metrics_error;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -81,7 +82,10 @@ struct sv_metrics_cfg {
 typedef struct sv_metrics sv_metrics;
 
 /* Opens temporary files in the output directory (names starting with '.'); nothing is visible
- * under the final names until sv_metrics_finish succeeds. */
+ * under the final names until sv_metrics_finish succeeds. The writer holds an exclusive lock on
+ * the directory (flock(2) on the folder itself, no lock file) until sv_metrics_free: a second
+ * writer on the same folder, in this process or another, fails with SV_METRICS_ERROR_BUSY before
+ * it touches anything there (two runs would otherwise overwrite each other's outputs). */
 sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error);
 /* Without a successful finish, removes the temporary files: an aborted run leaves no
  * requests.csv / timeseries.csv / summary.json of its own. */
@@ -134,8 +138,8 @@ void sv_metrics_power_row(sv_metrics *m, sv_time t, const double *w, const doubl
  * containing end_ns and the buffered requests, writes summary.json, and renames the three
  * files into place (summary.json last: it marks a complete output). */
 gboolean sv_metrics_finish(sv_metrics *m, sv_time end_ns, uint64_t arrived, GError **error);
-/* arrived: requests that entered the system (0: the number of records given); the difference
- * to the records marked finished is reported as unfinished. */
+/* arrived: requests that entered the system, rejected ones included (0: the number of records
+ * given); what is neither finished nor rejected is reported as unfinished. */
 
 /* Where errors met inside void callbacks (the planner's observer) are kept until finish (first
  * one wins). */
@@ -148,6 +152,9 @@ struct sv_metrics_stat {
 };
 struct sv_metrics_summary {
     uint64_t arrived, finished, unfinished;
+    /* Requests answered with an error at arrival (records with a reject reason), in total and by
+     * sv_wl_reject ([0] unused); unfinished = arrived - finished - rejected. */
+    uint64_t rejected, rejected_by_reason[SV_WL_REJECT_N];
     double makespan_s; /* end of the run (sim time 0 = start) */
     double request_throughput, input_throughput, output_throughput; /* per second of makespan */
     int64_t input_tokens, output_tokens, prefix_hit_tokens, preemptions; /* finished requests */

@@ -450,6 +450,22 @@ gboolean sv_metrics_validation_write_json(const struct sv_metrics_validation *v,
     json_builder_end_object(b);
     json_builder_end_object(b);
     g_autofree char *text = sv_metrics__json_text(b);
-    /* g_file_set_contents writes a temporary file and renames it: never half a file */
+    if (sv_path_is_special_file(path)) {
+        /* A device or a FIFO (/dev/null) is written in place: a rename would replace it. */
+        FILE *fp = fopen(path, "w");
+        if (fp == NULL) {
+            g_set_error(error, SV_METRICS_ERROR, SV_METRICS_ERROR_IO, "cannot open %s: %s", path,
+                        g_strerror(errno));
+            return FALSE;
+        }
+        gboolean bad = fputs(text, fp) < 0;
+        bad |= fclose(fp) != 0;
+        if (bad)
+            g_set_error(error, SV_METRICS_ERROR, SV_METRICS_ERROR_IO, "cannot write %s: %s", path,
+                        g_strerror(errno));
+        return !bad;
+    }
+    /* g_file_set_contents writes a temporary file (0666 less the umask) and renames it: never
+     * half a file */
     return g_file_set_contents(path, text, -1, error);
 }

@@ -74,6 +74,7 @@ static const char *const inst_keys[] = {"model_name",
                                         "npu_group",
                                         "expert_offload",
                                         "gpu_clock",
+                                        "max_model_len",
                                         NULL};
 
 static void warn_unknown(JsonObject *obj, const char *const *known, const char *where)
@@ -851,7 +852,8 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
         !get_int(o, "block_size", where, -1, 1, &ic->block_size, error) ||
         !get_bool(o, "enable_prefix_caching", where, &ic->enable_prefix_caching, error) ||
         !get_bool(o, "enable_chunked_prefill", where, &ic->enable_chunked_prefill, error) ||
-        !get_bool(o, "reserve_full_isl", where, &ic->reserve_full_isl, error))
+        !get_bool(o, "reserve_full_isl", where, &ic->reserve_full_isl, error) ||
+        !get_int(o, "max_model_len", where, -1, 1, &ic->max_model_len, error))
         return FALSE;
     /* DVFS (docs/power.md): a fraction of the nominal clock. */
     if (!get_num(o, "gpu_clock", where, FALSE, 0, TRUE, &ic->gpu_clock, error))
@@ -1091,7 +1093,7 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_single_with(const char *model,
     ic->pp_size = 1;
     ic->ep_size = 1;
     ic->max_num_seqs = ic->max_num_batched_tokens = ic->long_prefill_token_threshold = -1;
-    ic->block_size = -1;
+    ic->block_size = ic->max_model_len = -1;
     ic->enable_prefix_caching = ic->enable_chunked_prefill = ic->reserve_full_isl = -1;
     ic->enable_attn_offloading = ic->enable_sub_batch_interleaving = -1;
     ic->enable_local_offloading = -1;

@@ -272,14 +272,22 @@ static gboolean try_place(pd_req *r)
     const struct sv_planner_pd_instance *p = &pd->inst[r->src];
     int32_t n_cand = 0;
     gboolean any = FALSE;
+    uint64_t total = (uint64_t)r->out.input_tokens + (uint64_t)r->out.output_tokens;
     for (int32_t i = 0; i < pd->n; i++) {
         const struct sv_planner_pd_instance *d = &pd->inst[i];
         if (d->role != SV_MSG_ROLE_DECODE || g_strcmp0(d->model, p->model) != 0)
             continue;
         any = TRUE;
+        /* Only a decode instance that can ever hold the whole sequence (sv_msg_pd_reserve
+         * refuses the others; the run rejects a request none can hold at its arrival:
+         * docs/serving.md "Rejected requests"). */
+        sv_memtier_kv_manager *kv = sv_msg_kv(d->msg);
+        if ((d->max_model_len > 0 && total > (uint64_t)d->max_model_len) ||
+            total > (uint64_t)sv_memtier_kv_manager_num_blocks(kv) *
+                        sv_memtier_kv_manager_block_size(kv))
+            continue;
         /* Room now, and no preempted request of its own waiting for those blocks: vLLM's decode
          * scheduler allocates a remote request's blocks when it admits it, in queue order. */
-        sv_memtier_kv_manager *kv = sv_msg_kv(d->msg);
         if (sv_memtier_kv_manager_num_free_blocks(kv) >=
                 sv_msg_pd_blocks_needed(d->msg, r->out.input_tokens) &&
             sv_msg_pd_num_waiting_unpinned(d->msg) == 0)

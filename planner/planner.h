@@ -166,6 +166,7 @@ struct sv_planner_instance_cfg {
     int enable_prefix_caching;  /* -1 unset, 0, 1 */
     int enable_chunked_prefill; /* -1 unset, 0, 1 */
     int reserve_full_isl;       /* -1 unset, 0, 1 */
+    int64_t max_model_len;      /* vLLM's --max-model-len; <= 0 unset: the model's context */
     /* Memory tiers: placement rules (as parsed) and expert offloading. */
     struct sv_planner_placement placement;
     gboolean expert_offload; /* expert_offload given */
@@ -428,7 +429,8 @@ struct sv_planner_pd_instance {
     int32_t tp, pp;
     int64_t num_layers;
     uint64_t kv_bytes_per_token_layer; /* K and V of one token in one layer, all KV heads */
-    const int32_t *npus; /* tp x pp NPU ids in the network; rank = stage x tp + tp rank */
+    const int32_t *npus;   /* tp x pp NPU ids in the network; rank = stage x tp + tp rank */
+    int64_t max_model_len; /* context length (0: none): a decode instance takes no longer one */
 };
 
 /* The global router's decode choice: `cand` holds the decode instances serving the model whose
@@ -683,6 +685,7 @@ struct sv_planner_run_cfg {
     int64_t max_num_batched_tokens;
     int64_t long_prefill_token_threshold;
     int64_t block_size;
+    int64_t max_model_len; /* > 0 set (--max-model-len) */
     int enable_prefix_caching;
     int enable_chunked_prefill;
     int reserve_full_isl;
@@ -699,12 +702,26 @@ struct sv_planner_run_cfg {
     void (*progress_tiers)(void *ctx, const struct sv_planner_tier_usage *u);
     uint64_t progress_every;
     void *progress_ctx;
+    /* A request vLLM would answer with an error (over the context length, or a sequence no
+     * instance's KV cache can ever hold) is recorded as rejected and the run goes on (docs/
+     * serving.md "Rejected requests"); strict: it ends the run with that error instead. */
+    gboolean strict;
+    /* Read before every event (NULL: none): once nonzero the run stops with
+     * SV_CORE_ERROR_INTERRUPTED and frees what it built, as on any error (sv_engine_set_interrupt;
+     * the CLI's signal handler sets it). */
+    const volatile sig_atomic_t *interrupt;
 };
 
 struct sv_planner_run_result {
     uint64_t requests;  /* finished */
     uint64_t submitted; /* arrived and handed to an instance */
-    sv_time end_ns;     /* simulated time when the run stopped (finished or not) */
+    /* Arrived and rejected (never handed to an instance; arrived = submitted + rejected), by
+     * sv_wl_reject ([0] unused), and the first one's message ("" when none). Under `strict` the
+     * one rejection that ended the run is counted. */
+    uint64_t rejected;
+    uint64_t rejected_by_reason[SV_WL_REJECT_N];
+    char first_rejection[512];
+    sv_time end_ns; /* simulated time when the run stopped (finished or not) */
     uint64_t sessions;
     sv_time first_arrival_ns;
     sv_time makespan_ns;    /* last token of the last request (from time 0) */

@@ -42,6 +42,50 @@ sv_msg_et_out *sv_planner_et_out(const sv_planner_et *e);
 void sv_planner_et_instance(const sv_planner_et *e, int32_t i, struct sv_msg_cfg *mc);
 gboolean sv_planner_et_finish(sv_planner_et *e, GError **error);
 
+/* Configuration precedence, the one place it is decided (planner/admit.c): the run's
+ * (command line) value when > 0 (run >= 0 for booleans), then the instance's when >= 0, then the
+ * built-in default (TRUE for the booleans: vLLM's default for all three). */
+int64_t sv_planner__pick(int64_t run, int64_t inst, int64_t builtin);
+gboolean sv_planner__pick_bool(int run, int inst);
+
+/* An instance's engine profile, batch limits and context length as the run resolves them
+ * (planner/admit.c; docs/serving.md "Batch limits"). max_num_seqs / max_num_batched_tokens 0:
+ * unlimited (LLMServingSim); max_model_len 0: no limit (the model gives none). FALSE with vLLM's
+ * reason for a configuration vLLM refuses (max_model_len over the model's, chunked prefill off
+ * with a token budget below max_model_len). */
+struct sv_planner__limits {
+    sv_msg_engine_kind engine;
+    int64_t max_num_seqs;
+    int64_t max_num_batched_tokens;
+    gboolean chunked_prefill;
+    int64_t max_model_len;
+};
+gboolean sv_planner__instance_limits(const struct sv_planner_run_cfg *cfg,
+                                     const struct sv_planner_instance_cfg *ic,
+                                     const struct sv_compute_model_cfg *m,
+                                     struct sv_planner__limits *out, GError **error);
+/* sv_planner__instance_limits of every instance (sv_planner_run_check: before outputs open). */
+gboolean sv_planner__check_limits(const struct sv_planner_run_cfg *cfg, GError **error);
+
+/* What the run knows of each of its n instances to decide whether it could ever serve a request
+ * (docs/serving.md "Rejected requests"): its config, context length (0: none) and KV cache in
+ * tokens (blocks x block size). */
+struct sv_planner__admit {
+    int32_t n;
+    const struct sv_planner_instance_cfg *inst;
+    const int64_t *max_model_len;
+    const uint64_t *kv_tokens;
+};
+/* Why instance i (not a decode instance) could never serve q: over its context length, or a
+ * whole sequence larger than its KV cache or, for a prefill instance, than that of every decode
+ * instance of its model; NONE when it can. */
+sv_wl_reject sv_planner__admissible(const struct sv_planner__admit *a, int32_t i,
+                                    const sv_wl_req *q);
+/* The message of a rejection by the instances inst[0..n-1] that serve q (vLLM's words for the
+ * context length). */
+void sv_planner__reject_message(const struct sv_planner__admit *a, const int32_t *inst, int32_t n,
+                                const sv_wl_req *q, sv_wl_reject why, char *buf, size_t size);
+
 G_END_DECLS
 
 #endif

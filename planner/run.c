@@ -68,6 +68,11 @@ typedef struct {
     sv_planner_et *et;                   /* NULL without --emit-et */
     gboolean *tp_fold;                   /* per instance: TP iterations may be folded (tp_fold.c) */
     GArray *pending; /* power: finished requests (sv_wl_outcome) waiting for their energy */
+    /* Per instance: context length (0: none) and KV cache in tokens, for the requests vLLM
+     * would reject (planner/admit.c). */
+    int64_t *max_model_len;
+    uint64_t *kv_tokens;
+    struct sv_planner__admit admit;
 } run_state;
 
 static void run_fail(run_state *st, GError *e)
@@ -145,16 +150,77 @@ static const char *router_label(const run_state *st)
     return st->cfg->router_name ? st->cfg->router_name : DEFAULT_ROUTER;
 }
 
+/* A request vLLM would answer with an error (planner/admit.c): counted, reported to the observer
+ * as a requests.csv row with its reason, and, for a session's call, the end of its session (an
+ * agent whose call failed sends no further calls). Under `strict` it ends the run instead. The
+ * instances that serve it are cand[0..n-1]. FALSE when the run ends. */
+static gboolean reject(run_state *st, const sv_wl_req *q, run_session *s, sv_wl_reject why,
+                       int32_t n)
+{
+    struct sv_planner_run_result *res = st->res;
+    char msg[sizeof res->first_rejection];
+    sv_planner__reject_message(&st->admit, st->cand, n, q, why, msg, sizeof msg);
+    if (res->rejected++ == 0)
+        g_strlcpy(res->first_rejection, msg, sizeof res->first_rejection);
+    res->rejected_by_reason[why]++;
+    if (st->cfg->strict) {
+        run_fail(st,
+                 why == SV_WL_REJECT_KV_CAPACITY
+                     ? g_error_new(SV_MSG_ERROR, SV_MSG_ERROR_NOFIT, "%s (--strict)", msg)
+                     : g_error_new(SV_PLANNER_ERROR, SV_PLANNER_ERROR_RUN, "%s (--strict)", msg));
+        return FALSE;
+    }
+    const struct sv_planner_run_observer *obs = st->cfg->observer;
+    if (obs && obs->on_request) {
+        const struct sv_wl_outcome o = {.request_id = q->request_id,
+                                        .instance = -1,
+                                        .turn = q->turn,
+                                        .arrival_ns = q->arrival_ns,
+                                        .first_scheduled_ns = -1,
+                                        .first_token_ns = -1,
+                                        .last_token_ns = -1,
+                                        .input_tokens = q->input_tokens,
+                                        .output_tokens = q->output_tokens,
+                                        .prefill_instance = -1,
+                                        .prefill_done_ns = -1,
+                                        .kv_ready_ns = -1,
+                                        .reject = why};
+        obs->on_request(obs->ctx, &o);
+    }
+    if (s)
+        g_hash_table_remove(st->sessions, s); /* frees it */
+    return TRUE;
+}
+
 static gboolean submit(run_state *st, const sv_wl_req *q, void *user, const char *model)
 {
     /* The global router sees the instances that take new requests (not decode instances: they
-     * receive requests from prefill instances, LLMServingSim's router.py) serving the model. */
-    int32_t n_cand = 0;
+     * receive requests from prefill instances, LLMServingSim's router.py) serving the model and
+     * able to serve this request (context length, KV cache: planner/admit.c); with none able,
+     * the request is rejected. Under `strict` it sees them all, as before issue 13, and a request
+     * the chosen instance cannot serve ends the run. */
+    gboolean checked = q->input_tokens >= 1 && q->output_tokens >= 1; /* else msg reports it */
+    int32_t n_cand = 0, n_serving = 0;
+    sv_wl_reject why = SV_WL_REJECT_CONTEXT_LENGTH;
     for (int32_t i = 0; i < st->n_inst; i++) {
         if (st->cfg->cluster->instances[i].role == SV_MSG_ROLE_DECODE || !serves(st, i, model))
             continue;
+        n_serving++;
+        sv_wl_reject r = checked && !st->cfg->strict ? sv_planner__admissible(&st->admit, i, q)
+                                                     : SV_WL_REJECT_NONE;
+        if (r == SV_WL_REJECT_KV_CAPACITY)
+            why = r;
+        if (r != SV_WL_REJECT_NONE)
+            continue;
         st->cand[n_cand] = i;
         st->inst_scratch[n_cand++] = router_view(st, i);
+    }
+    if (n_cand == 0 && n_serving > 0) {
+        /* cand[] lists the serving instances for the message. */
+        for (int32_t i = 0; i < st->n_inst; i++)
+            if (st->cfg->cluster->instances[i].role != SV_MSG_ROLE_DECODE && serves(st, i, model))
+                st->cand[n_cand++] = i;
+        return reject(st, q, user, why, n_cand);
     }
     if (n_cand == 0) {
         run_fail(st, g_error_new(SV_PLANNER_ERROR, SV_PLANNER_ERROR_RUN,
@@ -174,6 +240,12 @@ static gboolean submit(run_state *st, const sv_wl_req *q, void *user, const char
         return FALSE;
     }
     int32_t inst = st->cand[k];
+    sv_wl_reject r = checked && st->cfg->strict ? sv_planner__admissible(&st->admit, inst, q)
+                                                : SV_WL_REJECT_NONE;
+    if (r != SV_WL_REJECT_NONE) {
+        st->cand[0] = inst;
+        return reject(st, q, user, r, 1);
+    }
     GError *e = NULL;
     if (!sv_msg_submit(st->msgs[inst], q, user, &e)) {
         run_fail(st, e);
@@ -375,24 +447,6 @@ static void on_token(void *ctx, uint64_t request_id, int32_t instance, sv_time t
 
 /* ---- setup ---------------------------------------------------------------------------------- */
 
-/* Configuration precedence, the one place it is decided: the run's (command line) value, then
- * the instance's from the cluster config, then the built-in default. */
-static int64_t pick(int64_t run, int64_t inst, int64_t builtin)
-{
-    if (run > 0)
-        return run;
-    return inst >= 0 ? inst : builtin;
-}
-
-static gboolean pick_bool(int run, int inst)
-{
-    if (run >= 0)
-        return run != 0;
-    if (inst >= 0)
-        return inst != 0;
-    return TRUE; /* vLLM's default for all three */
-}
-
 /* The latency model of one instance: the profile bundle when profiles are given and one
  * matches (unless roofline is asked for), else the roofline. *source says which (struct
  * sv_planner_run_observer.on_instance), so that outputs and stderr can say it. */
@@ -553,6 +607,7 @@ static gboolean setup_pd(run_state *st, GError **error)
             .kv_bytes_per_token_layer =
                 sv_compute_model_kv_bytes_per_token_layer(&st->models[i], 1),
             .npus = st->npus[i],
+            .max_model_len = st->max_model_len[i],
         };
     }
     struct sv_planner_pd_cfg pc = {
@@ -594,7 +649,8 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     double clock = sv_planner_apply_gpu_clock(cfg, ic, st->lats[i]); /* DVFS (docs/power.md) */
     if (cfg->observer && cfg->observer->on_instance)
         cfg->observer->on_instance(cfg->observer->ctx, i, latency_source);
-    int64_t block_size = pick(cfg->block_size, ic->block_size, SV_MSG_DEFAULT_BLOCK_SIZE);
+    int64_t block_size =
+        sv_planner__pick(cfg->block_size, ic->block_size, SV_MSG_DEFAULT_BLOCK_SIZE);
     /* KV capacity per rank (LLMServingSim memory_model.py, VALIDATION_NOTES item 5):
      * trunc(mem_size GiB x mem_util) - weights per rank, in blocks; every layer of this rank's
      * pipeline stage holds K and V per token. */
@@ -611,39 +667,29 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     }
     if (blocks > UINT32_MAX)
         blocks = UINT32_MAX;
-    /* Engine profile (docs/serving.md): --engine, else the config's "engine", else vllm-0.19.
-     * Batch limits not given: `vllm serve`'s for the device where the config describes a vLLM
-     * deployment, else LLMServingSim's CLI defaults. */
-    sv_msg_engine_kind engine = SV_MSG_ENGINE_VLLM_0_19;
-    const char *en = cfg->engine               ? cfg->engine
-                     : cfg->cluster->engine[0] ? cfg->cluster->engine
-                                               : NULL;
-    if (en && !sv_msg_engine_parse(en, &engine, error))
+    /* Engine profile, batch limits and context length (planner/admit.c, docs/serving.md). */
+    struct sv_planner__limits lim;
+    if (!sv_planner__instance_limits(cfg, ic, &m, &lim, error)) {
+        sv_planner_placement_map_clear(&map);
         return FALSE;
-    int64_t def_seqs = SV_MSG_DEFAULT_MAX_NUM_SEQS,
-            def_tokens = SV_MSG_DEFAULT_MAX_NUM_BATCHED_TOKENS;
-    if (cfg->cluster->vllm_batch_defaults)
-        sv_msg_engine_batch_defaults(engine, ic->hardware, ic->npu_mem_gib, &def_seqs, &def_tokens);
-    int64_t max_tokens = pick(cfg->max_num_batched_tokens, ic->max_num_batched_tokens, def_tokens);
-    if (cfg->cluster->vllm_batch_defaults && max_tokens > 0)
-        def_seqs = MIN(def_seqs, max_tokens); /* vLLM caps the default at the token budget */
+    }
+    st->max_model_len[i] = lim.max_model_len;
     struct sv_msg_cfg mc = {
         .instance = i,
         .scheduler = cfg->scheduler,
         .host_model = cfg->host_model,
         .sched_ops = st->sched,
         .sched_param = st->sched_param,
-        .engine = engine,
+        .engine = lim.engine,
         .frontend = cfg->frontend,
-        .max_num_seqs = pick(cfg->max_num_seqs, ic->max_num_seqs, def_seqs),
-        .max_num_batched_tokens = max_tokens,
-        .long_prefill_token_threshold =
-            cfg->long_prefill_token_threshold < 0
-                ? 0 /* no cap, whatever the config says */
-                : pick(cfg->long_prefill_token_threshold, ic->long_prefill_token_threshold, 0),
-        .enable_chunked_prefill =
-            pick_bool(cfg->enable_chunked_prefill, ic->enable_chunked_prefill),
-        .reserve_full_isl = pick_bool(cfg->reserve_full_isl, ic->reserve_full_isl),
+        .max_num_seqs = lim.max_num_seqs,
+        .max_num_batched_tokens = lim.max_num_batched_tokens,
+        .long_prefill_token_threshold = cfg->long_prefill_token_threshold < 0
+                                            ? 0 /* no cap, whatever the config says */
+                                            : sv_planner__pick(cfg->long_prefill_token_threshold,
+                                                               ic->long_prefill_token_threshold, 0),
+        .enable_chunked_prefill = lim.chunked_prefill,
+        .reserve_full_isl = sv_planner__pick_bool(cfg->reserve_full_isl, ic->reserve_full_isl),
         .lat = st->lats[i],
         .first_device = first_device,
         .num_devices = ic->tp_size,
@@ -686,7 +732,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         g_prefix_error(error, "instance %d: ", i);
         return FALSE;
     }
-    gboolean caching = pick_bool(cfg->enable_prefix_caching, ic->enable_prefix_caching);
+    gboolean caching = sv_planner__pick_bool(cfg->enable_prefix_caching, ic->enable_prefix_caching);
     st->kvs[i] = sv_memtier_kv_manager_new_with_eviction(
         (uint32_t)blocks, (uint32_t)block_size, caching, st->evict, st->evict_param, error);
     if (!st->kvs[i]) {
@@ -694,6 +740,8 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         return FALSE;
     }
     mc.kv = st->kvs[i];
+    st->kv_tokens[i] =
+        (uint64_t)sv_memtier_kv_manager_num_blocks(st->kvs[i]) * (uint64_t)block_size;
     if (st->tiers)
         sv_planner_tiers_set_kv(st->tiers, i, st->kvs[i]);
     /* 0 means unlimited in LLMServingSim's config. */
@@ -833,7 +881,8 @@ gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **err
         g_propagate_error(error, perr);
         return FALSE;
     }
-    return TRUE;
+    /* Configurations vLLM refuses to start with (planner/admit.c). */
+    return sv_planner__check_limits(cfg, error);
 }
 
 gboolean sv_planner_run_uses_tiers(const struct sv_planner_run_cfg *cfg)
@@ -869,6 +918,13 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     st.cand = g_new0(int32_t, st.n_inst);
     st.pf_tput = g_new0(double, st.n_inst);
     st.iter_ns = g_new0(sv_time, st.n_inst);
+    st.max_model_len = g_new0(int64_t, st.n_inst);
+    st.kv_tokens = g_new0(uint64_t, st.n_inst);
+    st.admit = (struct sv_planner__admit){.n = st.n_inst,
+                                          .inst = cfg->cluster->instances,
+                                          .max_model_len = st.max_model_len,
+                                          .kv_tokens = st.kv_tokens};
+    sv_engine_set_interrupt(st.eng, cfg->interrupt); /* a signal stops the run as an error does */
     st.router_rng = sv_rng_stream(st.eng, "router/random");
     st.sessions =
         g_hash_table_new_full(g_direct_hash, g_direct_equal, (GDestroyNotify)session_free, NULL);
@@ -1068,6 +1124,8 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     g_free(st.cand);
     g_free(st.pf_tput);
     g_free(st.iter_ns);
+    g_free(st.max_model_len);
+    g_free(st.kv_tokens);
     g_free(st.tp_fold);
     if (st.router && st.router->destroy && st.router_state)
         st.router->destroy(st.router_state);

@@ -491,10 +491,11 @@ static gboolean flush_gstring(FILE *fp, GString *s, const char *tmp, GError **er
 
 gboolean sv_proto_file_to_json(const char *in, const char *out, GError **error)
 {
-    return sv_proto__json_convert(in, out, SV_PROTO_DEP_NONE, NULL, error);
+    return sv_proto__json_convert(in, out, SV_PROTO_DEP_NONE, NULL, NULL, error);
 }
 
 gboolean sv_proto__json_convert(const char *in, const char *out, sv_proto_dep_flags deps,
+                                const volatile sig_atomic_t *interrupt,
                                 struct sv_proto_convert_stats *stats, GError **error)
 {
     g_autoptr(sv_proto_reader) r = sv_proto_reader_open(in, error);
@@ -505,6 +506,7 @@ gboolean sv_proto__json_convert(const char *in, const char *out, sv_proto_dep_fl
     FILE *fp = sv_proto__tmpfile_open(out, &tmp, error);
     if (!fp)
         return FALSE;
+    const char *wpath = tmp ? tmp : out; /* NULL tmp: a device written in place */
     g_autoptr(GString) buf = g_string_new("{\n \"global_metadata\": ");
     JsonNode *md = sv_proto_metadata_to_json(sv_proto_reader_metadata(r));
     sv_proto__json_write(buf, md, 1);
@@ -514,7 +516,7 @@ gboolean sv_proto__json_convert(const char *in, const char *out, sv_proto_dep_fl
     uint64_t count = 0;
     ChakraProtoMsg__Node *node;
     GError *local = NULL;
-    while (ok && sv_proto_reader_next(r, &node, &local)) {
+    while (ok && !(interrupt && *interrupt) && sv_proto_reader_next(r, &node, &local)) {
         g_string_append(buf, count ? ",\n  " : "\n  ");
         JsonNode *jn = sv_proto_node_to_json(node);
         sv_proto__json_write(buf, jn, 2);
@@ -522,29 +524,31 @@ gboolean sv_proto__json_convert(const char *in, const char *out, sv_proto_dep_fl
         sv_proto_node_free(node);
         count++;
         if (buf->len > 64 * 1024)
-            ok = flush_gstring(fp, buf, tmp, error);
+            ok = flush_gstring(fp, buf, wpath, error);
     }
     if (local) {
         g_propagate_error(error, local);
         ok = FALSE;
     }
+    if (ok && interrupt && *interrupt)
+        ok = sv_proto__interrupted(out, count, error);
     if (ok) {
         g_string_append(buf, count ? "\n ]\n}\n" : "]\n}\n");
-        ok = flush_gstring(fp, buf, tmp, error);
+        ok = flush_gstring(fp, buf, wpath, error);
     }
     int flush_rc = fflush(fp);
     int close_rc = fclose(fp);
     if (ok && (flush_rc != 0 || close_rc != 0)) {
-        g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_IO, "cannot write: %s: %s", tmp,
+        g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_IO, "cannot write: %s: %s", wpath,
                     g_strerror(errno));
         ok = FALSE;
     }
-    if (ok && g_rename(tmp, out) != 0) {
+    if (ok && tmp && g_rename(tmp, out) != 0) {
         g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_IO, "cannot rename %s to %s: %s", tmp,
                     out, g_strerror(errno));
         ok = FALSE;
     }
-    if (!ok)
+    if (!ok && tmp)
         g_unlink(tmp);
     if (ok && stats) {
         stats->nodes = count;

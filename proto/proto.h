@@ -109,7 +109,9 @@ typedef struct sv_proto_writer sv_proto_writer;
 /* Output is gzip-compressed when the name ends in ".gz" (gzip header mtime 0, so equal input gives
  * equal bytes). Data goes to a temporary file next to `path` that sv_proto_writer_close renames
  * over `path`; on any failure, or sv_proto_writer_abort, the temporary file is removed, so a
- * partial output never appears at `path`. */
+ * partial output never appears at `path`. A `path` that is a device or a FIFO (/dev/null) is
+ * written directly instead (renaming over it would replace it). The file's mode is 0666 less the
+ * umask. */
 sv_proto_writer *sv_proto_writer_open(const char *path, GError **error);
 /* Exactly once, first. */
 gboolean sv_proto_writer_put_metadata(sv_proto_writer *w, const ChakraProtoMsg__GlobalMetadata *md,
@@ -206,6 +208,11 @@ struct sv_proto_convert_stats {
  * be the same file. */
 gboolean sv_proto_convert(const char *in, const char *out, struct sv_proto_convert_stats *stats,
                           GError **error);
+/* The same, stopped before the next message once *interrupt is nonzero (a signal handler's flag;
+ * NULL: never): SV_CORE_ERROR_INTERRUPTED, and no OUT and no temporary file are left. */
+gboolean sv_proto_convert_full(const char *in, const char *out,
+                               const volatile sig_atomic_t *interrupt,
+                               struct sv_proto_convert_stats *stats, GError **error);
 
 /* ---- summary (servesim inspect) --------------------------------------------------------- */
 

@@ -2,6 +2,7 @@
  * ProtoOutputStream / protolib.encodeMessage write it (CHAKRA_ET.md 1.2); gzip when the output name
  * ends in ".gz" like the C++ writer. */
 #include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,16 +39,24 @@ size_t sv_proto__varint32_encode(uint32_t v, uint8_t *buf)
 
 FILE *sv_proto__tmpfile_open(const char *path, char **tmp_name, GError **error)
 {
+    if (sv_path_is_special_file(path)) {
+        FILE *fp = fopen(path, "wb");
+        if (!fp)
+            g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_IO, "cannot open: %s: %s", path,
+                        g_strerror(errno));
+        *tmp_name = NULL;
+        return fp;
+    }
     char *tmpl = g_strdup_printf("%s.tmp-XXXXXX", path);
-    int fd = g_mkstemp(tmpl);
+    /* 0666 less the umask, as a plain open would create the output: mkstemp's 0600 would survive
+     * the rename. */
+    int fd = g_mkstemp_full(tmpl, O_RDWR, 0666);
     if (fd < 0) {
         g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_IO, "cannot create: %s: %s", tmpl,
                     g_strerror(errno));
         g_free(tmpl);
         return NULL;
     }
-    /* mkstemp creates 0600; an output trace is an ordinary file. */
-    (void)fchmod(fd, 0644);
     FILE *fp = fdopen(fd, "wb");
     if (!fp) {
         g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_IO, "cannot open: %s: %s", tmpl,
@@ -91,8 +100,8 @@ sv_proto_writer *sv_proto_writer_open(const char *path, GError **error)
 static gboolean write_io_error(sv_proto_writer *w, GError **error)
 {
     w->failed = TRUE;
-    g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_IO, "cannot write: %s: %s", w->tmp_path,
-                g_strerror(errno));
+    g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_IO, "cannot write: %s: %s",
+                w->tmp_path ? w->tmp_path : w->path, g_strerror(errno));
     return FALSE;
 }
 
@@ -224,7 +233,8 @@ void sv_proto_writer_abort(sv_proto_writer *w)
         return;
     if (w->fp)
         fclose(w->fp);
-    g_unlink(w->tmp_path);
+    if (w->tmp_path) /* NULL: a device written in place, never removed */
+        g_unlink(w->tmp_path);
     writer_free(w);
 }
 
@@ -256,12 +266,12 @@ gboolean sv_proto_writer_close(sv_proto_writer *w, GError **error)
     int flush_rc = fflush(fp);
     int close_rc = fclose(fp);
     if (flush_rc != 0 || close_rc != 0) {
-        g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_IO, "cannot write: %s: %s", w->tmp_path,
-                    g_strerror(errno));
+        g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_IO, "cannot write: %s: %s",
+                    w->tmp_path ? w->tmp_path : w->path, g_strerror(errno));
         sv_proto_writer_abort(w);
         return FALSE;
     }
-    if (g_rename(w->tmp_path, w->path) != 0) {
+    if (w->tmp_path && g_rename(w->tmp_path, w->path) != 0) {
         g_set_error(error, SV_PROTO_ERROR, SV_PROTO_ERROR_IO, "cannot rename %s to %s: %s",
                     w->tmp_path, w->path, g_strerror(errno));
         sv_proto_writer_abort(w);

@@ -11,6 +11,17 @@ GQuark sv_wl_error_quark(void)
     return g_quark_from_static_string("servesim-workloads-error-quark");
 }
 
+const char *sv_wl_reject_name(sv_wl_reject r)
+{
+    static const char *const names[SV_WL_REJECT_N] = {
+        [SV_WL_REJECT_NONE] = "",
+        [SV_WL_REJECT_CONTEXT_LENGTH] = "context_length",
+        [SV_WL_REJECT_KV_CAPACITY] = "kv_capacity",
+    };
+    SV_ASSERT((unsigned)r < SV_WL_REJECT_N);
+    return names[r];
+}
+
 void sv_wl_item_clear(sv_wl_item *item)
 {
     if (!item)

@@ -52,6 +52,19 @@ typedef struct sv_wl_req {
     int64_t hash_block_tokens; /* tokens per hash id (512 for Mooncake), 0 without hash ids */
 } sv_wl_req;
 
+/* Why a request was answered with an error instead of being served (docs/outputs.md, "Rejected
+ * requests"); NONE for every request that was served. */
+typedef enum {
+    SV_WL_REJECT_NONE = 0,
+    SV_WL_REJECT_CONTEXT_LENGTH, /* prompt + requested output over the model's context length
+                                    (vLLM's API server answers HTTP 400) */
+    SV_WL_REJECT_KV_CAPACITY,    /* the whole sequence exceeds the KV cache of every instance
+                                    that could serve it: it could never be scheduled */
+    SV_WL_REJECT_N,
+} sv_wl_reject;
+/* "context_length", "kv_capacity" ("" for NONE): the requests.csv / summary.json names. */
+const char *sv_wl_reject_name(sv_wl_reject r);
+
 /* What became of one request, filled by the serving group that ran it and handed up unchanged
  * to the planner, its observers and the output writer (one requests.csv row). Times are absolute
  * simulated ns, -1 where the event did not happen. ttft = first_token - arrival, tpot = (last -
@@ -90,6 +103,9 @@ struct sv_wl_outcome {
     int32_t prefill_instance;
     sv_time prefill_done_ns;
     sv_time kv_ready_ns;
+    /* Rejected at arrival (finished FALSE, instance -1, no times but arrival_ns; input_tokens and
+     * output_tokens are the request's): why. NONE for a served request. */
+    sv_wl_reject reject;
 };
 
 typedef enum {

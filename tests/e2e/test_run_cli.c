@@ -77,11 +77,13 @@ static void check_requests_csv(const char *dir, int64_t n)
     CU_ASSERT_STRING_EQUAL(lines[0], "request_id,instance,arrival_ns,first_scheduled_ns,"
                                      "first_token_ns,last_token_ns,input_tokens,output_tokens,"
                                      "prefix_hit_tokens,preemptions,ttft_ns,tpot_ns,e2e_ns,"
-                                     "queue_ns");
+                                     "queue_ns,status,reject_reason");
     int64_t rows = 0;
     for (int i = 1; lines[i] && *lines[i]; i++, rows++) {
         g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
-        CU_ASSERT_FATAL(g_strv_length(f) == 14);
+        CU_ASSERT_FATAL(g_strv_length(f) == 16);
+        CU_ASSERT_STRING_EQUAL(f[14], "finished");
+        CU_ASSERT_STRING_EQUAL(f[15], "");
         SV_ASSERT_EQ_I64(g_ascii_strtoll(f[0], NULL, 10), rows);
         int64_t arr = g_ascii_strtoll(f[2], NULL, 10), sched = g_ascii_strtoll(f[3], NULL, 10),
                 first = g_ascii_strtoll(f[4], NULL, 10), last = g_ascii_strtoll(f[5], NULL, 10);
@@ -494,20 +496,23 @@ static void test_latency_source_not_cwd(void)
     sv_test_rmtree(tmp);
 }
 
-/* A prompt of 10^6 tokens exceeds the KV pool of one A100-80GB with Llama-2-7B (80 GiB x 0.9
- * - 13.5 GB of weights at 512 KiB per token is about 116k tokens). */
+/* A prompt of 10^6 tokens exceeds the context length of Llama-2-7B (4,096) and the KV pool of
+ * one A100-80GB (80 GiB x 0.9 - 13.5 GB of weights at 512 KiB per token is about 116k tokens).
+ * With --strict such a request ends the run (by default it is rejected and the run goes on:
+ * tests/e2e/test_rejected_cli.c). */
 static void test_never_fits(void)
 {
     g_autofree char *tmp = sv_test_tmpdir();
     g_autofree char *dir = g_build_filename(tmp, "out", NULL);
     char *out = NULL, *err = NULL;
-    const char *args[] = {
-        "--model",     "Llama-2-7B", "--hardware",   "A100-80GB", "--requests",   "3", "--qps", "5",
-        "--input-len", "1000000",    "--output-len", "10",        "--output-dir", dir, NULL};
+    const char *args[] = {"--model",      "Llama-2-7B", "--hardware",   "A100-80GB",
+                          "--requests",   "3",          "--qps",        "5",
+                          "--input-len",  "1000000",    "--output-len", "10",
+                          "--output-dir", dir,          "--strict",     NULL};
     int rc = run_in(NULL, args, &out, &err);
     CU_ASSERT_NOT_EQUAL(rc, 0);
     CU_ASSERT(rc != 2); /* not a usage error: the run itself cannot finish */
-    CU_ASSERT(strstr(err, "KV blocks") != NULL);
+    CU_ASSERT(strstr(err, "maximum context length is 4096 tokens") != NULL);
     CU_ASSERT(strstr(err, "cannot finish") != NULL);
     CU_ASSERT(strstr(err, "1 unfinished") != NULL);
     CU_ASSERT(strstr(out, "requests:") == NULL); /* no summary printed */

@@ -679,7 +679,7 @@ static void test_outputs(void)
                                "queue_ns,prefix_hit_tokens_npu,prefix_hit_tokens_cpu,"
                                "prefix_hit_tokens_cxl,prefix_hit_tokens_ssd,"
                                "prefix_hit_tokens_remote,kv_load_bytes,swap_out_bytes,"
-                               "swap_in_bytes\n"));
+                               "swap_in_bytes,status,reject_reason\n"));
     CU_ASSERT(g_str_has_prefix(strstr(ts, "kv_cache_pct,"),
                                "kv_cache_pct,npu_mem_bytes,cpu_mem_bytes,cxl_mem_bytes,ssd_bytes,"
                                "prefix_hit_pct_npu,prefix_hit_pct_cpu,prefix_hit_pct_cxl,"
@@ -713,7 +713,7 @@ static void test_outputs(void)
     g_autofree char *req2 = NULL, *sum2 = NULL;
     CU_ASSERT_FATAL(g_file_get_contents(req2_path, &req2, NULL, NULL));
     CU_ASSERT_FATAL(g_file_get_contents(sum2_path, &sum2, NULL, NULL));
-    CU_ASSERT(g_str_has_prefix(strstr(req2, "queue_ns"), "queue_ns\n"));
+    CU_ASSERT(g_str_has_prefix(strstr(req2, "queue_ns"), "queue_ns,status,reject_reason\n"));
     CU_ASSERT_PTR_NULL(strstr(sum2, "memory_tiers"));
     sv_test_rmtree(dir);
 }

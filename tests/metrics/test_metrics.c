@@ -167,15 +167,16 @@ static void test_writers_synthetic(void)
     CU_ASSERT_STRING_EQUAL(
         reqs, "request_id,instance,arrival_ns,first_scheduled_ns,first_token_ns,last_token_ns,"
               "input_tokens,output_tokens,prefix_hit_tokens,preemptions,ttft_ns,tpot_ns,e2e_ns,"
-              "queue_ns\n"
+              "queue_ns,status,reject_reason\n"
               /* tpot = 2000 ms / 4 */
               "0,0,0,100000000,500000000,2500000000,100,5,16,0,500000000,500000000,2500000000,"
-              "100000000\n"
+              "100000000,finished,\n"
               /* one output token: no tpot */
-              "1,1,1000000000,1000000000,1200000000,1200000000,50,1,0,1,200000000,,200000000,0\n"
+              "1,1,1000000000,1000000000,1200000000,1200000000,50,1,0,1,200000000,,200000000,0,"
+              "finished,\n"
               /* tpot = 400 ms / 3 = 133333333.3 ns, floored */
               "2,0,1500000000,1600000000,1900000000,2300000000,10,4,0,0,400000000,133333333,"
-              "800000000,100000000\n");
+              "800000000,100000000,finished,\n");
     /* tick [0,1): 100 prompt, 1 gen, inst0 (1 running, kv 10) + inst1 (0, kv 0): kv mean 5;
      * [1,2): 50+10 prompt, 2 gen, states 2+0 running, kv (20+0)/2; [2,3): nothing;
      * [3,4) holds the iteration ending at exactly 3 s (3 gen, all idle). */

@@ -266,7 +266,7 @@ static void test_requests_csv_columns(void)
     CU_ASSERT_STRING_EQUAL(h, "request_id,instance,arrival_ns,first_scheduled_ns,first_token_ns,"
                               "last_token_ns,input_tokens,output_tokens,prefix_hit_tokens,"
                               "preemptions,ttft_ns,tpot_ns,e2e_ns,queue_ns,prefill_instance,"
-                              "prefill_done_ns,kv_ready_ns");
+                              "prefill_done_ns,kv_ready_ns,status,reject_reason");
     enum { ARR, FIRST, LAST, OUTT, TTFT, TPOT, E2E, PINST, PDONE, KV, INST, NCOL };
     const char *names[NCOL] = {
         "arrival_ns", "first_token_ns",   "last_token_ns",   "output_tokens", "ttft_ns", "tpot_ns",
@@ -299,7 +299,7 @@ static void test_requests_csv_columns(void)
     g_autofree char *h2 = header_of(csv);
     CU_ASSERT_STRING_EQUAL(h2, "request_id,instance,arrival_ns,first_scheduled_ns,first_token_ns,"
                                "last_token_ns,input_tokens,output_tokens,prefix_hit_tokens,"
-                               "preemptions,ttft_ns,tpot_ns,e2e_ns,queue_ns");
+                               "preemptions,ttft_ns,tpot_ns,e2e_ns,queue_ns,status,reject_reason");
     sv_test_rmtree(dir);
 }
 

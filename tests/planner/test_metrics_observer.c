@@ -68,7 +68,7 @@ static void test_observer_run(void)
     gboolean ok = TRUE;
     for (int i = 1; i <= 200 && lines[i] != NULL; i++) {
         g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
-        ok = ok && g_strv_length(f) == 14 && g_ascii_strtoll(f[0], NULL, 10) == i - 1 &&
+        ok = ok && g_strv_length(f) == 16 && g_ascii_strtoll(f[0], NULL, 10) == i - 1 &&
              g_ascii_strtoll(f[6], NULL, 10) == 256 && g_ascii_strtoll(f[7], NULL, 10) == 32 &&
              g_ascii_strtoll(f[10], NULL, 10) ==
                  g_ascii_strtoll(f[4], NULL, 10) - g_ascii_strtoll(f[2], NULL, 10);
