@@ -403,6 +403,10 @@ struct sv_range_double {
 #define SV_RANGE_GIB_MAX 1048576.0
 #define SV_RANGE_GIB SV_RANGE_D(0, SV_RANGE_GIB_MAX, "GiB")
 #define SV_RANGE_GIB_POS SV_RANGE_D_OPEN(0, SV_RANGE_GIB_MAX, "GiB")
+/* A byte count of one message, tensor or transfer: up to 2^50 (1 PiB), so that 2^13 of them
+ * summed stay in int64. */
+#define SV_RANGE_BYTES_MAX (INT64_C(1) << 50)
+#define SV_RANGE_BYTES SV_RANGE_I(0, SV_RANGE_BYTES_MAX, "bytes")
 /* A fraction in (0, 1]. */
 #define SV_RANGE_FRACTION SV_RANGE_D_OPEN(0, 1, NULL)
 /* A point in simulated time (an arrival) or a wait that ends at one (a tool call): the engine's
