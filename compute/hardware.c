@@ -40,7 +40,10 @@ static const struct hw_field {
     {"fp8_tflops", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, fp8_tflops), FALSE, FALSE, TFLOPS},
     {"int8_tops", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, int8_tops), FALSE, FALSE, TFLOPS},
     {"fp32_tflops", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, fp32_tflops), FALSE, FALSE, TFLOPS},
-    {"mem_gib", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, mem_gib), FALSE, TRUE, SIZE},
+    /* device memory up to 16 TiB, as a cluster config's npu_mem.mem_size (the KV block manager
+     * keeps state per block: docs/reliability.md) */
+    {"mem_gib", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, mem_gib), FALSE, TRUE,
+     SV_RANGE_D(0, 16384, "GiB")},
     {"mem_bw_gbps", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, mem_bw_gbps), FALSE, TRUE, GBPS},
     {"compute_units", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, compute_units), TRUE, FALSE, SIZE},
     {"l2_mib", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, l2_mib), FALSE, FALSE, SIZE},

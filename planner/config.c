@@ -129,6 +129,10 @@ static gboolean in_range_i(const char *where, const char *key, int64_t v, struct
 #define RANGE_QUEUE_DEPTH SV_RANGE_I(0, 1 << 16, NULL)
 #define RANGE_EXPERTS SV_RANGE_I(0, 1 << 16, NULL)
 #define RANGE_SLO_MS SV_RANGE_D(0, 1e9, "ms")
+/* An NPU's memory: up to 16 TiB (55x a B300's 288 GB). The KV block manager keeps state per
+ * block, so the bound is on time and memory rather than on arithmetic: 16 TiB of 2 MiB blocks is
+ * 8 M blocks (about 160 MB, 0.6 s to set up); 1 PiB took 9 GB and over a minute. */
+#define RANGE_NPU_GIB SV_RANGE_D_OPEN(0, 16384, "GiB")
 
 /* A number, or the first element of an array of numbers (per-dimension link values), in `r`. */
 static gboolean get_num(JsonObject *o, const char *key, const char *where, gboolean required,
@@ -830,7 +834,7 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
     }
     g_autofree char *mw = g_strdup_printf("%s.npu_mem", where);
     warn_unknown(mem, mem_keys, mw);
-    if (!get_num(mem, "mem_size", mw, TRUE, 0, SV_RANGE_GIB_POS, &ic->npu_mem_gib, error) ||
+    if (!get_num(mem, "mem_size", mw, TRUE, 0, RANGE_NPU_GIB, &ic->npu_mem_gib, error) ||
         !get_num(mem, "mem_bw", mw, FALSE, 0, SV_RANGE_BW_GBPS_OR_0, &ic->npu_mem_bw_gbps, error) ||
         !get_num(mem, "mem_latency", mw, FALSE, 0, SV_RANGE_LATENCY_NS, &ic->npu_mem_latency_ns,
                  error))
