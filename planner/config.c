@@ -134,6 +134,17 @@ static gboolean in_range_i(const char *where, const char *key, int64_t v, struct
  * 8 M blocks (about 160 MB, 0.6 s to set up); 1 PiB took 9 GB and over a minute. */
 #define RANGE_NPU_GIB SV_RANGE_D_OPEN(0, 16384, "GiB")
 
+/* FALSE, with "; <h>" after the message of the error just set. */
+static gboolean hint(GError **error, const char *h)
+{
+    if (error && *error) {
+        char *m = g_strdup_printf("%s; %s", (*error)->message, h);
+        g_free((*error)->message);
+        (*error)->message = m;
+    }
+    return FALSE;
+}
+
 /* A number, or the first element of an array of numbers (per-dimension link values), in `r`. */
 static gboolean get_num(JsonObject *o, const char *key, const char *where, gboolean required,
                         double dflt, struct sv_range_double r, double *out, GError **error)
@@ -840,10 +851,8 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
                  error))
         return FALSE;
     if (!get_num(mem, "mem_util", mw, FALSE, DEFAULT_MEM_UTIL, SV_RANGE_FRACTION, &ic->mem_util,
-                 error)) {
-        g_prefix_error(error, "a fraction of mem_size (0.9, not 90): ");
-        return FALSE;
-    }
+                 error))
+        return hint(error, "a fraction of mem_size: 0.9, not 90");
     int64_t pp, tp, npus, ep;
     if (!get_int(o, "pp_size", where, 1, SV_RANGE_DEVICES, &pp, error) ||
         !get_int(o, "tp_size", where, 0, SV_RANGE_DEVICES, &tp, error) ||
@@ -898,10 +907,8 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
         !get_bool(o, "reserve_full_isl", where, &ic->reserve_full_isl, error))
         return FALSE;
     /* DVFS (docs/power.md): a fraction of the nominal clock. */
-    if (!get_num(o, "gpu_clock", where, FALSE, 0, SV_RANGE_FRACTION, &ic->gpu_clock, error)) {
-        g_prefix_error(error, "a fraction of the clock (0.7): ");
-        return FALSE;
-    }
+    if (!get_num(o, "gpu_clock", where, FALSE, 0, SV_RANGE_FRACTION, &ic->gpu_clock, error))
+        return hint(error, "a fraction of the clock: 0.7");
     return TRUE;
 }
 
