@@ -37,6 +37,22 @@ static inline sv_time sv_time_from_ns(double ns)
     return (sv_time)ns; /* truncation toward zero, as C++ double -> integer */
 }
 
+/* Sums and multiples of non-negative durations (a layer's operators, n layers) on the way to the
+ * engine, saturating at SV_TIME_BEYOND: a duration clamped there stays past the horizon, and the
+ * sum never wraps. */
+static inline sv_time sv_time_add_sat(sv_time a, sv_time b)
+{
+    if (a >= SV_TIME_BEYOND || b >= SV_TIME_BEYOND - a)
+        return SV_TIME_BEYOND;
+    return a + b;
+}
+static inline sv_time sv_time_mul_sat(sv_time a, int64_t n)
+{
+    if (n > 0 && a > SV_TIME_BEYOND / n)
+        return SV_TIME_BEYOND;
+    return a * n;
+}
+
 /* ASTRA-sim's link bandwidth unit: "GB/s" in its YAML means GiB/s per 1e9 ns, i.e. bytes per ns =
  * gbps * 2^30 / 1e9 (astra-network-analytical, CHAKRA_ET.md 3.4). */
 double sv_bw_gbps_to_bytes_per_ns(double gbps);

@@ -159,6 +159,16 @@ static void test_cluster_ranges(void)
                 "0 or [1e-06, 1e+09] GB/s)");
 }
 
+/* Values in range whose combination passes the horizon: the engine refuses the event and says
+ * when. A clock of 10^-300 makes each operator's time clamp past the horizon; the sums of a
+ * layer's operators and of the layers wrapped before and the run ended with exit status 0 and
+ * made-up times. */
+static void test_past_horizon(void)
+{
+    run_cluster("\"tp_size\": 1, \"pd_type\"", "\"tp_size\": 1, \"gpu_clock\": 1e-300, \"pd_type\"",
+                "is past the engine's horizon of 288230376151711744 ns");
+}
+
 static void test_cluster_json_numbers(void)
 {
     /* json-glib alone read these as 16 (and ran) */
@@ -280,6 +290,12 @@ static void test_replay_ranges(void)
                 "sys.json.endpoint-delay: 1000000000000000 is above the maximum 1000000000000");
     replay_case("\"endpoint-delay\": 10", "\"endpoint-delay\": 0x10", NULL, NULL, 1 << 20,
                 "analytical", "sys.json:1:49: not JSON (RFC 8259): '0x10' is not a number");
+    /* Each value in range, the combination past the horizon: 2^50 bytes over 10^-6 GB/s take
+     * 1.05e21 ns. The engine refuses the event and says when; before, the clamped duration
+     * (INT64_MAX) wrapped when added to the time (an assertion in fifo and flow). */
+    for (int m = 0; m < 3; m++)
+        replay_case(NULL, NULL, "bandwidth: [ 50.0 ]", "bandwidth: [ 1e-6 ]", INT64_C(1) << 50,
+                    models[m], "past the engine's horizon of 288230376151711744 ns");
     /* 2^60 bytes: past SV_RANGE_BYTES_MAX = 2^50 */
     replay_case(NULL, NULL, NULL, NULL, INT64_C(1) << 60, "flow",
                 "comm_size: 1152921504606846976 is above the maximum 1125899906842624 (range [0, "
@@ -292,6 +308,7 @@ int main(void)
         {"control: the unchanged inputs run", test_control},
         {"cluster config values out of range", test_cluster_ranges},
         {"cluster config numbers that are not JSON", test_cluster_json_numbers},
+        {"in range, past the horizon together", test_past_horizon},
         {"workload fields out of range", test_workload_ranges},
         {"run flags out of range or not decimal", test_run_flags},
         {NULL, NULL}};
