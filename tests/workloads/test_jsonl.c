@@ -110,6 +110,7 @@ static void test_tape_strict(void)
     /* json-glib accepted every one of these (it is a GScanner underneath) */
     tape_bad("{\"a\": 01}", "column 8: unexpected '1', expected ',' or '}'");
     tape_bad("{\"a\": 0x10}", "column 8: unexpected 'x'");
+    tape_bad("{\"a\": $1a}", "column 7: unexpected '$', expected a value"); /* 26 to json-glib */
     tape_bad("{'a': 1}", "column 2: unexpected ''', expected a string key or '}'");
     tape_bad("/*c*/{\"a\": 1}", "column 1: unexpected '/', expected a value");
     tape_bad("{\"a\": 1} {}", "column 10: unexpected '{' after the value");
