@@ -235,36 +235,49 @@ static int bad_value(const char *flag, const char *value, const char *want)
     return 2;
 }
 
-/* Numbers have ranges GOption does not check: they are parsed here, through one callback. */
-enum num_kind { NUM_INT, NUM_POSITIVE_DOUBLE, NUM_FRACTION /* (0, 1] */ };
+/* Numbers have ranges GOption does not check: they are parsed here, through one callback, as
+ * decimal text (sv_num_parse_*), each against its documented range (docs/reliability.md "Numeric
+ * ranges"; the shared ones are core's). A count is never narrowed: --tp 4294967297 is an error,
+ * not TP 1. */
+enum num_kind { NUM_INT, NUM_DOUBLE };
 struct num_def {
     const char *name; /* long name, with its dashes as GOption passes it */
     enum num_kind kind;
     size_t offset;
-    int64_t min; /* NUM_INT: smallest accepted value */
+    struct sv_range_int ri;    /* NUM_INT */
+    struct sv_range_double rd; /* NUM_DOUBLE */
 };
 
-#define NUM(name, kind, field, min)                                                                \
+#define INT(name_, field, range)                                                                   \
     {                                                                                              \
-        name, kind, G_STRUCT_OFFSET(run_opts, field), min                                          \
+        .name = name_, .kind = NUM_INT, .offset = G_STRUCT_OFFSET(run_opts, field), .ri = range    \
+    }
+#define DBL(name_, field, range)                                                                   \
+    {                                                                                              \
+        .name = name_, .kind = NUM_DOUBLE, .offset = G_STRUCT_OFFSET(run_opts, field), .rd = range \
     }
 static const struct num_def num_defs[] = {
-    NUM("--seed", NUM_INT, seed, 0),
-    NUM("--max-num-seqs", NUM_INT, max_num_seqs, 1),
-    NUM("--max-num-batched-tokens", NUM_INT, max_num_batched_tokens, 1),
-    NUM("--long-prefill-token-threshold", NUM_INT, long_prefill, 0),
-    NUM("--block-size", NUM_INT, block_size, 1),
-    NUM("--max-model-len", NUM_INT, max_model_len, 1),
-    NUM("--tp", NUM_INT, tp, 1),
-    NUM("--requests", NUM_INT, requests, 1),
-    NUM("--qps", NUM_POSITIVE_DOUBLE, qps, 0),
-    NUM("--slo-ttft-ms", NUM_POSITIVE_DOUBLE, slo_ttft_ms, 0),
-    NUM("--prefix-chunk-tokens", NUM_INT, prefix_chunk_tokens, 1),
-    NUM("--pim-gflops", NUM_POSITIVE_DOUBLE, pim_gflops, 0),
-    NUM("--gpu-clock", NUM_FRACTION, gpu_clock, 0),
-    NUM("--idle-tail", NUM_POSITIVE_DOUBLE, idle_tail_s, 0),
+    INT("--seed", seed, SV_RANGE_I(0, INT64_MAX, NULL)),
+    INT("--max-num-seqs", max_num_seqs, SV_RANGE_I(1, 1 << 20, NULL)),
+    INT("--max-num-batched-tokens", max_num_batched_tokens, SV_RANGE_TOKENS),
+    INT("--long-prefill-token-threshold", long_prefill,
+        SV_RANGE_I(0, SV_RANGE_TOKENS_MAX, "tokens")),
+    INT("--block-size", block_size, SV_RANGE_I(1, 1 << 16, "tokens")),
+    INT("--max-model-len", max_model_len, SV_RANGE_TOKENS),
+    INT("--tp", tp, SV_RANGE_DEVICES),
+    /* request ids and counters are 64-bit; 2^32 requests is past any run's memory anyway */
+    INT("--requests", requests, SV_RANGE_I(1, INT64_C(1) << 32, NULL)),
+    /* one request per 11.6 days to 10^9 per second; whether the last one arrives before the
+     * horizon depends on --requests too (the generator says so) */
+    DBL("--qps", qps, SV_RANGE_D(1e-6, 1e9, "req/s")),
+    DBL("--slo-ttft-ms", slo_ttft_ms, SV_RANGE_D_OPEN(0, 1e9, "ms")),
+    INT("--prefix-chunk-tokens", prefix_chunk_tokens, SV_RANGE_TOKENS),
+    DBL("--pim-gflops", pim_gflops, SV_RANGE_D_OPEN(0, 1e9, "GFLOP/s")),
+    DBL("--gpu-clock", gpu_clock, SV_RANGE_FRACTION),
+    DBL("--idle-tail", idle_tail_s, SV_RANGE_D_OPEN(0, 1e6, "s")),
 };
-#undef NUM
+#undef INT
+#undef DBL
 
 static gboolean parse_number(const char *name, const char *v, gpointer data, GError **error)
 {
@@ -274,31 +287,39 @@ static gboolean parse_number(const char *name, const char *v, gpointer data, GEr
             d = &num_defs[k];
     g_assert(d); /* every G_OPTION_ARG_CALLBACK entry is in num_defs */
     void *field = (char *)data + d->offset;
-    char *end = NULL;
-    errno = 0;
+    GError *e = NULL;
     if (d->kind == NUM_INT) {
-        long long n = strtoll(v, &end, 10);
-        if (errno || end == v || *end || n < d->min) {
+        int64_t n;
+        if (!sv_num_parse_int(v, &n)) {
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: '%s' is not %s", name,
-                        v, d->min > 0 ? "a positive integer" : "a non-negative integer");
+                        v, d->ri.lo > 0 ? "a positive integer" : "a non-negative integer");
             return FALSE;
         }
+        if (!sv_range_check_int(name, n, d->ri, &e))
+            goto out_range;
         *(int64_t *)field = n;
         return TRUE;
     }
-    double x = g_ascii_strtod(v, &end);
-    if (d->kind == NUM_FRACTION && !(errno || end == v || *end) && !(x > 0 && x <= 1)) {
-        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "%s: '%s' is not a fraction in (0, 1]", name, v);
+    double x;
+    if (!sv_num_parse_double(v, &x)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: '%s' is not a number",
+                    name, v);
         return FALSE;
     }
-    if (errno || end == v || *end || !(x > 0) || x > 1e12) {
-        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "%s: '%s' is not a positive number", name, v);
-        return FALSE;
+    if (!sv_range_check_double(name, x, d->rd, &e)) {
+        if (d->rd.lo_open && d->rd.lo == 0 && d->rd.hi == 1) { /* the documented wording */
+            g_clear_error(&e);
+            g_set_error(&e, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s: '%s' is not a fraction in (0, 1]", name, v);
+        }
+        goto out_range;
     }
     *(double *)field = x;
     return TRUE;
+out_range:
+    g_set_error_literal(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, e->message);
+    g_error_free(e);
+    return FALSE;
 }
 
 #define STR(name, field, arg)                                                                      \
@@ -717,10 +738,7 @@ static int run(const run_opts *o)
     cfg.pim_model = o->pim_model;
     cfg.pim_placement = o->pim_placement;
     cfg.pim_flops = o->pim_gflops * 1e9;
-    if (o->idle_tail_s * 1e9 > (double)SV_PLANNER_MAX_IDLE_TAIL_NS) {
-        fprintf(stderr, "servesim run: --idle-tail: %g s is beyond 1e6 s\n", o->idle_tail_s);
-        return 2;
-    }
+    /* --idle-tail's range is SV_PLANNER_MAX_IDLE_TAIL_NS (num_defs) */
     cfg.idle_tail_ns = sv_time_from_ns(o->idle_tail_s * 1e9);
     /* PIM device files: --pim-dir, else LLMServingSim's layout beside the cluster config
      * (configs/cluster/x.json -> configs/pim/<name>.ini), then the config's own folder. */

@@ -19,28 +19,47 @@ static const char hardware_json[] =
 #define CATALOG "compute/hardware.json"
 
 /* Numeric fields of an entry, in hardware.json's order. `required_new`: a device a hardware file
- * adds must give it (and it must be positive); the others default to 0 (not published). */
+ * adds must give it (and it must be positive); the others default to 0 (not published). Each has
+ * a documented range (docs/compute.md, docs/reliability.md "Numeric ranges"), 0 or [lo, hi]: peak
+ * rates from 1 MFLOP/s to 10 EFLOP/s, bandwidths in SV_RANGE_BW_GBPS, capacities up to 1 PiB,
+ * latencies up to SV_RANGE_LATENCY_NS_MAX, powers up to 10 MW; a time computed from any of them
+ * either fits under the engine's horizon or is refused there. */
+#define TFLOPS SV_RANGE_D_OR_0(1e-6, 1e7, "TFLOP/s")
+#define GBPS SV_RANGE_BW_GBPS_OR_0
+#define NS SV_RANGE_D(0, SV_RANGE_LATENCY_NS_MAX, "ns")
+#define SIZE SV_RANGE_D(0, SV_RANGE_GIB_MAX, NULL)
+#define WATTS SV_RANGE_POWER_W
 static const struct hw_field {
     const char *key;
     size_t off;
     gboolean integer;
     gboolean required_new;
+    struct sv_range_double range;
 } hw_fields[] = {
-    {"bf16_tflops", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, bf16_tflops), FALSE, TRUE},
-    {"fp8_tflops", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, fp8_tflops), FALSE, FALSE},
-    {"int8_tops", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, int8_tops), FALSE, FALSE},
-    {"fp32_tflops", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, fp32_tflops), FALSE, FALSE},
-    {"mem_gib", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, mem_gib), FALSE, TRUE},
-    {"mem_bw_gbps", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, mem_bw_gbps), FALSE, TRUE},
-    {"compute_units", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, compute_units), TRUE, FALSE},
-    {"l2_mib", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, l2_mib), FALSE, FALSE},
-    {"link_bw_gbps", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, link_bw_gbps), FALSE, FALSE},
-    {"link_latency_ns", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, link_latency_ns), FALSE, FALSE},
-    {"pcie_gbps", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, pcie_gbps), FALSE, FALSE},
-    {"launch_ns", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, launch_ns), FALSE, FALSE},
-    {"tdp_w", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, tdp_w), FALSE, FALSE},
-    {"idle_w", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, idle_w), FALSE, FALSE},
+    {"bf16_tflops", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, bf16_tflops), FALSE, TRUE, TFLOPS},
+    {"fp8_tflops", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, fp8_tflops), FALSE, FALSE, TFLOPS},
+    {"int8_tops", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, int8_tops), FALSE, FALSE, TFLOPS},
+    {"fp32_tflops", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, fp32_tflops), FALSE, FALSE, TFLOPS},
+    /* device memory up to 16 TiB, as a cluster config's npu_mem.mem_size (the KV block manager
+     * keeps state per block: docs/reliability.md) */
+    {"mem_gib", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, mem_gib), FALSE, TRUE,
+     SV_RANGE_D(0, 16384, "GiB")},
+    {"mem_bw_gbps", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, mem_bw_gbps), FALSE, TRUE, GBPS},
+    {"compute_units", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, compute_units), TRUE, FALSE, SIZE},
+    {"l2_mib", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, l2_mib), FALSE, FALSE, SIZE},
+    {"link_bw_gbps", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, link_bw_gbps), FALSE, FALSE, GBPS},
+    {"link_latency_ns", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, link_latency_ns), FALSE, FALSE,
+     NS},
+    {"pcie_gbps", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, pcie_gbps), FALSE, FALSE, GBPS},
+    {"launch_ns", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, launch_ns), FALSE, FALSE, NS},
+    {"tdp_w", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, tdp_w), FALSE, FALSE, WATTS},
+    {"idle_w", G_STRUCT_OFFSET(struct sv_compute_hw_cfg, idle_w), FALSE, FALSE, WATTS},
 };
+#undef TFLOPS
+#undef GBPS
+#undef NS
+#undef SIZE
+#undef WATTS
 /* String fields (name and aliases are read apart). */
 static const struct {
     const char *key;
@@ -122,13 +141,7 @@ static gboolean node_number(JsonNode *n, gboolean lenient, double *out)
         return TRUE;
     if (!lenient || !JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_STRING)
         return FALSE;
-    const char *s = json_node_get_string(n);
-    char *end = NULL;
-    double v = g_ascii_strtod(s, &end);
-    if (end == s || *end != '\0' || !isfinite(v))
-        return FALSE;
-    *out = v;
-    return TRUE;
+    return sv_num_parse_double(json_node_get_string(n), out); /* decimal, finite */
 }
 
 static const char *node_string(JsonNode *n)
@@ -167,6 +180,13 @@ static gboolean set_field(struct sv_compute_hw_cfg *hw, const struct hw_field *f
         return fail(error, where, f->key, "must not be negative, got %g", v);
     if (f->required_new && !(v > 0))
         return fail(error, where, f->key, "must be positive, got %g", v);
+    GError *e = NULL;
+    g_autofree char *path = g_strdup_printf("%s.%s", where, f->key);
+    if (!sv_range_check_double(path, v, f->range, &e)) {
+        g_set_error_literal(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_INVALID, e->message);
+        g_error_free(e);
+        return FALSE;
+    }
     if (f->integer) {
         if (v != floor(v) || v > G_MAXINT32)
             return fail(error, where, f->key, "expected a whole number, got %g", v);

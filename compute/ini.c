@@ -143,9 +143,8 @@ gboolean sv_compute__ini_int(const sv_compute_ini *ini, const char *key, const c
     const sv_compute_ini_entry *e = require(ini, key, section, error);
     if (!e)
         return FALSE;
-    char *end = NULL;
-    gint64 v = g_ascii_strtoll(e->value, &end, 10);
-    if (end == e->value || *end) {
+    int64_t v;
+    if (!sv_num_parse_int(e->value, &v)) {
         g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_PARSE,
                     "%s:%d: %s: '%s' is not an integer", ini->where, e->line, key, e->value);
         return FALSE;
@@ -160,9 +159,8 @@ gboolean sv_compute__ini_double(const sv_compute_ini *ini, const char *key, cons
     const sv_compute_ini_entry *e = require(ini, key, section, error);
     if (!e)
         return FALSE;
-    char *end = NULL;
-    double v = g_ascii_strtod(e->value, &end);
-    if (end == e->value || *end || !isfinite(v)) {
+    double v;
+    if (!sv_num_parse_double(e->value, &v)) {
         g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_PARSE,
                     "%s:%d: %s: '%s' is not a number", ini->where, e->line, key, e->value);
         return FALSE;

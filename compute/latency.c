@@ -378,7 +378,7 @@ static sv_time fill_ops(sv_compute_latency *lat, const struct sv_compute_batch_s
                               ops[i] == SV_COMPUTE_OP_MOE)
                                  ? ar
                                  : 0;
-        sum += o->ns;
+        sum = sv_time_add_sat(sum, o->ns); /* each op is at most SV_TIME_BEYOND */
     }
     return sum;
 }
@@ -395,10 +395,16 @@ void sv_compute_iter_time(sv_compute_latency *lat, const struct sv_compute_batch
             fill_ops(lat, s, q->prologue, q->n_prologue, out->prologue, &out->n_prologue);
     if (out->n_layers > 0) {
         out->layer_ns = fill_ops(lat, s, q->pre_attn, q->n_pre_attn, out->layer, &out->n_layer);
-        out->layer_ns += fill_ops(lat, s, q->post_attn, q->n_post_attn, out->layer, &out->n_layer);
-        out->layer_ns += fill_ops(lat, s, q->mlp, q->n_mlp, out->layer, &out->n_layer);
+        out->layer_ns =
+            sv_time_add_sat(out->layer_ns, fill_ops(lat, s, q->post_attn, q->n_post_attn,
+                                                    out->layer, &out->n_layer));
+        out->layer_ns = sv_time_add_sat(
+            out->layer_ns, fill_ops(lat, s, q->mlp, q->n_mlp, out->layer, &out->n_layer));
     }
     if (layer_end == lat->model.num_layers)
         out->head_ns = fill_ops(lat, s, q->head, q->n_head, out->head, &out->n_head);
-    out->total_ns = out->prologue_ns + out->n_layers * out->layer_ns + out->head_ns;
+    /* saturating: an op too long to represent keeps the iteration past the horizon (core.h) */
+    out->total_ns = sv_time_add_sat(
+        sv_time_add_sat(out->prologue_ns, sv_time_mul_sat(out->layer_ns, out->n_layers)),
+        out->head_ns);
 }

@@ -104,12 +104,24 @@ const char *sv_compute_arch_name(sv_compute_model_arch arch)
     return "unknown";
 }
 
+/* Ranges of a model's dimensions (docs/compute.md, docs/reliability.md "Numeric ranges"), above
+ * every published model and small enough that weights (layers x experts x 3 x hidden x expert
+ * width x 4 bytes <= 2^61.6) and KV bytes per token (2 x KV heads x head_dim x 4 x layers <= 2^33,
+ * times SV_RANGE_TOKENS_MAX tokens) stay in uint64. */
+#define R_HIDDEN SV_RANGE_I(1, 1 << 16, NULL)
+#define R_HEADS SV_RANGE_I(1, 1 << 10, NULL)
+#define R_LAYERS SV_RANGE_I(1, 1 << 10, NULL)
+#define R_WIDTH SV_RANGE_I(1, 1 << 20, NULL)
+#define R_VOCAB SV_RANGE_I(1, 1 << 22, NULL)
+#define R_EXPERTS SV_RANGE_I(0, 1 << 12, NULL)
+
 static gboolean get_int_any(JsonObject *obj, const char *const *keys, const char *where,
-                            gboolean required, int64_t dflt, int64_t *out, GError **error)
+                            gboolean required, int64_t dflt, struct sv_range_int r, int64_t *out,
+                            GError **error)
 {
     for (int i = 0; keys[i]; i++)
         if (json_object_has_member(obj, keys[i]))
-            return sv_cfg_get_int(obj, keys[i], where, TRUE, dflt, out, error);
+            return sv_cfg_get_int_range(obj, keys[i], where, TRUE, dflt, r, out, error);
     if (required) {
         g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_MISSING, "missing %s in %s", keys[0],
                     where);
@@ -151,15 +163,16 @@ gboolean sv_compute_model_from_json(JsonObject *obj, const char *name, const cha
     static const char *const k_topk[] = {"num_experts_per_tok", NULL};
     static const char *const k_moei[] = {"moe_intermediate_size", NULL};
     static const char *const k_maxpos[] = {"max_position_embeddings", NULL};
-    if (!get_int_any(obj, k_hidden, where, TRUE, 0, &m.hidden_size, error) ||
-        !get_int_any(obj, k_heads, where, TRUE, 0, &m.num_heads, error) ||
-        !get_int_any(obj, k_kv, where, FALSE, m.num_heads, &m.num_kv_heads, error) ||
-        !get_int_any(obj, k_layers, where, TRUE, 0, &m.num_layers, error) ||
-        !get_int_any(obj, k_inter, where, TRUE, 0, &m.intermediate_size, error) ||
-        !get_int_any(obj, k_vocab, where, TRUE, 0, &m.vocab_size, error) ||
-        !get_int_any(obj, k_exp, where, FALSE, 0, &m.num_experts, error) ||
-        !get_int_any(obj, k_topk, where, FALSE, 0, &m.experts_per_tok, error) ||
-        !get_int_any(obj, k_maxpos, where, FALSE, 0, &m.max_position_embeddings, error))
+    if (!get_int_any(obj, k_hidden, where, TRUE, 0, R_HIDDEN, &m.hidden_size, error) ||
+        !get_int_any(obj, k_heads, where, TRUE, 0, R_HEADS, &m.num_heads, error) ||
+        !get_int_any(obj, k_kv, where, FALSE, m.num_heads, R_HEADS, &m.num_kv_heads, error) ||
+        !get_int_any(obj, k_layers, where, TRUE, 0, R_LAYERS, &m.num_layers, error) ||
+        !get_int_any(obj, k_inter, where, TRUE, 0, R_WIDTH, &m.intermediate_size, error) ||
+        !get_int_any(obj, k_vocab, where, TRUE, 0, R_VOCAB, &m.vocab_size, error) ||
+        !get_int_any(obj, k_exp, where, FALSE, 0, R_EXPERTS, &m.num_experts, error) ||
+        !get_int_any(obj, k_topk, where, FALSE, 0, R_EXPERTS, &m.experts_per_tok, error) ||
+        !get_int_any(obj, k_maxpos, where, FALSE, 0, SV_RANGE_I(0, SV_RANGE_TOKENS_MAX, "tokens"),
+                     &m.max_position_embeddings, error))
         return FALSE;
     if (m.max_position_embeddings < 0) {
         g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_INVALID,
@@ -172,12 +185,13 @@ gboolean sv_compute_model_from_json(JsonObject *obj, const char *name, const cha
                     "non-positive dimension in %s", where);
         return FALSE;
     }
-    if (!get_int_any(obj, k_hd, where, FALSE, m.hidden_size / m.num_heads, &m.head_dim, error))
+    if (!get_int_any(obj, k_hd, where, FALSE, m.hidden_size / m.num_heads, R_HEADS, &m.head_dim,
+                     error))
         return FALSE;
     /* Mixtral and PhiMoE configs have no moe_intermediate_size: each expert is
      * intermediate_size wide. */
     if (!get_int_any(obj, k_moei, where, FALSE, m.num_experts > 0 ? m.intermediate_size : 0,
-                     &m.moe_intermediate_size, error))
+                     R_WIDTH, &m.moe_intermediate_size, error))
         return FALSE;
     if (json_object_has_member(obj, "tie_word_embeddings"))
         m.tie_embeddings = json_object_get_boolean_member(obj, "tie_word_embeddings");

@@ -8,9 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A required key, positive. Sections are the ones the file keeps the key in (pim-config.md,
- * "Keys the simulator actually reads"), named when the key is missing. */
-static gboolean pos_int(const sv_compute_ini *ini, const char *key, const char *section,
+/* A required key in its range (docs/pim.md, docs/reliability.md "Numeric ranges"). Sections are
+ * the ones the file keeps the key in (pim-config.md, "Keys the simulator actually reads"), named
+ * when the key is missing. The geometry's ranges keep a rank's bytes (columns x device_width / 8
+ * x rows x banks x devices <= 2^21 x 2^20 x 2^10 x 2^10) in uint64, well above any DRAM part. */
+static gboolean ini_range(const sv_compute_ini *ini, const char *key, gboolean ok, GError *e,
+                          GError **error)
+{
+    if (ok)
+        return TRUE;
+    g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_INVALID, "%s:%d: %s", ini->where,
+                sv_compute__ini_find(ini, key)->line, e->message);
+    g_error_free(e);
+    return FALSE;
+}
+
+static gboolean pos_int(const sv_compute_ini *ini, const char *key, const char *section, int64_t hi,
                         int64_t *out, GError **error)
 {
     if (!sv_compute__ini_int(ini, key, section, out, error))
@@ -21,11 +34,13 @@ static gboolean pos_int(const sv_compute_ini *ini, const char *key, const char *
                     sv_compute__ini_find(ini, key)->line, key, *out);
         return FALSE;
     }
-    return TRUE;
+    GError *e = NULL;
+    return ini_range(ini, key, sv_range_check_int(key, *out, SV_RANGE_I(1, hi, NULL), &e), e,
+                     error);
 }
 
 static gboolean pos_double(const sv_compute_ini *ini, const char *key, const char *section,
-                           double *out, GError **error)
+                           double hi, double *out, GError **error)
 {
     if (!sv_compute__ini_double(ini, key, section, out, error))
         return FALSE;
@@ -35,7 +50,9 @@ static gboolean pos_double(const sv_compute_ini *ini, const char *key, const cha
                     sv_compute__ini_find(ini, key)->line, key, *out);
         return FALSE;
     }
-    return TRUE;
+    GError *e = NULL;
+    return ini_range(ini, key, sv_range_check_double(key, *out, SV_RANGE_D_OPEN(0, hi, NULL), &e),
+                     e, error);
 }
 
 static gboolean from_ini(const sv_compute_ini *ini, const char *name, struct sv_compute_pim_cfg *o,
@@ -46,18 +63,18 @@ static gboolean from_ini(const sv_compute_ini *ini, const char *name, struct sv_
     const sv_compute_ini_entry *proto = sv_compute__ini_find(ini, "protocol");
     if (proto)
         g_strlcpy(o->protocol, proto->value, sizeof o->protocol);
-    if (!pos_int(ini, "bankgroups", "dram_structure", &o->bankgroups, error) ||
-        !pos_int(ini, "banks_per_group", "dram_structure", &o->banks_per_group, error) ||
-        !pos_int(ini, "rows", "dram_structure", &o->rows, error) ||
-        !pos_int(ini, "columns", "dram_structure", &o->columns, error) ||
-        !pos_int(ini, "device_width", "dram_structure", &o->device_width, error) ||
-        !pos_double(ini, "tCK", "timing", &o->tck_ns, error) ||
-        !pos_int(ini, "CL", "timing", &o->cl, error) ||
-        !pos_int(ini, "bus_width", "system", &o->bus_width, error) ||
-        !pos_int(ini, "channel_size", "system", &o->channel_size_mb, error) ||
-        !pos_double(ini, "data_rate", "other", &o->data_rate_mts, error) ||
-        !pos_double(ini, "idle_power", "other", &o->idle_power_mw, error) ||
-        !pos_double(ini, "peak_power", "other", &o->peak_power_mw, error))
+    if (!pos_int(ini, "bankgroups", "dram_structure", 32, &o->bankgroups, error) ||
+        !pos_int(ini, "banks_per_group", "dram_structure", 32, &o->banks_per_group, error) ||
+        !pos_int(ini, "rows", "dram_structure", 1 << 20, &o->rows, error) ||
+        !pos_int(ini, "columns", "dram_structure", 1 << 14, &o->columns, error) ||
+        !pos_int(ini, "device_width", "dram_structure", 1024, &o->device_width, error) ||
+        !pos_double(ini, "tCK", "timing", 1e6, &o->tck_ns, error) ||
+        !pos_int(ini, "CL", "timing", 1000000, &o->cl, error) ||
+        !pos_int(ini, "bus_width", "system", 1024, &o->bus_width, error) ||
+        !pos_int(ini, "channel_size", "system", 1 << 30, &o->channel_size_mb, error) ||
+        !pos_double(ini, "data_rate", "other", 1e7, &o->data_rate_mts, error) ||
+        !pos_double(ini, "idle_power", "other", 1e10, &o->idle_power_mw, error) ||
+        !pos_double(ini, "peak_power", "other", 1e10, &o->peak_power_mw, error))
         return FALSE;
     if (o->bus_width % o->device_width != 0) {
         g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_INVALID,

@@ -365,13 +365,32 @@ static gboolean axis_from_yaml(struct sv_compute_skew_axis *a, sv_yaml_node *axe
     a->labels = g_new(char *, a->n);
     for (guint i = 0; i < b->items->len; i++) {
         sv_yaml_node *x = b->items->pdata[i];
-        a->bins[i] = x->scalar ? g_ascii_strtod(x->scalar, NULL) : 0;
+        /* decimal text (no "inf", "0x10"); a bin edge that is not a number is an error, not 0 */
+        if (!x->scalar || !sv_num_parse_double(x->scalar, &a->bins[i])) {
+            g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_INVALID,
+                        "%s.%s[%u]: '%s' is not a number (line %d)", where, bins_key, i,
+                        x->scalar ? x->scalar : "", x->line);
+            return FALSE;
+        }
     }
     for (int i = 0; i < a->n; i++) {
         sv_yaml_node *x = l->items->pdata[i];
         a->labels[i] = g_strdup(x->scalar ? x->scalar : "");
     }
     return TRUE;
+}
+
+/* alpha_default: absent is 0; present, a decimal number (the file's line in the error). */
+static gboolean alpha_of(const sv_yaml_node *n, const char *where, double *out, GError **error)
+{
+    *out = 0;
+    if (!n || !n->scalar)
+        return TRUE;
+    if (sv_num_parse_double(n->scalar, out))
+        return TRUE;
+    g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_INVALID,
+                "%s.alpha_default: '%s' is not a number (line %d)", where, n->scalar, n->line);
+    return FALSE;
 }
 
 static gboolean load_skew(struct sv_compute_skew_fit *f, sv_yaml_node *meta, const char *root,
@@ -392,12 +411,11 @@ static gboolean load_skew(struct sv_compute_skew_fit *f, sv_yaml_node *meta, con
     sv_yaml_node *entry = sv_yaml_get(sv_yaml_get(fit, "per_tp"), tpkey);
     if (!entry || entry->kind != SV_YAML_MAP) {
         f->have_entry = FALSE;
-        f->alpha_default = top_def && top_def->scalar ? g_ascii_strtod(top_def->scalar, NULL) : 0;
-        return TRUE;
+        return alpha_of(top_def, where, &f->alpha_default, error);
     }
     f->have_entry = TRUE;
-    sv_yaml_node *def = sv_yaml_get(entry, "alpha_default");
-    f->alpha_default = def && def->scalar ? g_ascii_strtod(def->scalar, NULL) : 0;
+    if (!alpha_of(sv_yaml_get(entry, "alpha_default"), where, &f->alpha_default, error))
+        return FALSE;
     sv_yaml_node *axes = sv_yaml_get(entry, "bucket_axes");
     if (!axes)
         axes = sv_yaml_get(fit, "bucket_axes");

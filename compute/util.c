@@ -121,9 +121,8 @@ gboolean sv_compute__csv_double(const sv_compute_table *c, guint row, int col, d
     const char *s = ((char **)c->rows->pdata[row])[col];
     if (decimal_fast(s, out))
         return TRUE;
-    char *end = NULL;
-    double v = g_ascii_strtod(s, &end);
-    if (end == s || *end) {
+    double v;
+    if (!sv_num_parse_double(s, &v)) { /* decimal and finite: no "nan", "inf", "0x10" */
         g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_PARSE,
                     "%s:%" G_GUINT64_FORMAT ": not a number \"%s\" in column %s", c->path,
                     g_array_index(c->lines, uint64_t, row), s, (char *)c->header->pdata[col]);

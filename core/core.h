@@ -20,16 +20,38 @@ typedef int64_t sv_time;
 #define SV_NS_PER_MS INT64_C(1000000)
 #define SV_NS_PER_S INT64_C(1000000000)
 
+/* A time past any event the engine accepts (SV_ENGINE_HORIZON = 2^58, below): what a duration
+ * too long to represent becomes. Any event at it is refused as past the horizon (an error that
+ * names the time, never a wrap), and a time below the horizon plus a few such durations stays in
+ * int64 (2^58 + 7 x 2^60 < 2^63), so no sum on the way to the engine overflows. */
+#define SV_TIME_BEYOND (INT64_C(1) << 60)
+
 /* The one place a real-valued duration becomes integer nanoseconds: truncation toward zero, as
- * ASTRA-sim does (C++ double -> uint64 conversion), clamped to [0, SV_TIME_MAX]. Inline: it is
+ * ASTRA-sim does (C++ double -> uint64 conversion), clamped to [0, SV_TIME_BEYOND]. Inline: it is
  * on the per-message path of every network model (2% of a 1024-NPU replay as a call). */
 static inline sv_time sv_time_from_ns(double ns)
 {
     if (!(ns > 0.0)) /* also catches NaN */
         return 0;
-    if (ns >= (double)SV_TIME_MAX)
-        return SV_TIME_MAX;
+    if (ns >= (double)SV_TIME_BEYOND)
+        return SV_TIME_BEYOND;
     return (sv_time)ns; /* truncation toward zero, as C++ double -> integer */
+}
+
+/* Sums and multiples of non-negative durations (a layer's operators, n layers) on the way to the
+ * engine, saturating at SV_TIME_BEYOND: a duration clamped there stays past the horizon, and the
+ * sum never wraps. */
+static inline sv_time sv_time_add_sat(sv_time a, sv_time b)
+{
+    if (a >= SV_TIME_BEYOND || b >= SV_TIME_BEYOND - a)
+        return SV_TIME_BEYOND;
+    return a + b;
+}
+static inline sv_time sv_time_mul_sat(sv_time a, int64_t n)
+{
+    if (n > 0 && a > SV_TIME_BEYOND / n)
+        return SV_TIME_BEYOND;
+    return a * n;
 }
 
 /* ASTRA-sim's link bandwidth unit: "GB/s" in its YAML means GiB/s per 1e9 ns, i.e. bytes per ns =
@@ -369,9 +391,89 @@ sv_yaml_node *sv_yaml_get(const sv_yaml_node *n, const char *key);
  * enables debug output for the listed modules (comma separated, "all" for every one). */
 void sv_log_init(const char *debug_modules);
 
+/* ---- numeric ranges (docs/reliability.md "Numeric ranges") ------------------------------ */
+
+/* Every numeric input has a documented range, chosen so that what the simulation derives from it
+ * stays representable: times are int64 ns below the engine's horizon (SV_ENGINE_HORIZON), sizes
+ * uint64 bytes, counts fit the integer they are stored in. Each reader checks a value where it
+ * reads it, with one of the ranges below or one of its own, through sv_range_check_int/_double or
+ * the range-aware getters; out of range is one error (SV_CORE_ERROR_INVALID) naming the field:
+ * "cluster.json: link_bw: 1e-15 is below the minimum 1e-06 (range [1e-06, 1e+09] GB/s)". */
+struct sv_range_int {
+    int64_t lo, hi;   /* inclusive */
+    const char *unit; /* shown in messages ("ns", "tokens"), or NULL */
+};
+struct sv_range_double {
+    double lo, hi;    /* inclusive, except lo when lo_open */
+    gboolean lo_open; /* (lo, hi]: lo itself excluded ("must be positive") */
+    const char *unit;
+    gboolean zero_ok; /* 0 is accepted too (a key's "not given, use the default") */
+};
+
+/* [lo, hi], (lo, hi] and [lo, hi] or 0, with a unit (or NULL). */
+#define SV_RANGE_I(lo_, hi_, unit_)                                                                \
+    ((struct sv_range_int){.lo = (lo_), .hi = (hi_), .unit = (unit_)})
+#define SV_RANGE_D(lo_, hi_, unit_)                                                                \
+    ((struct sv_range_double){.lo = (lo_), .hi = (hi_), .unit = (unit_)})
+#define SV_RANGE_D_OPEN(lo_, hi_, unit_)                                                           \
+    ((struct sv_range_double){.lo = (lo_), .hi = (hi_), .lo_open = TRUE, .unit = (unit_)})
+#define SV_RANGE_D_OR_0(lo_, hi_, unit_)                                                           \
+    ((struct sv_range_double){.lo = (lo_), .hi = (hi_), .unit = (unit_), .zero_ok = TRUE})
+
+/* The ranges shared by several readers, with why each bound is where it is. */
+/* A latency or fixed delay of one step (a link hop, a memory access, an endpoint delay): up to
+ * 10^12 ns (1,000 s), so that 2^18 such steps in series stay under the horizon. */
+#define SV_RANGE_LATENCY_NS_MAX 1e12
+#define SV_RANGE_LATENCY_NS SV_RANGE_D(0, SV_RANGE_LATENCY_NS_MAX, "ns")
+/* A bandwidth in GB/s (either unit): from 10^-6 (1 kB/s: a GiB moves in 12.4 days, 2^14 times
+ * under the horizon) to 10^9 (1 EB/s: a sum over 2^20 links stays finite and a byte still takes
+ * a representable 10^-9 ns). */
+#define SV_RANGE_BW_GBPS SV_RANGE_D(1e-6, 1e9, "GB/s")
+#define SV_RANGE_BW_GBPS_OR_0 SV_RANGE_D_OR_0(1e-6, 1e9, "GB/s")
+/* A capacity in GiB: up to 2^20 (1 PiB per device), so that bytes (GiB x 2^30 = 2^50) summed over
+ * 2^13 devices stay in int64. */
+#define SV_RANGE_GIB_MAX 1048576.0
+#define SV_RANGE_GIB SV_RANGE_D(0, SV_RANGE_GIB_MAX, "GiB")
+#define SV_RANGE_GIB_POS SV_RANGE_D_OPEN(0, SV_RANGE_GIB_MAX, "GiB")
+/* A byte count of one message, tensor or transfer: up to 2^50 (1 PiB), so that 2^13 of them
+ * summed stay in int64. */
+#define SV_RANGE_BYTES_MAX (INT64_C(1) << 50)
+#define SV_RANGE_BYTES SV_RANGE_I(0, SV_RANGE_BYTES_MAX, "bytes")
+/* A fraction in (0, 1]. */
+#define SV_RANGE_FRACTION SV_RANGE_D_OPEN(0, 1, NULL)
+/* A point in simulated time (an arrival) or a wait that ends at one (a tool call): the engine's
+ * horizon, 2^58 ns (about 9.1 years). */
+#define SV_RANGE_TIME_NS SV_RANGE_I(0, SV_ENGINE_HORIZON, "ns")
+/* Tokens of one request (a prompt, an output) or of one step's budget: up to 2^24 (16.8 M,
+ * above every published context length), so that tokens x KV bytes per token x layers (at most
+ * 2^23 x 2^10 by the model's ranges) stay in uint64. */
+#define SV_RANGE_TOKENS_MAX (INT64_C(1) << 24)
+#define SV_RANGE_TOKENS SV_RANGE_I(1, SV_RANGE_TOKENS_MAX, "tokens")
+/* Devices of one parallel group (tp, pp, ep, NPUs of an instance): up to 2^16, stored in int32
+ * and multiplied together (tp x pp <= 2^32 in int64). */
+#define SV_RANGE_DEVICES_MAX 65536
+#define SV_RANGE_DEVICES SV_RANGE_I(1, SV_RANGE_DEVICES_MAX, NULL)
+/* A power in W (a component's draw): up to 10^7 (10 MW); energy integrates to J in double. */
+#define SV_RANGE_POWER_W SV_RANGE_D(0, 1e7, "W")
+
+/* TRUE when v is in r; else FALSE with SV_CORE_ERROR_INVALID "<path>: <v> is ..." (path names
+ * the file and the field). The double version also rejects NaN and infinities. */
+gboolean sv_range_check_int(const char *path, int64_t v, struct sv_range_int r, GError **error);
+gboolean sv_range_check_double(const char *path, double v, struct sv_range_double r,
+                               GError **error);
+
+/* Numbers written as text (command-line flags, YAML scalars, CSV fields, INI values, spec
+ * strings): decimal only. An integer is [+-]digits within int64; a number is [+-]digits[.digits]
+ * or [+-].digits, with an optional exponent, finite. No hexadecimal ("0x1a"), no "inf" or "nan",
+ * no leading or trailing spaces (strtod and strtoll take all of those). FALSE on anything else;
+ * the caller words the message. */
+gboolean sv_num_parse_int(const char *s, int64_t *out);
+gboolean sv_num_parse_double(const char *s, double *out);
+
 /* ---- config helpers (json-glib) --------------------------------------------------------- */
 
-/* Parse a JSON file. Errors name the file (and line:column for syntax errors). */
+/* Parse a JSON file (RFC 8259: sv_cfg_json_check). Errors name the file (and line:column for
+ * syntax errors). */
 JsonNode *sv_cfg_load_json(const char *path, GError **error);
 
 /* The one rule for numbers in every JSON input (configs, traces, ET JSON views): an integer is an
@@ -391,6 +493,23 @@ gboolean sv_cfg_get_double(JsonObject *obj, const char *key, const char *where, 
                            double dflt, double *out, GError **error);
 gboolean sv_cfg_get_string(JsonObject *obj, const char *key, const char *where, gboolean required,
                            const char *dflt, const char **out, GError **error);
+/* The same with a range (sv_range_check_*): a present value outside it is an error naming
+ * `where`.`key`; the default is not checked. */
+gboolean sv_cfg_get_int_range(JsonObject *obj, const char *key, const char *where,
+                              gboolean required, int64_t dflt, struct sv_range_int r, int64_t *out,
+                              GError **error);
+gboolean sv_cfg_get_double_range(JsonObject *obj, const char *key, const char *where,
+                                 gboolean required, double dflt, struct sv_range_double r,
+                                 double *out, GError **error);
+
+/* RFC 8259's grammar, checked on a whole JSON text before json-glib reads it: json-glib's
+ * scanner (GScanner) also takes hexadecimal and octal numbers ("0x1a", "$1a", "0777"), '.5',
+ * '1.', single-quoted strings, C comments, raw control characters in strings and text after the
+ * value, and wraps integers past int64 (99999999999999999999 reads as -1). Rejected here as well:
+ * an integer literal outside int64 and a number that overflows a double (1e999), which json-glib
+ * would misread. A UTF-8 byte-order mark at the start is ignored (RFC 8259 section 8.1). FALSE
+ * with SV_CORE_ERROR_PARSE "LINE:COLUMN: what" (the caller prefixes the file). */
+gboolean sv_cfg_json_check(const char *text, size_t len, GError **error);
 
 /* For config writers: the shortest decimal text of a finite double that reads back
  * (g_ascii_strtod, json-glib, yaml-cpp, nlohmann) to the same double, with '.' whatever the

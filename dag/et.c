@@ -91,6 +91,35 @@ static gboolean param_parse(const attr_t *a, int bit, struct sv_dag_params *p)
     }
 }
 
+/* The documented ranges of the attributes a replay computes with (docs/chakra.md,
+ * docs/reliability.md "Numeric ranges"): byte counts up to SV_RANGE_BYTES_MAX, num_ops up to 2^62
+ * and non-negative. A value outside is an error naming the node, not a wrapped time. NULL when
+ * all are in range, else what is wrong (g_free). */
+static char *params_out_of_range(const struct sv_dag_params *p)
+{
+    static const struct {
+        uint32_t bit;
+        const char *name;
+    } sizes[] = {{SV_DAG_HAS_COMM_SIZE, "comm_size"}, {SV_DAG_HAS_TENSOR_SIZE, "tensor_size"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        uint64_t v =
+            sizes[i].bit == SV_DAG_HAS_COMM_SIZE ? p->comm_size_bytes : p->tensor_size_bytes;
+        if ((p->has & sizes[i].bit) && v > (uint64_t)SV_RANGE_BYTES_MAX)
+            return g_strdup_printf("%s: %" G_GUINT64_FORMAT
+                                   " is above the maximum %" G_GINT64_FORMAT
+                                   " (range [0, %" G_GINT64_FORMAT "] bytes)",
+                                   sizes[i].name, v, SV_RANGE_BYTES_MAX, SV_RANGE_BYTES_MAX);
+    }
+    GError *e = NULL;
+    if ((p->has & SV_DAG_HAS_NUM_OPS) &&
+        !sv_range_check_int("num_ops", p->num_ops, SV_RANGE_I(0, INT64_C(1) << 62, NULL), &e)) {
+        char *why = g_strdup(e->message);
+        g_error_free(e);
+        return why;
+    }
+    return NULL;
+}
+
 struct dep_rec {
     uint64_t parent;
     uint32_t child;
@@ -176,12 +205,14 @@ sv_dag *sv_dag_load_et(const char *path, const struct sv_dag_et_opts *opts, GErr
             .kind = (sv_dag_kind)et->type,
             .device = o.device,
         };
-        if (et->duration_micros > (uint64_t)(SV_TIME_MAX / SV_NS_PER_US)) {
+        /* a duration ends within the engine's horizon (docs/reliability.md) */
+        if (et->duration_micros > (uint64_t)(SV_ENGINE_HORIZON / SV_NS_PER_US)) {
             g_set_error(&err, SV_DAG_ERROR, SV_DAG_ERROR_INVALID,
                         "duration_micros %" G_GUINT64_FORMAT
-                        " overflows: %s: node %" G_GUINT64_FORMAT " (message %" G_GUINT64_FORMAT
-                        ")",
-                        et->duration_micros, path, et->id, msg);
+                        " is above the maximum %" G_GINT64_FORMAT
+                        " (the engine's horizon, about 9.1 years): %s: node %" G_GUINT64_FORMAT
+                        " (message %" G_GUINT64_FORMAT ")",
+                        et->duration_micros, SV_ENGINE_HORIZON / SV_NS_PER_US, path, et->id, msg);
             ok = FALSE;
             break;
         }
@@ -223,6 +254,15 @@ sv_dag *sv_dag_load_et(const char *path, const struct sv_dag_et_opts *opts, GErr
                     cfg.p.has |= 1u << bit;
             }
             kept[n_kept++] = a;
+        }
+        char *why = cfg.p.has ? params_out_of_range(&cfg.p) : NULL;
+        if (why) {
+            g_set_error(&err, SV_DAG_ERROR, SV_DAG_ERROR_INVALID,
+                        "%s: %s: node %" G_GUINT64_FORMAT " (message %" G_GUINT64_FORMAT ")", why,
+                        path, et->id, msg);
+            g_free(why);
+            ok = FALSE;
+            break;
         }
         sv_dag_node *node = sv_dag_node_add(dag, &cfg, &err);
         if (!node) {

@@ -53,23 +53,14 @@ gboolean sv_memtier_remote_cfg_from_json(JsonObject *obj, const char *where,
     }
     /* ASTRA-sim keeps latency and bandwidth in uint64_t members (AnalyticalRemoteMemory.hh), so
      * a fractional value in the file is truncated; we do the same to print the same cycles. */
+    /* Ranges (docs/replay.md, docs/reliability.md "Numeric ranges"): a latency of one access, a
+     * bandwidth in bytes per ns up to 10^9 (1 EB/s). */
     double latency = 0.0, bw = 0.0;
-    if (!sv_cfg_get_double(obj, "remote-mem-latency", where, FALSE, 0.0, &latency, error) ||
-        !sv_cfg_get_double(obj, "remote-mem-bw", where, FALSE, 0.0, &bw, error))
+    if (!sv_cfg_get_double_range(obj, "remote-mem-latency", where, FALSE, 0.0, SV_RANGE_LATENCY_NS,
+                                 &latency, error) ||
+        !sv_cfg_get_double_range(obj, "remote-mem-bw", where, FALSE, 0.0,
+                                 SV_RANGE_D(0, 1e9, "bytes/ns"), &bw, error))
         return FALSE;
-    if (latency < 0.0 || latency > 1e18) {
-        g_set_error(error, SV_MEMTIER_ERROR, SV_MEMTIER_ERROR_CONFIG,
-                    "remote memory latency %g ns is out of range [0, 1e18]: %s: "
-                    "remote-mem-latency",
-                    latency, where);
-        return FALSE;
-    }
-    if (bw < 0.0 || bw > 1e18) {
-        g_set_error(error, SV_MEMTIER_ERROR, SV_MEMTIER_ERROR_CONFIG,
-                    "remote memory bandwidth %g bytes/ns is out of range: %s: remote-mem-bw", bw,
-                    where);
-        return FALSE;
-    }
     cfg->latency_ns = (sv_time)latency;
     cfg->bw_bytes_per_ns = (uint64_t)bw;
     gboolean uses_bw = cfg->type == SV_MEMTIER_REMOTE_PER_NODE ||
@@ -84,22 +75,11 @@ gboolean sv_memtier_remote_cfg_from_json(JsonObject *obj, const char *where,
     }
     if (cfg->type == SV_MEMTIER_REMOTE_PER_NODE) {
         int64_t nodes = 0, per_node = 0;
-        if (!sv_cfg_get_int(obj, "num-nodes", where, TRUE, 0, &nodes, error) ||
-            !sv_cfg_get_int(obj, "num-npus-per-node", where, TRUE, 0, &per_node, error))
+        if (!sv_cfg_get_int_range(obj, "num-nodes", where, TRUE, 0, SV_RANGE_I(1, 1 << 20, NULL),
+                                  &nodes, error) ||
+            !sv_cfg_get_int_range(obj, "num-npus-per-node", where, TRUE, 0,
+                                  SV_RANGE_I(1, 1 << 20, NULL), &per_node, error))
             return FALSE;
-        if (nodes <= 0 || nodes > G_MAXINT) {
-            g_set_error(error, SV_MEMTIER_ERROR, SV_MEMTIER_ERROR_CONFIG,
-                        "number of nodes %" G_GINT64_FORMAT " must be positive: %s: num-nodes",
-                        nodes, where);
-            return FALSE;
-        }
-        if (per_node <= 0 || per_node > G_MAXINT) {
-            g_set_error(error, SV_MEMTIER_ERROR, SV_MEMTIER_ERROR_CONFIG,
-                        "NPUs per node %" G_GINT64_FORMAT " must be positive: %s: "
-                        "num-npus-per-node",
-                        per_node, where);
-            return FALSE;
-        }
         cfg->num_nodes = (int)nodes;
         cfg->npus_per_node = (int)per_node;
     }

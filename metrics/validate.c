@@ -64,7 +64,9 @@ static gboolean read_measured_requests(const char *path, struct lat_lists *l, GE
         if (*line == '\0')
             continue;
         g_autoptr(GError) perr = NULL;
-        if (!json_parser_load_from_data(parser, line, -1, &perr)) {
+        /* RFC 8259 first (core.h): json-glib alone reads 0x1a as 26 */
+        if (!sv_cfg_json_check(line, strlen(line), &perr) ||
+            !json_parser_load_from_data(parser, line, -1, &perr)) {
             fmt_error(error, path, i + 1, perr->message);
             goto out;
         }
@@ -140,9 +142,7 @@ static gboolean csv_num(const sv_csv *c, int col, double *out, gboolean *empty, 
     *empty = *s == '\0';
     if (*empty)
         return TRUE;
-    char *end = NULL;
-    *out = g_ascii_strtod(s, &end);
-    if (end == s || *end != '\0') {
+    if (!sv_num_parse_double(s, out)) { /* decimal and finite: no "nan", "inf", "0x10" */
         g_autofree char *msg = g_strdup_printf("field %d: '%s' is not a number", col + 1, s);
         return fmt_error(error, path, line, msg);
     }

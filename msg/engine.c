@@ -115,11 +115,11 @@ gboolean sv_msg_frontend_parse(const char *spec, struct sv_msg_frontend *out, GE
     }
     const char *colon = strchr(spec, ':');
     if (colon) {
-        char *end = NULL;
-        double in_ms = g_ascii_strtod(spec, &end);
-        gboolean ok = end == colon && colon != spec && in_ms >= 0 && in_ms <= 1e6;
-        double out_ms = ok ? g_ascii_strtod(colon + 1, &end) : -1;
-        if (ok && end != colon + 1 && *end == '\0' && out_ms >= 0 && out_ms <= 1e6) {
+        /* decimal text (sv_num_parse_double), each in [0, 10^6] ms */
+        g_autofree char *in_text = g_strndup(spec, (gsize)(colon - spec));
+        double in_ms = -1, out_ms = -1;
+        gboolean ok = sv_num_parse_double(in_text, &in_ms) && in_ms >= 0 && in_ms <= 1e6;
+        if (ok && sv_num_parse_double(colon + 1, &out_ms) && out_ms >= 0 && out_ms <= 1e6) {
             *out = (struct sv_msg_frontend){sv_time_from_ns(in_ms * 1e6),
                                             sv_time_from_ns(out_ms * 1e6)};
             return TRUE;

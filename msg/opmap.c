@@ -183,8 +183,8 @@ static void build_dag(sv_msg *m, const struct sv_compute_iter_time *it)
             if (it->prologue_ns > 0)
                 prev = sv_msg__add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->prologue_ns, prev);
             if (it->layer_ns > 0 && it->n_layers > 0)
-                prev = sv_msg__add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->layer_ns * it->n_layers,
-                                        prev);
+                prev = sv_msg__add_node(m, NULL, SV_DAG_KIND_COMP, dev,
+                                        sv_time_mul_sat(it->layer_ns, it->n_layers), prev);
             if (it->head_ns > 0 || prev == NULL)
                 prev = sv_msg__add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->head_ns, prev);
         }
@@ -802,14 +802,14 @@ static gboolean par_ar_ns(sv_msg *m, uint64_t bytes, sv_time *ns)
  * issue_replay), each all-reduce its closed form. FALSE when one has none. */
 static gboolean fold_ops_ns(sv_msg *m, const struct sv_compute_iter_op *ops, int n, sv_time *ns)
 {
-    sv_time t = 0;
+    sv_time t = 0; /* saturating (core.h): an op past the horizon keeps the sum there */
     for (int i = 0; i < n; i++) {
-        t += ops[i].ns > 0 ? ops[i].ns : 1;
+        t = sv_time_add_sat(t, ops[i].ns > 0 ? ops[i].ns : 1);
         if (ops[i].allreduce_bytes > 0) {
             sv_time ar;
             if (!par_ar_ns(m, ops[i].allreduce_bytes, &ar))
                 return FALSE;
-            t += ar;
+            t = sv_time_add_sat(t, ar);
         }
     }
     *ns = t;
@@ -824,7 +824,7 @@ static gboolean par_fold_ns(sv_msg *m, const struct sv_compute_iter_time *it, sv
         !fold_ops_ns(m, it->layer, it->n_layer, &layer) ||
         !fold_ops_ns(m, it->head, it->n_head, &head))
         return FALSE;
-    *ns = pro + it->n_layers * layer + head;
+    *ns = sv_time_add_sat(sv_time_add_sat(pro, sv_time_mul_sat(layer, it->n_layers)), head);
     return *ns > 0;
 }
 

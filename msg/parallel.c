@@ -199,11 +199,11 @@ static void *hist_create(const char *param, sv_rng *rng, GError **error)
     GArray *w = g_array_new(FALSE, FALSE, sizeof(double));
     double sum = 0;
     for (int i = 0; parts[i]; i++) {
-        char *endp = NULL;
-        double v = g_ascii_strtod(parts[i], &endp);
-        if (endp == parts[i] || *endp != '\0' || !isfinite(v) || v < 0) {
+        /* decimal text in [0, 10^15]: a sum over 2^12 experts stays finite and exact enough */
+        double v = -1;
+        if (!sv_num_parse_double(parts[i], &v) || v < 0 || v > 1e15) {
             g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
-                        "expert routing hist: weight %d '%s' is not a non-negative number", i,
+                        "expert routing hist: weight %d '%s' is not a number in [0, 1e15]", i,
                         parts[i]);
             g_array_free(w, TRUE);
             return NULL;

@@ -31,6 +31,17 @@ int sv_net_topo_npus(const struct sv_net_topo_cfg *cfg)
     return n > INT_MAX ? INT_MAX : (int)n;
 }
 
+/* A documented range (docs/reliability.md "Numeric ranges"), reported as a config error. */
+static gboolean in_range(const char *path, double v, struct sv_range_double r, GError **error)
+{
+    GError *e = NULL;
+    if (sv_range_check_double(path, v, r, &e))
+        return TRUE;
+    g_set_error_literal(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, e->message);
+    g_error_free(e);
+    return FALSE;
+}
+
 gboolean sv_net__topo_validate(const struct sv_net_topo_cfg *cfg, const char *where, GError **error)
 {
     if (cfg->ndims < 1 || cfg->ndims > SV_NET_MAX_DIMS) {
@@ -58,18 +69,11 @@ gboolean sv_net__topo_validate(const struct sv_net_topo_cfg *cfg, const char *wh
                         "%s: npus_count: more than %d npus in total", where, SV_NET_MAX_NPUS);
             return FALSE;
         }
-        if (!(cfg->bandwidth_gbps[d] > 0) || !isfinite(cfg->bandwidth_gbps[d])) {
-            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
-                        "%s: bandwidth[%d]: %g GB/s, must be a positive finite number", where, d,
-                        cfg->bandwidth_gbps[d]);
+        g_autofree char *bw = g_strdup_printf("%s: bandwidth[%d]", where, d);
+        g_autofree char *lat = g_strdup_printf("%s: latency[%d]", where, d);
+        if (!in_range(bw, cfg->bandwidth_gbps[d], SV_RANGE_BW_GBPS, error) ||
+            !in_range(lat, cfg->latency_ns[d], SV_RANGE_LATENCY_NS, error))
             return FALSE;
-        }
-        if (!(cfg->latency_ns[d] >= 0) || !isfinite(cfg->latency_ns[d])) {
-            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
-                        "%s: latency[%d]: %g ns, must be a finite number >= 0", where, d,
-                        cfg->latency_ns[d]);
-            return FALSE;
-        }
     }
     return TRUE;
 }
@@ -85,7 +89,6 @@ static gboolean parse_entry(const char *path, list_key key, int idx, int line, c
                             struct sv_net_topo_cfg *cfg, GError **error)
 {
     const char *kname = list_key_name[key];
-    char *end = NULL;
     switch (key) {
     case LIST_TOPOLOGY:
         if (strcmp(text, "Ring") == 0)
@@ -103,17 +106,16 @@ static gboolean parse_entry(const char *path, list_key key, int idx, int line, c
         }
         return TRUE;
     case LIST_NPUS: {
-        errno = 0;
-        long v = strtol(text, &end, 10);
-        if (errno != 0 || end == text || *end != '\0' || v > INT_MAX || v < INT_MIN) {
+        int64_t v;
+        if (!sv_num_parse_int(text, &v) || v > INT_MAX || v < INT_MIN) {
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                         "%s:%d: %s[%d]: \"%s\" is not an integer", path, line, kname, idx, text);
             return FALSE;
         }
         if (v < 2) {
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
-                        "%s:%d: %s[%d]: %ld npus, each dimension needs at least 2", path, line,
-                        kname, idx, v);
+                        "%s:%d: %s[%d]: %" G_GINT64_FORMAT " npus, each dimension needs at least 2",
+                        path, line, kname, idx, v);
             return FALSE;
         }
         cfg->npus[idx] = (int)v;
@@ -121,24 +123,18 @@ static gboolean parse_entry(const char *path, list_key key, int idx, int line, c
     }
     case LIST_BANDWIDTH:
     case LIST_LATENCY: {
-        errno = 0;
-        double v = g_ascii_strtod(text, &end);
-        if (errno != 0 || end == text || *end != '\0' || !isfinite(v)) {
+        /* decimal text (no "0x10", "inf", "nan"), within the documented range */
+        double v;
+        if (!sv_num_parse_double(text, &v)) {
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
                         "%s:%d: %s[%d]: \"%s\" is not a finite number", path, line, kname, idx,
                         text);
             return FALSE;
         }
-        if (key == LIST_BANDWIDTH && !(v > 0)) {
-            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
-                        "%s:%d: bandwidth[%d]: %g GB/s, must be > 0", path, line, idx, v);
+        g_autofree char *where = g_strdup_printf("%s:%d: %s[%d]", path, line, kname, idx);
+        if (!in_range(where, v, key == LIST_BANDWIDTH ? SV_RANGE_BW_GBPS : SV_RANGE_LATENCY_NS,
+                      error))
             return FALSE;
-        }
-        if (key == LIST_LATENCY && v < 0) {
-            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
-                        "%s:%d: latency[%d]: %g ns, must be >= 0", path, line, idx, v);
-            return FALSE;
-        }
         if (key == LIST_BANDWIDTH)
             cfg->bandwidth_gbps[idx] = v;
         else

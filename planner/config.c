@@ -96,9 +96,59 @@ static gboolean bad(GError **error, const char *where, const char *key, const ch
     return FALSE;
 }
 
-/* A number, or the first element of an array of numbers (per-dimension link values). */
+/* A range check (core's, docs/reliability.md "Numeric ranges") reported in the planner's domain. */
+static gboolean in_range_d(const char *where, const char *key, double v, struct sv_range_double r,
+                           GError **error)
+{
+    g_autofree char *path = g_strdup_printf("%s.%s", where, key);
+    GError *e = NULL;
+    if (sv_range_check_double(path, v, r, &e))
+        return TRUE;
+    g_set_error_literal(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, e->message);
+    g_error_free(e);
+    return FALSE;
+}
+
+static gboolean in_range_i(const char *where, const char *key, int64_t v, struct sv_range_int r,
+                           GError **error)
+{
+    g_autofree char *path = g_strdup_printf("%s.%s", where, key);
+    GError *e = NULL;
+    if (sv_range_check_int(path, v, r, &e))
+        return TRUE;
+    g_set_error_literal(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, e->message);
+    g_error_free(e);
+    return FALSE;
+}
+
+/* Ranges of the cluster config's own keys (the shared ones are core's SV_RANGE_*). */
+#define RANGE_NODES SV_RANGE_I(1, 1 << 16, NULL)
+#define RANGE_CXL_DEVICES SV_RANGE_I(1, 64, NULL)
+#define RANGE_SEQS SV_RANGE_I(0, 1 << 20, NULL)
+#define RANGE_BUDGET SV_RANGE_I(0, SV_RANGE_TOKENS_MAX, "tokens")
+#define RANGE_BLOCK SV_RANGE_I(1, 1 << 16, "tokens")
+#define RANGE_QUEUE_DEPTH SV_RANGE_I(0, 1 << 16, NULL)
+#define RANGE_EXPERTS SV_RANGE_I(0, 1 << 16, NULL)
+#define RANGE_SLO_MS SV_RANGE_D(0, 1e9, "ms")
+/* An NPU's memory: up to 16 TiB (55x a B300's 288 GB). The KV block manager keeps state per
+ * block, so the bound is on time and memory rather than on arithmetic: 16 TiB of 2 MiB blocks is
+ * 8 M blocks (about 160 MB, 0.6 s to set up); 1 PiB took 9 GB and over a minute. */
+#define RANGE_NPU_GIB SV_RANGE_D_OPEN(0, 16384, "GiB")
+
+/* FALSE, with "; <h>" after the message of the error just set. */
+static gboolean hint(GError **error, const char *h)
+{
+    if (error && *error) {
+        char *m = g_strdup_printf("%s; %s", (*error)->message, h);
+        g_free((*error)->message);
+        (*error)->message = m;
+    }
+    return FALSE;
+}
+
+/* A number, or the first element of an array of numbers (per-dimension link values), in `r`. */
 static gboolean get_num(JsonObject *o, const char *key, const char *where, gboolean required,
-                        double dflt, gboolean positive, double *out, GError **error)
+                        double dflt, struct sv_range_double r, double *out, GError **error)
 {
     JsonNode *n = json_object_get_member(o, key);
     if (!n || JSON_NODE_HOLDS_NULL(n)) {
@@ -112,15 +162,14 @@ static gboolean get_num(JsonObject *o, const char *key, const char *where, gbool
     double v;
     if (!sv_cfg_node_double(n, &v))
         return bad(error, where, key, "must be a number");
-    if (v < 0 || (positive && v <= 0))
-        return bad(error, where, key,
-                   positive ? "must be a positive number" : "must be a non-negative number");
+    if (!in_range_d(where, key, v, r, error))
+        return FALSE;
     *out = v;
     return TRUE;
 }
 
 static gboolean get_int(JsonObject *o, const char *key, const char *where, int64_t dflt,
-                        int64_t min, int64_t *out, GError **error)
+                        struct sv_range_int r, int64_t *out, GError **error)
 {
     JsonNode *n = json_object_get_member(o, key);
     if (!n || JSON_NODE_HOLDS_NULL(n)) {
@@ -128,10 +177,10 @@ static gboolean get_int(JsonObject *o, const char *key, const char *where, int64
         return TRUE;
     }
     int64_t v;
-    if (!sv_cfg_node_int(n, &v) || v < min) {
-        g_autofree char *msg = g_strdup_printf("must be an integer >= %" G_GINT64_FORMAT, min);
-        return bad(error, where, key, msg);
-    }
+    if (!sv_cfg_node_int(n, &v))
+        return bad(error, where, key, "must be an integer");
+    if (!in_range_i(where, key, v, r, error))
+        return FALSE;
     *out = v;
     return TRUE;
 }
@@ -515,12 +564,10 @@ static gboolean parse_expert_offload(JsonObject *o, const char *where, int32_t n
     gboolean given;
     int64_t cache;
     if (!parse_loc(eo, "loc", w, LOC_EXPERTS, n_cxl, &ic->expert_loc, &given, error) ||
-        !get_int(eo, "cache_experts", w, -1, 0, &cache, error))
+        !get_int(eo, "cache_experts", w, -1, RANGE_EXPERTS, &cache, error))
         return FALSE;
     if (!given)
         return bad(error, w, "loc", "missing (\"cpu\" or \"cxl:N\")");
-    if (cache > G_MAXINT32)
-        return bad(error, w, "cache_experts", "too large");
     ic->expert_offload = TRUE;
     ic->cache_experts = (int32_t)cache;
     g_strlcpy(ic->expert_path, w, sizeof ic->expert_path);
@@ -544,15 +591,13 @@ static gboolean parse_cxl(JsonObject *parent, const char *where, gboolean top,
     int64_t nd;
     int ideal;
     char sc[16];
-    if (!get_num(o, "mem_size", w, TRUE, 0, TRUE, &t->size_gib, error) ||
-        !get_num(o, "mem_bw", w, TRUE, 0, TRUE, &t->bw_gbps, error) ||
-        !get_num(o, "mem_latency", w, FALSE, 0, FALSE, &t->latency_ns, error) ||
-        !get_int(o, "num_devices", w, 1, 1, &nd, error) ||
+    if (!get_num(o, "mem_size", w, TRUE, 0, SV_RANGE_GIB_POS, &t->size_gib, error) ||
+        !get_num(o, "mem_bw", w, TRUE, 0, SV_RANGE_BW_GBPS, &t->bw_gbps, error) ||
+        !get_num(o, "mem_latency", w, FALSE, 0, SV_RANGE_LATENCY_NS, &t->latency_ns, error) ||
+        !get_int(o, "num_devices", w, 1, RANGE_CXL_DEVICES, &nd, error) ||
         !get_bool(o, "ideal", w, &ideal, error) ||
         !get_str(o, "scope", w, FALSE, sc, sizeof sc, error))
         return FALSE;
-    if (nd > 64)
-        return bad(error, w, "num_devices", "at most 64");
     t->write_gbps = t->bw_gbps;
     t->num_devices = (int32_t)nd;
     t->ideal = ideal == 1;
@@ -583,8 +628,8 @@ static gboolean parse_pcie(JsonObject *node, const char *where, struct sv_planne
     static const char *const keys[] = {"bw_gbps", "latency_ns", "ideal", NULL};
     warn_unknown(o, keys, w);
     int ideal;
-    if (!get_num(o, "bw_gbps", w, FALSE, 0, TRUE, &p->bw_gbps, error) ||
-        !get_num(o, "latency_ns", w, FALSE, 0, FALSE, &p->latency_ns, error) ||
+    if (!get_num(o, "bw_gbps", w, FALSE, 0, SV_RANGE_BW_GBPS, &p->bw_gbps, error) ||
+        !get_num(o, "latency_ns", w, FALSE, 0, SV_RANGE_LATENCY_NS, &p->latency_ns, error) ||
         !get_bool(o, "ideal", w, &ideal, error))
         return FALSE;
     p->ideal = ideal == 1;
@@ -621,16 +666,17 @@ static gboolean parse_storage(JsonObject *node, const char *where, struct sv_pla
     warn_unknown(o, keys, w);
     int64_t qd, nd;
     int ideal;
-    if (!get_num(o, "mem_size", w, FALSE, SSD_DEFAULT_GIB, TRUE, &t->size_gib, error) ||
-        !get_num(o, "read_bw", w, FALSE, SSD_DEFAULT_READ_GBPS, TRUE, &t->bw_gbps, error) ||
-        !get_num(o, "write_bw", w, FALSE, SSD_DEFAULT_WRITE_GBPS, TRUE, &t->write_gbps, error) ||
-        !get_num(o, "mem_latency", w, FALSE, SSD_DEFAULT_LATENCY_NS, FALSE, &t->latency_ns,
+    if (!get_num(o, "mem_size", w, FALSE, SSD_DEFAULT_GIB, SV_RANGE_GIB_POS, &t->size_gib, error) ||
+        !get_num(o, "read_bw", w, FALSE, SSD_DEFAULT_READ_GBPS, SV_RANGE_BW_GBPS, &t->bw_gbps,
                  error) ||
-        !get_int(o, "queue_depth", w, SSD_DEFAULT_QUEUE_DEPTH, 0, &qd, error) ||
-        !get_int(o, "num_devices", w, 1, 1, &nd, error) || !get_bool(o, "ideal", w, &ideal, error))
+        !get_num(o, "write_bw", w, FALSE, SSD_DEFAULT_WRITE_GBPS, SV_RANGE_BW_GBPS, &t->write_gbps,
+                 error) ||
+        !get_num(o, "mem_latency", w, FALSE, SSD_DEFAULT_LATENCY_NS, SV_RANGE_LATENCY_NS,
+                 &t->latency_ns, error) ||
+        !get_int(o, "queue_depth", w, SSD_DEFAULT_QUEUE_DEPTH, RANGE_QUEUE_DEPTH, &qd, error) ||
+        !get_int(o, "num_devices", w, 1, RANGE_CXL_DEVICES, &nd, error) ||
+        !get_bool(o, "ideal", w, &ideal, error))
         return FALSE;
-    if (qd > G_MAXINT32 || nd > 64)
-        return bad(error, w, qd > G_MAXINT32 ? "queue_depth" : "num_devices", "too large");
     t->queue_depth = (int32_t)qd;
     t->num_devices = (int32_t)nd;
     t->ideal = ideal == 1;
@@ -673,7 +719,8 @@ static gboolean parse_tier_flags(JsonObject *top, const char *where,
         }
     }
     return get_bool(top, "enable_prefix_sharing", where, &f->enable_prefix_sharing, error) &&
-           get_int(top, "prefix_chunk_tokens", where, -1, 1, &f->prefix_chunk_tokens, error);
+           get_int(top, "prefix_chunk_tokens", where, -1, SV_RANGE_TOKENS, &f->prefix_chunk_tokens,
+                   error);
 }
 
 /* Per-instance switches of LLMServingSim (docs/reference/cluster-config.md, runtime overrides;
@@ -727,16 +774,16 @@ static gboolean parse_level(JsonObject *parent, const char *key, const char *whe
     if (!found)
         return bad(error, w, "kind",
                    "must be \"ring\", \"fully_connected\", \"switch\", \"nvlink\" or \"pcie\"");
-    if (!get_num(o, "bw_gbps", w, FALSE, 0, TRUE, &out->bw_gbps, error) ||
-        !get_num(o, "latency_ns", w, FALSE, -1, FALSE, &out->latency_ns, error))
+    if (!get_num(o, "bw_gbps", w, FALSE, 0, SV_RANGE_BW_GBPS, &out->bw_gbps, error) ||
+        !get_num(o, "latency_ns", w, FALSE, -1, SV_RANGE_LATENCY_NS, &out->latency_ns, error))
         return FALSE;
     out->set = TRUE;
     return TRUE;
 }
 
-/* link_bw / link_latency as an array: one value per network dimension. */
-static gboolean get_dims(JsonObject *o, const char *key, const char *where, gboolean positive,
-                         double *vals, int32_t *n_out, GError **error)
+/* link_bw / link_latency as an array: one value per network dimension, each in `r`. */
+static gboolean get_dims(JsonObject *o, const char *key, const char *where,
+                         struct sv_range_double r, double *vals, int32_t *n_out, GError **error)
 {
     JsonNode *n = json_object_get_member(o, key);
     *n_out = 0;
@@ -751,8 +798,9 @@ static gboolean get_dims(JsonObject *o, const char *key, const char *where, gboo
         double v;
         if (!sv_cfg_node_double(e, &v))
             return bad(error, where, key, "must be a number or an array of numbers");
-        if (v < 0 || (positive && v <= 0))
-            return bad(error, where, key, "values must be positive numbers");
+        g_autofree char *k = g_strdup_printf("%s[%u]", key, i);
+        if (!in_range_d(where, k, v, r, error))
+            return FALSE;
         vals[i] = v;
     }
     *n_out = (int32_t)len;
@@ -765,7 +813,7 @@ static gboolean alias_int(JsonObject *o, const char *alias, const char *key, con
                           int64_t unset, int64_t *val, GError **error)
 {
     int64_t a;
-    if (!get_int(o, alias, where, -1, 1, &a, error))
+    if (!get_int(o, alias, where, -1, SV_RANGE_DEVICES, &a, error))
         return FALSE;
     if (a < 0)
         return TRUE;
@@ -798,19 +846,19 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
     }
     g_autofree char *mw = g_strdup_printf("%s.npu_mem", where);
     warn_unknown(mem, mem_keys, mw);
-    if (!get_num(mem, "mem_size", mw, TRUE, 0, TRUE, &ic->npu_mem_gib, error) ||
-        !get_num(mem, "mem_bw", mw, FALSE, 0, FALSE, &ic->npu_mem_bw_gbps, error) ||
-        !get_num(mem, "mem_latency", mw, FALSE, 0, FALSE, &ic->npu_mem_latency_ns, error) ||
-        !get_num(mem, "mem_util", mw, FALSE, DEFAULT_MEM_UTIL, TRUE, &ic->mem_util, error))
+    if (!get_num(mem, "mem_size", mw, TRUE, 0, RANGE_NPU_GIB, &ic->npu_mem_gib, error) ||
+        !get_num(mem, "mem_bw", mw, FALSE, 0, SV_RANGE_BW_GBPS_OR_0, &ic->npu_mem_bw_gbps, error) ||
+        !get_num(mem, "mem_latency", mw, FALSE, 0, SV_RANGE_LATENCY_NS, &ic->npu_mem_latency_ns,
+                 error))
         return FALSE;
-    if (ic->mem_util > 1)
-        return bad(error, mw, "mem_util",
-                   "must be in (0, 1] (a fraction of mem_size: 0.9, not 90)");
+    if (!get_num(mem, "mem_util", mw, FALSE, DEFAULT_MEM_UTIL, SV_RANGE_FRACTION, &ic->mem_util,
+                 error))
+        return hint(error, "a fraction of mem_size: 0.9, not 90");
     int64_t pp, tp, npus, ep;
-    if (!get_int(o, "pp_size", where, 1, 1, &pp, error) ||
-        !get_int(o, "tp_size", where, 0, 1, &tp, error) ||
-        !get_int(o, "num_npus", where, 0, 1, &npus, error) ||
-        !get_int(o, "ep_size", where, 1, 1, &ep, error) ||
+    if (!get_int(o, "pp_size", where, 1, SV_RANGE_DEVICES, &pp, error) ||
+        !get_int(o, "tp_size", where, 0, SV_RANGE_DEVICES, &tp, error) ||
+        !get_int(o, "num_npus", where, 0, SV_RANGE_DEVICES, &npus, error) ||
+        !get_int(o, "ep_size", where, 1, SV_RANGE_DEVICES, &ep, error) ||
         !alias_int(o, "npu_num", "num_npus", where, 0, &npus, error) ||
         !alias_int(o, "npu_group", "pp_size", where, 1, &pp, error))
         return FALSE;
@@ -822,8 +870,12 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
             return bad(error, where, "num_npus", "must be a multiple of pp_size");
         tp = npus / pp;
     }
-    if (npus == 0)
+    if (npus == 0) {
+        /* tp x pp <= 2^32: in int64; its range is the instance's NPUs' */
         npus = tp * pp;
+        if (!in_range_i(where, "tp_size x pp_size", npus, SV_RANGE_DEVICES, error))
+            return FALSE;
+    }
     if (npus < tp * pp)
         return bad(error, where, "num_npus", "must be at least tp_size x pp_size");
     ic->tp_size = (int32_t)tp;
@@ -845,21 +897,20 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
         return bad(error, where, "pd_type", "must be \"prefill\", \"decode\" or null");
     if (!get_str(o, "dtype", where, FALSE, ic->dtype, sizeof ic->dtype, error))
         return FALSE;
-    if (!get_int(o, "max_num_seqs", where, -1, 0, &ic->max_num_seqs, error) ||
-        !get_int(o, "max_num_batched_tokens", where, -1, 0, &ic->max_num_batched_tokens, error) ||
-        !get_int(o, "long_prefill_token_threshold", where, -1, 0, &ic->long_prefill_token_threshold,
+    if (!get_int(o, "max_num_seqs", where, -1, RANGE_SEQS, &ic->max_num_seqs, error) ||
+        !get_int(o, "max_num_batched_tokens", where, -1, RANGE_BUDGET, &ic->max_num_batched_tokens,
                  error) ||
-        !get_int(o, "block_size", where, -1, 1, &ic->block_size, error) ||
+        !get_int(o, "long_prefill_token_threshold", where, -1, RANGE_BUDGET,
+                 &ic->long_prefill_token_threshold, error) ||
+        !get_int(o, "block_size", where, -1, RANGE_BLOCK, &ic->block_size, error) ||
         !get_bool(o, "enable_prefix_caching", where, &ic->enable_prefix_caching, error) ||
         !get_bool(o, "enable_chunked_prefill", where, &ic->enable_chunked_prefill, error) ||
         !get_bool(o, "reserve_full_isl", where, &ic->reserve_full_isl, error) ||
-        !get_int(o, "max_model_len", where, -1, 1, &ic->max_model_len, error))
+        !get_int(o, "max_model_len", where, -1, SV_RANGE_TOKENS, &ic->max_model_len, error))
         return FALSE;
     /* DVFS (docs/power.md): a fraction of the nominal clock. */
-    if (!get_num(o, "gpu_clock", where, FALSE, 0, TRUE, &ic->gpu_clock, error))
-        return FALSE;
-    if (ic->gpu_clock > 1)
-        return bad(error, where, "gpu_clock", "must be in (0, 1] (a fraction of the clock: 0.7)");
+    if (!get_num(o, "gpu_clock", where, FALSE, 0, SV_RANGE_FRACTION, &ic->gpu_clock, error))
+        return hint(error, "a fraction of the clock: 0.7");
     return TRUE;
 }
 
@@ -881,17 +932,18 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
         !parse_tier_flags(top, where, &c->tier_flags, error))
         goto fail;
     int64_t num_nodes;
-    if (!get_num(top, "link_bw", where, FALSE, 0, TRUE, &c->link_bw_gbps, error) ||
-        !get_num(top, "link_latency", where, FALSE, 0, FALSE, &c->link_latency_ns, error) ||
-        !get_int(top, "num_nodes", where, -1, 1, &num_nodes, error) ||
-        !get_dims(top, "link_bw", where, TRUE, c->link_bw_dims, &c->n_link_bw, error) ||
-        !get_dims(top, "link_latency", where, FALSE, c->link_latency_dims, &c->n_link_latency,
-                  error) ||
+    if (!get_num(top, "link_bw", where, FALSE, 0, SV_RANGE_BW_GBPS, &c->link_bw_gbps, error) ||
+        !get_num(top, "link_latency", where, FALSE, 0, SV_RANGE_LATENCY_NS, &c->link_latency_ns,
+                 error) ||
+        !get_int(top, "num_nodes", where, -1, RANGE_NODES, &num_nodes, error) ||
+        !get_dims(top, "link_bw", where, SV_RANGE_BW_GBPS, c->link_bw_dims, &c->n_link_bw, error) ||
+        !get_dims(top, "link_latency", where, SV_RANGE_LATENCY_NS, c->link_latency_dims,
+                  &c->n_link_latency, error) ||
         !parse_level(top, "fabric", where, &c->fabric, error) ||
         !get_str(top, "network_model", where, FALSE, c->network_model, sizeof c->network_model,
                  error) ||
         !get_str(top, "kv_transfer", where, FALSE, c->kv_transfer, sizeof c->kv_transfer, error) ||
-        !get_num(top, "slo_ttft_ms", where, FALSE, 0, FALSE, &c->slo_ttft_ms, error) ||
+        !get_num(top, "slo_ttft_ms", where, FALSE, 0, RANGE_SLO_MS, &c->slo_ttft_ms, error) ||
         !get_str(top, "engine", where, FALSE, c->engine, sizeof c->engine, error))
         goto fail;
     c->link_latency_given = json_object_has_member(top, "link_latency");
@@ -958,11 +1010,12 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
             if (!get_str(cpu, "pim_config", cw, FALSE, c->nodes[ni].pim_config,
                          sizeof c->nodes[ni].pim_config, error))
                 goto fail_insts;
-            if (!get_num(cpu, "mem_size", cw, FALSE, 0, FALSE, &c->nodes[ni].cpu_mem_gib, error) ||
-                !get_num(cpu, "mem_bw", cw, FALSE, 0, FALSE, &c->nodes[ni].cpu_mem_bw_gbps,
+            if (!get_num(cpu, "mem_size", cw, FALSE, 0, SV_RANGE_GIB, &c->nodes[ni].cpu_mem_gib,
                          error) ||
-                !get_num(cpu, "mem_latency", cw, FALSE, 0, FALSE, &c->nodes[ni].cpu_mem_latency_ns,
-                         error))
+                !get_num(cpu, "mem_bw", cw, FALSE, 0, SV_RANGE_BW_GBPS_OR_0,
+                         &c->nodes[ni].cpu_mem_bw_gbps, error) ||
+                !get_num(cpu, "mem_latency", cw, FALSE, 0, SV_RANGE_LATENCY_NS,
+                         &c->nodes[ni].cpu_mem_latency_ns, error))
                 goto fail_insts;
         }
         if (!parse_cxl(no, nw, FALSE, &c->nodes[ni].cxl, NULL, error) ||
@@ -979,7 +1032,7 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
         }
         JsonArray *ia = json_node_get_array(in);
         int64_t num_inst;
-        if (!get_int(no, "num_instances", nw, -1, 1, &num_inst, error))
+        if (!get_int(no, "num_instances", nw, -1, RANGE_NODES, &num_inst, error))
             goto fail_insts;
         if (num_inst >= 0 && (guint)num_inst != json_array_get_length(ia)) {
             bad(error, nw, "num_instances", "does not match the length of instances");

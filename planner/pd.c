@@ -240,7 +240,8 @@ static void splice_transfer(pd_req *r)
             sv_dag_node *prev = fan;
             for (int64_t l = lo; l < hi; l++) {
                 /* The stages run their layers one after the other (pipeline order). */
-                sv_time ready = r->t0 + r->prologue_ns + (l + 1) * r->layer_ns;
+                sv_time ready =
+                    r->t0 + sv_time_add_sat(r->prologue_ns, sv_time_mul_sat(r->layer_ns, l + 1));
                 sv_dag_node *s = add_send(r, p->npus[rs], d->npus[rd], per_layer, l);
                 if (ready > now) {
                     sv_dag_node *g = add_node(r, "kv.layer-ready", SV_DAG_KIND_LOGICAL, p->npus[rs],

@@ -107,11 +107,12 @@ static void *slo_create(int32_t n_instances, const char *param, sv_rng *rng, GEr
 {
     slo_state *s = g_new0(slo_state, 1);
     if (param && *param) {
-        char *end = NULL;
-        double ms = g_ascii_strtod(param, &end);
-        if (!end || *end || !(ms > 0)) {
+        /* decimal text, (0, 10^9] ms as --slo-ttft-ms (docs/routing.md) */
+        double ms = 0;
+        if (!sv_num_parse_double(param, &ms) || !(ms > 0) || ms > 1e9) {
             g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
-                        "slo_aware: the parameter must be a positive TTFT target in ms (got '%s')",
+                        "slo_aware: the parameter must be a TTFT target in ms in (0, 1e9] (got "
+                        "'%s')",
                         param);
             g_free(s);
             return NULL;

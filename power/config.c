@@ -42,31 +42,34 @@ static gboolean get_object(JsonObject *obj, const char *key, const char *where, 
     return TRUE;
 }
 
-/* A non-negative number; absent is an error when `required`, else `dflt`. */
-static gboolean get_nonneg(JsonObject *obj, const char *key, const char *where, gboolean required,
-                           double dflt, double *out, GError **error)
+/* Ranges (docs/reliability.md "Numeric ranges"): a component's power up to 10 MW, an energy per
+ * bit up to 10^6 pJ (a microjoule: 10^5 times a DRAM access), a count of links, NICs, devices or
+ * switches up to 2^20: energy stays finite. standby_duration up to 10^12 s: one past the horizon
+ * (2.9 x 10^8 s) is a standby that never ends in any run (sv_time_from_ns keeps it past every
+ * event), and values written in ns are still read, with the warning below. */
+#define RANGE_PJ_PER_BIT SV_RANGE_D(0, 1e6, "pJ/bit")
+#define RANGE_COUNT SV_RANGE_I(0, 1 << 20, NULL)
+#define RANGE_STANDBY_S SV_RANGE_D(0, 1e12, "s")
+#define RANGE_DIMM_GB SV_RANGE_D(0, 1048576, "GB")
+
+/* A number in `r`; absent is an error when `required`, else `dflt`. */
+static gboolean get_num(JsonObject *obj, const char *key, const char *where, gboolean required,
+                        double dflt, struct sv_range_double r, double *out, GError **error)
 {
-    if (!sv_cfg_get_double(obj, key, where, required, dflt, out, error))
-        return FALSE;
-    if (*out < 0.0) {
-        g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_INVALID,
-                    "%s.%s: %g is negative (power, energy and sizes are >= 0)", where, key, *out);
-        return FALSE;
-    }
-    return TRUE;
+    return sv_cfg_get_double_range(obj, key, where, required, dflt, r, out, error);
+}
+
+/* A power in W. */
+static gboolean get_watts(JsonObject *obj, const char *key, const char *where, gboolean required,
+                          double dflt, double *out, GError **error)
+{
+    return get_num(obj, key, where, required, dflt, SV_RANGE_POWER_W, out, error);
 }
 
 static gboolean get_count(JsonObject *obj, const char *key, const char *where, int64_t *out,
                           GError **error)
 {
-    if (!sv_cfg_get_int(obj, key, where, TRUE, 0, out, error))
-        return FALSE;
-    if (*out < 0) {
-        g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_INVALID,
-                    "%s.%s: %" G_GINT64_FORMAT " is negative", where, key, *out);
-        return FALSE;
-    }
-    return TRUE;
+    return sv_cfg_get_int_range(obj, key, where, TRUE, 0, RANGE_COUNT, out, error);
 }
 
 static gboolean read_npu(struct sv_power_npu_cfg *npu, JsonObject *obj, const char *where,
@@ -76,10 +79,10 @@ static gboolean read_npu(struct sv_power_npu_cfg *npu, JsonObject *obj, const ch
                                         "standby_duration", NULL};
     warn_unknown(obj, where, known);
     double standby_s;
-    if (!get_nonneg(obj, "idle_power", where, TRUE, 0, &npu->idle_w, error) ||
-        !get_nonneg(obj, "standby_power", where, TRUE, 0, &npu->standby_w, error) ||
-        !get_nonneg(obj, "active_power", where, TRUE, 0, &npu->active_w, error) ||
-        !get_nonneg(obj, "standby_duration", where, TRUE, 0, &standby_s, error))
+    if (!get_watts(obj, "idle_power", where, TRUE, 0, &npu->idle_w, error) ||
+        !get_watts(obj, "standby_power", where, TRUE, 0, &npu->standby_w, error) ||
+        !get_watts(obj, "active_power", where, TRUE, 0, &npu->active_w, error) ||
+        !get_num(obj, "standby_duration", where, TRUE, 0, RANGE_STANDBY_S, &standby_s, error))
         return FALSE;
     /* LLMServingSim's docs say ns; its power_model.py compares the value with times in seconds.
      * servesim follows the code, which is what the bundled configs (18, the A6000 figure-6 runs)
@@ -133,11 +136,13 @@ static gboolean read_dram(struct sv_power_node_cfg *cfg, JsonObject *node, JsonO
     if (pim && !has_dimms) {
         cfg->dram_from_pim = TRUE;
         cfg->dram_dimms = 0;
-        return get_nonneg(dram, "energy_per_bit", where, TRUE, 0, &cfg->dram_pj_per_bit, error);
+        return get_num(dram, "energy_per_bit", where, TRUE, 0, RANGE_PJ_PER_BIT,
+                       &cfg->dram_pj_per_bit, error);
     }
-    if (!get_nonneg(dram, "dimm_size", where, TRUE, 0, &cfg->dram_dimm_gb, error) ||
-        !get_nonneg(dram, "idle_power", where, TRUE, 0, &cfg->dram_idle_w, error) ||
-        !get_nonneg(dram, "energy_per_bit", where, TRUE, 0, &cfg->dram_pj_per_bit, error))
+    if (!get_num(dram, "dimm_size", where, TRUE, 0, RANGE_DIMM_GB, &cfg->dram_dimm_gb, error) ||
+        !get_watts(dram, "idle_power", where, TRUE, 0, &cfg->dram_idle_w, error) ||
+        !get_num(dram, "energy_per_bit", where, TRUE, 0, RANGE_PJ_PER_BIT, &cfg->dram_pj_per_bit,
+                 error))
         return FALSE;
     if (!(cfg->dram_dimm_gb > 0.0)) {
         g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_INVALID,
@@ -149,7 +154,7 @@ static gboolean read_dram(struct sv_power_node_cfg *cfg, JsonObject *node, JsonO
     if (!get_object(node, "cpu_mem", node_where, &mem, error))
         return FALSE;
     g_autofree char *mw = g_strdup_printf("%s.cpu_mem", node_where);
-    if (!get_nonneg(mem, "mem_size", mw, TRUE, 0, &mem_gb, error))
+    if (!get_num(mem, "mem_size", mw, TRUE, 0, SV_RANGE_GIB, &mem_gb, error))
         return FALSE;
     cfg->dram_dimms = (int64_t)ceil(mem_gb / cfg->dram_dimm_gb);
     return TRUE;
@@ -165,7 +170,7 @@ static gboolean read_block(struct sv_power_node_cfg *cfg, JsonObject *node, cons
     static const char *const known[] = {"base_node_power", "npu",    "cpu", "dram", "link", "nic",
                                         "storage",         "switch", NULL};
     warn_unknown(p, pw, known);
-    if (!get_nonneg(p, "base_node_power", pw, TRUE, 0, &cfg->base_w, error))
+    if (!get_watts(p, "base_node_power", pw, TRUE, 0, &cfg->base_w, error))
         return FALSE;
 
     /* npu: one entry per instance `hardware`; an absent block or entry is filled from the
@@ -180,15 +185,10 @@ static gboolean read_block(struct sv_power_node_cfg *cfg, JsonObject *node, cons
     if (!get_object(p, "cpu", pw, &o, error))
         return FALSE;
     warn_unknown(o, w_cpu, k_cpu);
-    if (!get_nonneg(o, "idle_power", w_cpu, TRUE, 0, &cfg->cpu_idle_w, error) ||
-        !get_nonneg(o, "active_power", w_cpu, TRUE, 0, &cfg->cpu_active_w, error) ||
-        !get_nonneg(o, "util", w_cpu, TRUE, 0, &cfg->cpu_util, error))
+    if (!get_watts(o, "idle_power", w_cpu, TRUE, 0, &cfg->cpu_idle_w, error) ||
+        !get_watts(o, "active_power", w_cpu, TRUE, 0, &cfg->cpu_active_w, error) ||
+        !get_num(o, "util", w_cpu, TRUE, 0, SV_RANGE_D(0, 1, NULL), &cfg->cpu_util, error))
         return FALSE;
-    if (cfg->cpu_util > 1.0) {
-        g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_INVALID,
-                    "%s.util: %g is not a fraction in [0, 1]", w_cpu, cfg->cpu_util);
-        return FALSE;
-    }
 
     g_autofree char *w_dram = g_strdup_printf("%s.dram", pw);
     if (!get_object(p, "dram", pw, &o, error) || !read_dram(cfg, node, o, where, w_dram, error))
@@ -200,8 +200,9 @@ static gboolean read_block(struct sv_power_node_cfg *cfg, JsonObject *node, cons
         return FALSE;
     warn_unknown(o, w_link, k_link);
     if (!get_count(o, "num_links", w_link, &cfg->num_links, error) ||
-        !get_nonneg(o, "idle_power", w_link, TRUE, 0, &cfg->link_idle_w, error) ||
-        !get_nonneg(o, "energy_per_bit", w_link, TRUE, 0, &cfg->link_pj_per_bit, error))
+        !get_watts(o, "idle_power", w_link, TRUE, 0, &cfg->link_idle_w, error) ||
+        !get_num(o, "energy_per_bit", w_link, TRUE, 0, RANGE_PJ_PER_BIT, &cfg->link_pj_per_bit,
+                 error))
         return FALSE;
 
     /* nic and storage: LLMServingSim models them idle only (power-model.md: "Always (idle
@@ -212,8 +213,9 @@ static gboolean read_block(struct sv_power_node_cfg *cfg, JsonObject *node, cons
         return FALSE;
     warn_unknown(o, w_nic, k_nic);
     if (!get_count(o, "num_nics", w_nic, &cfg->num_nics, error) ||
-        !get_nonneg(o, "idle_power", w_nic, TRUE, 0, &cfg->nic_idle_w, error) ||
-        !get_nonneg(o, "energy_per_bit", w_nic, FALSE, 0.0, &cfg->nic_pj_per_bit, error))
+        !get_watts(o, "idle_power", w_nic, TRUE, 0, &cfg->nic_idle_w, error) ||
+        !get_num(o, "energy_per_bit", w_nic, FALSE, 0.0, RANGE_PJ_PER_BIT, &cfg->nic_pj_per_bit,
+                 error))
         return FALSE;
 
     static const char *const k_sto[] = {"num_devices", "idle_power", "energy_per_bit", NULL};
@@ -222,8 +224,9 @@ static gboolean read_block(struct sv_power_node_cfg *cfg, JsonObject *node, cons
         return FALSE;
     warn_unknown(o, w_sto, k_sto);
     if (!get_count(o, "num_devices", w_sto, &cfg->num_storage, error) ||
-        !get_nonneg(o, "idle_power", w_sto, TRUE, 0, &cfg->storage_idle_w, error) ||
-        !get_nonneg(o, "energy_per_bit", w_sto, FALSE, 0.0, &cfg->storage_pj_per_bit, error))
+        !get_watts(o, "idle_power", w_sto, TRUE, 0, &cfg->storage_idle_w, error) ||
+        !get_num(o, "energy_per_bit", w_sto, FALSE, 0.0, RANGE_PJ_PER_BIT, &cfg->storage_pj_per_bit,
+                 error))
         return FALSE;
 
     /* switch: a servesim extension (LLMServingSim has no switch power); absent = no switch. */
@@ -234,8 +237,9 @@ static gboolean read_block(struct sv_power_node_cfg *cfg, JsonObject *node, cons
             return FALSE;
         warn_unknown(o, w_sw, k_sw);
         if (!get_count(o, "num_switches", w_sw, &cfg->num_switches, error) ||
-            !get_nonneg(o, "idle_power", w_sw, TRUE, 0, &cfg->switch_idle_w, error) ||
-            !get_nonneg(o, "energy_per_bit", w_sw, TRUE, 0, &cfg->switch_pj_per_bit, error))
+            !get_watts(o, "idle_power", w_sw, TRUE, 0, &cfg->switch_idle_w, error) ||
+            !get_num(o, "energy_per_bit", w_sw, TRUE, 0, RANGE_PJ_PER_BIT, &cfg->switch_pj_per_bit,
+                     error))
             return FALSE;
     }
     return TRUE;

@@ -259,22 +259,17 @@ gboolean sv_sys_cfg_load_json(const char *path, struct sv_sys_cfg *cfg, GError *
         goto fail;
     }
 
+    /* Ranges (docs/replay.md, docs/reliability.md "Numeric ranges"): delays are latencies of one
+     * step, bandwidths bytes per ns (ASTRA-sim's GB/s) with 0 for "not modelled", peak-perf in
+     * TFLOP/s with 0 for "not modelled". */
     int64_t v = 0;
-    if (!sv_cfg_get_int(o, "endpoint-delay", path, FALSE, 10, &v, error))
+    if (!sv_cfg_get_int_range(o, "endpoint-delay", path, FALSE, 10,
+                              SV_RANGE_I(0, (int64_t)SV_RANGE_LATENCY_NS_MAX, "ns"), &v, error))
         goto fail;
-    if (v < 0) {
-        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "%s: endpoint-delay must be >= 0",
-                    path);
-        goto fail;
-    }
     cfg->endpoint_delay_ns = v;
-    if (!sv_cfg_get_int(o, "active-chunks-per-dimension", path, FALSE, 1, &v, error))
+    if (!sv_cfg_get_int_range(o, "active-chunks-per-dimension", path, FALSE, 1,
+                              SV_RANGE_I(1, 1000000, NULL), &v, error))
         goto fail;
-    if (v < 1 || v > 1000000) {
-        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
-                    "%s: active-chunks-per-dimension must be >= 1", path);
-        goto fail;
-    }
     cfg->active_chunks_per_dimension = (int)v;
     /* Upstream initialises the splits to 0 and divides by it (CHAKRA_ET.md 3.3): required. */
     if (!sv_cfg_get_int(o, "preferred-dataset-splits", path, FALSE, 0, &v, error))
@@ -287,18 +282,15 @@ gboolean sv_sys_cfg_load_json(const char *path, struct sv_sys_cfg *cfg, GError *
     cfg->preferred_dataset_splits = (int)v;
 
     double d = 0;
-    if (!sv_cfg_get_double(o, "local-mem-bw", path, FALSE, 0, &d, error))
+    if (!sv_cfg_get_double_range(o, "local-mem-bw", path, FALSE, 0, SV_RANGE_BW_GBPS_OR_0, &d,
+                                 error))
         goto fail;
-    if (d < 0) {
-        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "%s: local-mem-bw must be >= 0",
-                    path);
-        goto fail;
-    }
     cfg->local_mem_bw = d;
-    if (!sv_cfg_get_double(o, "peak-perf", path, FALSE, 0, &cfg->peak_perf_tflops, error))
-        goto fail;
-    if (!sv_cfg_get_double(o, "local-reduction-delay", path, FALSE, 1, &cfg->local_reduction_delay,
-                           error))
+    if (!sv_cfg_get_double_range(o, "peak-perf", path, FALSE, 0,
+                                 SV_RANGE_D_OR_0(1e-6, 1e9, "TFLOP/s"), &cfg->peak_perf_tflops,
+                                 error) ||
+        !sv_cfg_get_double_range(o, "local-reduction-delay", path, FALSE, 1, SV_RANGE_LATENCY_NS,
+                                 &cfg->local_reduction_delay, error))
         goto fail;
     if (!get_flag(o, "roofline-enabled", path, &cfg->roofline_enabled, error) ||
         !get_flag(o, "trace-enabled", path, &cfg->trace_enabled, error) ||

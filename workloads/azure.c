@@ -34,8 +34,9 @@ static gboolean read_digits(const char **p, int n, int64_t *out)
 }
 
 /* "YYYY-MM-DD HH:MM:SS[.f{1,9}]" (no time zone: all rows share one clock, only differences
- * matter) to ns since the epoch. */
-static gboolean parse_timestamp(const char *s, int64_t *ns_out)
+ * matter) to seconds since the epoch and nanoseconds past that second. Kept apart: ns since the
+ * epoch leave int64 after the year 2262, and four-digit years go to 9999. */
+static gboolean parse_timestamp(const char *s, int64_t *s_out, int64_t *frac_out)
 {
     const char *p = s;
     int64_t y, mo, d, h, mi, se, frac = 0;
@@ -61,23 +62,28 @@ static gboolean parse_timestamp(const char *s, int64_t *ns_out)
     }
     if (*p != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
         return FALSE;
-    int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
-    *ns_out = secs * SV_NS_PER_S + frac;
+    *s_out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
+    *frac_out = frac;
     return TRUE;
 }
 
 static gboolean parse_count(sv_wl_source *src, const char *field, const char *name, int64_t *out,
                             GError **error)
 {
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(field, &end, 10);
-    if (*field == '\0' || *end != '\0' || errno) {
+    int64_t v;
+    if (!sv_num_parse_int(field, &v)) {
         sv_wl__bad_line(src, error, "column '%s' must be an integer, not '%s'", name, field);
         return FALSE;
     }
     if (v < 1) {
-        sv_wl__bad_line(src, error, "column '%s' is %lld, must be >= 1", name, v);
+        sv_wl__bad_line(src, error, "column '%s' is %" G_GINT64_FORMAT ", must be >= 1", name, v);
+        return FALSE;
+    }
+    g_autofree char *col = g_strdup_printf("column '%s'", name);
+    GError *e = NULL;
+    if (!sv_range_check_int(col, v, SV_RANGE_TOKENS, &e)) {
+        sv_wl__bad_line(src, error, "%s", e->message);
+        g_error_free(e);
         return FALSE;
     }
     *out = v;
@@ -115,8 +121,8 @@ int sv_wl__azure_parse_line(sv_wl_source *src, char *line, size_t len, sv_wl_ite
         sv_wl__bad_line(src, error, "%d fields, the header has %d", n, src->csv_ncols);
         return -1;
     }
-    int64_t t;
-    if (!parse_timestamp(f[src->col_ts], &t)) {
+    int64_t t_s, t_frac;
+    if (!parse_timestamp(f[src->col_ts], &t_s, &t_frac)) {
         sv_wl__bad_line(src, error,
                         "column 'TIMESTAMP' must be 'YYYY-MM-DD HH:MM:SS[.fraction]', not '%s'",
                         f[src->col_ts]);
@@ -130,9 +136,29 @@ int sv_wl__azure_parse_line(sv_wl_source *src, char *line, size_t len, sv_wl_ite
         return -1;
     if (!src->have_t0) {
         src->have_t0 = TRUE;
-        src->t0_ns = t;
+        src->t0_s = t_s;
+        src->t0_frac_ns = t_frac;
     }
-    /* A row before the first one gives a negative offset: reported by the order check. */
-    out->arrival_ns = t - src->t0_ns;
+    /* The offset from the first row is an arrival: within the engine's horizon (about 9.1
+     * years; docs/workloads.md). Seconds first, so that the product cannot overflow. A row
+     * before the first one gives a negative offset: reported by the order check. */
+    int64_t ds = t_s - src->t0_s, horizon_s = SV_ENGINE_HORIZON / SV_NS_PER_S;
+    if (ds > horizon_s + 1 || ds < -(horizon_s + 1)) {
+        sv_wl__bad_line(src, error,
+                        "column 'TIMESTAMP' '%s' is %" G_GINT64_FORMAT
+                        " s from the first row's; arrivals are offsets from it within the "
+                        "engine's horizon of %" G_GINT64_FORMAT " s (about 9.1 years)",
+                        f[src->col_ts], ds, horizon_s);
+        return -1;
+    }
+    out->arrival_ns = ds * SV_NS_PER_S + (t_frac - src->t0_frac_ns);
+    GError *e = NULL;
+    if (out->arrival_ns > SV_ENGINE_HORIZON &&
+        !sv_range_check_int("column 'TIMESTAMP' (ns after the first row)", out->arrival_ns,
+                            SV_RANGE_TIME_NS, &e)) {
+        sv_wl__bad_line(src, error, "%s", e->message);
+        g_error_free(e);
+        return -1;
+    }
     return 1;
 }

@@ -58,30 +58,57 @@ void sv_wl_len_vidur_sharegpt(struct sv_wl_len *input_len, struct sv_wl_len *out
 
 /* ---- spec strings ----------------------------------------------------------------------- */
 
+/* Spec numbers are decimal text (core's sv_num_parse_*: no "0x10", "inf" or "nan"). */
 static gboolean parse_double(const char *s, double *out)
 {
-    char *end = NULL;
-    if (!s || !*s)
-        return FALSE;
-    errno = 0;
-    double v = g_ascii_strtod(s, &end);
-    if (*end != '\0' || errno || !isfinite(v))
-        return FALSE;
-    *out = v;
-    return TRUE;
+    return sv_num_parse_double(s, out);
 }
 
 static gboolean parse_i64(const char *s, int64_t *out)
 {
-    char *end = NULL;
-    if (!s || !*s)
-        return FALSE;
-    errno = 0;
-    gint64 v = g_ascii_strtoll(s, &end, 10);
-    if (*end != '\0' || errno)
-        return FALSE;
-    *out = v;
-    return TRUE;
+    return sv_num_parse_int(s, out);
+}
+
+/* Ranges of the generator's parameters (docs/workloads.md, docs/reliability.md): a rate from one
+ * request per 11.6 days to 10^9 per second; a gamma CV up to 1000 (shape 1/CV^2 >= 10^-6);
+ * lengths and their normal mean and SD in tokens (SV_RANGE_TOKENS). */
+#define RANGE_RATE SV_RANGE_D(1e-6, 1e9, "req/s")
+#define RANGE_CV SV_RANGE_D_OPEN(0, 1000, NULL)
+#define RANGE_LEN_D SV_RANGE_D(1, (double)SV_RANGE_TOKENS_MAX, "tokens")
+#define RANGE_SD_D SV_RANGE_D(0, (double)SV_RANGE_TOKENS_MAX, "tokens")
+
+/* A range error in the workloads' domain (SV_WL_ERROR_INVALID), naming `what`. */
+static gboolean in_range(const char *what, double v, struct sv_range_double r, GError **error)
+{
+    GError *e = NULL;
+    if (sv_range_check_double(what, v, r, &e))
+        return TRUE;
+    g_set_error_literal(error, SV_WL_ERROR, SV_WL_ERROR_INVALID, e->message);
+    g_error_free(e);
+    return FALSE;
+}
+
+/* A length distribution's numbers within SV_RANGE_TOKENS (the normal's mean and SD too: a draw
+ * is clamped into [1, max], but a mean of 1e300 says the spec is wrong). */
+static gboolean check_len_range(const struct sv_wl_len *l, const char *what, GError **error)
+{
+    switch (l->kind) {
+    case SV_WL_LEN_FIXED:
+        return in_range(what, (double)l->value, RANGE_LEN_D, error);
+    case SV_WL_LEN_UNIFORM:
+        return in_range(what, (double)l->lo, RANGE_LEN_D, error) &&
+               in_range(what, (double)l->hi, RANGE_LEN_D, error);
+    case SV_WL_LEN_NORMAL:
+        return in_range(
+                   what, l->mean,
+                   SV_RANGE_D(-(double)SV_RANGE_TOKENS_MAX, (double)SV_RANGE_TOKENS_MAX, "tokens"),
+                   error) &&
+               in_range(what, l->sd, RANGE_SD_D, error);
+    case SV_WL_LEN_QUANTILES:
+        return in_range(what, l->quantiles[l->n_quantiles - 1], RANGE_LEN_D, error);
+    default:
+        return TRUE;
+    }
 }
 
 gboolean sv_wl_arrival_parse(const char *spec, double rate_per_s, struct sv_wl_arrival *out,
@@ -104,6 +131,9 @@ gboolean sv_wl_arrival_parse(const char *spec, double rate_per_s, struct sv_wl_a
                         "arrival '%s': the coefficient of variation must be a number > 0", spec);
             return FALSE;
         }
+        g_autofree char *what = g_strdup_printf("arrival '%s': the coefficient of variation", spec);
+        if (!in_range(what, out->cv, RANGE_CV, error))
+            return FALSE;
     } else {
         g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID,
                     "arrival '%s': expected poisson, gamma:CV, fixed or trace:PATH",
@@ -115,7 +145,8 @@ gboolean sv_wl_arrival_parse(const char *spec, double rate_per_s, struct sv_wl_a
                     "arrival '%s': rate %g req/s must be > 0", spec, rate_per_s);
         return FALSE;
     }
-    return TRUE;
+    g_autofree char *what = g_strdup_printf("arrival '%s': the rate", spec);
+    return in_range(what, rate_per_s, RANGE_RATE, error);
 }
 
 gboolean sv_wl_len_parse(const char *spec, gboolean is_input, struct sv_wl_len *out, GError **error)
@@ -179,6 +210,11 @@ gboolean sv_wl_len_parse(const char *spec, gboolean is_input, struct sv_wl_len *
                     spec);
         return FALSE;
     }
+    g_autofree char *what = g_strdup_printf("length '%s'", spec);
+    if (!check_len_range(out, what, error)) {
+        sv_wl_len_clear(out);
+        return FALSE;
+    }
     return TRUE;
 }
 
@@ -226,11 +262,13 @@ static gboolean load_columns(const char *path, const char *const *cols, int ncol
         for (int c = 0; c < ncols; c++) {
             int64_t v;
             const char *f = sv_csv_field(in, (guint)idx[c]);
-            if (!parse_i64(f, &v) || v < 1) {
+            if (!parse_i64(f, &v) || v < 1 || v > SV_RANGE_TOKENS_MAX) {
                 g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_BAD_LINE,
-                            "%s:%" G_GUINT64_FORMAT ": column '%s' must be an integer >= 1, not "
+                            "%s:%" G_GUINT64_FORMAT
+                            ": column '%s' must be an integer in [1, %" G_GINT64_FORMAT
+                            "] (tokens), not "
                             "'%s'",
-                            path, ln, cols[c], f);
+                            path, ln, cols[c], SV_RANGE_TOKENS_MAX, f);
                 goto fail;
             }
             g_array_append_val(out[c], v);
@@ -329,7 +367,7 @@ static int64_t draw_len(const struct sv_wl_len *l, sv_rng *rng, GArray *vals, in
         break;
     case SV_WL_LEN_NORMAL: {
         double x = round(sv_rng_normal(rng, l->mean, l->sd));
-        v = x < 1 ? 1 : (x > (double)INT32_MAX ? INT32_MAX : (int64_t)x);
+        v = x < 1 ? 1 : (x > (double)SV_RANGE_TOKENS_MAX ? SV_RANGE_TOKENS_MAX : (int64_t)x);
         break;
     }
     case SV_WL_LEN_EMPIRICAL:
@@ -378,6 +416,17 @@ static int gen_next(sv_wl_source *src, sv_wl_item *out, GError **error)
     }
     /* Accumulate in double seconds and convert once, so rounding does not drift. */
     g->t_s += gap;
+    /* An arrival past the engine's horizon cannot be simulated: say which request and why,
+     * rather than let the engine refuse an event (docs/workloads.md). */
+    double at_ns = (double)g->cfg.start_ns + g->t_s * 1e9;
+    if (!(at_ns <= (double)SV_ENGINE_HORIZON)) {
+        g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_INVALID,
+                    "generated request %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                    " would arrive at %.4g s, past the engine's horizon of %.4g s (about 9.1 "
+                    "years): the rate %g req/s is too low for this many requests",
+                    g->made, g->cfg.count, at_ns * 1e-9, (double)SV_ENGINE_HORIZON * 1e-9, rate);
+        return -1;
+    }
     out->kind = SV_WL_ITEM_REQUEST;
     out->arrival_ns = g->cfg.start_ns + sv_time_from_ns(g->t_s * 1e9);
     out->model = g_strdup(g->model);
@@ -458,7 +507,14 @@ sv_wl_source *sv_wl_generator_new(const struct sv_wl_gen_cfg *cfg, GError **erro
         return NULL;
     }
     if (!check_len(&cfg->input_len, "input", error) ||
-        !check_len(&cfg->output_len, "output", error))
+        !check_len(&cfg->output_len, "output", error) ||
+        !check_len_range(&cfg->input_len, "generator input length", error) ||
+        !check_len_range(&cfg->output_len, "generator output length", error) ||
+        !in_range("generator arrival: the rate", a->rate_per_s, RANGE_RATE, error) ||
+        (a->kind == SV_WL_ARRIVAL_GAMMA &&
+         !in_range("generator arrival: the gamma CV", a->cv, RANGE_CV, error)) ||
+        !in_range("generator start_ns", (double)cfg->start_ns,
+                  SV_RANGE_D(0, (double)SV_ENGINE_HORIZON, "ns"), error))
         return NULL;
 
     gen_state *g = g_new0(gen_state, 1);

@@ -9,10 +9,13 @@
 
 #define TOK(src, i) (&(src)->tape.tok[i])
 
-/* An integer member >= min. `path` prefixes the field name in messages ("sub_requests[2]."). */
+/* An integer member in `r` (docs/workloads.md gives each field's range). `path` prefixes the field
+ * name in messages ("sub_requests[2]."). */
 static gboolean get_int(sv_wl_source *src, uint32_t obj, const char *path, const char *key,
-                        gboolean required, int64_t dflt, int64_t min, int64_t *out, GError **error)
+                        gboolean required, int64_t dflt, struct sv_range_int r, int64_t *out,
+                        GError **error)
 {
+    int64_t min = r.lo;
     uint32_t i = sv_wl__tape_member(&src->tape, obj, key);
     if (!i) {
         if (required) {
@@ -44,6 +47,13 @@ static gboolean get_int(sv_wl_source *src, uint32_t obj, const char *path, const
         sv_wl__bad_line(src, error,
                         "field '%s%s' is %" G_GINT64_FORMAT ", must be >= %" G_GINT64_FORMAT, path,
                         key, v, min);
+        return FALSE;
+    }
+    g_autofree char *field = g_strdup_printf("field '%s%s'", path, key);
+    GError *e = NULL;
+    if (!sv_range_check_int(field, v, r, &e)) {
+        sv_wl__bad_line(src, error, "%s", e->message);
+        g_error_free(e);
         return FALSE;
     }
     *out = v;
@@ -134,8 +144,8 @@ static gboolean parse_object(sv_wl_source *src, const char *line, size_t len, GE
 static gboolean parse_call(sv_wl_source *src, uint32_t o, const char *path, sv_wl_req *r,
                            GError **error)
 {
-    if (!get_int(src, o, path, "input_toks", TRUE, 0, 1, &r->input_tokens, error) ||
-        !get_int(src, o, path, "output_toks", TRUE, 0, 1, &r->output_tokens, error))
+    if (!get_int(src, o, path, "input_toks", TRUE, 0, SV_RANGE_TOKENS, &r->input_tokens, error) ||
+        !get_int(src, o, path, "output_toks", TRUE, 0, SV_RANGE_TOKENS, &r->output_tokens, error))
         return FALSE;
     return get_id_array(src, o, path, "input_tok_ids", FALSE, UINT32_MAX,
                         (void **)&r->input_tok_ids, &r->n_input_tok_ids, error) &&
@@ -153,7 +163,7 @@ int sv_wl__jsonl_parse_llmservingsim(sv_wl_source *src, char *line, size_t len, 
     int64_t arrival;
     /* LLMServingSim accepts negative arrivals and sorts them first (docs/workloads/
      * jsonl-format.md); we replay in file order, so a negative time is an error. */
-    if (!get_int(src, o, "", "arrival_time_ns", TRUE, 0, 0, &arrival, error) ||
+    if (!get_int(src, o, "", "arrival_time_ns", TRUE, 0, SV_RANGE_TIME_NS, &arrival, error) ||
         !get_opt_string(src, o, "model", &out->model, error) ||
         !get_opt_string(src, o, "session_id", &out->session_id, error))
         return -1;
@@ -188,7 +198,8 @@ int sv_wl__jsonl_parse_llmservingsim(sv_wl_source *src, char *line, size_t len, 
         sv_wl_req *r = &out->reqs[i];
         /* tool_duration_ns defaults to 0, as LLMServingSim reads it with .get(..., 0). */
         if (!parse_call(src, e, path, r, error) ||
-            !get_int(src, e, path, "tool_duration_ns", FALSE, 0, 0, &r->tool_duration_ns, error))
+            !get_int(src, e, path, "tool_duration_ns", FALSE, 0, SV_RANGE_TIME_NS,
+                     &r->tool_duration_ns, error))
             return -1;
     }
     return 1;
@@ -210,11 +221,14 @@ int sv_wl__jsonl_parse_mooncake(sv_wl_source *src, char *line, size_t len, sv_wl
     const struct sv_wl_jtok *ts = TOK(src, tsi);
     /* timestamp is in milliseconds (Mooncake README); integral in the published traces, but a
      * fractional value is accepted and converted once through sv_time_from_ns. */
+    /* The range is the engine's horizon in ms (docs/workloads.md). */
+    const struct sv_range_int ms_range = SV_RANGE_I(0, SV_ENGINE_HORIZON / SV_NS_PER_MS, "ms");
+    GError *e = NULL;
     if (ts->type == SV_WL_JT_INT) {
         int64_t ms = ts->v.i;
-        if (ms < 0 || ms > SV_TIME_MAX / SV_NS_PER_MS) {
-            sv_wl__bad_line(src, error,
-                            "field 'timestamp' is %" G_GINT64_FORMAT " ms, out of range", ms);
+        if (!sv_range_check_int("field 'timestamp'", ms, ms_range, &e)) {
+            sv_wl__bad_line(src, error, "%s", e->message);
+            g_error_free(e);
             return -1;
         }
         out->arrival_ns = ms * SV_NS_PER_MS;
@@ -228,6 +242,12 @@ int sv_wl__jsonl_parse_mooncake(sv_wl_source *src, char *line, size_t len, sv_wl
             sv_wl__bad_line(src, error, "field 'timestamp' is %g ms, must be >= 0", ms);
             return -1;
         }
+        if (!sv_range_check_double("field 'timestamp'", ms,
+                                   SV_RANGE_D(0, (double)ms_range.hi, "ms"), &e)) {
+            sv_wl__bad_line(src, error, "%s", e->message);
+            g_error_free(e);
+            return -1;
+        }
         out->arrival_ns = sv_time_from_ns(ms * 1e6);
     } else {
         sv_wl__bad_line(src, error, "field 'timestamp' must be a number, not %s",
@@ -236,8 +256,8 @@ int sv_wl__jsonl_parse_mooncake(sv_wl_source *src, char *line, size_t len, sv_wl
     }
     sv_wl__item_alloc_reqs(out, 1);
     sv_wl_req *r = &out->reqs[0];
-    if (!get_int(src, o, "", "input_length", TRUE, 0, 1, &r->input_tokens, error) ||
-        !get_int(src, o, "", "output_length", TRUE, 0, 1, &r->output_tokens, error) ||
+    if (!get_int(src, o, "", "input_length", TRUE, 0, SV_RANGE_TOKENS, &r->input_tokens, error) ||
+        !get_int(src, o, "", "output_length", TRUE, 0, SV_RANGE_TOKENS, &r->output_tokens, error) ||
         !get_id_array(src, o, "", "hash_ids", TRUE, (uint64_t)INT64_MAX, (void **)&r->hash_ids,
                       &r->n_hash_ids, error) ||
         !get_opt_string(src, o, "model", &out->model, error))

@@ -77,7 +77,7 @@ struct sv_wl_source {
     int csv_ncols, col_ts, col_in, col_out;
     gboolean have_header;
     gboolean have_t0;
-    int64_t t0_ns;
+    int64_t t0_s, t0_frac_ns; /* the first row's time: seconds since 1970 and the fraction */
 
     /* generators */
     sv_wl_gen_next_fn gen_next;

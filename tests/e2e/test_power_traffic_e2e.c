@@ -320,7 +320,8 @@ static void test_gpu_clock(void)
     g_autofree char *bad = write_in(dir, "bad.json", bad_json);
     g_autofree char *err2 = NULL;
     CU_ASSERT_EQUAL(run_servesim(bad, trace, out, NULL, &err2), 1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err2, "bad.json: nodes[0].instances[0].gpu_clock: must be in"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(err2, "bad.json: nodes[0].instances[0].gpu_clock: 2 is above the maximum 1"));
     sv_test_rmtree(dir);
 }
 

@@ -110,6 +110,7 @@ static void test_tape_strict(void)
     /* json-glib accepted every one of these (it is a GScanner underneath) */
     tape_bad("{\"a\": 01}", "column 8: unexpected '1', expected ',' or '}'");
     tape_bad("{\"a\": 0x10}", "column 8: unexpected 'x'");
+    tape_bad("{\"a\": $1a}", "column 7: unexpected '$', expected a value"); /* 26 to json-glib */
     tape_bad("{'a': 1}", "column 2: unexpected ''', expected a string key or '}'");
     tape_bad("/*c*/{\"a\": 1}", "column 1: unexpected '/', expected a value");
     tape_bad("{\"a\": 1} {}", "column 10: unexpected '{' after the value");
@@ -209,8 +210,28 @@ static void test_field_errors(void)
              "field 'output_toks' must be an integer, not a fractional number");
     line_bad("m.jsonl", "{\"timestamp\": 18446744073709551616, \"input_length\": 1}",
              "field 'timestamp' is 18446744073709551616 ms, out of range");
+    /* documented ranges (docs/workloads.md): arrivals within the engine's horizon, 2^58 ns, so
+     * that no time derived from them wraps; token counts up to 2^24 */
     line_bad("m.jsonl", "{\"timestamp\": 9223372036854775807, \"input_length\": 1}",
-             "field 'timestamp' is 9223372036854775807 ms, out of range");
+             "field 'timestamp': 9223372036854775807 is above the maximum 288230376151 (range [0, "
+             "288230376151] ms)");
+    line_bad("m.jsonl", "{\"timestamp\": 288230376151.8, \"input_length\": 1}",
+             "field 'timestamp': 288230376151.8 is above the maximum 288230376151 (range [0, "
+             "288230376151] ms)");
+    line_bad("a.jsonl", "{\"arrival_time_ns\": 9223372036854775807, \"input_toks\": 1}",
+             "field 'arrival_time_ns': 9223372036854775807 is above the maximum "
+             "288230376151711744 (range [0, 288230376151711744] ns)");
+    line_bad("a.jsonl", "{\"arrival_time_ns\": 288230376151711745, \"input_toks\": 1}",
+             "field 'arrival_time_ns': 288230376151711745 is above the maximum "
+             "288230376151711744 (range [0, 288230376151711744] ns)");
+    line_bad("a.jsonl", "{\"arrival_time_ns\": 1, \"input_toks\": 16777217}",
+             "field 'input_toks': 16777217 is above the maximum 16777216 (range [1, 16777216] "
+             "tokens)");
+    line_bad("a.jsonl",
+             "{\"arrival_time_ns\": 1, \"sub_requests\": [{\"input_toks\": 1, \"output_toks\": 1, "
+             "\"tool_duration_ns\": 9223372036854775807}]}",
+             "field 'sub_requests[0].tool_duration_ns': 9223372036854775807 is above the maximum "
+             "288230376151711744 (range [0, 288230376151711744] ns)");
     line_bad("m.jsonl", "{\"timestamp\": 1e400, \"input_length\": 1}",
              "field 'timestamp' is inf ms, must be >= 0");
     line_bad("m.jsonl", "{" MC ", \"hash_ids\": [1, 9223372036854775808]}",
@@ -260,7 +281,7 @@ static void test_values_read(void)
         "\"in\\u0070ut_toks\": 3, \"output_toks\": 1, \"output_toks\": 2, \"model\": "
         "\"m\\u00e9\\\"\", \"input_tok_ids\": [ 0 ,4294967295,\t7 ], \"t\": true, \"f\": false}\n"
         "\r\n"
-        "  {\"arrival_time_ns\": 9223372036854775807, \"input_toks\": 9223372036854775807, "
+        "  {\"arrival_time_ns\": 288230376151711744, \"input_toks\": 16777216, "
         "\"output_toks\": 1, \"input_tok_ids\": []}  \r\n");
     g_autoptr(GError) err = NULL;
     sv_wl_source *src = sv_wl_open(p, NULL, &err);
@@ -277,8 +298,9 @@ static void test_values_read(void)
     CU_ASSERT_PTR_NULL(it.reqs[0].output_tok_ids);
     CU_ASSERT_EQUAL_FATAL(sv_wl_next(src, &it, &err), 1);
     SV_ASSERT_EQ_I64(it.line, 3);
-    CU_ASSERT(it.arrival_ns == INT64_MAX);
-    CU_ASSERT(it.reqs[0].input_tokens == INT64_MAX);
+    /* the top of each range is accepted: the horizon and 2^24 tokens */
+    CU_ASSERT(it.arrival_ns == SV_ENGINE_HORIZON);
+    CU_ASSERT(it.reqs[0].input_tokens == SV_RANGE_TOKENS_MAX);
     SV_ASSERT_EQ_I64(it.reqs[0].n_input_tok_ids, 0);
     CU_ASSERT_EQUAL(sv_wl_next(src, &it, &err), 0);
     sv_wl_item_clear(&it);

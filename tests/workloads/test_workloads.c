@@ -790,6 +790,75 @@ static void test_spec_parse(void)
     CU_ASSERT_FALSE(sv_wl_format_parse("csv2", &f, NULL));
 }
 
+/* ---- documented ranges (docs/workloads.md, docs/reliability.md) -------------------------- */
+
+static void test_ranges(void)
+{
+    /* An Azure row 240 years after the first: ns since the epoch would overflow int64 (the year
+     * 2262); the offset is past the engine's horizon and says so. */
+    expect_error("y.csv",
+                 "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                 "2023-11-16 18:15:46.6805900,100,10\n"
+                 "2263-11-16 18:15:46.6805900,100,10\n",
+                 1, SV_WL_ERROR_BAD_LINE,
+                 ":3: column 'TIMESTAMP' '2263-11-16 18:15:46.6805900' is 7573651200 s from the "
+                 "first row's; arrivals are offsets from it within the engine's horizon of "
+                 "288230376 s");
+    /* a year-9999 first row alone is fine: only offsets matter */
+    expect_error("y1.csv",
+                 "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                 "9999-12-31 23:59:59.999999999,100,10\n"
+                 "9999-12-31 23:59:59.999999999,100,0x10\n",
+                 1, SV_WL_ERROR_BAD_LINE, ":3: column 'GeneratedTokens' must be an integer");
+    expect_error("t.csv",
+                 "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                 "2023-11-16 18:15:46,16777217,10\n",
+                 0, SV_WL_ERROR_BAD_LINE,
+                 ":2: column 'ContextTokens': 16777217 is above the maximum 16777216");
+
+    /* Specs: decimal numbers within the ranges. */
+    struct sv_wl_len l = {0};
+    struct sv_wl_arrival a;
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_FALSE(sv_wl_len_parse("uniform:1:99999999999", TRUE, &l, &err));
+    CU_ASSERT_PTR_NOT_NULL(err &&
+                           strstr(err->message, "99999999999 is above the maximum 16777216"));
+    g_clear_error(&err);
+    CU_ASSERT_FALSE(sv_wl_len_parse("0x10", TRUE, &l, NULL));
+    CU_ASSERT_FALSE(sv_wl_len_parse("normal:1e300:1", TRUE, &l, NULL));
+    CU_ASSERT_TRUE(sv_wl_len_parse("16777216", TRUE, &l, NULL));
+    sv_wl_len_clear(&l);
+    CU_ASSERT_FALSE(sv_wl_arrival_parse("poisson", 1e-12, &a, &err));
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "1e-12 is below the minimum 1e-06"));
+    g_clear_error(&err);
+    CU_ASSERT_FALSE(sv_wl_arrival_parse("gamma:inf", 1, &a, NULL));
+    CU_ASSERT_FALSE(sv_wl_arrival_parse("gamma:1e9", 1, &a, NULL));
+
+    /* A rate in range, too low for the count: the request that would arrive past the horizon
+     * (2^58 ns = 288230376 s) is an error naming it, not an event the engine refuses. At a
+     * fixed 1e-6 req/s the k-th request (from 0) arrives at (k + 1) x 10^6 s: request 288 at
+     * 2.89e8 s is the first past it. */
+    struct sv_wl_gen_cfg cfg = {.seed = 1,
+                                .count = 1000,
+                                .arrival = {SV_WL_ARRIVAL_FIXED, 1e-6, 0, NULL},
+                                .input_len = {.kind = SV_WL_LEN_FIXED, .value = 10},
+                                .output_len = {.kind = SV_WL_LEN_FIXED, .value = 1}};
+    sv_wl_source *src = sv_wl_generator_new(&cfg, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(src);
+    sv_wl_item it = SV_WL_ITEM_INIT;
+    int r, n = 0;
+    while ((r = sv_wl_next(src, &it, &err)) == 1) {
+        CU_ASSERT(it.arrival_ns <= SV_ENGINE_HORIZON);
+        n++;
+    }
+    CU_ASSERT_EQUAL(r, -1);
+    CU_ASSERT_EQUAL(n, 288);
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "generated request 288 of 1000 would arrive "
+                                                       "at 2.89e+08 s, past the engine's horizon"));
+    sv_wl_item_clear(&it);
+    sv_wl_source_free(src);
+}
+
 /* ---- streaming memory ------------------------------------------------------------------- */
 
 static int64_t rss_kb(void)
@@ -859,6 +928,7 @@ int main(void)
         {"bad lines", test_bad_lines},
         {"skip bad lines", test_skip_bad_lines},
         {"streaming memory", test_streaming_memory},
+        {"documented ranges", test_ranges},
         {NULL, NULL},
     };
     static const sv_test_case gens[] = {
