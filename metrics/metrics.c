@@ -49,6 +49,7 @@ struct sv_metrics {
 
     /* timeseries */
     int64_t next_tick; /* row t = next_tick x tick_ns covers [(next_tick-1) tick, next_tick tick) */
+    gboolean reported; /* a step was reported since the last row (its tick is not quiet) */
     int64_t prompt_acc, gen_acc;
     int *running, *waiting;
     double *kv_pct;
@@ -472,15 +473,39 @@ static void emit_row(sv_metrics *m)
     }
     m->prompt_acc = 0;
     m->gen_acc = 0;
+    m->reported = FALSE;
     m->next_tick++;
+}
+
+/* Every row up to and including row `last` (the one that ends at last x tick_ns). Idle time
+ * costs nothing (docs/outputs.md, "Quiet ticks"): a tick in which no step was reported repeats
+ * the row before it with zero throughput, so a stretch of three or more such rows is written
+ * as its first and its last row only; the rows between are those two, but for t. */
+static void rows_upto(sv_metrics *m, int64_t last)
+{
+    while (m->next_tick <= last) {
+        if (!m->reported && last - m->next_tick >= 2) {
+            emit_row(m); /* the first quiet row */
+            m->next_tick = last;
+            emit_row(m); /* the last one */
+            return;
+        }
+        emit_row(m);
+    }
+}
+
+/* The rows of the ticks that end at or before t: a report at exactly a tick boundary belongs to
+ * the next tick (buckets are [lo, hi), as vLLM's bench stat logger buckets records). */
+static void rows_before_report(sv_metrics *m, sv_time t)
+{
+    rows_upto(m, t / m->tick_ns);
+    m->reported = TRUE;
 }
 
 void sv_metrics_tokens(sv_metrics *m, int instance, sv_time t, int64_t prompt_tokens,
                        int64_t gen_tokens)
 {
-    /* a token at exactly the tick boundary belongs to the next tick: buckets are [lo, hi) */
-    while (t >= m->next_tick * m->tick_ns)
-        emit_row(m);
+    rows_before_report(m, t);
     m->prompt_acc += prompt_tokens;
     m->gen_acc += gen_tokens;
 }
@@ -492,9 +517,7 @@ void sv_metrics_itl(sv_metrics *m, sv_time gap_ns)
 
 void sv_metrics_sample_tiers(sv_metrics *m, sv_time t, const struct sv_metrics_tier_sample *s)
 {
-    /* the [lo, hi) rule of sv_metrics_sample */
-    while (t >= m->next_tick * m->tick_ns)
-        emit_row(m);
+    rows_before_report(m, t);
     m->tier_last = *s;
 }
 
@@ -504,8 +527,7 @@ void sv_metrics_sample(sv_metrics *m, int instance, sv_time t, int running, int 
     SV_ASSERT(instance >= 0 && instance < m->n_instances);
     /* the same [lo, hi) rule as tokens: an iteration ending at exactly a tick reports its
      * tokens and its state in the next row, as vLLM's bench stat logger buckets records */
-    while (t >= m->next_tick * m->tick_ns)
-        emit_row(m);
+    rows_before_report(m, t);
     m->running[instance] = running;
     m->waiting[instance] = waiting;
     m->kv_pct[instance] = kv_cache_pct;
@@ -723,8 +745,7 @@ gboolean sv_metrics_finish(sv_metrics *m, sv_time end_ns, uint64_t arrived, GErr
         return FALSE;
     }
     /* the last row is the tick that contains end_ns (vLLM bench: while idx x tick <= end) */
-    while ((m->next_tick - 1) * m->tick_ns <= end_ns)
-        emit_row(m);
+    rows_upto(m, end_ns / m->tick_ns + 1);
 
     struct sv_metrics_summary *s = &m->summary;
     s->arrived = arrived ? arrived : m->records;
