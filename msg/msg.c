@@ -636,6 +636,7 @@ sv_msg_handoff *sv_msg_pd_reserve(sv_msg *m, const struct sv_wl_outcome *o, void
      * client sees (the prefill instance's token is discarded by the proxy). */
     r->num_computed = o->input_tokens - 1;
     r->num_reached = o->input_tokens;
+    r->prompt_hwm = r->prompt_credited = o->input_tokens; /* the prefill instance's */
     r->prefix_hit = o->prefix_hit_tokens;
     r->admitted_once = TRUE;
     r->is_init = TRUE;
