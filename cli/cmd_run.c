@@ -778,7 +778,8 @@ static int run(const run_opts *o)
                                 .power_nodes = cluster->power ? cluster->n_nodes : 0,
                                 .power_components = power_names,
                                 .n_power_components = SV_POWER_N_COMPONENTS,
-                                .pd = sv_planner_cluster_is_disaggregated(cluster)};
+                                .pd = sv_planner_cluster_is_disaggregated(cluster),
+                                .check_conservation = TRUE};
     m = sv_metrics_new(&mc, &err);
     if (!m)
         goto fail;
@@ -801,6 +802,8 @@ static int run(const run_opts *o)
     if (res.bad_lines)
         fprintf(stderr, "servesim run: skipped %" G_GUINT64_FORMAT " bad workload line%s\n",
                 res.bad_lines, res.bad_lines == 1 ? "" : "s");
+    if (!ok && g_error_matches(err, SV_CORE_ERROR, SV_CORE_ERROR_INTERNAL))
+        goto fail; /* a conservation check: the results are wrong, exit 3 */
     if (!ok) {
         /* A request rejected at arrival (it can never fit) arrived but was never queued. */
         uint64_t arrived =
@@ -883,6 +886,8 @@ static int run(const run_opts *o)
     goto out;
 fail:
     fprintf(stderr, "servesim run: %s\n", err ? err->message : "failed");
+    if (g_error_matches(err, SV_CORE_ERROR, SV_CORE_ERROR_INTERNAL))
+        status = 3; /* docs/reliability.md: a bug, not bad input */
 out:
     if (m != NULL && !outputs_written)
         remove_earlier_outputs(out_dir);

@@ -47,6 +47,9 @@ typedef enum {
     SV_CORE_ERROR_INVALID, /* well-formed but invalid value (field path in the message) */
     SV_CORE_ERROR_STALL,   /* simulation cannot make progress */
     SV_CORE_ERROR_HORIZON, /* an event scheduled past SV_ENGINE_HORIZON (sv_engine_error) */
+    /* A conservation check at the end of a run failed (docs/reliability.md, "Conservation"): a
+     * bug, not bad input; `servesim run` exits 3 on it. */
+    SV_CORE_ERROR_INTERNAL,
 } sv_core_error_code;
 
 /* Project assert that stays on in release builds (broken invariant = bug).

@@ -497,6 +497,14 @@ uint32_t sv_msg_num_waiting(const sv_msg *m)
     return m->waiting.length + sv_msg_num_swapped(m);
 }
 
+uint32_t sv_msg_num_held(const sv_msg *m)
+{
+    uint32_t n = m->arriving.length + m->waiting.length + sv_msg_num_swapped(m) + m->running->len;
+    if (m->cfg.role == SV_MSG_ROLE_DECODE)
+        n += g_hash_table_size(m->detached);
+    return n;
+}
+
 gboolean sv_msg_idle(const sv_msg *m)
 {
     return !m->busy && m->running->len == 0 && m->waiting.length == 0 &&

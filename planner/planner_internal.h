@@ -30,6 +30,19 @@ gboolean sv_planner_pim_instance(sv_planner_pim *p, int32_t i, const struct sv_c
 void sv_planner_pim_power(const sv_planner_pim *p, sv_planner_power *pw);
 int64_t sv_planner_pim_channels(const sv_planner_pim *p, int32_t node); /* 0: no PIM */
 
+/* Conservation checks of a run's end (planner/conserve.c; docs/reliability.md): FALSE with
+ * SV_CORE_ERROR_INTERNAL and the numbers when counts kept in different places disagree.
+ * Requests: arrived = finished + rejected + held (held: still in an instance or between two,
+ * sv_msg_num_held and the PD queue), whether the run finished or stalled. Bytes, once nothing is
+ * in flight: the network's sent = delivered, the tier fabric's booked = moved (either may be
+ * NULL). */
+struct sv_planner__requests {
+    uint64_t arrived, finished, rejected, held;
+};
+gboolean sv_planner__check_requests(const struct sv_planner__requests *r, GError **error);
+gboolean sv_planner__check_bytes(const sv_net *net, const sv_memtier_fabric *fabric,
+                                 GError **error);
+
 G_END_DECLS
 
 #endif
