@@ -145,9 +145,19 @@ uint64_t sv_engine_run(sv_engine *eng, sv_time until);
 void sv_engine_stop(sv_engine *eng);
 size_t sv_engine_pending(const sv_engine *eng);
 /* NULL, or why the run was stopped: an event scheduled past SV_ENGINE_HORIZON
- * (SV_CORE_ERROR_HORIZON; owned by the engine). */
+ * (SV_CORE_ERROR_HORIZON) or the progress watchdog (SV_CORE_ERROR_STALL); owned by the engine. */
 const GError *sv_engine_error(const sv_engine *eng);
 uint64_t sv_engine_events_run(const sv_engine *eng);
+/* Progress watchdog (docs/reliability.md, "Idle time and progress"): once set, sv_engine_run
+ * stops with SV_CORE_ERROR_STALL (sv_engine_error) when `max_events` events have run since the
+ * last sv_engine_progress (or since this call) and another is due: the model said that such a
+ * stretch cannot be anything but a loop. `diagnose` (may be NULL) returns what is stuck, a
+ * g_malloc'ed string appended to the message. max_events 0 turns it off (the default). */
+typedef char *(*sv_engine_diag_fn)(void *ctx);
+void sv_engine_set_watchdog(sv_engine *eng, uint64_t max_events, sv_engine_diag_fn diagnose,
+                            void *ctx);
+/* Something moved towards the end of the run: the watchdog starts counting again. */
+void sv_engine_progress(sv_engine *eng);
 
 /* ---- RNG streams ------------------------------------------------------------------------ */
 

@@ -96,6 +96,32 @@ static uint64_t requests_held(const run_state *st)
     return n;
 }
 
+/* The progress watchdog's diagnosis (sv_engine_set_watchdog): what each instance holds and
+ * whether it is stepping, and the hand-offs between them. */
+static char *watchdog_diag(void *ctx)
+{
+    const run_state *st = ctx;
+    GString *g = g_string_new(NULL);
+    for (int32_t i = 0; i < st->n_inst; i++) {
+        const sv_msg *m = st->msgs[i];
+        if (!m)
+            continue;
+        sv_time since = sv_msg_busy_since(m);
+        g_string_append_printf(g, "%sinstance %d: %u running, %u waiting, ", i ? "; " : "", i,
+                               sv_msg_num_running(m), sv_msg_num_waiting(m));
+        if (since >= 0)
+            g_string_append_printf(g, "a step in flight since %.9f s", (double)since / 1e9);
+        else
+            g_string_append(g, "no step in flight");
+        g_string_append_printf(g, ", %" G_GUINT64_FORMAT " preemptions", sv_msg_num_preemptions(m));
+    }
+    if (st->pd)
+        g_string_append_printf(g, "; %u prefilled requests waiting for decode memory",
+                               sv_planner_pd_num_waiting(st->pd));
+    g_string_append_printf(g, "; %zu events pending", sv_engine_pending(st->eng));
+    return g_string_free(g, FALSE);
+}
+
 static void session_free(run_session *s)
 {
     if (!s)
@@ -197,6 +223,7 @@ static gboolean submit(run_state *st, const sv_wl_req *q, void *user, const char
         return FALSE;
     }
     st->submitted++;
+    sv_engine_progress(st->eng);
     return TRUE;
 }
 
@@ -261,6 +288,7 @@ static void on_req_done(void *ctx, const struct sv_wl_outcome *d, void *user)
     run_state *st = ctx;
     run_session *s = user;
     st->finished++;
+    sv_engine_progress(st->eng);
     struct sv_planner_run_result *res = st->res;
     res->requests++;
     res->prompt_tokens += (uint64_t)d->input_tokens;
@@ -329,6 +357,10 @@ static void on_iter_done(void *ctx, const struct sv_msg_iter_done *it)
         flush_pending(st);
     }
     st->res->iterations++;
+    /* A prompt token computed for the first time or an output token: a request moved (a
+     * recomputation after a preemption credits nothing, msg/sched.c). */
+    if (it->prompt_tokens > 0 || it->gen_tokens > 0)
+        sv_engine_progress(st->eng);
     /* Recent iteration time and prefill throughput for the SLO-aware router: exponential
      * averages with weight 1/2 on the newest iteration (a choice: a few steps of memory). */
     sv_time dur = it->end_ns - it->start_ns;
@@ -886,6 +918,9 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     st.pf_tput = g_new0(double, st.n_inst);
     st.iter_ns = g_new0(sv_time, st.n_inst);
     st.router_rng = sv_rng_stream(st.eng, "router/random");
+    sv_engine_set_watchdog(st.eng,
+                           cfg->watchdog_events ? cfg->watchdog_events : SV_PLANNER_WATCHDOG_EVENTS,
+                           watchdog_diag, &st);
     st.sessions =
         g_hash_table_new_full(g_direct_hash, g_direct_equal, (GDestroyNotify)session_free, NULL);
     gboolean ok = resolve_policies(&st, error);
