@@ -829,7 +829,8 @@ static int run(const run_opts *o)
                                 .power_nodes = cluster->power ? cluster->n_nodes : 0,
                                 .power_components = power_names,
                                 .n_power_components = SV_POWER_N_COMPONENTS,
-                                .pd = sv_planner_cluster_is_disaggregated(cluster)};
+                                .pd = sv_planner_cluster_is_disaggregated(cluster),
+                                .check_conservation = TRUE};
     /* From the first temporary file on, a signal stops the run at its next event and the error
      * path below removes them (before, nothing needs cleaning: the default action is right). */
     const volatile sig_atomic_t *sig = sv_cli_signals_catch();
@@ -878,6 +879,8 @@ static int run(const run_opts *o)
         status = 128 + *sig;
         goto out;
     }
+    if (!ok && g_error_matches(err, SV_CORE_ERROR, SV_CORE_ERROR_INTERNAL))
+        goto fail; /* a conservation check: the results are wrong, exit 3 */
     if (!ok) {
         /* Rejected requests (--strict: the one that ended the run) arrived but were never
          * queued. */
@@ -967,6 +970,8 @@ static int run(const run_opts *o)
     goto out;
 fail:
     fprintf(stderr, "servesim run: %s\n", err ? err->message : "failed");
+    if (g_error_matches(err, SV_CORE_ERROR, SV_CORE_ERROR_INTERNAL))
+        status = 3; /* docs/reliability.md: a bug, not bad input */
 out:
     if (m != NULL && !outputs_written)
         remove_earlier_outputs(out_dir);

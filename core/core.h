@@ -71,6 +71,9 @@ typedef enum {
     SV_CORE_ERROR_STALL,       /* simulation cannot make progress */
     SV_CORE_ERROR_HORIZON,     /* an event scheduled past SV_ENGINE_HORIZON (sv_engine_error) */
     SV_CORE_ERROR_INTERRUPTED, /* stopped by its interrupt flag (sv_engine_set_interrupt) */
+    /* A conservation check at the end of a run failed (docs/reliability.md, "Conservation"): a
+     * bug, not bad input; `servesim run` exits 3 on it. */
+    SV_CORE_ERROR_INTERNAL,
 } sv_core_error_code;
 
 /* Project assert that stays on in release builds (broken invariant = bug).
@@ -174,8 +177,8 @@ uint64_t sv_engine_run(sv_engine *eng, sv_time until);
 void sv_engine_stop(sv_engine *eng);
 size_t sv_engine_pending(const sv_engine *eng);
 /* NULL, or why the run was stopped: an event scheduled past SV_ENGINE_HORIZON
- * (SV_CORE_ERROR_HORIZON), or the interrupt flag (SV_CORE_ERROR_INTERRUPTED). Owned by the
- * engine. */
+ * (SV_CORE_ERROR_HORIZON), the progress watchdog (SV_CORE_ERROR_STALL), or the interrupt flag
+ * (SV_CORE_ERROR_INTERRUPTED). Owned by the engine. */
 const GError *sv_engine_error(const sv_engine *eng);
 /* An interrupt flag (NULL: none), read before every event: once *flag is nonzero the engine runs
  * no further event and sv_engine_error() says SV_CORE_ERROR_INTERRUPTED, as for a refused
@@ -183,6 +186,16 @@ const GError *sv_engine_error(const sv_engine *eng);
  * event on SIGINT, SIGTERM, SIGHUP); the engine only reads it. */
 void sv_engine_set_interrupt(sv_engine *eng, const volatile sig_atomic_t *flag);
 uint64_t sv_engine_events_run(const sv_engine *eng);
+/* Progress watchdog (docs/reliability.md, "Idle time and progress"): once set, sv_engine_run
+ * stops with SV_CORE_ERROR_STALL (sv_engine_error) when `max_events` events have run since the
+ * last sv_engine_progress (or since this call) and another is due: the model said that such a
+ * stretch cannot be anything but a loop. `diagnose` (may be NULL) returns what is stuck, a
+ * g_malloc'ed string appended to the message. max_events 0 turns it off (the default). */
+typedef char *(*sv_engine_diag_fn)(void *ctx);
+void sv_engine_set_watchdog(sv_engine *eng, uint64_t max_events, sv_engine_diag_fn diagnose,
+                            void *ctx);
+/* Something moved towards the end of the run: the watchdog starts counting again. */
+void sv_engine_progress(sv_engine *eng);
 
 /* ---- RNG streams ------------------------------------------------------------------------ */
 

@@ -46,7 +46,13 @@ struct sv_engine {
     uint32_t free_head;
     uint32_t live;  /* pending events */
     uint32_t stale; /* nodes of cancelled or rescheduled events still in buckets */
-    GError *error;  /* the first schedule refused past SV_ENGINE_HORIZON (sv_engine_error) */
+    GError *error;  /* why the run stopped: past SV_ENGINE_HORIZON, or the watchdog */
+    /* Progress watchdog (sv_engine_set_watchdog): the run stops before the event that would
+     * make events_run exceed watchdog_at; UINT64_MAX when off. */
+    uint64_t watchdog_max, watchdog_at;
+    sv_time progress_time; /* now at the last sv_engine_progress */
+    sv_engine_diag_fn watchdog_diag;
+    void *watchdog_ctx;
     GHashTable *rng_streams; /* name -> sv_rng*, looked up by name only (never iterated) */
 };
 

@@ -442,6 +442,7 @@ sv_engine *sv_engine_new(uint64_t root_seed)
     eng->node_free = NONE;
     eng->front_time = -1; /* before every place */
     eng->interrupt = &no_interrupt;
+    eng->watchdog_at = UINT64_MAX;
     eng->rng_streams =
         g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)sv_rng_free);
     return eng;
@@ -481,6 +482,21 @@ static gboolean within_horizon(sv_engine *eng, sv_time at, const char *what)
                     what, at, SV_ENGINE_HORIZON, eng->now);
     eng->stopped = TRUE;
     return FALSE;
+}
+
+/* The watchdog's verdict: the run stops with what the model says is stuck. */
+static void watchdog_trip(sv_engine *eng)
+{
+    if (eng->error == NULL) {
+        g_autofree char *diag = eng->watchdog_diag ? eng->watchdog_diag(eng->watchdog_ctx) : NULL;
+        g_set_error(&eng->error, SV_CORE_ERROR, SV_CORE_ERROR_STALL,
+                    "the simulation makes no progress: %" G_GUINT64_FORMAT
+                    " events ran since the last one that moved a request (at simulated %.9f s; "
+                    "now %.9f s)%s%s",
+                    eng->watchdog_max, (double)eng->progress_time / 1e9, (double)eng->now / 1e9,
+                    diag ? ": " : "", diag ? diag : "");
+    }
+    eng->stopped = TRUE;
 }
 
 const GError *sv_engine_error(const sv_engine *eng)
@@ -657,8 +673,13 @@ uint64_t sv_engine_run(sv_engine *eng, sv_time until)
     if (eng->error != NULL)
         return 0; /* a refused schedule ended the run; the model's state is incomplete */
     eng->stopped = FALSE;
-    while (!eng->stopped && !*eng->interrupt && settle_top(eng) && eng->heap[0].time <= until)
+    while (!eng->stopped && !*eng->interrupt && settle_top(eng) && eng->heap[0].time <= until) {
+        if (G_UNLIKELY(eng->events_run >= eng->watchdog_at)) {
+            watchdog_trip(eng);
+            break;
+        }
         step_settled(eng);
+    }
     if (*eng->interrupt && eng->error == NULL)
         g_set_error(&eng->error, SV_CORE_ERROR, SV_CORE_ERROR_INTERRUPTED,
                     "interrupted at simulated time %" G_GINT64_FORMAT " ns", eng->now);
@@ -669,6 +690,23 @@ uint64_t sv_engine_run(sv_engine *eng, sv_time until)
 void sv_engine_set_interrupt(sv_engine *eng, const volatile sig_atomic_t *flag)
 {
     eng->interrupt = flag ? flag : &no_interrupt;
+}
+
+void sv_engine_set_watchdog(sv_engine *eng, uint64_t max_events, sv_engine_diag_fn diagnose,
+                            void *ctx)
+{
+    eng->watchdog_max = max_events;
+    eng->watchdog_diag = diagnose;
+    eng->watchdog_ctx = ctx;
+    sv_engine_progress(eng);
+}
+
+void sv_engine_progress(sv_engine *eng)
+{
+    eng->progress_time = eng->now;
+    eng->watchdog_at = eng->watchdog_max == 0 || eng->watchdog_max > UINT64_MAX - eng->events_run
+                           ? UINT64_MAX
+                           : eng->events_run + eng->watchdog_max;
 }
 
 void sv_engine_stop(sv_engine *eng)

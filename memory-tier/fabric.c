@@ -93,7 +93,7 @@ struct sv_memtier_fabric {
     GPtrArray *tiers;   /* struct tier_ent *, in order added */
     GArray *ports;      /* struct port_ent by node */
     GHashTable *routes; /* "src>dst" -> sv_memtier_route * (looked up, never iterated) */
-    uint64_t bytes_booked;
+    uint64_t bytes_booked, bytes_done;
     sv_memtier_xfer_observer_fn observer;
     void *observer_ctx;
 };
@@ -144,6 +144,11 @@ sv_net_solver *sv_memtier_fabric_solver(sv_memtier_fabric *f)
 uint64_t sv_memtier_fabric_bytes_booked(const sv_memtier_fabric *f)
 {
     return f->bytes_booked;
+}
+
+uint64_t sv_memtier_fabric_bytes_done(const sv_memtier_fabric *f)
+{
+    return f->bytes_done;
 }
 
 void sv_memtier_fabric_set_observer(sv_memtier_fabric *f, sv_memtier_xfer_observer_fn fn, void *ctx)
@@ -496,6 +501,7 @@ static void on_leg_done(sv_engine *eng, void *ctx, uint64_t arg)
         start_leg(x);
         return;
     }
+    f->bytes_done += x->bytes;
     sv_net_done_fn done = x->done;
     void *dctx = x->ctx;
     uint64_t darg = x->arg;

@@ -442,6 +442,9 @@ sv_time sv_memtier_route_alone_ns(const sv_memtier_route *r, uint64_t bytes);
 void sv_memtier_fabric_xfer(sv_memtier_fabric *f, const sv_memtier_route *r, uint64_t bytes,
                             sv_net_done_fn done, void *ctx, uint64_t arg);
 uint64_t sv_memtier_fabric_bytes_booked(const sv_memtier_fabric *f); /* sum of xfer sizes */
+/* Sum of the sizes of the transfers whose last leg has ended (= booked once nothing is in
+ * flight: the run's conservation check, docs/reliability.md). */
+uint64_t sv_memtier_fabric_bytes_done(const sv_memtier_fabric *f);
 /* One leg of a transfer done: `bytes` (> 0) moved from `src` to `dst` at `now`. A route's legs
  * are reported one by one as each completes, so a transfer through host DRAM (SSD <-> NPU) is
  * two reports, SSD -> DRAM then DRAM -> NPU. src_node / dst_node: the node of each end (an NPU's

@@ -40,6 +40,10 @@ struct sv_metrics {
 
     struct out_file req, ts, sum, pwr; /* pwr: power.csv, with a power model only */
     int power_nodes, n_power_components;
+    gboolean check_conservation;
+    uint64_t power_rows;
+    sv_time power_last_t;
+    double power_integral_j, power_last_j; /* sum of total_w x interval; the last total_j */
 
     /* requests.csv reorder: ring over ids [base, base + WINDOW) plus a spill file */
     struct slot *ring;
@@ -51,7 +55,9 @@ struct sv_metrics {
 
     /* timeseries */
     int64_t next_tick; /* row t = next_tick x tick_ns covers [(next_tick-1) tick, next_tick tick) */
+    gboolean reported; /* a step was reported since the last row (its tick is not quiet) */
     int64_t prompt_acc, gen_acc;
+    int64_t prompt_total, gen_total; /* over every row: conservation (sv_metrics_finish) */
     int *running, *waiting;
     double *kv_pct;
     gboolean tiers; /* tier columns in requests.csv and timeseries.csv */
@@ -201,6 +207,7 @@ sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
     m->power_nodes = cfg->power_nodes;
     m->pd = cfg->pd;
     m->n_power_components = cfg->n_power_components;
+    m->check_conservation = cfg->check_conservation;
     SV_ASSERT(cfg->power_nodes == 0 ||
               (cfg->n_power_components > 0 &&
                cfg->n_power_components <= SV_METRICS_ENERGY_MAX_COMPONENTS));
@@ -526,17 +533,43 @@ static void emit_row(sv_metrics *m)
     }
     m->prompt_acc = 0;
     m->gen_acc = 0;
+    m->reported = FALSE;
     m->next_tick++;
+}
+
+/* Every row up to and including row `last` (the one that ends at last x tick_ns). Idle time
+ * costs nothing (docs/outputs.md, "Quiet ticks"): a tick in which no step was reported repeats
+ * the row before it with zero throughput, so a stretch of three or more such rows is written
+ * as its first and its last row only; the rows between are those two, but for t. */
+static void rows_upto(sv_metrics *m, int64_t last)
+{
+    while (m->next_tick <= last) {
+        if (!m->reported && last - m->next_tick >= 2) {
+            emit_row(m); /* the first quiet row */
+            m->next_tick = last;
+            emit_row(m); /* the last one */
+            return;
+        }
+        emit_row(m);
+    }
+}
+
+/* The rows of the ticks that end at or before t: a report at exactly a tick boundary belongs to
+ * the next tick (buckets are [lo, hi), as vLLM's bench stat logger buckets records). */
+static void rows_before_report(sv_metrics *m, sv_time t)
+{
+    rows_upto(m, t / m->tick_ns);
+    m->reported = TRUE;
 }
 
 void sv_metrics_tokens(sv_metrics *m, int instance, sv_time t, int64_t prompt_tokens,
                        int64_t gen_tokens)
 {
-    /* a token at exactly the tick boundary belongs to the next tick: buckets are [lo, hi) */
-    while (t >= m->next_tick * m->tick_ns)
-        emit_row(m);
+    rows_before_report(m, t);
     m->prompt_acc += prompt_tokens;
     m->gen_acc += gen_tokens;
+    m->prompt_total += prompt_tokens;
+    m->gen_total += gen_tokens;
 }
 
 void sv_metrics_itl(sv_metrics *m, sv_time gap_ns)
@@ -546,9 +579,7 @@ void sv_metrics_itl(sv_metrics *m, sv_time gap_ns)
 
 void sv_metrics_sample_tiers(sv_metrics *m, sv_time t, const struct sv_metrics_tier_sample *s)
 {
-    /* the [lo, hi) rule of sv_metrics_sample */
-    while (t >= m->next_tick * m->tick_ns)
-        emit_row(m);
+    rows_before_report(m, t);
     m->tier_last = *s;
 }
 
@@ -558,8 +589,7 @@ void sv_metrics_sample(sv_metrics *m, int instance, sv_time t, int running, int 
     SV_ASSERT(instance >= 0 && instance < m->n_instances);
     /* the same [lo, hi) rule as tokens: an iteration ending at exactly a tick reports its
      * tokens and its state in the next row, as vLLM's bench stat logger buckets records */
-    while (t >= m->next_tick * m->tick_ns)
-        emit_row(m);
+    rows_before_report(m, t);
     m->running[instance] = running;
     m->waiting[instance] = waiting;
     m->kv_pct[instance] = kv_cache_pct;
@@ -776,6 +806,53 @@ char *sv_metrics__json_text(JsonBuilder *b)
     return json_generator_to_data(gen, NULL);
 }
 
+static gboolean internal(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+static gboolean internal(GError **error, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *what = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_INTERNAL,
+                "internal error: %s (a bug in servesim: please report it with the inputs)", what);
+    return FALSE;
+}
+
+/* Relative agreement of the integrated rows with the summary's energy. A row's power is a
+ * difference of cumulative energies over its interval, whose rounding grows with the energy
+ * accumulated: after 2.9e8 s (the engine's horizon) of 1 s rows it is ~3e-8 of the total.
+ * Anything lost or counted twice (a row, an interval, a stretch of left-out rows) is far larger. */
+#define ENERGY_REL_TOL 1e-6
+
+/* docs/reliability.md, "Conservation": tokens of the time series against the finished requests
+ * (when every request finished), power rows against the summary's energy. */
+static gboolean check_conservation(const sv_metrics *m, GError **error)
+{
+    const struct sv_metrics_summary *s = &m->summary;
+    if (s->unfinished == 0 && m->prompt_total != m->input_tokens)
+        return internal(error,
+                        "prompt tokens are not conserved: the time series credits %" G_GINT64_FORMAT
+                        ", the %" G_GUINT64_FORMAT " finished requests have %" G_GINT64_FORMAT,
+                        m->prompt_total, m->finished, m->input_tokens);
+    if (s->unfinished == 0 && m->gen_total != m->output_tokens)
+        return internal(error,
+                        "output tokens are not conserved: the steps produced %" G_GINT64_FORMAT
+                        ", the %" G_GUINT64_FORMAT " finished requests asked for %" G_GINT64_FORMAT,
+                        m->gen_total, m->finished, m->output_tokens);
+    if (s->has_energy && m->power_nodes > 0) {
+        double total = s->energy.total_j, tol = ENERGY_REL_TOL * MAX(1.0, fabs(total));
+        if (fabs(m->power_integral_j - total) > tol ||
+            (m->power_rows > 0 && fabs(m->power_last_j - total) > tol))
+            return internal(
+                error,
+                "energy is not conserved: the summary has %.9g J, the %" G_GUINT64_FORMAT
+                " power rows integrate to %.9g J and end at %.9g J",
+                total, m->power_rows, m->power_integral_j, m->power_last_j);
+    }
+    return TRUE;
+}
+
 gboolean sv_metrics_finish(sv_metrics *m, sv_time end_ns, uint64_t arrived, GError **error)
 {
     if (m->deferred != NULL) {
@@ -783,8 +860,7 @@ gboolean sv_metrics_finish(sv_metrics *m, sv_time end_ns, uint64_t arrived, GErr
         return FALSE;
     }
     /* the last row is the tick that contains end_ns (vLLM bench: while idx x tick <= end) */
-    while ((m->next_tick - 1) * m->tick_ns <= end_ns)
-        emit_row(m);
+    rows_upto(m, end_ns / m->tick_ns + 1);
 
     struct sv_metrics_summary *s = &m->summary;
     s->arrived = arrived ? arrived : m->records;
@@ -812,6 +888,8 @@ gboolean sv_metrics_finish(sv_metrics *m, sv_time end_ns, uint64_t arrived, GErr
     fill_stat(&s->e2e, m->e2e);
     fill_stat(&s->queue, m->queue);
     s->itl_exact = sv_metrics_quantile_is_exact(m->itl);
+    if (m->check_conservation && !check_conservation(m, error))
+        return FALSE;
 
     if (m->dir == NULL) {
         m->finished_ok = TRUE;
@@ -850,6 +928,12 @@ void sv_metrics_set_tiers_summary(sv_metrics *m, const struct sv_metrics_tiers *
 void sv_metrics_power_row(sv_metrics *m, sv_time t, const double *w, const double *node_j,
                           double total_w, double total_j)
 {
+    /* A row's power is its interval's average, and a row after left-out quiet rows has the
+     * power of those (docs/outputs.md): the interval since the previous row is its own. */
+    m->power_integral_j += total_w * (double)(t - m->power_last_t) / NS_PER_S;
+    m->power_last_t = t;
+    m->power_last_j = total_j;
+    m->power_rows++;
     if (m->pwr.fp == NULL)
         return;
     fprintf(m->pwr.fp, "%.3f", (double)t / NS_PER_S);

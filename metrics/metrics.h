@@ -77,6 +77,12 @@ struct sv_metrics_cfg {
     /* The cluster has prefill/decode instances: requests.csv ends with prefill_instance,
      * prefill_done_ns, kv_ready_ns (docs/outputs.md). FALSE keeps other runs' files unchanged. */
     gboolean pd;
+    /* The caller reports every step and every power row (a run's observer): sv_metrics_finish
+     * checks conservation (docs/reliability.md): with no request unfinished, the prompt and
+     * output tokens of the time series equal those of the finished requests; with a power
+     * model, the power rows integrate to the energy of the summary. A violation is an
+     * SV_CORE_ERROR_INTERNAL error with the numbers, and nothing is written. */
+    gboolean check_conservation;
 };
 
 typedef struct sv_metrics sv_metrics;

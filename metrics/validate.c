@@ -245,25 +245,45 @@ static int cmp_row(const void *a, const void *b)
 }
 
 /* Per-tick error over the union of both files' ticks (a tick one side lacks counts as 0 there:
- * a simulation that ends early or late is an error, not a shorter comparison). */
+ * a simulation that ends early or late is an error, not a shorter comparison). Our file leaves
+ * out the middle of a stretch of quiet ticks (docs/outputs.md, "Quiet ticks"): two consecutive
+ * rows more than a tick apart enclose omitted ticks whose values are the later row's, and they
+ * count as if they had been written. The tick is the first row's t (row 1 is always written). */
 static void series_error(GArray *meas, GArray *sim, struct sv_metrics_validation *v)
 {
     struct sv_metrics_validate_series *out[4] = {&v->prompt_throughput, &v->gen_throughput,
                                                  &v->running, &v->waiting};
     g_array_sort(meas, cmp_row);
     g_array_sort(sim, cmp_row);
+    int64_t tick = sim->len ? g_array_index(sim, struct ts_row, 0).t_ms : 0;
     double abs_sum[4] = {0}, ape_sum[4] = {0};
     uint64_t n = 0, n_ape[4] = {0};
+    uint64_t gap_matched = 0; /* omitted ticks of the current gap that a measured tick matched */
     guint i = 0, j = 0;
     while (i < meas->len || j < sim->len) {
         const struct ts_row *a = i < meas->len ? &g_array_index(meas, struct ts_row, i) : NULL;
         const struct ts_row *b = j < sim->len ? &g_array_index(sim, struct ts_row, j) : NULL;
+        const struct ts_row *prev = j > 0 && b ? &g_array_index(sim, struct ts_row, j - 1) : NULL;
+        gboolean gap = prev != NULL && tick > 0 && b->t_ms - prev->t_ms > tick;
         double mv[4] = {0}, sv[4] = {0};
         if (a != NULL && (b == NULL || a->t_ms <= b->t_ms)) {
             memcpy(mv, a->v, sizeof(mv));
             i++;
+            if (gap && a->t_ms < b->t_ms && (a->t_ms - prev->t_ms) % tick == 0) {
+                memcpy(sv, b->v, sizeof(sv)); /* an omitted tick of ours */
+                gap_matched++;
+            }
         }
         if (b != NULL && (a == NULL || b->t_ms <= a->t_ms)) {
+            if (gap) {
+                /* The omitted ticks no measured tick matched: 0 measured, b's values simulated. */
+                uint64_t omitted = (uint64_t)((b->t_ms - prev->t_ms) / tick - 1);
+                uint64_t rest = omitted - MIN(omitted, gap_matched);
+                for (int k = 0; k < 4; k++)
+                    abs_sum[k] += (double)rest * fabs(b->v[k]);
+                n += rest;
+                gap_matched = 0;
+            }
             memcpy(sv, b->v, sizeof(sv));
             j++;
         }

@@ -7,11 +7,16 @@
 
 typedef struct {
     sv_rng *rng;
-    uint64_t cursor; /* round_robin: next expert */
-    double s;        /* zipf exponent */
-    int32_t n;       /* size of the scratch arrays below */
-    int32_t *perm;   /* random: partial Fisher-Yates scratch */
-    double *cdf;     /* zipf: cumulative weights */
+    uint64_t cursor;              /* round_robin: next expert */
+    double s;                     /* zipf exponent */
+    int32_t n;                    /* size of the scratch arrays below */
+    int32_t *perm;                /* random: partial Fisher-Yates scratch */
+    double *cdf;                  /* zipf: cumulative weights */
+    double *w;                    /* zipf: weights (e + 1)^-s */
+    double *lsuf;                 /* zipf: log of the suffix sums of the weights, n + 1 entries */
+    int32_t *sorted;              /* zipf: scratch, the experts a token took, in order */
+    int32_t *range_lo, *range_hi; /* zipf: scratch, the ranges between them, n + 1 each */
+    double *range_mass;
     gboolean *taken;
 } er_state;
 
@@ -29,11 +34,25 @@ static void state_size(er_state *st, int32_t n)
     st->n = n;
     st->perm = g_renew(int32_t, st->perm, n);
     st->cdf = g_renew(double, st->cdf, n);
+    st->w = g_renew(double, st->w, n);
+    st->lsuf = g_renew(double, st->lsuf, n + 1);
+    st->sorted = g_renew(int32_t, st->sorted, n);
+    st->range_lo = g_renew(int32_t, st->range_lo, n + 1);
+    st->range_hi = g_renew(int32_t, st->range_hi, n + 1);
+    st->range_mass = g_renew(double, st->range_mass, n + 1);
     st->taken = g_renew(gboolean, st->taken, n);
     for (int32_t e = 0; e < n; e++) {
         st->perm[e] = e;
-        st->cdf[e] = (e ? st->cdf[e - 1] : 0.0) + pow((double)(e + 1), -st->s);
+        st->w[e] = pow((double)(e + 1), -st->s);
+        st->cdf[e] = (e ? st->cdf[e - 1] : 0.0) + st->w[e];
         st->taken[e] = FALSE;
+    }
+    /* Summed from the tail in log space: log sum_{j >= e} (j + 1)^-s stays finite for every s,
+     * where the weights themselves underflow (s ln n > 708) and 1 + w absorbs a small w. */
+    st->lsuf[n] = -INFINITY;
+    for (int32_t e = n - 1; e >= 0; e--) {
+        double lw = -st->s * log((double)(e + 1)), rest = st->lsuf[e + 1];
+        st->lsuf[e] = rest > lw ? rest + log1p(exp(lw - rest)) : lw + log1p(exp(rest - lw));
     }
 }
 
@@ -42,6 +61,12 @@ static void er_destroy(void *state)
     er_state *st = state;
     g_free(st->perm);
     g_free(st->cdf);
+    g_free(st->w);
+    g_free(st->lsuf);
+    g_free(st->sorted);
+    g_free(st->range_lo);
+    g_free(st->range_hi);
+    g_free(st->range_mass);
     g_free(st->taken);
     g_free(st);
 }
@@ -133,7 +158,8 @@ static void random_route(void *state, const struct sv_msg_expert_route_req *q, i
 }
 
 /* zipf:S: top_k distinct experts per token, expert e (rank e + 1) drawn with weight (e+1)^-S,
- * without replacement (a draw that hits a chosen expert is repeated). */
+ * without replacement: each draw is from the experts the token has not taken yet, with
+ * probability proportional to their weights (torch.topk's distinct experts). */
 static void *zipf_create(const char *param, sv_rng *rng, GError **error)
 {
     char *end = NULL;
@@ -150,6 +176,7 @@ static void *zipf_create(const char *param, sv_rng *rng, GError **error)
     return st;
 }
 
+/* One expert from all of them by the weights (inverse CDF). */
 static int32_t zipf_draw(er_state *st)
 {
     double u = sv_rng_uniform(st->rng) * st->cdf[st->n - 1];
@@ -163,6 +190,74 @@ static int32_t zipf_draw(er_state *st)
     }
     return lo;
 }
+
+/* log of the weight of the experts [a, b): log(suf(a) - suf(b)), -inf when it is nothing next
+ * to suf(b) in double precision. */
+static double range_log_mass(const er_state *st, int32_t a, int32_t b)
+{
+    return st->lsuf[a] + log(-expm1(st->lsuf[b] - st->lsuf[a]));
+}
+
+/* One expert from those not among `taken` (n_taken < n of them), with probability proportional
+ * to its weight: the inverse CDF over the untaken ones. They form at most n_taken + 1 ranges
+ * between taken experts; a range is picked by its mass, then the expert inside it by a binary
+ * search on the suffix sums, all in log space, so that no weight is too small to be drawn.
+ * O(n_taken^2 + n_taken log n). */
+static int32_t zipf_draw_untaken(er_state *st, const int32_t *taken, int32_t n_taken)
+{
+    int32_t *sorted = st->sorted;
+    for (int32_t i = 0; i < n_taken; i++) { /* insertion sort: top_k is small */
+        int32_t v = taken[i], j = i;
+        for (; j > 0 && sorted[j - 1] > v; j--)
+            sorted[j] = sorted[j - 1];
+        sorted[j] = v;
+    }
+    /* Range r is [lo[r], hi[r]), the experts between two taken ones; mass[r] its log mass. */
+    int32_t *lo = st->range_lo, *hi = st->range_hi, nr = 0;
+    double *mass = st->range_mass, mx = -INFINITY;
+    for (int32_t r = 0, a = 0; r <= n_taken; r++) {
+        int32_t b = r < n_taken ? sorted[r] : st->n;
+        if (b > a) {
+            lo[nr] = a;
+            hi[nr] = b;
+            mass[nr] = range_log_mass(st, a, b);
+            mx = MAX(mx, mass[nr]);
+            nr++;
+        }
+        a = b + 1;
+    }
+    SV_ASSERT(nr > 0); /* top_k < n: an expert is left */
+    if (mx == -INFINITY)
+        return lo[0]; /* nothing measurable left beyond the first untaken one */
+    double total = 0;
+    for (int32_t r = 0; r < nr; r++) {
+        mass[r] = exp(mass[r] - mx); /* relative to the largest range */
+        total += mass[r];
+    }
+    double u = sv_rng_uniform(st->rng) * total;
+    int32_t r = 0;
+    while (r + 1 < nr && u >= mass[r]) /* the last range takes what rounding leaves */
+        u -= mass[r++];
+    /* the first e in [a, b) whose share of the range's mass up to e exceeds u / mass */
+    int32_t a = lo[r], e = lo[r], last = hi[r] - 1;
+    double f = MIN(u / mass[r], 1.0), den = -expm1(st->lsuf[hi[r]] - st->lsuf[a]);
+    while (e < last) {
+        int32_t mid = e + (last - e) / 2;
+        if (-expm1(st->lsuf[mid + 1] - st->lsuf[a]) / den > f)
+            last = mid;
+        else
+            e = mid + 1;
+    }
+    return e;
+}
+
+/* A draw from all experts that lands on a taken one is repeated while the taken ones hold at
+ * most half the weight (so that a repeat is rare); past that, or after REPEATS repeats, the draw
+ * is made among the untaken experts directly. Either way the expert is distributed as the
+ * weights restricted to the untaken ones, so the mix is exact, and bounded: with a large
+ * exponent expert 0 holds nearly all the weight and a repeated draw would never leave it
+ * (issue 13: zipf:100 never returned). */
+#define ZIPF_REPEATS 16
 
 static void zipf_route(void *state, const struct sv_msg_expert_route_req *q, int64_t *counts)
 {
@@ -178,12 +273,20 @@ static void zipf_route(void *state, const struct sv_msg_expert_route_req *q, int
             continue;
         }
         int32_t *chosen = st->perm; /* scratch: zipf does not use the permutation */
+        double taken_w = 0;
         for (int32_t k = 0; k < q->top_k; k++) {
-            int32_t e;
-            do
-                e = zipf_draw(st);
-            while (st->taken[e]);
+            int32_t e = -1;
+            if (taken_w <= 0.5 * st->cdf[st->n - 1]) {
+                for (int r = 0; r < ZIPF_REPEATS && e < 0; r++) {
+                    int32_t d = zipf_draw(st);
+                    if (!st->taken[d])
+                        e = d;
+                }
+            }
+            if (e < 0)
+                e = zipf_draw_untaken(st, chosen, k);
             st->taken[e] = TRUE;
+            taken_w += st->w[e];
             chosen[k] = e;
             counts[e]++;
         }

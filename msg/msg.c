@@ -495,6 +495,14 @@ uint32_t sv_msg_num_waiting(const sv_msg *m)
     return m->waiting.length + sv_msg_num_swapped(m);
 }
 
+uint32_t sv_msg_num_held(const sv_msg *m)
+{
+    uint32_t n = m->arriving.length + m->waiting.length + sv_msg_num_swapped(m) + m->running->len;
+    if (m->cfg.role == SV_MSG_ROLE_DECODE)
+        n += g_hash_table_size(m->detached);
+    return n;
+}
+
 gboolean sv_msg_idle(const sv_msg *m)
 {
     return !m->busy && m->running->len == 0 && m->waiting.length == 0 &&
@@ -634,6 +642,7 @@ sv_msg_handoff *sv_msg_pd_reserve(sv_msg *m, const struct sv_wl_outcome *o, void
      * client sees (the prefill instance's token is discarded by the proxy). */
     r->num_computed = o->input_tokens - 1;
     r->num_reached = o->input_tokens;
+    r->prompt_hwm = r->prompt_credited = o->input_tokens; /* the prefill instance's */
     r->prefix_hit = o->prefix_hit_tokens;
     r->admitted_once = TRUE;
     r->is_init = TRUE;

@@ -565,6 +565,10 @@ gboolean sv_msg_submit(sv_msg *msg, const sv_wl_req *req, void *user, GError **e
 uint32_t sv_msg_num_running(const sv_msg *msg);
 uint32_t sv_msg_num_waiting(const sv_msg *msg);
 gboolean sv_msg_idle(const sv_msg *msg); /* no request queued, running, or in flight */
+/* Requests the group holds that have neither finished nor left it: arriving through the
+ * frontend, waiting, swapped out, running, and in a DECODE group those reserved whose KV is on
+ * its way (a PREFILL group's handed-off requests are counted where they went). */
+uint32_t sv_msg_num_held(const sv_msg *msg);
 /* Tokens the waiting queue still has to compute (sum of reached - computed): a router's load. */
 int64_t sv_msg_waiting_tokens(const sv_msg *msg);
 uint64_t sv_msg_num_preemptions(const sv_msg *msg);

@@ -17,6 +17,10 @@ typedef struct msg_req {
     int64_t num_computed;  /* vLLM num_computed_tokens (advanced at schedule time) */
     int64_t num_reached;   /* prompt + generated so far (vLLM num_tokens) */
     int64_t prefix_hit;    /* hit found at the latest admission */
+    /* Prompt throughput (sv_msg_iter_done.prompt_tokens) counts each prompt token once: the
+     * positions below prompt_hwm have been computed at least once, and prompt_credited tokens
+     * of the prompt have been counted (the whole prompt once its prefill completed). */
+    int64_t prompt_hwm, prompt_credited;
     gboolean admitted_once;
     gboolean is_init;        /* prefill not yet completed (TTFT not recorded) */
     gboolean detached;       /* held by a PD handoff, in neither waiting nor running */

@@ -469,17 +469,26 @@ void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t
         if (parked && c->role == SV_MSG_ROLE_PREFILL && prefill_done_now)
             continue; /* its KV is gone before the hand-off: the prompt is recomputed */
         gboolean cache = caching && !parked;
+        /* Prompt tokens computed for the first time count as they are computed; a prompt
+         * recomputed after a preemption (recompute mode, on either side of a PD hand-off)
+         * counts nothing again (docs/outputs.md). */
+        int64_t from = MAX(s->computed_before, r->prompt_hwm);
+        int64_t to = MIN(end, r->out.input_tokens);
+        if (to > from) {
+            *prompt_t += to - from;
+            r->prompt_credited += to - from;
+            r->prompt_hwm = to;
+        }
         if (prefill_done_now) {
             r->is_init = FALSE;
             if (r->out.prefill_done_ns < 0) {
                 r->out.prefill_done_ns = finish;
                 r->out.prefill_instance = c->instance;
-                /* LLMServingSim counts the prompt's cached prefix as prompt throughput here. A
-                 * DECODE group's first step recomputes only the last prompt token of a prompt
-                 * the prefill instance already credited. */
-                *prompt_t += s->num_new + r->prefix_hit;
-            } else if (s->num_new > 1) {
-                *prompt_t += s->num_new; /* recomputed after a preemption on the decode side */
+                /* LLMServingSim counts the prompt's cached prefix as prompt throughput here: the
+                 * part never computed. A DECODE group's requests come with their prompt
+                 * credited by the prefill instance (sv_msg_pd_reserve). */
+                *prompt_t += r->out.input_tokens - r->prompt_credited;
+                r->prompt_credited = r->out.input_tokens;
             }
             if (cache)
                 sv_memtier_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)end);
@@ -499,7 +508,7 @@ void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t
             r->out.first_token_ns = stamp;
             r->recent_end_ns = finish;
         } else if (s->num_new > 1) {
-            *prompt_t += s->num_new; /* a chunk, or a resumed request catching up */
+            /* a chunk, or a resumed request catching up */
             if (cache)
                 sv_memtier_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)end);
         }

@@ -505,6 +505,9 @@ void sv_planner_pd_get_stats(const sv_planner_pd *pd, struct sv_planner_pd_stats
  * iteration to its requests by their share of its scheduled tokens; an interval with no iteration
  * running (idle, standby) stays unattributed. Per-request energies + unattributed = total. */
 
+/* The progress watchdog's default bound (docs/reliability.md, "Idle time and progress"). */
+#define SV_PLANNER_WATCHDOG_EVENTS (UINT64_C(1) << 24)
+
 /* power.csv's row spacing (the timeseries' default tick). */
 #define SV_PLANNER_POWER_TICK_NS ((sv_time)1000000000)
 
@@ -668,6 +671,11 @@ struct sv_planner_run_cfg {
     /* Idle time simulated after the last event of a finished run (0 = none, at most
      * SV_PLANNER_MAX_IDLE_TAIL_NS): the energy and power.csv cover it (docs/power.md). */
     sv_time idle_tail_ns;
+    /* Progress watchdog (docs/reliability.md, "Idle time and progress"): the run stops with a
+     * diagnosis when this many engine events run without a request moving (an arrival, a prompt
+     * token computed for the first time, an output token, a request finishing). 0 =
+     * SV_PLANNER_WATCHDOG_EVENTS; tests lower it. */
+    uint64_t watchdog_events;
     /* PIM attention offload (docs/pim.md): where cpu_mem.pim_config names are looked up
      * (<dir>/<name>.ini, first match; NULL-terminated, NULL = none), the attention model
      * ("linear" | "bandwidth"; NULL = linear where the device has LLMServingSim's coefficients,

@@ -86,6 +86,19 @@ sv_wl_reject sv_planner__admissible(const struct sv_planner__admit *a, int32_t i
 void sv_planner__reject_message(const struct sv_planner__admit *a, const int32_t *inst, int32_t n,
                                 const sv_wl_req *q, sv_wl_reject why, char *buf, size_t size);
 
+/* Conservation checks of a run's end (planner/conserve.c; docs/reliability.md): FALSE with
+ * SV_CORE_ERROR_INTERNAL and the numbers when counts kept in different places disagree.
+ * Requests: arrived = finished + rejected + held (held: still in an instance or between two,
+ * sv_msg_num_held and the PD queue), whether the run finished or stalled. Bytes, once nothing is
+ * in flight: the network's sent = delivered, the tier fabric's booked = moved (either may be
+ * NULL). */
+struct sv_planner__requests {
+    uint64_t arrived, finished, rejected, held;
+};
+gboolean sv_planner__check_requests(const struct sv_planner__requests *r, GError **error);
+gboolean sv_planner__check_bytes(const sv_net *net, const sv_memtier_fabric *fabric,
+                                 GError **error);
+
 G_END_DECLS
 
 #endif

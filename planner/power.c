@@ -51,7 +51,8 @@ struct sv_planner_power {
     void (*row)(void *ctx, const struct sv_planner_power_row *r);
     void *row_ctx;
     sv_time next_tick, last_row;
-    double *prev_j; /* [n_nodes x components] at the last row */
+    sv_time last_change; /* latest time a domain was told of a change (ticks_before) */
+    double *prev_j;      /* [n_nodes x components] at the last row */
     double *row_w, *row_node_j;
 };
 
@@ -249,14 +250,46 @@ static void emit_row(sv_planner_power *pw, sv_time t)
         pw->row(pw->row_ctx, &r);
 }
 
+/* The earliest time after t at which some node's draw changes by itself (a standby window
+ * ends). */
+static sv_time next_change(const sv_planner_power *pw, sv_time t)
+{
+    sv_time next = SV_TIME_MAX;
+    for (int32_t n = 0; n < pw->n_nodes; n++)
+        next = MIN(next, sv_power_next_change(pw->nodes[n].dom, t));
+    return next;
+}
+
 /* Rows of the ticks before `t`, before any domain changes at t (a domain answers queries at
- * times no earlier than its last change). */
+ * times no earlier than its last change). Idle time costs nothing (docs/outputs.md, "Quiet
+ * ticks"): when the power of every node is constant from the start of a row's interval to a
+ * later row's end (no change reported, no standby window ending), the rows between are left
+ * out; the later row is computed over its own interval, exactly as if every row had been
+ * written, so the rows left out have the power of both. */
 static void ticks_before(sv_planner_power *pw, sv_time t)
 {
+    const sv_time tick = SV_PLANNER_POWER_TICK_NS;
     while (pw->next_tick < t) {
-        emit_row(pw, pw->next_tick);
-        pw->next_tick += SV_PLANNER_POWER_TICK_NS;
+        sv_time first = pw->next_tick;
+        if (pw->last_change <= first - tick) {
+            sv_time until = MIN(t - 1, next_change(pw, first - tick));
+            sv_time last = until / tick * tick; /* the last row inside the constant stretch */
+            if (last >= first + 2 * tick) {
+                emit_row(pw, first);
+                for (int32_t n = 0; n < pw->n_nodes; n++)
+                    for (int c = 0; c < SV_POWER_N_COMPONENTS; c++)
+                        pw->prev_j[(size_t)n * SV_POWER_N_COMPONENTS + (size_t)c] =
+                            sv_power_energy_j(pw->nodes[n].dom, c, last - tick);
+                pw->last_row = last - tick;
+                emit_row(pw, last);
+                pw->next_tick = last + tick;
+                continue;
+            }
+        }
+        emit_row(pw, first);
+        pw->next_tick += tick;
     }
+    pw->last_change = MAX(pw->last_change, t);
 }
 
 /* ---- attribution ---------------------------------------------------------------------------- */

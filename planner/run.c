@@ -84,6 +84,50 @@ static void run_fail(run_state *st, GError *e)
     sv_engine_stop(st->eng);
 }
 
+/* Requests refused at their arrival that the run went on without (docs/serving.md "Rejected
+ * requests"), for the conservation of requests (planner/conserve.c): they are not among the
+ * submitted ones. */
+static uint64_t requests_rejected(const run_state *st)
+{
+    return st->res->rejected;
+}
+
+/* Requests still inside the cluster: in an instance, or finished prefilling and waiting for
+ * decode memory. */
+static uint64_t requests_held(const run_state *st)
+{
+    uint64_t n = sv_planner_pd_num_waiting(st->pd);
+    for (int32_t i = 0; i < st->n_inst; i++)
+        n += st->msgs[i] ? sv_msg_num_held(st->msgs[i]) : 0;
+    return n;
+}
+
+/* The progress watchdog's diagnosis (sv_engine_set_watchdog): what each instance holds and
+ * whether it is stepping, and the hand-offs between them. */
+static char *watchdog_diag(void *ctx)
+{
+    const run_state *st = ctx;
+    GString *g = g_string_new(NULL);
+    for (int32_t i = 0; i < st->n_inst; i++) {
+        const sv_msg *m = st->msgs[i];
+        if (!m)
+            continue;
+        sv_time since = sv_msg_busy_since(m);
+        g_string_append_printf(g, "%sinstance %d: %u running, %u waiting, ", i ? "; " : "", i,
+                               sv_msg_num_running(m), sv_msg_num_waiting(m));
+        if (since >= 0)
+            g_string_append_printf(g, "a step in flight since %.9f s", (double)since / 1e9);
+        else
+            g_string_append(g, "no step in flight");
+        g_string_append_printf(g, ", %" G_GUINT64_FORMAT " preemptions", sv_msg_num_preemptions(m));
+    }
+    if (st->pd)
+        g_string_append_printf(g, "; %u prefilled requests waiting for decode memory",
+                               sv_planner_pd_num_waiting(st->pd));
+    g_string_append_printf(g, "; %zu events pending", sv_engine_pending(st->eng));
+    return g_string_free(g, FALSE);
+}
+
 static void session_free(run_session *s)
 {
     if (!s)
@@ -252,6 +296,7 @@ static gboolean submit(run_state *st, const sv_wl_req *q, void *user, const char
         return FALSE;
     }
     st->submitted++;
+    sv_engine_progress(st->eng);
     return TRUE;
 }
 
@@ -316,6 +361,7 @@ static void on_req_done(void *ctx, const struct sv_wl_outcome *d, void *user)
     run_state *st = ctx;
     run_session *s = user;
     st->finished++;
+    sv_engine_progress(st->eng);
     struct sv_planner_run_result *res = st->res;
     res->requests++;
     res->prompt_tokens += (uint64_t)d->input_tokens;
@@ -384,6 +430,10 @@ static void on_iter_done(void *ctx, const struct sv_msg_iter_done *it)
         flush_pending(st);
     }
     st->res->iterations++;
+    /* A prompt token computed for the first time or an output token: a request moved (a
+     * recomputation after a preemption credits nothing, msg/sched.c). */
+    if (it->prompt_tokens > 0 || it->gen_tokens > 0)
+        sv_engine_progress(st->eng);
     /* Recent iteration time and prefill throughput for the SLO-aware router: exponential
      * averages with weight 1/2 on the newest iteration (a choice: a few steps of memory). */
     sv_time dur = it->end_ns - it->start_ns;
@@ -926,6 +976,9 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
                                           .kv_tokens = st.kv_tokens};
     sv_engine_set_interrupt(st.eng, cfg->interrupt); /* a signal stops the run as an error does */
     st.router_rng = sv_rng_stream(st.eng, "router/random");
+    sv_engine_set_watchdog(st.eng,
+                           cfg->watchdog_events ? cfg->watchdog_events : SV_PLANNER_WATCHDOG_EVENTS,
+                           watchdog_diag, &st);
     st.sessions =
         g_hash_table_new_full(g_direct_hash, g_direct_equal, (GDestroyNotify)session_free, NULL);
     gboolean ok = resolve_policies(&st, error);
@@ -1001,15 +1054,25 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
         }
         if (!st.error && sv_planner_pd_error(st.pd))
             st.error = g_error_copy(sv_planner_pd_error(st.pd));
+        struct sv_planner__requests rq = {.arrived = st.submitted + requests_rejected(&st),
+                                          .finished = st.finished,
+                                          .rejected = requests_rejected(&st),
+                                          .held = st.error ? 0 : requests_held(&st)};
         if (st.error) {
             g_propagate_error(error, st.error);
             st.error = NULL;
+            ok = FALSE;
+        } else if (!sv_planner__check_requests(&rq, error)) {
             ok = FALSE;
         } else if (st.finished != st.submitted || st.have_item) {
             g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_RUN,
                         "the simulation stalled: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
                         " requests finished",
                         st.finished, st.submitted);
+            ok = FALSE;
+        } else if (!sv_planner__check_bytes(st.cnet ? sv_planner_cluster_net_net(st.cnet) : NULL,
+                                            st.tiers ? sv_planner_tiers_fabric(st.tiers) : NULL,
+                                            error)) {
             ok = FALSE;
         } else if (st.et && !sv_planner_et_finish(st.et, error)) {
             ok = FALSE;

@@ -327,3 +327,16 @@ double sv_power_total_power_w(const sv_power_domain *dom, sv_time t)
         sum += sv_power_power_w(dom, (sv_power_component)c, t);
     return sum;
 }
+
+sv_time sv_power_next_change(const sv_power_domain *dom, sv_time t)
+{
+    sv_time next = SV_TIME_MAX;
+    for (int i = 0; i < (int)dom->devs->len; i++) {
+        const struct sv_power__device *d = device(dom, i);
+        SV_ASSERT(t >= d->t_last);
+        sv_time s_end = standby_end(d);
+        if (d->busy == 0 && s_end > t && s_end < next)
+            next = s_end;
+    }
+    return next;
+}

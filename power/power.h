@@ -147,6 +147,10 @@ sv_power_state sv_power_device_state(const sv_power_domain *dom, int dev, sv_tim
  * interval's average is the energy difference over the interval). */
 double sv_power_power_w(const sv_power_domain *dom, sv_power_component c, sv_time t);
 double sv_power_total_power_w(const sv_power_domain *dom, sv_time t);
+/* The first time after t (t no earlier than the last state change) at which the domain's draw
+ * changes with no call: the end of a device's standby window; SV_TIME_MAX when none is due.
+ * Until then, without calls, every component's power is constant (power.csv's quiet rows). */
+sv_time sv_power_next_change(const sv_power_domain *dom, sv_time t);
 
 G_END_DECLS
 

@@ -271,12 +271,17 @@ gboolean sv_sys_cfg_load_json(const char *path, struct sv_sys_cfg *cfg, GError *
                               SV_RANGE_I(1, 1000000, NULL), &v, error))
         goto fail;
     cfg->active_chunks_per_dimension = (int)v;
-    /* Upstream initialises the splits to 0 and divides by it (CHAKRA_ET.md 3.3): required. */
+    /* Upstream initialises the splits to 0 and divides by it (CHAKRA_ET.md 3.3): required. A
+     * collective becomes that many streams, and inserting each into the ready list in priority
+     * order (ASTRA-sim's, kept for the same order) makes a replay's time grow with the square of
+     * the splits: bounded (docs/replay.md, "System config ranges"). */
     if (!sv_cfg_get_int(o, "preferred-dataset-splits", path, FALSE, 0, &v, error))
         goto fail;
-    if (v < 1 || v > 1000000) {
+    if (v < 1 || v > SV_SYS_MAX_DATASET_SPLITS) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
-                    "%s: preferred-dataset-splits must be set to a value >= 1", path);
+                    "%s: preferred-dataset-splits: %" G_GINT64_FORMAT
+                    " is out of range: it must be set, from 1 to %d (chunks per collective)",
+                    path, v, SV_SYS_MAX_DATASET_SPLITS);
         goto fail;
     }
     cfg->preferred_dataset_splits = (int)v;

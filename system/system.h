@@ -64,6 +64,11 @@ typedef enum {
     SV_SYS_OPT_LOCAL_BW_AWARE,
 } sv_sys_opt;
 
+/* The most preferred-dataset-splits a system config may ask for (docs/replay.md, "System config
+ * ranges"): the ASTRA-sim configs of the interop vectors use 1 and 4; replay time grows with its
+ * square. */
+#define SV_SYS_MAX_DATASET_SPLITS 1024
+
 /* ASTRA-sim system JSON (CHAKRA_ET.md 3.3) plus its command-line knobs. Defaults are
  * ASTRA-sim's (Sys::initialize_sys). Clear with sv_sys_cfg_clear (frees the custom paths). */
 struct sv_sys_cfg {
@@ -71,7 +76,8 @@ struct sv_sys_cfg {
     sv_sys_opt collective_optimization;    /* "collective-optimization", default baseline */
     int64_t endpoint_delay_ns;             /* "endpoint-delay", default 10 */
     int active_chunks_per_dimension;       /* "active-chunks-per-dimension", default 1 */
-    int preferred_dataset_splits;          /* "preferred-dataset-splits", required, > 0 */
+    int preferred_dataset_splits;          /* "preferred-dataset-splits", required, 1 to
+                                            * SV_SYS_MAX_DATASET_SPLITS */
     double local_mem_bw;                   /* "local-mem-bw" GB/s = bytes/ns, default 0 */
     double peak_perf_tflops;               /* "peak-perf", default 0 */
     double local_reduction_delay;          /* "local-reduction-delay", default 1 (LogGP) */

@@ -151,22 +151,33 @@ static void test_hand_computed(void)
     CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(e, "j_per_request"), total / 2, 1e-6);
     g_object_unref(jp);
 
-    /* power.csv: the row at 10 s covers (9 s, 10 s], all idle: 160 W; its cumulative J. */
+    /* power.csv. Rows of constant power are left out but the first and last of each stretch
+     * (docs/outputs.md, "Quiet ticks"): the first request's steps in row 1 (last0 < 1 s), its
+     * standby window to last0 + 5 s in rows 2..5 (3 and 4 left out), the window's end in row 6,
+     * idle at 160 W from 6 s to the second arrival at 20 s (rows 7 and 19; row 20 ends at that
+     * arrival, written), then the second request and the run's end T. The row at 19 s covers
+     * (18 s, 19 s], all idle: 160 W; its cumulative J. */
+    CU_ASSERT(last[0] < 1 && sched[1] >= 20);
     g_autofree char *pp = g_build_filename(out, "power.csv", NULL);
     rows = read_csv(pp, &n);
     int c_t = col(rows[0], "t"), c_w = col(rows[0], "total_w"), c_j = col(rows[0], "total_j"),
         c_nw = col(rows[0], "node0_npu_w");
-    gboolean seen = FALSE;
-    for (int i = 1; i < n; i++) {
-        if (strcmp(rows[i][c_t], "10.000") != 0)
-            continue;
-        seen = TRUE;
-        CU_ASSERT_DOUBLE_EQUAL(g_ascii_strtod(rows[i][c_w], NULL), 160.0, 1e-9);
-        CU_ASSERT_DOUBLE_EQUAL(g_ascii_strtod(rows[i][c_nw], NULL), 10.0, 1e-9);
-        double j10 = 150 * 10 + 110 * b[0] + 20 * 5 + 10 * (10 - b[0] - 5);
-        CU_ASSERT_DOUBLE_EQUAL(g_ascii_strtod(rows[i][c_j], NULL), j10, 0.0005);
-    }
-    CU_ASSERT(seen);
+    const char *want_t[] = {"1.000", "2.000", "5.000", "6.000", "7.000", "19.000", "20.000"};
+    CU_ASSERT_EQUAL_FATAL(n, 1 + (int)G_N_ELEMENTS(want_t) + 1);
+    for (size_t i = 0; i < G_N_ELEMENTS(want_t); i++)
+        CU_ASSERT_STRING_EQUAL(rows[i + 1][c_t], want_t[i]);
+    CU_ASSERT_DOUBLE_EQUAL(g_ascii_strtod(rows[n - 1][c_t], NULL), t, 0.0005);
+    CU_ASSERT_DOUBLE_EQUAL(g_ascii_strtod(rows[6][c_w], NULL), 160.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(g_ascii_strtod(rows[6][c_nw], NULL), 10.0, 1e-9);
+    double j19 = 150 * 19 + 110 * b[0] + 20 * 5 + 10 * (19 - b[0] - 5);
+    CU_ASSERT_DOUBLE_EQUAL(g_ascii_strtod(rows[6][c_j], NULL), j19, 0.0005);
+    /* Standby rows 2 and 5: 150 + 20 W; a left-out stretch's energy is its power x its length. */
+    CU_ASSERT_DOUBLE_EQUAL(g_ascii_strtod(rows[2][c_w], NULL), 170.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(g_ascii_strtod(rows[3][c_w], NULL), 170.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(g_ascii_strtod(rows[3][c_j], NULL) - g_ascii_strtod(rows[2][c_j], NULL),
+                           170.0 * 3, 0.001);
+    CU_ASSERT_DOUBLE_EQUAL(g_ascii_strtod(rows[6][c_j], NULL) - g_ascii_strtod(rows[5][c_j], NULL),
+                           160.0 * 12, 0.001);
     /* The last row ends the run with the summary's total. */
     CU_ASSERT_DOUBLE_EQUAL(g_ascii_strtod(rows[n - 1][c_j], NULL), total, 0.0005);
     free_csv(rows);
@@ -272,19 +283,22 @@ static void test_figure6_shape(void)
     double mk =
         json_object_get_double_member(json_node_get_object(json_parser_get_root(jp)), "makespan_s");
     g_object_unref(jp);
-    int loaded = 0, standby = 0, idle = 0;
+    /* Seconds each level covers: a row stands for its own second and, after left-out rows of
+     * constant power (docs/outputs.md, "Quiet ticks"), for theirs. */
+    double loaded = 0, standby = 0, idle = 0, prev = 0;
     for (int i = 1; i < n; i++) {
         double t = g_ascii_strtod(rows[i][c_t], NULL), w = g_ascii_strtod(rows[i][c_w], NULL);
         if (t <= mk - 1e-9) {
             CU_ASSERT(w > 443.6 + 100); /* serving: well above standby */
-            loaded++;
+            loaded += t - prev;
         } else if (t >= mk + 1.0 && t <= mk + 18.0) {
             CU_ASSERT_DOUBLE_EQUAL(w, 443.6, 1e-3); /* whole ticks in the standby window */
-            standby++;
+            standby += t - prev;
         } else if (t >= mk + 19.0) {
             CU_ASSERT_DOUBLE_EQUAL(w, 387.6, 1e-3); /* the idle floor */
-            idle++;
+            idle += t - prev;
         }
+        prev = t;
     }
     free_csv(rows);
     CU_ASSERT(loaded >= 50 && standby >= 16 && idle >= 10);
