@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "core/core.h"
 
@@ -24,6 +25,16 @@ double sv_bw_dec_gbps_to_bytes_per_ns(double gbps)
 {
     /* 1 GB/s = 10^9 bytes / 10^9 ns. */
     return gbps;
+}
+
+gboolean sv_path_check_not_dir(const char *path, GError **error)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_IO, "%s: is a directory", path);
+        return FALSE;
+    }
+    return TRUE;
 }
 
 void sv_assert_fail(const char *file, int line, const char *func, const char *expr)
