@@ -60,6 +60,7 @@ typedef struct {
     GError *error;
     GHashTable *sessions; /* live sessions (owned), only to free them on an early stop */
     uint64_t submitted, finished;
+    uint64_t arrived; /* submit() calls: submitted + refused at arrival */
     struct sv_planner_run_result *res;
     struct sv_planner_tier_run tier_run; /* memory-tier flags, resolved once */
     sv_planner_tiers *tiers;             /* NULL when the run uses no tier */
@@ -146,6 +147,7 @@ static const char *router_label(const run_state *st)
 
 static gboolean submit(run_state *st, const sv_wl_req *q, void *user, const char *model)
 {
+    st->arrived++;
     /* The global router sees the instances that take new requests (not decode instances: they
      * receive requests from prefill instances, LLMServingSim's router.py) serving the model. */
     int32_t n_cand = 0;
@@ -925,6 +927,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     if (ok)
         ok = setup_pd(&st, error);
     if (ok) {
+        res->started = TRUE;
         pump(&st);
         sv_engine_run(st.eng, SV_TIME_MAX);
         res->end_ns = sv_engine_now(st.eng);
@@ -978,6 +981,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
         res->kv_transfer_ns = ps.transfer_ns;
     }
     res->submitted = st.submitted;
+    res->arrived = st.arrived;
     for (int32_t n = 0; st.pim && n < cfg->cluster->n_nodes; n++)
         res->pim_channels += sv_planner_pim_channels(st.pim, n);
     for (int32_t i = 0; st.pim && res->pim_channels > 0 && i < st.n_inst; i++) {
