@@ -816,12 +816,14 @@ static int run(const run_opts *o)
                 res.bad_lines, res.bad_lines == 1 ? "" : "s");
     if (!ok && !res.started) {
         /* The cluster could not be built: a configuration error, nothing ran (no "cannot finish"
-         * line). It names the config file unless the message does already. */
+         * line). It names the config file unless the message does already. As for the config
+         * errors found before the outputs were opened, an earlier run's outputs stay. */
         g_autofree char *base = o->cluster ? g_path_get_basename(o->cluster) : NULL;
         if (base && !strstr(err->message, base))
             fprintf(stderr, "servesim run: %s: %s\n", o->cluster, err->message);
         else
             fprintf(stderr, "servesim run: %s\n", err->message);
+        g_clear_pointer(&m, sv_metrics_free); /* removes its temporaries only */
         status = 1;
         goto out;
     }

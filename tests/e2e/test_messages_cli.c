@@ -60,6 +60,9 @@ static void test_config_error_after_loading(void)
     g_autofree char *out_dir = g_build_filename(tmp, "out", NULL);
     g_autofree char *pd = write_pd_cluster(tmp, FALSE);
     char *out = NULL, *err = NULL;
+    /* An earlier run's outputs in the folder stay, as after any config error. */
+    CU_ASSERT_FATAL(g_mkdir(out_dir, 0755) == 0);
+    g_autofree char *old_summary = write_file(out_dir, "summary.json", "{}\n");
     const char *a1[] = {"--cluster", pd,        "--workload",   wl,      "--latency",
                         "roofline",  "--quiet", "--output-dir", out_dir, NULL};
     CU_ASSERT_EQUAL(servesim("run", a1, &out, &err), 1);
@@ -70,6 +73,8 @@ static void test_config_error_after_loading(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
     CU_ASSERT_PTR_NULL(strstr(err, "cannot finish"));
     CU_ASSERT_PTR_NULL(strstr(err, "arrived"));
+    CU_ASSERT_PTR_NULL(strstr(err, "removed"));
+    CU_ASSERT_TRUE(g_file_test(old_summary, G_FILE_TEST_IS_REGULAR));
     g_free(out);
     g_free(err);
 
