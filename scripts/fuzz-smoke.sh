@@ -29,7 +29,7 @@ for t in $targets; do
         printf 'fuzz %-9s %10s executions: FAILED\n' "$t" "$(fuzz_execs "$t")"
         grep -E "^(==[0-9]+==ERROR|SUMMARY|fuzz:|servesim: internal error|.*runtime error)" \
             "$FUZZ_BUILD/fuzz-logs/$t.log" | head -5
-        ls "$FUZZ_BUILD"/fuzz-artifacts/"$t"-* 2>/dev/null | head -3
+        sed -n 's/.*Test unit written to //p' "$FUZZ_BUILD/fuzz-logs/$t.log" | head -3
     fi
 done
 n=$(echo $targets | wc -w)

@@ -28,8 +28,10 @@ before=$(ls "$FUZZ_BUILD"/fuzz-artifacts/"$t"-* 2>/dev/null | wc -l)
 echo "fuzz: $t for $secs s with $jobs job(s); log in $FUZZ_BUILD/fuzz-logs/$t.log"
 fuzz_run "$t" "$secs" -fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1
 after=$(ls "$FUZZ_BUILD"/fuzz-artifacts/"$t"-* 2>/dev/null | wc -l)
-execs=$(grep -o "exec/s: [0-9]*\|execs: [0-9]*" "$FUZZ_BUILD/fuzz-logs/$t.log" | tail -1)
-echo "fuzz: $t: $(fuzz_execs "$t") executions ($execs), $((after - before)) new crash input(s)"
+# Fork mode reports "#<executions>: cov: ... crash: N ..." lines, not the final stats.
+execs=$(fuzz_execs "$t")
+[ -n "$execs" ] || execs=$(grep -o '^#[0-9]*' "$FUZZ_BUILD/fuzz-logs/$t.log" | tail -1 | tr -d '#')
+echo "fuzz: $t: $execs executions, $((after - before)) new crash input(s)"
 ls -t "$FUZZ_BUILD"/fuzz-artifacts/"$t"-* 2>/dev/null | head -$((after - before))
 cat <<MSG
 To keep a crash as a regression test: minimize it
