@@ -650,6 +650,11 @@ static int run(const run_opts *o)
     sv_msg_moe_comm moe_comm;
     if (o->moe_comm && !sv_msg_moe_comm_parse(o->moe_comm, &moe_comm, NULL))
         return bad_value("--moe-comm", o->moe_comm, "allgather_reducescatter or alltoall");
+    /* Checked whatever the cluster: a run without prefill/decode instances would never read it
+     * and a typo would pass unseen. */
+    sv_planner_pd_kv_mode kv_mode;
+    if (o->kv_transfer && !sv_planner_pd_kv_mode_parse(o->kv_transfer, &kv_mode, NULL))
+        return bad_value("--kv-transfer", o->kv_transfer, "whole or per_layer");
     g_autoptr(GError) err = NULL;
     /* Policies by name from the registry: the built-ins plus what --plugin files register. */
     g_autoptr(sv_registry) reg = sv_planner_registry_new(&err);
@@ -676,6 +681,14 @@ static int run(const run_opts *o)
             fprintf(stderr, "servesim run: %s: %s\n", named[k].flag, err->message);
             return 2;
         }
+    }
+    /* Expert routing: a registry name (hist:... is built in, not registered), checked here
+     * rather than when the first MoE instance is built. */
+    const char *er = o->expert_routing;
+    if (er && !(g_ascii_strncasecmp(er, "hist", 4) == 0 && (er[4] == ':' || er[4] == '\0')) &&
+        !sv_registry_lookup(reg, SV_REGISTRY_EXPERT_ROUTE, er, &err)) {
+        fprintf(stderr, "servesim run: --expert-routing: %s\n", err->message);
+        return 2;
     }
     /* The hardware catalog of this run: the built-ins plus --hardware-file devices. */
     g_autoptr(sv_compute_hw_catalog) hw_cat = sv_compute_hw_catalog_new();
@@ -881,10 +894,23 @@ static int run(const run_opts *o)
     }
     if (!ok && g_error_matches(err, SV_CORE_ERROR, SV_CORE_ERROR_INTERNAL))
         goto fail; /* a conservation check: the results are wrong, exit 3 */
+    if (!ok && !res.started) {
+        /* The cluster could not be built: a configuration error, nothing ran (no "cannot finish"
+         * line). It names the config file unless the message does already. As for the config
+         * errors found before the outputs were opened, an earlier run's outputs stay. */
+        g_autofree char *base = o->cluster ? g_path_get_basename(o->cluster) : NULL;
+        if (base && !strstr(err->message, base))
+            fprintf(stderr, "servesim run: %s: %s\n", o->cluster, err->message);
+        else
+            fprintf(stderr, "servesim run: %s\n", err->message);
+        g_clear_pointer(&m, sv_metrics_free); /* removes its temporaries only */
+        status = 1;
+        goto out;
+    }
     if (!ok) {
-        /* Rejected requests (--strict: the one that ended the run) arrived but were never
-         * queued. */
-        uint64_t arrived = res.submitted + res.rejected;
+        /* Arrived counts the requests refused at arrival (rejected, or under --strict the one
+         * that ended the run) as well as those handed to an instance. */
+        uint64_t arrived = res.arrived;
         fprintf(stderr, "servesim run: %s\n", err->message);
         fprintf(stderr,
                 "servesim run: the run cannot finish: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
@@ -895,6 +921,10 @@ static int run(const run_opts *o)
         status = 1;
         goto out;
     }
+    if (res.arrived == 0) /* a valid run of nothing: say so rather than print zeros alone */
+        fprintf(stderr,
+                "servesim run: warning: workload %s has no requests; the outputs are empty\n",
+                o->workload ? o->workload : "(generated)");
     for (int32_t i = 0; i < cluster->n_instances; i++) {
         if (cluster->instances[i].role == SV_MSG_ROLE_BOTH)
             continue;

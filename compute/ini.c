@@ -111,7 +111,7 @@ sv_compute_ini *sv_compute__ini_load(const char *path, GError **error)
 {
     g_autofree char *text = NULL;
     gsize len = 0;
-    if (!g_file_get_contents(path, &text, &len, error))
+    if (!sv_path_check_not_dir(path, error) || !g_file_get_contents(path, &text, &len, error))
         return NULL;
     return sv_compute__ini_parse(text, (gssize)len, path, error);
 }

@@ -349,6 +349,12 @@ static inline gboolean sv_u64map_remove(sv_u64map *m, uint64_t key)
     }
 }
 
+/* A folder given where a file is read: FALSE with "<path>: is a directory" (SV_CORE_ERROR_IO).
+ * Readers call it before opening, so that the error is that, not a parser's or "read error" at
+ * line 1 (fopen opens a folder; the first read fails). TRUE for anything else, missing included:
+ * the open that follows reports those. */
+gboolean sv_path_check_not_dir(const char *path, GError **error);
+
 /* ---- CSV ------------------------------------------------------------------------------- */
 
 /* The one CSV reader (core/csv.c): a header line, then rows, read a line at a time. Empty lines

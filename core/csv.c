@@ -93,6 +93,8 @@ static guint count_fields(const char *l)
 
 sv_csv *sv_csv_open(const char *path, GError **error)
 {
+    if (!sv_path_check_not_dir(path, error))
+        return NULL;
     FILE *fp = fopen(path, "r");
     if (fp == NULL) {
         int err = errno;

@@ -27,6 +27,16 @@ double sv_bw_dec_gbps_to_bytes_per_ns(double gbps)
     return gbps;
 }
 
+gboolean sv_path_check_not_dir(const char *path, GError **error)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_IO, "%s: is a directory", path);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 void sv_assert_fail(const char *file, int line, const char *func, const char *expr)
 {
     fprintf(stderr, "servesim: internal error: %s:%d: %s: assertion failed: %s\n", file, line, func,

@@ -148,6 +148,8 @@ sv_yaml_node *sv_yaml_load(const char *path, GError **error)
     g_autofree char *text = NULL;
     gsize len = 0;
     GError *e = NULL;
+    if (!sv_path_check_not_dir(path, error))
+        return NULL;
     if (!g_file_get_contents(path, &text, &len, &e)) {
         g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_IO, "cannot read %s: %s", path, e->message);
         g_error_free(e);

@@ -58,9 +58,8 @@ static gboolean fill_dim(const struct sv_planner_cluster_cfg *c, int dim, int np
     return TRUE;
 }
 
-gboolean sv_planner_cluster_topo(const struct sv_planner_cluster_cfg *c,
-                                 struct sv_net_topo_cfg *out, int32_t *npus_per_node,
-                                 GError **error)
+static gboolean build_topo(const struct sv_planner_cluster_cfg *c, struct sv_net_topo_cfg *out,
+                           int32_t *npus_per_node, GError **error)
 {
     memset(out, 0, sizeof *out);
     int32_t ppn = 0;
@@ -96,6 +95,23 @@ gboolean sv_planner_cluster_topo(const struct sv_planner_cluster_cfg *c,
         return FALSE;
     out->ndims = at;
     return TRUE;
+}
+
+/* Errors about the cluster's network are about its config file: they name it first. */
+static void prefix_where(const struct sv_planner_cluster_cfg *c, GError **error)
+{
+    if (c->where[0] && error && *error && !g_str_has_prefix((*error)->message, c->where))
+        g_prefix_error(error, "%s: ", c->where);
+}
+
+gboolean sv_planner_cluster_topo(const struct sv_planner_cluster_cfg *c,
+                                 struct sv_net_topo_cfg *out, int32_t *npus_per_node,
+                                 GError **error)
+{
+    gboolean ok = build_topo(c, out, npus_per_node, error);
+    if (!ok)
+        prefix_where(c, error);
+    return ok;
 }
 
 static void cn_free_arrays(sv_planner_cluster_net *cn)
@@ -300,6 +316,7 @@ sv_planner_cluster_net *sv_planner_cluster_net_new(sv_engine *eng,
         goto fail;
     return cn;
 fail:
+    prefix_where(c, error);
     sv_planner_cluster_net_free(cn);
     return NULL;
 }

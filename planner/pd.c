@@ -271,22 +271,26 @@ static gboolean try_place(pd_req *r)
 {
     sv_planner_pd *pd = r->pd;
     const struct sv_planner_pd_instance *p = &pd->inst[r->src];
-    int32_t n_cand = 0;
+    int32_t n_cand = 0, n_serve = 0, largest = -1;
+    uint32_t largest_blocks = 0;
     gboolean any = FALSE;
     uint64_t total = (uint64_t)r->out.input_tokens + (uint64_t)r->out.output_tokens;
     for (int32_t i = 0; i < pd->n; i++) {
         const struct sv_planner_pd_instance *d = &pd->inst[i];
         if (d->role != SV_MSG_ROLE_DECODE || g_strcmp0(d->model, p->model) != 0)
             continue;
-        any = TRUE;
-        /* Only a decode instance that can ever hold the whole sequence (sv_msg_pd_reserve
-         * refuses the others; the run rejects a request none can hold at its arrival:
-         * docs/serving.md "Rejected requests"). */
+        n_serve++;
         sv_memtier_kv_manager *kv = sv_msg_kv(d->msg);
+        uint32_t blocks = sv_memtier_kv_manager_num_blocks(kv);
+        if (largest < 0 || blocks > largest_blocks)
+            largest = i, largest_blocks = blocks;
+        /* Only a decode instance that can ever hold the whole sequence is a candidate, now or
+         * later (sv_msg_pd_reserve refuses the others; the run rejects a request none can hold
+         * at its arrival: docs/serving.md "Rejected requests"). */
         if ((d->max_model_len > 0 && total > (uint64_t)d->max_model_len) ||
-            total > (uint64_t)sv_memtier_kv_manager_num_blocks(kv) *
-                        sv_memtier_kv_manager_block_size(kv))
+            sv_msg_pd_blocks_needed(d->msg, (int64_t)total) > blocks)
             continue;
+        any = TRUE;
         /* Room now, and no preempted request of its own waiting for those blocks: vLLM's decode
          * scheduler allocates a remote request's blocks when it admits it, in queue order. */
         if (sv_memtier_kv_manager_num_free_blocks(kv) >=
@@ -294,12 +298,24 @@ static gboolean try_place(pd_req *r)
             sv_msg_pd_num_waiting_unpinned(d->msg) == 0)
             pd->cand[n_cand++] = i;
     }
-    if (!any) {
+    if (n_serve == 0) {
         pd_fail(pd, g_error_new(SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
                                 "request %" G_GUINT64_FORMAT
                                 ": no decode instance serves model '%s' (prefill instance %d)",
                                 r->out.request_id, p->model, r->src));
         return TRUE; /* nothing to wait for */
+    }
+    if (!any) {
+        /* It would wait for decode memory forever: say why, as the combined path does. */
+        g_autofree char *which =
+            n_serve > 1
+                ? g_strdup_printf(" (the largest of %d serving model '%s')", n_serve, p->model)
+                : g_strdup("");
+        pd_fail(pd, g_error_new(SV_MSG_ERROR, SV_MSG_ERROR_NOFIT,
+                                "request %" G_GUINT64_FORMAT ": %" G_GINT64_FORMAT
+                                " tokens need more than the %u KV blocks of decode instance %d%s",
+                                r->out.request_id, total, largest_blocks, largest, which));
+        return TRUE;
     }
     if (n_cand == 0)
         return FALSE;

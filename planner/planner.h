@@ -729,6 +729,11 @@ struct sv_planner_run_result {
     uint64_t rejected;
     uint64_t rejected_by_reason[SV_WL_REJECT_N];
     char first_rejection[512];
+    uint64_t arrived; /* arrived: submitted, and those refused at arrival (routing, NOFIT) */
+    /* The cluster was built and the simulation ran. FALSE after a failure: the error is about the
+     * configuration (a cluster that cannot be built: pd_type without decode instances, an unknown
+     * model, no room for one KV block), found before any request arrived. */
+    gboolean started;
     sv_time end_ns; /* simulated time when the run stopped (finished or not) */
     uint64_t sessions;
     sv_time first_arrival_ns;

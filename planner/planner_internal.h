@@ -99,6 +99,9 @@ gboolean sv_planner__check_requests(const struct sv_planner__requests *r, GError
 gboolean sv_planner__check_bytes(const sv_net *net, const sv_memtier_fabric *fabric,
                                  GError **error);
 
+/* planner/tiers.c: one serving group's tier counters added to the run's (the result's sums). */
+void sv_planner__tier_stats_add(struct sv_msg_tier_stats *o, const struct sv_msg_tier_stats *ms);
+
 G_END_DECLS
 
 #endif

@@ -60,6 +60,7 @@ typedef struct {
     GError *error;
     GHashTable *sessions; /* live sessions (owned), only to free them on an early stop */
     uint64_t submitted, finished;
+    uint64_t arrived; /* submit() calls: submitted + refused at arrival */
     struct sv_planner_run_result *res;
     struct sv_planner_tier_run tier_run; /* memory-tier flags, resolved once */
     sv_planner_tiers *tiers;             /* NULL when the run uses no tier */
@@ -238,6 +239,7 @@ static gboolean reject(run_state *st, const sv_wl_req *q, run_session *s, sv_wl_
 
 static gboolean submit(run_state *st, const sv_wl_req *q, void *user, const char *model)
 {
+    st->arrived++;
     /* The global router sees the instances that take new requests (not decode instances: they
      * receive requests from prefill instances, LLMServingSim's router.py) serving the model and
      * able to serve this request (context length, KV cache: planner/admit.c); with none able,
@@ -1042,6 +1044,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     if (ok && st.pd && st.et)
         sv_planner_pd_set_et(st.pd, sv_planner_et_out(st.et));
     if (ok) {
+        res->started = TRUE;
         pump(&st);
         sv_engine_run(st.eng, SV_TIME_MAX);
         res->end_ns = sv_engine_now(st.eng);
@@ -1107,6 +1110,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
         res->kv_transfer_ns = ps.transfer_ns;
     }
     res->submitted = st.submitted;
+    res->arrived = st.arrived;
     for (int32_t n = 0; st.pim && n < cfg->cluster->n_nodes; n++)
         res->pim_channels += sv_planner_pim_channels(st.pim, n);
     for (int32_t i = 0; st.pim && res->pim_channels > 0 && i < st.n_inst; i++) {
@@ -1139,16 +1143,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
                 continue;
             struct sv_msg_tier_stats ms;
             sv_msg_get_tier_stats(st.msgs[i], &ms);
-            struct sv_msg_tier_stats *o = &res->tiers.msg;
-            o->swap_outs += ms.swap_outs;
-            o->swap_ins += ms.swap_ins;
-            o->swap_out_bytes += ms.swap_out_bytes;
-            o->swap_in_bytes += ms.swap_in_bytes;
-            o->swap_fallbacks += ms.swap_fallbacks;
-            o->expert_hits += ms.expert_hits;
-            o->expert_misses += ms.expert_misses;
-            o->expert_fetch_bytes += ms.expert_fetch_bytes;
-            o->tier_bytes += ms.tier_bytes;
+            sv_planner__tier_stats_add(&res->tiers.msg, &ms);
             res->tiers.expert_cache |= cfg->cluster->instances[i].expert_offload;
         }
     }

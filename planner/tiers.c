@@ -1014,3 +1014,16 @@ gboolean sv_planner__pcie_gbps(const struct sv_planner_cluster_cfg *c,
     *out = hw.pcie_gbps;
     return TRUE;
 }
+
+void sv_planner__tier_stats_add(struct sv_msg_tier_stats *o, const struct sv_msg_tier_stats *ms)
+{
+    o->swap_outs += ms->swap_outs;
+    o->swap_ins += ms->swap_ins;
+    o->swap_out_bytes += ms->swap_out_bytes;
+    o->swap_in_bytes += ms->swap_in_bytes;
+    o->swap_fallbacks += ms->swap_fallbacks;
+    o->expert_hits += ms->expert_hits;
+    o->expert_misses += ms->expert_misses;
+    o->expert_fetch_bytes += ms->expert_fetch_bytes;
+    o->tier_bytes += ms->tier_bytes;
+}

@@ -33,7 +33,8 @@ typedef enum {
     SV_PROTO_ERROR_TRUNCATED,    /* EOF inside a length prefix or a frame (length past EOF) */
     SV_PROTO_ERROR_BAD_VARINT,   /* length prefix longer than 5 bytes or above 2^32-1 */
     SV_PROTO_ERROR_BAD_MESSAGE,  /* protobuf bytes that do not decode as the expected message */
-    SV_PROTO_ERROR_EMPTY_NODE,   /* zero-length Node frame (Chakra's readers stop there) */
+    SV_PROTO_ERROR_EMPTY_NODE,   /* zero-length Node frame, or one that decodes to the empty node
+                                    (Chakra's readers stop there) */
     SV_PROTO_ERROR_DANGLING_DEP, /* dependency on a node id absent from the file */
     SV_PROTO_ERROR_INVALID,      /* bad argument/value (e.g. writing a node before metadata) */
 } sv_proto_error_code;

@@ -65,6 +65,52 @@ struct sv_proto_reader {
     uint64_t dangling_data, dangling_ctrl;
 };
 
+/* Field number 0 anywhere in a decoded message. Protobuf reserves it, and protobuf-c's decoder
+ * refuses it only when the tag's first byte is 0x00: a tag written in two bytes (0x80 0x00) is
+ * accepted and kept as an unknown field, which the encoder then writes as 0x00, so the message
+ * would not read back after servesim re-encoded it (convert, a DAG's save). Such bytes are
+ * refused as Chakra's protobuf reader (Google's) refuses them. */
+static gboolean has_field_zero(const ProtobufCMessage *m)
+{
+    for (unsigned i = 0; i < m->n_unknown_fields; i++)
+        if (m->unknown_fields[i].tag == 0)
+            return TRUE;
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    for (unsigned f = 0; f < d->n_fields; f++) {
+        const ProtobufCFieldDescriptor *fd = &d->fields[f];
+        if (fd->type != PROTOBUF_C_TYPE_MESSAGE)
+            continue;
+        const char *base = (const char *)m;
+        if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n = *(const size_t *)(base + fd->quantifier_offset);
+            ProtobufCMessage *const *v = *(ProtobufCMessage *const *const *)(base + fd->offset);
+            for (size_t k = 0; k < n; k++)
+                if (v[k] && has_field_zero(v[k]))
+                    return TRUE;
+        } else {
+            if (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+                uint32_t which = *(const uint32_t *)(base + fd->quantifier_offset);
+                if (which != fd->id)
+                    continue;
+            }
+            const ProtobufCMessage *v = *(ProtobufCMessage *const *)(base + fd->offset);
+            if (v && has_field_zero(v))
+                return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+/* Every field of the schema at its default (unknown fields aside). */
+static gboolean empty_but_unknown(ChakraProtoMsg__Node *n)
+{
+    unsigned nu = n->base.n_unknown_fields;
+    n->base.n_unknown_fields = 0;
+    gboolean empty = chakra_proto_msg__node__get_packed_size(n) == 0;
+    n->base.n_unknown_fields = nu;
+    return empty;
+}
+
 static void set_frame_error(const sv_proto_reader *r, GError **error, int code, uint64_t index,
                             uint64_t offset, const char *what)
 {
@@ -281,8 +327,9 @@ sv_proto_reader *sv_proto_reader_open(const char *path, GError **error)
         return NULL;
     }
     r->md = chakra_proto_msg__global_metadata__unpack(NULL, len, data);
-    if (!r->md) {
-        char *what = g_strdup_printf("undecodable GlobalMetadata protobuf (%zu bytes)", len);
+    if (!r->md || has_field_zero(&r->md->base)) {
+        char *what = g_strdup_printf("undecodable GlobalMetadata protobuf (%zu bytes%s)", len,
+                                     r->md ? ", field number 0" : "");
         set_frame_error(r, error, SV_PROTO_ERROR_BAD_MESSAGE, 0, 0, what);
         g_free(what);
         sv_proto_reader_close(r);
@@ -424,11 +471,24 @@ gboolean sv_proto_reader_next(sv_proto_reader *r, ChakraProtoMsg__Node **node, G
     if (!sv_proto_reader_next_raw(r, &data, &len, error))
         return FALSE;
     ChakraProtoMsg__Node *n = chakra_proto_msg__node__unpack(NULL, len, data);
-    if (!n) {
+    if (!n || has_field_zero(&n->base)) {
         r->done = TRUE;
-        char *what = g_strdup_printf("undecodable Node protobuf (%zu bytes)", len);
+        char *what = g_strdup_printf("undecodable Node protobuf (%zu bytes%s)", len,
+                                     n ? ", field number 0" : "");
+        sv_proto_node_free(n);
         set_frame_error(r, error, SV_PROTO_ERROR_BAD_MESSAGE, r->index, r->offset, what);
         g_free(what);
+        return FALSE;
+    }
+    if (n->id == 0 && empty_but_unknown(n)) {
+        /* Only default values ("id: 0" written out, fields of a later schema): the empty node,
+         * which servesim cannot write back (the DAG keeps known fields only; the empty node
+         * encodes to a zero-length frame, the end for Chakra's readers). */
+        r->done = TRUE;
+        sv_proto_node_free(n);
+        set_frame_error(r, error, SV_PROTO_ERROR_EMPTY_NODE, r->index, r->offset,
+                        "node with every known field at its default (it encodes as a "
+                        "zero-length frame, which Chakra's readers treat as end of file)");
         return FALSE;
     }
     if (r->deps) {

@@ -4,6 +4,7 @@
  * the serving MSGs and the PD hand-off all issue their nodes through these, so a node means the
  * same thing, with the same timing, wherever its DAG came from. */
 #include "dag/dag.h"
+#include "proto/proto.h"
 #include "system/system_internal.h"
 
 #include <errno.h>
@@ -67,9 +68,29 @@ static gboolean need(struct sv_sys_exec *x, const sv_dag_node *node, uint32_t bi
 {
     if (node->p.has & bit)
         return TRUE;
-    fail(x, g_error_new(SV_CORE_ERROR, SV_CORE_ERROR_INVALID,
-                        "attribute %s not found in node %" G_GUINT64_FORMAT ": NPU %d (%s)", attr,
-                        node->id, node_npu(x, node), node->name));
+    /* Present in the node's ET attributes with a value the DAG could not take: say which. */
+    g_autofree char *why = NULL;
+    ChakraProtoMsg__Node *et = x->ex ? sv_dag_node_to_et(sv_dag_exec_dag(x->ex), node) : NULL;
+    const ChakraProtoMsg__AttributeProto *a = et ? sv_proto_attr_find(et, attr) : NULL;
+    int64_t v;
+    uint64_t u;
+    if (a && sv_proto_attr_int(a, &v) && v < 0)
+        why = g_strdup_printf("is negative (%" G_GINT64_FORMAT ")", v);
+    else if (a && sv_proto_attr_int(a, &v))
+        why = g_strdup_printf("is out of range (%" G_GINT64_FORMAT ")", v);
+    else if (a && sv_proto_attr_uint(a, &u))
+        why = g_strdup_printf("is out of range (%" G_GUINT64_FORMAT ")", u);
+    else if (a)
+        why = g_strdup("is not an integer of a usable kind");
+    sv_proto_node_free(et);
+    if (why)
+        fail(x, g_error_new(SV_CORE_ERROR, SV_CORE_ERROR_INVALID,
+                            "attribute %s %s in node %" G_GUINT64_FORMAT ": NPU %d (%s)", attr, why,
+                            node->id, node_npu(x, node), node->name));
+    else
+        fail(x, g_error_new(SV_CORE_ERROR, SV_CORE_ERROR_INVALID,
+                            "attribute %s not found in node %" G_GUINT64_FORMAT ": NPU %d (%s)",
+                            attr, node->id, node_npu(x, node), node->name));
     return FALSE;
 }
 

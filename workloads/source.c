@@ -112,6 +112,13 @@ static sv_wl_format detect_jsonl(FILE *fp)
 
 sv_wl_source *sv_wl_open(const char *path, const struct sv_wl_open_opts *opts, GError **error)
 {
+    GError *dir_err = NULL;
+    if (!sv_path_check_not_dir(path, &dir_err)) {
+        g_set_error(error, SV_WL_ERROR, SV_WL_ERROR_IO, "cannot open workload %s",
+                    dir_err->message);
+        g_error_free(dir_err);
+        return NULL;
+    }
     FILE *fp = fopen(path, "r");
     if (!fp) {
         int e = errno;

@@ -351,6 +351,14 @@ static void test_malformed(void)
     static const uint8_t bad_md[] = {0x02, 0x0a, 0x07};               /* version len past msg */
     /* Second node is good; the malformed one is message 2 at offset 8 + 3. */
     static const uint8_t second_bad[] = {0x02, 0x08, 0x01, 0x02, 0x08, 0x80};
+    /* Fuzzing finds (issue 13): an attribute with field number 0 written as a two-byte tag
+     * (protobuf-c takes it, then re-encodes it as a one-byte 0 it refuses); a node of defaults
+     * only ("id: 0" written out) and one whose only field is unknown: both read as the empty
+     * node, which no writer can put back in a file. */
+    static const uint8_t field_zero[] = {0x0a, 0x08, 0x01, 0x52, 0x06, 0x0a,
+                                         0x01, 'x',  0x80, 0x00, 0x00};
+    static const uint8_t default_node[] = {0x02, 0x08, 0x00};
+    static const uint8_t unknown_only[] = {0x0a, 0xa9, 0x01, 1, 2, 3, 4, 5, 6, 7, 8};
     const struct bad_case cases[] = {
         {"trunc_frame", trunc_frame, sizeof(trunc_frame), FALSE, SV_PROTO_ERROR_TRUNCATED,
          "message 1 at byte offset 8"},
@@ -372,6 +380,12 @@ static void test_malformed(void)
          "message 2 at byte offset 11"},
         {"second_bad", second_bad, sizeof(second_bad), FALSE, SV_PROTO_ERROR_BAD_MESSAGE,
          "message 2 at byte offset 11"},
+        {"field_zero", field_zero, sizeof(field_zero), FALSE, SV_PROTO_ERROR_BAD_MESSAGE,
+         "field number 0"},
+        {"default_node", default_node, sizeof(default_node), FALSE, SV_PROTO_ERROR_EMPTY_NODE,
+         "message 1 at byte offset 8"},
+        {"unknown_only", unknown_only, sizeof(unknown_only), FALSE, SV_PROTO_ERROR_EMPTY_NODE,
+         "message 1 at byte offset 8"},
         {"bad_md", bad_md, sizeof(bad_md), TRUE, SV_PROTO_ERROR_BAD_MESSAGE,
          "message 0 at byte offset 0"},
         {"empty_file", (const uint8_t *)"", 0, TRUE, SV_PROTO_ERROR_TRUNCATED,

@@ -540,6 +540,42 @@ static void test_fail_recv_src_out_of_range(void)
     sv_test_rmtree(dir);
 }
 
+/* An attribute the node has but with a value that cannot be used is named for what it is, not
+ * reported as absent (issue 13): a send of comm_size -5, and a recv whose comm_tag is 2^32 + 1
+ * (an int32 field given a 64-bit value). */
+static void test_fail_unusable_attribute(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    ChakraProtoMsg__Node *n0[] = {et_p2p(1, TRUE, 0, 1, 8, -5)};
+    et_write(dir, "neg", 0, n0, 1);
+    ChakraProtoMsg__Node *n1[] = {et_p2p(1, FALSE, 0, 1, 8, 64)};
+    et_write(dir, "neg", 1, n1, 1);
+    g_autofree char *prefix = g_strdup_printf("%s/neg", dir);
+    g_autofree char *sys = NULL, *net = NULL;
+    et_own_configs(dir, &sys, &net);
+    struct run r;
+    RUN(&r, .workload = prefix, .system = sys, .network = net);
+    /* NPU 0's send is issued first (same time, lower NPU): its error is the run's. */
+    expect_error(&r, "negative comm_size", "attribute comm_size is negative (-5) in node 1: NPU 0");
+    CU_ASSERT_PTR_NULL(strstr(r.err->message, "not found"));
+    run_clear(&r);
+
+    ChakraProtoMsg__Node *m0[] = {et_comp(0, "a", 1)};
+    et_write(dir, "tag", 0, m0, 1);
+    ChakraProtoMsg__Node *m1 =
+        sv_proto_node_new(1, "recv", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE);
+    sv_proto_node_add_attr(m1, sv_proto_attr_new_int32("comm_src", 0));
+    sv_proto_node_add_attr(m1, sv_proto_attr_new_int64("comm_tag", 4294967297LL));
+    sv_proto_node_add_attr(m1, sv_proto_attr_new_int64("comm_size", 64));
+    et_write(dir, "tag", 1, &m1, 1);
+    g_autofree char *tag = g_strdup_printf("%s/tag", dir);
+    RUN(&r, .workload = tag, .system = sys, .network = net);
+    expect_error(&r, "comm_tag out of int32",
+                 "attribute comm_tag is out of range (4294967297) in node 1: NPU 1 (recv)");
+    run_clear(&r);
+    sv_test_rmtree(dir);
+}
+
 /* ---- held-back references: must finish with identical T on symmetric NPUs ---------------- */
 
 static void expect_symmetric(const struct run *r, const char *what, int npus)
@@ -682,6 +718,7 @@ int main(void)
         {"unmatched_recv", test_fail_unmatched_recv},
         {"cycle", test_fail_cycle},
         {"recv_src_out_of_range_mid_run", test_fail_recv_src_out_of_range},
+        {"unusable_attribute", test_fail_unusable_attribute},
         {"groups_and_custom", test_fail_groups_and_custom},
         {NULL, NULL},
     };
