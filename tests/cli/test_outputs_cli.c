@@ -189,6 +189,57 @@ static void test_run_sighup(void)
     run_interrupted(SIGHUP, "SIGHUP");
 }
 
+/* --emit-et (docs/chakra.md "Emitted sets"): a run stopped by a signal leaves no ET temporaries
+ * and no manifest.json, the file that says a set of ET output is complete. Run scope: the
+ * per-NPU files are open from the start (run.<npu>.et.tmp-XXXXXX) and are removed; iteration
+ * scope: the sets written so far stay, each a complete file, but without the manifest. */
+static void et_interrupted(const char *scope)
+{
+    g_autofree char *tmp = sv_test_tmpdir();
+    g_autofree char *dir = g_build_filename(tmp, "out", NULL);
+    g_autofree char *et = g_build_filename(tmp, "et", NULL);
+    const char *argv[] = {
+        SV_SERVESIM_BIN, "run",     "--model",      "Llama-2-7B", "--hardware",  "A100-80GB",
+        "--requests",    "1000000", "--qps",        "1000",       "--input-len", "512",
+        "--output-len",  "128",     "--output-dir", dir,          "--emit-et",   et,
+        "--et-scope",    scope,     "--quiet",      NULL};
+    int err_fd = -1;
+    GPid pid = spawn_bg(argv, &err_fd);
+    CU_ASSERT_FATAL(pid > 0);
+    CU_ASSERT(wait_for_entry(dir, ".requests.csv.", 120));
+    CU_ASSERT(
+        wait_for_entry(et, strcmp(scope, "run") == 0 ? "run.0.et.tmp-" : "inst0_iter0.", 120));
+    g_usleep(100000);
+    kill(pid, SIGTERM);
+    int status = wait_child(pid, 120);
+    g_autofree char *err = read_all(err_fd);
+    CU_ASSERT(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM);
+    g_autofree char *manifest = g_build_filename(et, "manifest.json", NULL);
+    CU_ASSERT_FALSE(g_file_test(manifest, G_FILE_TEST_EXISTS));
+    /* no temporary file left: every entry is a finished .et or a config written at the start */
+    GDir *d = g_dir_open(et, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    for (const char *name; (name = g_dir_read_name(d)) != NULL;) {
+        if (strstr(name, ".tmp-"))
+            fprintf(stderr, "left behind: %s\n", name);
+        CU_ASSERT_PTR_NULL(strstr(name, ".tmp-"));
+        if (strcmp(scope, "run") == 0)
+            CU_ASSERT_FALSE(g_str_has_prefix(name, "run.0.et"));
+    }
+    g_dir_close(d);
+    sv_test_rmtree(tmp);
+}
+
+static void test_et_sigterm_run_scope(void)
+{
+    et_interrupted("run");
+}
+
+static void test_et_sigterm_iteration_scope(void)
+{
+    et_interrupted("iteration");
+}
+
 /* `convert` reading a gzip ET from a FIFO: the test writes the first 256 KiB of a larger file and
  * keeps the FIFO open, so that the conversion is certainly under way (its temporary output
  * exists) and waits for input when the signal comes. It must stop, remove its temporary file and
@@ -436,6 +487,10 @@ int main(void)
         {"run_sigint", test_run_sigint},
         {"run_sigterm", test_run_sigterm},
         {"run_sighup", test_run_sighup},
+        {"--emit-et, run scope: SIGTERM leaves no temporary and no manifest",
+         test_et_sigterm_run_scope},
+        {"--emit-et, iteration scope: SIGTERM leaves complete sets and no manifest",
+         test_et_sigterm_iteration_scope},
         {"convert_sigterm", test_convert_sigterm},
         {"device_outputs", test_device_outputs},
         {"modes_follow_umask", test_modes_follow_umask},
