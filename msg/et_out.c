@@ -2,9 +2,8 @@
  *
  * The form is what ASTRA-sim and Chakra's tools accept (dag/et_out.c: no METADATA node, is_cpu_op,
  * duration_micros, pg_name). What the files cannot take from the DAG's edges, the run's timing,
- * they take from a clock per file: a chain of CPU compute nodes ("wait"), which ASTRA-sim's
- * hardware rule (one CPU op per NPU beside its GPU op and comm op) runs without holding anything
- * else.
+ * they take from "wait" compute nodes of no work placed where the device's GPU is idle in the run
+ * (dag/et_out.c sv_dag_et_clock: ASTRA-sim's statistics refuse CPU ops, the natural timer).
  *
  * Iteration scope. A batch's set is written when its last node has finished, so the start of
  * every root (a node with no parent in the set) is known: it is the launch, or later when the
@@ -13,10 +12,11 @@
  * it did in the run, and iterations.csv says when that was.
  *
  * Run scope. One file per NPU for the run; a batch is appended at its launch, its roots waiting
- * for the clock at the launch time, for the previous batch's nodes on the device (the DAG's own
- * edges, kept across batches) and for the KV receives that completed since the device's previous
- * batch. A KV transfer is a send on the source's file at the time it left and a receive on the
- * destination's. Arrivals and the scheduler's host time are in the files only as these waits. */
+ * for the device (idle: its last node and a wait until the launch; busy: the previous batch's last
+ * node there) and for the KV receives that completed since the device's previous batch. A KV
+ * transfer is a send on the source's file at the time it left (after a comm-slot wait) and a
+ * receive on the destination's. Arrivals and the scheduler's host time are in the files only as
+ * these waits. */
 #include "msg/msg_internal.h"
 
 #include <errno.h>
@@ -24,8 +24,7 @@
 #include <string.h>
 
 /* Ids of nodes written outside a DAG (waits, transfers) in run-scope files: far above any DAG's
- * (a DAG generation adds its next_id to the msg's base; 2^62 ids would be 10^9 years of batches).
- */
+ * (a serving group's DAGs continue each other's ids; 2^62 would be 10^9 years of batches). */
 #define ET_OWN_ID_BASE (UINT64_C(1) << 62)
 /* comm_tag of KV transfers: above the pipeline stages' tags (one per batch of an instance). */
 #define ET_KV_TAG_BASE 0x40000000
@@ -33,7 +32,7 @@
 struct et_unit {
     char *name;
     int32_t n_npus;
-    int32_t pad; /* idle NPUs after n_npus, written as empty files */
+    int32_t pad; /* idle NPUs after n_npus, each set's file holding one idle node */
     char *note;
     uint64_t sets;
 };

@@ -292,10 +292,11 @@ struct sv_msg_tier_cfg {
  *
  * One per run, shared by the serving groups (and the PD hand-off). Iteration scope: every batch a
  * set of files, one per device of its unit (an instance, or a data-parallel group), local NPU ids
- * from 0, written when the batch has finished: each device's nodes, a clock of CPU waits for the
- * time each root started after the launch (a device still busy with the previous batch), and no
+ * from 0, written when the batch has finished: each device's nodes, a clock of "wait" nodes for
+ * the time each root started after the launch (a device still busy with the previous batch), and no
  * dependency outside the set. Run scope: one file per NPU of the cluster for the whole run, each
- * batch appended at its launch behind a clock of CPU waits at the launch times, KV transfers as
+ * batch appended at its launch behind the device's previous batch or a wait until the launch time
+ * (docs/chakra.md "Emitted sets"), KV transfers as
  * send/recv pairs. finish() closes the files and writes iterations.csv (per set and NPU: launch
  * and finish time of the run) and manifest.json, last; without it nothing is left but the ET
  * files of complete sets, and no manifest. */
@@ -316,8 +317,8 @@ sv_msg_et_scope sv_msg_et_out_scope(const sv_msg_et_out *o);
  * and <name>.groups.json. `note` (may be NULL) says what the files do not express exactly. */
 void sv_msg_et_out_add_unit(sv_msg_et_out *o, const char *name, int32_t n_npus, const char *note);
 /* The unit's network has `n` more NPUs than it uses (ASTRA-sim's analytical networks need two
- * NPUs per dimension: a one-device unit gets an idle partner); each set gets an empty file for
- * each of them, local ids after the unit's own. */
+ * NPUs per dimension: a one-device unit gets an idle partner); each set gets a file of one idle
+ * node for each of them, local ids after the unit's own. */
 void sv_msg_et_out_pad_unit(sv_msg_et_out *o, const char *name, int32_t n);
 /* Run scope: a point-to-point transfer of `bytes` from NPU src to dst starting now: a send on
  * src's file (after its clock at `now`) and a receive on dst's. *recv gets the receive's id, to
