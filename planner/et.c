@@ -41,10 +41,10 @@ sv_msg_et_out *sv_planner_et_out(const sv_planner_et *e)
     return e ? e->out : NULL;
 }
 
-/* The unit's global NPUs, in local order. */
+/* The unit's global NPUs, in local order (members' devices are contiguous local ids). */
 static GArray *unit_npus(const sv_planner_et *e, const char *unit)
 {
-    GArray *a = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    GArray *a = g_array_new(FALSE, TRUE, sizeof(int32_t));
     for (int32_t i = 0; i < e->n_inst; i++) {
         if (strcmp(e->unit[i], unit) != 0)
             continue;
@@ -59,8 +59,8 @@ static GArray *unit_npus(const sv_planner_et *e, const char *unit)
 }
 
 /* The unit's network: the cluster network's dimensions that its NPUs span (devices of a node,
- * nodes), when they form a full grid of them in local order; else the whole cluster is not
- * expressible as a smaller network and *note says so. */
+ * nodes), when they form a full grid of them in local order. Otherwise no smaller network has the
+ * run's links: the unit is written as the devices of one node and *note says so. */
 static void unit_topo(const sv_planner_et *e, const GArray *npus,
                       const struct sv_net_topo_cfg *full, struct sv_net_topo_cfg *t,
                       const char **note)
@@ -137,7 +137,8 @@ static gboolean write_unit(sv_planner_et *e, const char *unit, const GArray *npu
         t.latency_ns[0] = full.ndims > 0 ? full.latency_ns[0] : 0;
     }
     /* ASTRA-sim's analytical networks need at least two NPUs per dimension ("npus_count (1)
-     * should be larger than 1"): a one-device unit gets an idle partner, an empty file per set. */
+     * should be larger than 1"): a one-device unit gets an idle partner, a file of one idle node
+     * per set (msg/et_out.c). */
     int32_t pad = 0;
     if (sv_net_topo_npus(&t) == 1) {
         t.npus[0] = 2;
