@@ -887,8 +887,7 @@ static int run(const run_opts *o)
         fprintf(stderr,
                 "servesim run: interrupted by %s at simulated %.3f s: %" G_GUINT64_FORMAT
                 " of %" G_GUINT64_FORMAT " arrived requests finished; no outputs written\n",
-                sv_cli_signal_name(*sig), (double)res.end_ns / 1e9, res.requests,
-                res.submitted + res.rejected);
+                sv_cli_signal_name(*sig), (double)res.end_ns / 1e9, res.requests, res.arrived);
         status = 128 + *sig;
         goto out;
     }
