@@ -76,6 +76,10 @@ typedef enum {
     SV_CORE_ERROR_INTERNAL,
 } sv_core_error_code;
 
+/* SV_CORE_ERROR_INTERNAL "internal error: <what> (a bug in servesim: please report it with the
+ * inputs)": a conservation check that failed; returns FALSE. */
+gboolean sv_internal_error(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
 /* Project assert that stays on in release builds (broken invariant = bug).
  *
  * It is also the one way public functions of every module check their arguments: an argument

@@ -1,6 +1,7 @@
 /* Time conversions (sv_time_from_ns is inline in core.h), the core error domain, the project
  * assert and the output-file test. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -49,4 +50,15 @@ gboolean sv_path_is_special_file(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+gboolean sv_internal_error(GError **error, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *what = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_INTERNAL,
+                "internal error: %s (a bug in servesim: please report it with the inputs)", what);
+    return FALSE;
 }

@@ -806,19 +806,6 @@ char *sv_metrics__json_text(JsonBuilder *b)
     return json_generator_to_data(gen, NULL);
 }
 
-static gboolean internal(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-
-static gboolean internal(GError **error, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    g_autofree char *what = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_INTERNAL,
-                "internal error: %s (a bug in servesim: please report it with the inputs)", what);
-    return FALSE;
-}
-
 /* Relative agreement of the integrated rows with the summary's energy. A row's power is a
  * difference of cumulative energies over its interval, whose rounding grows with the energy
  * accumulated: after 2.9e8 s (the engine's horizon) of 1 s rows it is ~3e-8 of the total.
@@ -831,20 +818,22 @@ static gboolean check_conservation(const sv_metrics *m, GError **error)
 {
     const struct sv_metrics_summary *s = &m->summary;
     if (s->unfinished == 0 && m->prompt_total != m->input_tokens)
-        return internal(error,
-                        "prompt tokens are not conserved: the time series credits %" G_GINT64_FORMAT
-                        ", the %" G_GUINT64_FORMAT " finished requests have %" G_GINT64_FORMAT,
-                        m->prompt_total, m->finished, m->input_tokens);
+        return sv_internal_error(
+            error,
+            "prompt tokens are not conserved: the time series credits %" G_GINT64_FORMAT
+            ", the %" G_GUINT64_FORMAT " finished requests have %" G_GINT64_FORMAT,
+            m->prompt_total, m->finished, m->input_tokens);
     if (s->unfinished == 0 && m->gen_total != m->output_tokens)
-        return internal(error,
-                        "output tokens are not conserved: the steps produced %" G_GINT64_FORMAT
-                        ", the %" G_GUINT64_FORMAT " finished requests asked for %" G_GINT64_FORMAT,
-                        m->gen_total, m->finished, m->output_tokens);
+        return sv_internal_error(
+            error,
+            "output tokens are not conserved: the steps produced %" G_GINT64_FORMAT
+            ", the %" G_GUINT64_FORMAT " finished requests asked for %" G_GINT64_FORMAT,
+            m->gen_total, m->finished, m->output_tokens);
     if (s->has_energy && m->power_nodes > 0) {
         double total = s->energy.total_j, tol = ENERGY_REL_TOL * MAX(1.0, fabs(total));
         if (fabs(m->power_integral_j - total) > tol ||
             (m->power_rows > 0 && fabs(m->power_last_j - total) > tol))
-            return internal(
+            return sv_internal_error(
                 error,
                 "energy is not conserved: the summary has %.9g J, the %" G_GUINT64_FORMAT
                 " power rows integrate to %.9g J and end at %.9g J",
