@@ -389,8 +389,8 @@ sv_dag_node *sv_msg__pim_chain(sv_msg *m, const struct sv_msg__chain *c, sv_dag_
             e[k] = pre_part(m, c, k, l + 1, post_part(m, c, k, l, e[k]));
     for (int k = 0; k < 2; k++)
         e[k] = head(m, c, k, post_part(m, c, k, L - 1, e[k]));
-    sv_dag_node *join = sv_msg__add_node(m, m->et ? "subbatch.join" : NULL,
-                                         SV_DAG_KIND_LOGICAL, c->dev, 0, e[0]);
+    sv_dag_node *join =
+        sv_msg__add_node(m, m->et ? "subbatch.join" : NULL, SV_DAG_KIND_LOGICAL, c->dev, 0, e[0]);
     SV_ASSERT(sv_dag_edge_add(m->dag, e[1], join, SV_DAG_EDGE_DATA, NULL));
     return join;
 }
