@@ -340,10 +340,6 @@ sv_dag *sv_dag_load_et(const char *path, const struct sv_dag_et_opts *opts, GErr
  * order. The GlobalMetadata is the loaded file's, else version "0.0.4". ".gz" compresses. */
 gboolean sv_dag_save_et(const sv_dag *dag, const char *path, GError **error);
 gboolean sv_dag_save_et_device(const sv_dag *dag, int32_t device, const char *path, GError **error);
-/* The nodes of `device` with id >= min_id only (a DAG kept across iterations writes each
- * iteration's nodes once); dependencies on earlier nodes are left out, as cross-device ones. */
-gboolean sv_dag_save_et_device_from(const sv_dag *dag, int32_t device, uint64_t min_id,
-                                    const char *path, GError **error);
 
 /* ---- ET output of a running simulation (servesim run --emit-et; docs/chakra.md "Emitted sets")
  *

@@ -525,16 +525,14 @@ static attr_t *param_update(attr_t *a, int bit, const struct sv_dag_params *cur)
 }
 
 static const sv_dag_node *et_parent_filter_dev(const sv_dag *dag, const struct sv_dag_edge *ed,
-                                               int32_t only_device, uint64_t min_id)
+                                               int32_t only_device)
 {
     const sv_dag_node *p = sv_dag__node(dag, ed->parent);
-    if (p->id < min_id)
-        return NULL; /* written in an earlier file */
     return only_device < 0 || p->device == only_device ? p : NULL;
 }
 
 static ChakraProtoMsg__Node *node_to_et(const sv_dag *dag, const sv_dag_node *node,
-                                        int32_t only_device, uint64_t min_id)
+                                        int32_t only_device)
 {
     ChakraProtoMsg__NodeType type;
     switch (node->kind) {
@@ -555,7 +553,7 @@ static ChakraProtoMsg__Node *node_to_et(const sv_dag *dag, const sv_dag_node *no
             const struct sv_dag_edge *ed = sv_dag__edge(dag, e);
             if (ed->kind != k)
                 continue;
-            const sv_dag_node *p = et_parent_filter_dev(dag, ed, only_device, min_id);
+            const sv_dag_node *p = et_parent_filter_dev(dag, ed, only_device);
             if (!p)
                 continue;
             if (k == SV_DAG_EDGE_DATA)
@@ -625,11 +623,10 @@ static ChakraProtoMsg__Node *node_to_et(const sv_dag *dag, const sv_dag_node *no
 
 ChakraProtoMsg__Node *sv_dag_node_to_et(const sv_dag *dag, const sv_dag_node *node)
 {
-    return node_to_et(dag, node, -1, 0);
+    return node_to_et(dag, node, -1);
 }
 
-static gboolean save(const sv_dag *dag, int32_t device, uint64_t min_id, const char *path,
-                     GError **error)
+static gboolean save(const sv_dag *dag, int32_t device, const char *path, GError **error)
 {
     sv_proto_writer *w = sv_proto_writer_open(path, error);
     if (!w)
@@ -645,9 +642,9 @@ static gboolean save(const sv_dag *dag, int32_t device, uint64_t min_id, const c
     }
     for (size_t i = 0; ok && i < dag->n_nodes; i++) {
         const sv_dag_node *n = sv_dag__node(dag, (uint32_t)i);
-        if ((device >= 0 && n->device != device) || n->id < min_id)
+        if (device >= 0 && n->device != device)
             continue;
-        g_autoptr(ChakraProtoMsg__Node) et = node_to_et(dag, n, device, min_id);
+        g_autoptr(ChakraProtoMsg__Node) et = node_to_et(dag, n, device);
         ok = sv_proto_writer_put_node(w, et, error);
         if (!ok)
             g_prefix_error(error, "node %" G_GUINT64_FORMAT ": ", n->id);
@@ -661,18 +658,11 @@ static gboolean save(const sv_dag *dag, int32_t device, uint64_t min_id, const c
 
 gboolean sv_dag_save_et(const sv_dag *dag, const char *path, GError **error)
 {
-    return save(dag, -1, 0, path, error);
+    return save(dag, -1, path, error);
 }
 
 gboolean sv_dag_save_et_device(const sv_dag *dag, int32_t device, const char *path, GError **error)
 {
     SV_ASSERT(device >= 0);
-    return save(dag, device, 0, path, error);
-}
-
-gboolean sv_dag_save_et_device_from(const sv_dag *dag, int32_t device, uint64_t min_id,
-                                    const char *path, GError **error)
-{
-    SV_ASSERT(device >= 0);
-    return save(dag, device, min_id, path, error);
+    return save(dag, device, path, error);
 }

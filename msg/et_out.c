@@ -193,11 +193,6 @@ const char *sv_msg_et_out_dir(const sv_msg_et_out *o)
     return o->dir;
 }
 
-sv_msg_et_scope sv_msg_et_out_scope(const sv_msg_et_out *o)
-{
-    return o->scope;
-}
-
 void sv_msg_et_out_add_unit(sv_msg_et_out *o, const char *name, int32_t n_npus, const char *note)
 {
     struct et_unit *u = g_new0(struct et_unit, 1);

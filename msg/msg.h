@@ -311,7 +311,6 @@ sv_msg_et_out *sv_msg_et_out_new(const char *dir, sv_msg_et_scope scope, int32_t
                                  GError **error);
 void sv_msg_et_out_free(sv_msg_et_out *o); /* accepts NULL; removes unfinished run-scope files */
 const char *sv_msg_et_out_dir(const sv_msg_et_out *o);
-sv_msg_et_scope sv_msg_et_out_scope(const sv_msg_et_out *o);
 /* A replay unit for the manifest: its sets are <name>_iter<N>.<npu>.et (run scope: "run",
  * run.<npu>.et); the caller writes <name>.system.json, <name>.network.yml, <name>.memory.json
  * and <name>.groups.json. `note` (may be NULL) says what the files do not express exactly. */
