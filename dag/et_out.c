@@ -160,12 +160,28 @@ struct root {
     uint64_t wait; /* the clock node it depends on, or SV_DAG_ET_NO_ID */
 };
 
-static int root_cmp(const void *a, const void *b)
+static int root_by_time(const void *a, const void *b)
 {
     const struct root *x = a, *y = b;
     if (x->t != y->t)
         return x->t < y->t ? -1 : 1;
     return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int root_by_index(const void *a, const void *b)
+{
+    const struct root *x = a, *y = b;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The written dependencies of node i (into deps, emptied first); TRUE when one is a node of this
+ * piece (the node is not a root). */
+static gboolean node_deps(const sv_dag *dag, const struct sv_dag_et_put *o, uint32_t i,
+                          GArray *deps)
+{
+    g_array_set_size(deps, 0);
+    collect_deps(dag, o, i, -1, deps, 0);
+    return has_local(deps);
 }
 
 gboolean sv_dag_et_put(const sv_dag *dag, sv_proto_writer *w, const struct sv_dag_et_put *o,
@@ -176,23 +192,19 @@ gboolean sv_dag_et_put(const sv_dag *dag, sv_proto_writer *w, const struct sv_da
     oo.end_index = end;
     g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(struct dep));
     /* Roots and the clock node each waits for: chained in time order first, so every wait node
-     * precedes the nodes that depend on it in the file. */
+     * precedes the nodes that depend on it in the file; then back in index order, for the walk
+     * below. */
     g_autoptr(GArray) roots = g_array_new(FALSE, FALSE, sizeof(struct root));
-    g_autoptr(GHashTable) wait_of = NULL;
     if (o->root_time) {
         for (uint32_t i = o->first_index; i < end; i++) {
             const sv_dag_node *n = sv_dag__node(dag, i);
-            if (n->device != o->device || n->kind == SV_DAG_KIND_LOGICAL)
-                continue;
-            g_array_set_size(deps, 0);
-            collect_deps(dag, &oo, i, -1, deps, 0);
-            if (has_local(deps))
+            if (n->device != o->device || n->kind == SV_DAG_KIND_LOGICAL ||
+                node_deps(dag, &oo, i, deps))
                 continue;
             struct root rt = {i, o->root_time(o->root_ctx, n), SV_DAG_ET_NO_ID};
             g_array_append_val(roots, rt);
         }
-        g_array_sort(roots, root_cmp);
-        wait_of = g_hash_table_new(g_direct_hash, g_direct_equal);
+        g_array_sort(roots, root_by_time);
         for (guint k = 0; k < roots->len; k++) {
             struct root *rt = &g_array_index(roots, struct root, k);
             GError *err = NULL;
@@ -200,23 +212,22 @@ gboolean sv_dag_et_put(const sv_dag *dag, sv_proto_writer *w, const struct sv_da
                 g_propagate_error(error, err);
                 return FALSE;
             }
-            if (rt->wait != SV_DAG_ET_NO_ID) /* keyed by index + 1: 0 is NULL */
-                g_hash_table_insert(wait_of, GUINT_TO_POINTER(rt->index + 1), rt);
         }
+        g_array_sort(roots, root_by_index);
     }
+    guint next_root = 0;
     for (uint32_t i = o->first_index; i < end; i++) {
         const sv_dag_node *n = sv_dag__node(dag, i);
         if (n->device != o->device || n->kind == SV_DAG_KIND_LOGICAL)
             continue;
-        g_array_set_size(deps, 0);
-        collect_deps(dag, &oo, i, -1, deps, 0);
-        if (!has_local(deps)) {
+        if (!node_deps(dag, &oo, i, deps)) {
             for (size_t k = 0; k < o->n_root_deps; k++)
                 dep_push(deps, o->root_deps[k], SV_DAG_EDGE_CTRL, 0);
-            const struct root *rt =
-                wait_of ? g_hash_table_lookup(wait_of, GUINT_TO_POINTER(i + 1)) : NULL;
-            if (rt)
-                dep_push(deps, rt->wait, SV_DAG_EDGE_CTRL, 0);
+            if (next_root < roots->len && g_array_index(roots, struct root, next_root).index == i) {
+                uint64_t wait = g_array_index(roots, struct root, next_root++).wait;
+                if (wait != SV_DAG_ET_NO_ID)
+                    dep_push(deps, wait, SV_DAG_EDGE_CTRL, 0);
+            }
         }
         g_autoptr(ChakraProtoMsg__Node) et = put_node(dag, o, n, deps);
         if (!sv_proto_writer_put_node(w, et, error)) {
