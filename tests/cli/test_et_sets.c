@@ -112,7 +112,8 @@ static int replay_all(const char *et)
 }
 
 struct attr_counts {
-    uint64_t nodes, comp, cpu_op, num_ops, tensor_size, coll, pg_name, metadata, send, recv;
+    uint64_t nodes, comp, cpu_op, cpu_true, num_ops, tensor_size, coll, pg_name, metadata, send,
+        recv;
 };
 
 /* Decode one file with the project's reader and count what other tools need. */
@@ -131,19 +132,15 @@ static void count_attrs(const char *path, struct attr_counts *c)
             const ChakraProtoMsg__AttributeProto *a = sv_proto_attr_find(n, "is_cpu_op");
             if (a && sv_proto_attr_bool(a, &cpu))
                 c->cpu_op++;
-            if (!cpu) { /* an operator (the CPU ones are the clock's waits) */
-                int64_t v;
-                a = sv_proto_attr_find(n, "num_ops");
-                if (a && sv_proto_attr_int(a, &v) && v >= 0)
-                    c->num_ops++;
-                uint64_t u;
-                a = sv_proto_attr_find(n, "tensor_size");
-                if (a && sv_proto_attr_uint(a, &u))
-                    c->tensor_size++;
-            } else {
-                c->num_ops++, c->tensor_size++;
-                CU_ASSERT_STRING_EQUAL(n->name, "wait");
-            }
+            c->cpu_true += cpu != FALSE; /* none: ASTRA-sim's statistics refuse CPU ops */
+            int64_t v;
+            a = sv_proto_attr_find(n, "num_ops");
+            if (a && sv_proto_attr_int(a, &v) && v >= 0)
+                c->num_ops++;
+            uint64_t u;
+            a = sv_proto_attr_find(n, "tensor_size");
+            if (a && sv_proto_attr_uint(a, &u))
+                c->tensor_size++;
             break;
         }
         case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE: {
@@ -187,6 +184,7 @@ static void count_dir(const char *et, struct attr_counts *c)
     CU_ASSERT(c->nodes > 0);
     SV_ASSERT_EQ_I64(c->metadata, 0);
     SV_ASSERT_EQ_I64(c->cpu_op, c->comp);
+    SV_ASSERT_EQ_I64(c->cpu_true, 0);
     SV_ASSERT_EQ_I64(c->num_ops, c->comp);
     SV_ASSERT_EQ_I64(c->tensor_size, c->comp);
     SV_ASSERT_EQ_I64(c->pg_name, c->coll);
