@@ -6,7 +6,8 @@
 #                                     every installed header compiles alone with only
 #                                     `pkg-config --cflags libservesim`; EMBED.c builds with
 #                                     `pkg-config --cflags --libs libservesim` and exits 0 (it
-#                                     checks hand-computed totals of a small run itself)
+#                                     checks hand-computed totals of a small run itself); the
+#                                     whole archive links with those flags
 #   man PREFIX                        servesim.1 and servesim-run.1 render with groff, no warning
 #   completion PREFIX                 the installed bash completion, in bash, on the installed
 #                                     program: commands, long flags, values, file names
@@ -60,6 +61,13 @@ embed)
     "$cc" $cflags $pc_cflags "$src" -o "$work/embed" $ldflags $pc_libs ||
         fail "$src does not build against the installed library"
     "$work/embed" || fail "the embedding program failed"
+    # Every object of the archive linked in (not only those the example calls): whatever library
+    # a module uses must come with `pkg-config --libs libservesim` (packaging/CMakeLists.txt,
+    # SV_PKGCONFIG_REQUIRES), or this link fails with the symbol it lacks.
+    # shellcheck disable=SC2086
+    "$cc" $cflags $pc_cflags "$src" -o "$work/embed-whole" $ldflags \
+        -Wl,--whole-archive "$prefix/lib/libservesim.a" -Wl,--no-whole-archive $pc_libs ||
+        fail "the whole archive does not link with pkg-config --libs libservesim: a dependency is missing from libservesim.pc"
     echo "$n headers compile alone; the embedding program ran"
     ;;
 
