@@ -109,11 +109,17 @@ _servesim()
     help=$("$prog" "$cmd" --help 2>/dev/null)
     flags=$(_servesim_flags <<<"$help")
 
-    # --flag=value: complete the value after the '='.
+    # --flag=value: complete the value after the '='. bash splits the word at '=' (it is in
+    # COMP_WORDBREAKS): "--flag" "=" "value", or "--flag" "=" right after the '='.
     local opt="" val=$cur
     if [[ $cur == --*=* ]]; then
         opt=${cur%%=*}
         val=${cur#*=}
+    elif [[ $cur == = && $prev == --* ]]; then
+        opt=$prev
+        val=""
+    elif [[ $prev == = && $COMP_CWORD -ge 3 && ${COMP_WORDS[COMP_CWORD - 2]} == --* ]]; then
+        opt=${COMP_WORDS[COMP_CWORD - 2]}
     elif [[ $prev == --* ]]; then
         opt=$prev
     fi

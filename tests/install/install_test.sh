@@ -139,6 +139,8 @@ completion)
         comp "iteration run" servesim run --et-scope ""
         comp "analytical fifo flow ideal" servesim run --network-model ""
         comp "fifo flow" servesim replay --network-model=f
+        comp "fifo flow" servesim replay --network-model = f
+        comp "analytical fifo flow ideal" servesim replay --network-model =
         comp "$WORK/cl.json" servesim run --cluster "$WORK/c"
         comp "$WORK/dir1" servesim run --output-dir "$WORK/"
         comp "--measured" servesim validate --mea
