@@ -51,7 +51,7 @@ file(WRITE ${WRAP}/servesim.h2m "[SEE ALSO]\n${see_also}\n")
 function(wrapper name)
   string(JOIN " " args ${ARGN})
   file(WRITE ${WRAP}/tmp/${name} "#!/bin/bash\nset -o pipefail\n'${SERVESIM}' ${args} \"$@\" | "
-                                 "awk -f '${CMAKE_CURRENT_LIST_DIR}/help2man-usage.awk'\n")
+                                 "awk -v cmd='${ARGN}' -f '${CMAKE_CURRENT_LIST_DIR}/help2man-usage.awk'\n")
   file(COPY ${WRAP}/tmp/${name} DESTINATION ${WRAP}
        FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE)
 endfunction()
