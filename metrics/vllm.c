@@ -82,6 +82,13 @@ double *sv_metrics_percentiles_parse(const char *text, int *n, GError **error)
         if (!seen)
             g_array_append_val(out, v);
     }
+    if (out->len == 0) {
+        g_set_error(error, SV_METRICS_ERROR, SV_METRICS_ERROR_INPUT,
+                    "--metric-percentiles: '%s' names no percentile (expected e.g. 50,90,99)",
+                    text);
+        g_array_free(out, TRUE);
+        return NULL;
+    }
     *n = (int)out->len;
     return (double *)g_array_free(out, FALSE);
 }
