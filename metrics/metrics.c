@@ -1039,6 +1039,11 @@ void sv_metrics_print_summary(const sv_metrics *m, FILE *out)
     print_stat(out, "TPOT", &s->tpot);
     print_stat(out, "ITL", &s->itl);
     print_stat(out, "E2E", &s->e2e);
+    if (s->has_goodput)
+        fprintf(out,
+                "goodput: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                " requests met the SLOs, %.2f req/s over %.3f s (vLLM's request_goodput)\n",
+                (guint64)s->good_requests, (guint64)s->finished, s->request_goodput, s->duration_s);
     if (s->has_pd)
         fprintf(out,
                 "disaggregation: %" G_GUINT64_FORMAT " KV handoffs, %.3f GB moved, mean transfer "
@@ -1062,6 +1067,6 @@ void sv_metrics_print_summary(const sv_metrics *m, FILE *out)
                 s->finished > 0 ? s->energy.total_j / (double)s->finished : 0.0,
                 s->energy.unattributed_j);
     if (m->dir != NULL)
-        fprintf(out, "outputs: %s/{requests.csv,timeseries.csv,summary.json%s}\n", m->dir,
-                m->power_nodes > 0 ? ",power.csv" : "");
+        fprintf(out, "outputs: %s/{requests.csv,timeseries.csv,summary.json%s%s}\n", m->dir,
+                m->power_nodes > 0 ? ",power.csv" : "", m->run_json ? ",run.json" : "");
 }

@@ -2,6 +2,8 @@
  * run.json committed with the outputs, from synthetic records whose every figure is computed by
  * hand below (vLLM's definitions: metrics/vllm.c; numpy's percentile, median and std). */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -204,6 +206,16 @@ static void test_vllm_keys_and_sections(void)
     GStatBuf st;
     CU_ASSERT_EQUAL_FATAL(g_stat(rj_path, &st), 0);
     CU_ASSERT_EQUAL(st.st_mode & 0777, 0644);
+    /* the human summary says it too */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    sv_metrics_print_summary(m, mem);
+    fclose(mem);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "goodput: 2 of 3 requests met the SLOs, 0.62 req/s over "
+                                        "3.200 s"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "summary.json,run.json}"));
+    free(text);
     sv_metrics_free(m);
     sv_test_rmtree(dir);
 }
