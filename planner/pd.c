@@ -26,7 +26,7 @@
  * decode instance has room at launch, the request waits as above and its layers, all produced by
  * then, leave at once when it is placed. */
 #include "dag/dag.h"
-#include "planner/planner.h"
+#include "planner/planner_internal.h"
 
 #include <string.h>
 
@@ -55,7 +55,8 @@ struct sv_planner_pd {
     gboolean retry_pending;
     int32_t *cand; /* scratch */
     struct sv_planner_pd_stats stats;
-    sv_msg_et_out *et; /* run-scope ET output, or NULL */
+    sv_msg_et_out *et;       /* run-scope ET output, or NULL */
+    sv_planner_trace *trace; /* the timeline (planner/trace.c), or NULL */
     GError *error;
 };
 
@@ -399,6 +400,7 @@ static void logical_handler(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
         sv_msg_pd_release(pd->inst[r->src].msg, r->hp);
         r->hp = NULL;
         r->out.kv_ready_ns = now;
+        sv_planner__trace_kv(pd->trace, r->out.request_id, r->src, r->dst, r->reserved_ns, now);
         for (guint k = 0; r->et_recv && k + 1 < r->et_recv->len; k += 2)
             sv_msg_et_out_received(pd->et, (int32_t)g_array_index(r->et_recv, uint64_t, k),
                                    g_array_index(r->et_recv, uint64_t, k + 1));
@@ -451,6 +453,12 @@ static void et_node_done(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
 void sv_planner_pd_set_et(sv_planner_pd *pd, sv_msg_et_out *et)
 {
     pd->et = et;
+}
+
+void sv_planner__pd_set_trace(sv_planner_pd *pd, sv_planner_trace *tr)
+{
+    if (pd)
+        pd->trace = tr;
 }
 
 static void start_event(sv_engine *eng, void *ctx, uint64_t arg)
