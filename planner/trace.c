@@ -110,17 +110,21 @@ static void trace_request(sv_planner_trace *tr, const struct sv_wl_outcome *o)
     add_span(s, &n, "queued", 1, o->arrival_ns, o->first_scheduled_ns, NULL);
     add_span(s, &n, "prefill", 1, o->first_scheduled_ns, prefill_end, NULL);
     /* Chunk args live until the track is written. */
-    char chunk_args[MAX_SPANS][96];
+    char chunk_args[MAX_SPANS][128];
     sv_time last = o->first_scheduled_ns;
     for (guint k = 0; chunks && k < chunks->len; k++) {
         const trace_chunk *c = &g_array_index(chunks, trace_chunk, k);
-        if (c->before >= o->input_tokens || c->begin < last || n >= MAX_SPANS - 3)
-            continue; /* not the prompt (a decode step), or out of order (a recomputation) */
+        if (c->before >= o->input_tokens || n >= MAX_SPANS - 3)
+            continue; /* not the prompt: a decode step */
+        /* With async scheduling the next chunk launches while the host finishes this one: a
+         * chunk's span starts when the previous one ended (its launch is in its args). */
         g_snprintf(chunk_args[n], sizeof chunk_args[n],
-                   "{\"tokens\":%" G_GINT64_FORMAT ",\"computed_before\":%" G_GINT64_FORMAT "}",
-                   c->tokens, c->before);
-        add_span(s, &n, "prefill chunk", 2, c->begin, MIN(c->end, prefill_end), chunk_args[n]);
-        last = MIN(c->end, prefill_end);
+                   "{\"tokens\":%" G_GINT64_FORMAT ",\"computed_before\":%" G_GINT64_FORMAT
+                   ",\"launch_ns\":%" G_GINT64_FORMAT "}",
+                   c->tokens, c->before, c->begin);
+        sv_time b = MAX(c->begin, last), e = MIN(MAX(c->end, b), prefill_end);
+        add_span(s, &n, "prefill chunk", 2, b, e, chunk_args[n]);
+        last = e;
     }
     if (pd)
         add_span(s, &n, "kv transfer", 1, o->prefill_done_ns, o->kv_ready_ns, NULL);
@@ -153,8 +157,10 @@ static void trace_iteration(sv_planner_trace *tr, const struct sv_msg_iter_done 
                         ",\"prefill\":%u,\"decode\":%u,\"scheduled_tokens\":%" G_GINT64_FORMAT "}",
                         it->iteration, it->n_prefill, it->n_decode, it->scheduled_tokens);
     sv_metrics_trace_slice(tr->w, i, TID_ITER, "iteration",
-                           it->n_prefill > 0 ? "prefill+decode step" : "decode step", it->start_ns,
-                           it->end_ns, args);
+                           it->n_prefill == 0  ? "decode step"
+                           : it->n_decode == 0 ? "prefill step"
+                                               : "mixed step",
+                           it->start_ns, it->end_ns, args);
     if (it->n_prefill + it->n_decode > 0 && !g_queue_is_empty(&tr->launches[i])) {
         trace_launch *l = g_queue_pop_head(&tr->launches[i]);
         for (guint k = 0; k < l->entries->len; k++) {
