@@ -550,6 +550,68 @@ static void test_pd(void)
     sv_test_rmtree(dir);
 }
 
+/* Power per component as counters: the test's power block (tests/e2e/test_power_e2e.c's round
+ * numbers) gives 150 W besides the accelerator, which is in standby (20 W) from the end of request
+ * 0 (~0.05 s) for 5 s: the sample starting at 1 s is npu 20 W, base 100 W. Rows at 1, 2, 3 s and
+ * the run's end (request 1 at 3 s): 4 samples. */
+static const char CLUSTER_POWER[] =
+    "{\"num_nodes\": 1, \"link_bw\": 16, \"link_latency\": 20000, \"nodes\": [{"
+    "\"num_instances\": 1, \"cpu_mem\": {\"mem_size\": 512, \"mem_bw\": 256, \"mem_latency\": 0}, "
+    "\"instances\": [{\"model_name\": \"" MODEL "\", \"hardware\": \"H100-SXM\", "
+    "\"npu_mem\": {\"mem_size\": 80, \"mem_bw\": 3350, \"mem_latency\": 0}, "
+    "\"num_npus\": 1, \"tp_size\": 1, \"pd_type\": null}], "
+    "\"power\": {\"base_node_power\": 100, "
+    "\"npu\": {\"H100-SXM\": {\"idle_power\": 10, \"standby_power\": 20, \"active_power\": 110, "
+    "\"standby_duration\": 5}}, "
+    "\"cpu\": {\"idle_power\": 10, \"active_power\": 10, \"util\": 0.5}, "
+    "\"dram\": {\"dimm_size\": 512, \"idle_power\": 10, \"energy_per_bit\": 0}, "
+    "\"link\": {\"num_links\": 1, \"idle_power\": 10, \"energy_per_bit\": 0}, "
+    "\"nic\": {\"num_nics\": 1, \"idle_power\": 10}, "
+    "\"storage\": {\"num_devices\": 1, \"idle_power\": 10}}}]}\n";
+
+static void test_power(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *cl = put(dir, "cluster.json", CLUSTER_POWER);
+    g_autofree char *wl = put(dir, "wl.jsonl",
+                              "{\"input_toks\": 64, \"output_toks\": 8, \"arrival_time_ns\": 0}\n"
+                              "{\"input_toks\": 64, \"output_toks\": 8, \"arrival_time_ns\": "
+                              "3000000000}\n");
+    g_autofree char *o0 = g_build_filename(dir, "o0", NULL);
+    g_autofree char *o1 = g_build_filename(dir, "o1", NULL);
+    g_autofree char *t = g_build_filename(dir, "t.json", NULL);
+    g_autofree char *err = NULL;
+    const char *x[] = {"--trace", t, NULL};
+    CU_ASSERT_FATAL(run(cl, wl, o0, NULL, &err) == 0);
+    g_clear_pointer(&err, g_free);
+    CU_ASSERT_FATAL(run(cl, wl, o1, x, &err) == 0);
+    assert_outputs_same(o0, o1);
+    assert_same_file(o0, o1, "power.csv");
+    trace_doc d;
+    CU_ASSERT_FATAL(load_trace(t, 0, 0, &d));
+    CU_ASSERT_EQUAL(d.errors, 0);
+    CU_ASSERT_EQUAL(count(&d, 'C', NULL, "power W"), 4);
+    doc_clear(&d);
+    /* The sample from 1 s: read its args. */
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_file(p, t, NULL));
+    JsonArray *a =
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "traceEvents");
+    gboolean seen = FALSE;
+    for (guint i = 0; i < json_array_get_length(a); i++) {
+        JsonObject *o = json_array_get_object_element(a, i);
+        if (strcmp(json_object_get_string_member(o, "name"), "power W") != 0 ||
+            us_to_ns(json_object_get_double_member(o, "ts")) != 1000000000)
+            continue;
+        JsonObject *args = json_object_get_object_member(o, "args");
+        CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(args, "npu"), 20.0, 1e-9);
+        CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(args, "base"), 100.0, 1e-9);
+        seen = TRUE;
+    }
+    CU_ASSERT(seen);
+    sv_test_rmtree(dir);
+}
+
 /* The validator rejects what the format forbids (so that the checks above can fail). */
 static void test_validator(void)
 {
@@ -599,6 +661,7 @@ int main(void)
                                          {"failed_run", test_failed_run},
                                          {"tp2", test_tp2},
                                          {"pd", test_pd},
+                                         {"power", test_power},
                                          {NULL, NULL}};
     sv_test_add_suite("trace", cases);
     return sv_test_run();
