@@ -865,18 +865,20 @@ static int run(const run_opts *o)
      * path below removes them (before, nothing needs cleaning: the default action is right). */
     const volatile sig_atomic_t *sig = sv_cli_signals_catch();
     cfg.interrupt = sig;
-    m = sv_metrics_new(&mc, &err);
-    if (!m)
-        goto fail;
-    struct sv_planner_run_observer obs;
-    sv_planner_metrics_observer_init(m, &obs);
-    cfg.observer = &obs;
+    /* The timeline first: a trace path it cannot write fails before the output folder is
+     * touched (docs/trace.md). */
     struct sv_metrics_trace_cfg tc = {.path = o->trace, .window = o->trace_window != NULL};
     if (o->trace_window)
         sv_metrics_trace_window_parse(o->trace_window, "", &tc.window_begin_ns, &tc.window_end_ns,
                                       NULL); /* checked in parse_args */
     if (o->trace && !(trace = cfg.trace = sv_metrics_trace_open(&tc, &err)))
         goto fail;
+    m = sv_metrics_new(&mc, &err);
+    if (!m)
+        goto fail;
+    struct sv_planner_run_observer obs;
+    sv_planner_metrics_observer_init(m, &obs);
+    cfg.observer = &obs;
 
     pc.show = !o->quiet && isatty(fileno(stderr));
     pc.start_us = g_get_monotonic_time();

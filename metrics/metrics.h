@@ -328,6 +328,9 @@ struct sv_metrics_trace_span {
 void sv_metrics_trace_async(sv_metrics_trace *t, int32_t pid, const char *cat, uint64_t id,
                             const struct sv_metrics_trace_span *spans, int n);
 uint64_t sv_metrics_trace_events(const sv_metrics_trace *t); /* written so far */
+/* Does [begin_ns, end_ns] overlap the window (always without one)? Lets a caller skip building
+ * what would not be written. */
+gboolean sv_metrics_trace_overlaps(const sv_metrics_trace *t, sv_time begin_ns, sv_time end_ns);
 
 G_END_DECLS
 

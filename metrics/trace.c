@@ -298,6 +298,11 @@ static gboolean clip(const sv_metrics_trace *t, sv_time *b, sv_time *e)
     return TRUE;
 }
 
+gboolean sv_metrics_trace_overlaps(const sv_metrics_trace *t, sv_time begin_ns, sv_time end_ns)
+{
+    return end_ns >= t->w0 && begin_ns <= t->w1;
+}
+
 static gboolean inside(const sv_metrics_trace *t, sv_time at)
 {
     return at >= t->w0 && at <= t->w1;

@@ -22,7 +22,7 @@
 #define PID_POWER 10000 /* + node */
 #define PID_TIERS 20000
 #define PID_ROUTER 30000
-#define MAX_SPANS 64 /* request, queued, prefill + chunks, kv transfer, decode */
+#define MAX_SPANS 256 /* request, queued, prefill + chunks, kv transfer, decode */
 
 /* A prefill chunk of a request: the iteration it ran in, its tokens, the history before it. */
 typedef struct {
@@ -95,6 +95,8 @@ static void trace_request(sv_planner_trace *tr, const struct sv_wl_outcome *o)
         sv_metrics_trace_async(tr->w, PID_ROUTER, "request", o->request_id, s, n);
         return;
     }
+    if (!sv_metrics_trace_overlaps(tr->w, o->arrival_ns, o->last_token_ns))
+        return;
     gboolean pd = o->prefill_instance >= 0 && o->kv_ready_ns >= 0 && o->prefill_done_ns >= 0;
     sv_time prefill_end = pd ? o->prefill_done_ns : o->first_token_ns;
     sv_time decode_begin = pd ? o->kv_ready_ns : o->first_token_ns;
@@ -123,6 +125,8 @@ static void trace_request(sv_planner_trace *tr, const struct sv_wl_outcome *o)
                    ",\"launch_ns\":%" G_GINT64_FORMAT "}",
                    c->tokens, c->before, c->begin);
         sv_time b = MAX(c->begin, last), e = MIN(MAX(c->end, b), prefill_end);
+        if (b >= prefill_end)
+            continue; /* a recomputation after a preemption past the first token */
         add_span(s, &n, "prefill chunk", 2, b, e, chunk_args[n]);
         last = e;
     }
@@ -152,14 +156,16 @@ void sv_planner__trace_iter_start(sv_planner_trace *tr, int32_t instance, sv_tim
 static void trace_iteration(sv_planner_trace *tr, const struct sv_msg_iter_done *it)
 {
     int32_t i = it->instance;
-    g_autofree char *args =
-        g_strdup_printf("{\"iteration\":%" G_GUINT64_FORMAT
-                        ",\"prefill\":%u,\"decode\":%u,\"scheduled_tokens\":%" G_GINT64_FORMAT "}",
-                        it->iteration, it->n_prefill, it->n_decode, it->scheduled_tokens);
+    char args[128];
+    g_snprintf(args, sizeof args,
+               "{\"iteration\":%" G_GUINT64_FORMAT
+               ",\"prefill\":%u,\"decode\":%u,\"scheduled_tokens\":%" G_GINT64_FORMAT "}",
+               it->iteration, it->n_prefill, it->n_decode, it->scheduled_tokens);
     sv_metrics_trace_slice(tr->w, i, TID_ITER, "iteration",
-                           it->n_prefill == 0  ? "decode step"
-                           : it->n_decode == 0 ? "prefill step"
-                                               : "mixed step",
+                           it->n_prefill + it->n_decode == 0 ? "dummy step"
+                           : it->n_prefill == 0              ? "decode step"
+                           : it->n_decode == 0               ? "prefill step"
+                                                             : "mixed step",
                            it->start_ns, it->end_ns, args);
     if (it->n_prefill + it->n_decode > 0 && !g_queue_is_empty(&tr->launches[i])) {
         trace_launch *l = g_queue_pop_head(&tr->launches[i]);
@@ -274,6 +280,8 @@ static void w_power(void *ctx, const struct sv_planner_power_row *r)
 static void on_op(void *ctx, const struct sv_msg_op *op)
 {
     sv_planner_trace *tr = ctx;
+    if (!sv_metrics_trace_overlaps(tr->w, op->start_ns, op->end_ns))
+        return;
     gboolean compute = op->kind == SV_DAG_KIND_COMP || op->kind == SV_DAG_KIND_PIM;
     int32_t tid = 1 + 2 * op->device + (compute ? 0 : 1);
     gint64 key = ((gint64)op->instance << 32) | (gint64)(uint32_t)tid;

@@ -440,6 +440,17 @@ static void test_failed_run(void)
     CU_ASSERT_NOT_EQUAL(run(cl, wl, o, x, &err), 0);
     g_autoptr(GDir) gd = g_dir_open(tdir, 0, NULL);
     CU_ASSERT_PTR_NULL(g_dir_read_name(gd));
+    /* A trace path that cannot be written: an error naming it, before the output folder is
+     * touched (an earlier run's outputs stay). */
+    g_clear_pointer(&err, g_free);
+    CU_ASSERT_FATAL(run(cl, wl, o, NULL, &err) == 0);
+    g_autofree char *nowhere = g_build_filename(dir, "no", "such", "t.json", NULL);
+    const char *y[] = {"--trace", nowhere, NULL};
+    g_clear_pointer(&err, g_free);
+    CU_ASSERT_EQUAL(run(cl, wl, o, y, &err), 1);
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err, nowhere));
+    g_autofree char *sum = g_build_filename(o, "summary.json", NULL);
+    CU_ASSERT(g_file_test(sum, G_FILE_TEST_IS_REGULAR));
     sv_test_rmtree(dir);
 }
 
