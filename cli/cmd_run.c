@@ -190,10 +190,11 @@ typedef struct {
     char *kv_eviction;
     char *kv_transfer; /* docs/disaggregation.md */
     char *network_model, *expert_routing, *moe_comm, *host_overhead;
-    char *engine, *frontend;    /* msg/engine.c */
-    char *collectives;          /* docs/collectives.md "Closed form" */
-    char *et_scope;             /* docs/chakra.md "Emitted sets" */
-    char *trace, *trace_window; /* docs/trace.md */
+    char *engine, *frontend; /* msg/engine.c */
+    char *collectives;       /* docs/collectives.md "Closed form" */
+    char *et_scope;          /* docs/chakra.md "Emitted sets" */
+    /* The timeline (docs/trace.md). */
+    char *trace, *trace_window;
     /* Memory tiers (docs/memory-tiers.md): checked by sv_planner_tier_flag_check. */
     char *preemption_mode, *prefix_storage, *prefix_pool, *prefix_write, *prefix_evict,
         *offload_overlap, *kv_load_overlap, *memory_model;
