@@ -446,8 +446,13 @@ static void send_handler(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
 static void et_node_done(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
 {
     pd_req *r = ctx;
-    if (node->kind == SV_DAG_KIND_COMM_SEND)
+    if (node->kind == SV_DAG_KIND_COMM_SEND && r->pd->et)
         sv_msg_et_out_note_end(r->pd->et, node->device, sv_engine_now(r->pd->eng));
+    if (node->kind == SV_DAG_KIND_COMM_SEND) /* its links on the timeline */
+        sv_planner__trace_kv_message(r->pd->trace, r->pd->net, r->out.request_id, node->p.comm_src,
+                                     node->p.comm_dst, node->p.comm_size_bytes,
+                                     sv_dag_node_start_ns(sv_dag_exec_dag(ex), node),
+                                     sv_engine_now(r->pd->eng));
 }
 
 void sv_planner_pd_set_et(sv_planner_pd *pd, sv_msg_et_out *et)
@@ -497,7 +502,7 @@ static pd_req *req_new(sv_planner_pd *pd, int32_t instance, sv_msg_handoff *h, g
         /* The network shares links among messages; no per-device comm slot. */
         .policy = SV_DAG_POLICY_UNLIMITED,
         .handler_ctx = r,
-        .on_node_done = pd->et ? et_node_done : NULL,
+        .on_node_done = pd->et || pd->trace ? et_node_done : NULL,
         .on_all_done = all_done,
         .cb_ctx = r,
     };

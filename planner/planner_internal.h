@@ -116,6 +116,11 @@ void sv_planner__trace_iter_start(sv_planner_trace *tr, int32_t instance, sv_tim
                                   const struct sv_msg_sched_entry *e, guint n);
 void sv_planner__trace_kv(sv_planner_trace *tr, uint64_t request_id, int32_t src, int32_t dst,
                           sv_time begin_ns, sv_time end_ns);
+/* One KV message of disaggregation (src -> dst NPU of `net`), sent at begin_ns, arrived at
+ * end_ns: a slice on each link of its route. */
+void sv_planner__trace_kv_message(sv_planner_trace *tr, sv_net *net, uint64_t request_id,
+                                  int32_t src, int32_t dst, uint64_t bytes, sv_time begin_ns,
+                                  sv_time end_ns);
 void sv_planner__pd_set_trace(sv_planner_pd *pd, sv_planner_trace *tr); /* pd may be NULL */
 
 /* Before an instance has run a prefill: its latency model's time for one full prefill chunk

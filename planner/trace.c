@@ -22,7 +22,8 @@
 #define PID_POWER 10000 /* + node */
 #define PID_TIERS 20000
 #define PID_ROUTER 30000
-#define MAX_SPANS 256 /* request, queued, prefill + chunks, kv transfer, decode */
+#define PID_NETWORK 40000 /* links: thread 1 + link id */
+#define MAX_SPANS 256     /* request, queued, prefill + chunks, kv transfer, decode */
 
 /* A prefill chunk of a request: the iteration it ran in, its tokens, the history before it. */
 typedef struct {
@@ -45,7 +46,10 @@ struct sv_planner_trace {
     GQueue *launches;    /* [instance]: trace_launch*, launch order */
     GHashTable *chunks;  /* request id -> GArray of trace_chunk, until it finishes */
     GHashTable *devices; /* (instance, device) declared */
-    gboolean tiers_declared, router_declared;
+    gboolean tiers_declared, router_declared, network_declared;
+    GHashTable *links; /* link ids declared (set) */
+    int *route;        /* scratch: a route's link ids */
+    int route_cap;
     gboolean *nodes_declared;
     sv_time power_prev_ns;
 };
@@ -325,6 +329,40 @@ void sv_planner__trace_kv(sv_planner_trace *tr, uint64_t request_id, int32_t src
                           end_ns);
 }
 
+void sv_planner__trace_kv_message(sv_planner_trace *tr, sv_net *net, uint64_t request_id,
+                                  int32_t src, int32_t dst, uint64_t bytes, sv_time begin_ns,
+                                  sv_time end_ns)
+{
+    if (!tr || !net || src == dst || !sv_metrics_trace_overlaps(tr->w, begin_ns, end_ns))
+        return;
+    if (!tr->network_declared) {
+        sv_metrics_trace_process(tr->w, PID_NETWORK, "network links (KV transfer messages)");
+        tr->network_declared = TRUE;
+    }
+    int cap = sv_net_route_max_links(net);
+    if (cap > tr->route_cap) {
+        tr->route = g_renew(int, tr->route, cap);
+        tr->route_cap = cap;
+    }
+    double lat = 0;
+    int n = sv_net_route_links(net, src, dst, tr->route, &lat);
+    char name[64], args[128];
+    g_snprintf(name, sizeof name, "kv %" G_GUINT64_FORMAT, request_id);
+    g_snprintf(args, sizeof args,
+               "{\"request\":%" G_GUINT64_FORMAT
+               ",\"src_npu\":%d,\"dst_npu\":%d,\"bytes\":%" G_GUINT64_FORMAT "}",
+               request_id, (int)src, (int)dst, bytes);
+    for (int k = 0; k < n; k++) {
+        int link = tr->route[k];
+        if (!g_hash_table_contains(tr->links, GINT_TO_POINTER(link + 1))) {
+            g_hash_table_add(tr->links, GINT_TO_POINTER(link + 1));
+            g_autofree char *tn = g_strdup_printf("link %d", link);
+            sv_metrics_trace_thread(tr->w, PID_NETWORK, 1 + link, tn);
+        }
+        sv_metrics_trace_slice(tr->w, PID_NETWORK, 1 + link, "link", name, begin_ns, end_ns, args);
+    }
+}
+
 /* ---- life cycle ------------------------------------------------------------------------------ */
 
 sv_planner_trace *sv_planner__trace_new(const struct sv_planner_run_cfg *cfg)
@@ -349,6 +387,7 @@ sv_planner_trace *sv_planner__trace_new(const struct sv_planner_run_cfg *cfg)
     tr->chunks =
         g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)chunks_free);
     tr->devices = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    tr->links = g_hash_table_new(g_direct_hash, g_direct_equal);
     tr->nodes_declared = g_new0(gboolean, (size_t)MAX(1, tr->cl->n_nodes));
     for (int32_t i = 0; i < n; i++) {
         const struct sv_planner_instance_cfg *ic = &tr->cl->instances[i];
@@ -382,6 +421,8 @@ void sv_planner__trace_free(sv_planner_trace *tr)
     g_free(tr->launches);
     g_hash_table_destroy(tr->chunks);
     g_hash_table_destroy(tr->devices);
+    g_hash_table_destroy(tr->links);
+    g_free(tr->route);
     g_free(tr->nodes_declared);
     g_free(tr);
 }

@@ -38,6 +38,7 @@ typedef struct {
     int64_t ts, dur; /* ns; dur -1 when absent */
     uint64_t id;
     gboolean has_id;
+    int64_t arg_request, arg_bytes; /* args "request" / "bytes", -1 when absent */
 } ev;
 
 typedef struct {
@@ -107,7 +108,14 @@ static gboolean load_trace(const char *path, int64_t w0, int64_t w1, trace_doc *
                 .ph = ph[0],
                 .pid = json_object_get_int_member(o, "pid"),
                 .tid = json_object_get_int_member(o, "tid"),
-                .dur = -1};
+                .dur = -1,
+                .arg_request = -1,
+                .arg_bytes = -1};
+        JsonObject *va = json_object_get_object_member(o, "args");
+        if (va && v.ph != 'C') {
+            v.arg_request = json_object_get_int_member_with_default(va, "request", -1);
+            v.arg_bytes = json_object_get_int_member_with_default(va, "bytes", -1);
+        }
         if (v.ph != 'M') {
             if (!json_object_has_member(o, "ts")) {
                 bad(d, i, "no ts");
@@ -549,6 +557,20 @@ static void test_pd(void)
         SV_ASSERT_EQ_I64(ke->ts, csv_value(o1, id, "kv_ready_ns"));
         check_request(&d, o1, id, FALSE);
     }
+    /* Each request's KV message on every link of its route, from its send to the KV's arrival,
+     * carrying 2 (K, V) x 32 layers x 8 KV heads x 128 x 2 bytes = 131,072 bytes per prompt
+     * token (Llama-3.1-8B, bf16). */
+    int links[2] = {0, 0};
+    for (guint i = 0; i < d.evs->len; i++) {
+        const ev *v = &g_array_index(d.evs, ev, i);
+        if (v->ph != 'X' || strcmp(v->cat, "link") != 0)
+            continue;
+        CU_ASSERT_FATAL(v->arg_request == 0 || v->arg_request == 1);
+        links[v->arg_request]++;
+        SV_ASSERT_EQ_I64(v->ts + v->dur, csv_value(o1, (uint64_t)v->arg_request, "kv_ready_ns"));
+        SV_ASSERT_EQ_I64(v->arg_bytes, (v->arg_request == 0 ? 100 : 50) * 131072);
+    }
+    CU_ASSERT(links[0] >= 1 && links[0] == links[1]);
     /* Compute on both instances' NPUs. */
     int on0 = 0, on1 = 0;
     for (guint i = 0; i < d.evs->len; i++) {
@@ -557,6 +579,22 @@ static void test_pd(void)
         on1 += v->ph == 'X' && !strcmp(v->cat, "compute") && v->pid == 1;
     }
     CU_ASSERT(on0 > 0 && on1 > 0);
+    doc_clear(&d);
+    /* Per-layer KV transfer: one message per layer, many on a link at once (lanes). */
+    g_autofree char *o2 = g_build_filename(dir, "o2", NULL);
+    g_autofree char *o3 = g_build_filename(dir, "o3", NULL);
+    g_autofree char *t3 = g_build_filename(dir, "t3.json", NULL);
+    const char *pl[] = {"--kv-transfer", "per_layer", NULL};
+    const char *plt[] = {"--kv-transfer", "per_layer", "--trace", t3, NULL};
+    g_clear_pointer(&err, g_free);
+    CU_ASSERT_FATAL(run(cl, wl, o2, pl, &err) == 0);
+    g_clear_pointer(&err, g_free);
+    CU_ASSERT_FATAL(run(cl, wl, o3, plt, &err) == 0);
+    assert_outputs_same(o2, o3);
+    CU_ASSERT_FATAL(load_trace(t3, 0, 0, &d));
+    CU_ASSERT_EQUAL(d.errors, 0);
+    /* 32 layer messages per request, each on the same route. */
+    CU_ASSERT(count(&d, 'X', "link", NULL) > 0 && count(&d, 'X', "link", NULL) % 64 == 0);
     doc_clear(&d);
     sv_test_rmtree(dir);
 }
