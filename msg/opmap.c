@@ -46,10 +46,11 @@ static sv_time ring_allreduce_ns(const struct sv_msg_cfg *c, uint64_t bytes)
     return sv_time_from_ns(steps * ((double)bytes / n / bpns + c->link_latency_ns));
 }
 
-/* Node names ("L<layer>.<op>[.<suffix>]") only serve the ET output (--emit-et): without it the
- * per-layer nodes stay unnamed (NULL). Formatting and interning a name for each of the ~2,000
- * nodes of a TP 2 iteration was ~20 % of a TP serving run's CPU (perf, Qwen3-32B TP 2, 300
- * requests). Stall diagnostics still give each node's id, kind and device. */
+/* Node names ("L<layer>.<op>[.<suffix>]") only serve the ET output (--emit-et) and the timeline
+ * (--trace, hooks.on_op): without them the per-layer nodes stay unnamed (NULL). Formatting and
+ * interning a name for each of the ~2,000 nodes of a TP 2 iteration was ~20 % of a TP serving run's
+ * CPU (perf, Qwen3-32B TP 2, 300 requests). Stall diagnostics still give each node's id, kind and
+ * device. */
 static const char *op_name(const sv_msg *m, char *buf, size_t size, int layer,
                            sv_compute_op_kind op, const char *suffix)
 {
