@@ -177,6 +177,9 @@ static const char usage[] =
     "  --et-scope SCOPE          iteration | run: a set of files per batch (iteration,\n"
     "                            default) or one file per NPU for the whole run, KV\n"
     "                            transfers included (run)\n"
+    "  --trace FILE.json         also write a Chrome trace / Perfetto timeline: operators per\n"
+    "                            NPU, KV transfers, requests, counters (docs/trace.md)\n"
+    "  --trace-window T0:T1      only what overlaps simulated seconds [T0, T1] (T0: = to the end)\n"
     "  --per-layer-dag           build TP iterations per layer and operator even where they\n"
     "                            fold (same results, slower; docs/parallelism.md)\n"
     "  --quiet                   no summary on stdout, no progress line on stderr\n"
@@ -197,6 +200,8 @@ typedef struct {
     char *engine, *frontend; /* msg/engine.c */
     char *collectives;       /* docs/collectives.md "Closed form" */
     char *et_scope;          /* docs/chakra.md "Emitted sets" */
+    /* The timeline (docs/trace.md). */
+    char *trace, *trace_window;
     /* Memory tiers (docs/memory-tiers.md): checked by sv_planner_tier_flag_check. */
     char *preemption_mode, *prefix_storage, *prefix_pool, *prefix_write, *prefix_evict,
         *offload_overlap, *kv_load_overlap, *memory_model;
@@ -237,6 +242,8 @@ static void run_opts_clear(run_opts *o)
         &o->frontend,        &o->collectives,     &o->et_scope};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_clear_pointer(strs[i], g_free);
+    g_clear_pointer(&o->trace, g_free);
+    g_clear_pointer(&o->trace_window, g_free);
     g_clear_pointer(&o->plugins, g_strfreev);
     g_clear_pointer(&o->hardware_files, g_strfreev);
     g_clear_pointer(&o->goodput, g_free);
@@ -374,6 +381,8 @@ static int parse_args(int argc, char **argv, run_opts *o)
         STR("metric-percentiles", metric_percentiles, "LIST"),
         PATH("emit-et", emit_et, "DIR"),
         STR("et-scope", et_scope, "iteration|run"),
+        PATH("trace", trace, "FILE.json"),
+        STR("trace-window", trace_window, "T0:T1"),
         FLAG("per-layer-dag", 0, per_layer_dag),
         STR("router", router, "NAME"),
         STR("scheduler", scheduler, "NAME"),
@@ -493,6 +502,14 @@ static int parse_args(int argc, char **argv, run_opts *o)
             fprintf(stderr, "servesim run: --et-scope needs --emit-et DIR\n");
             return 2;
         }
+    }
+    sv_time tw0, tw1;
+    g_autoptr(GError) twe = NULL;
+    if (o->trace_window &&
+        (!o->trace ||
+         !sv_metrics_trace_window_parse(o->trace_window, "--trace-window", &tw0, &tw1, &twe))) {
+        fprintf(stderr, "servesim run: %s\n", twe ? twe->message : "--trace-window needs --trace");
+        return 2;
     }
     for (char **p = o->plugins; p && *p; p++) {
         if (!**p) {
@@ -753,6 +770,7 @@ static int run(const run_opts *o)
     sv_wl_source *src = NULL;
     g_autoptr(sv_metrics) m = NULL;
     g_autofree char *run_json = NULL;
+    sv_metrics_trace *trace = NULL; /* --trace (docs/trace.md) */
     const char *out_dir = NULL;
     gboolean outputs_written = FALSE;
     progress_ctx pc = {0};
@@ -881,6 +899,14 @@ static int run(const run_opts *o)
      * path below removes them (before, nothing needs cleaning: the default action is right). */
     const volatile sig_atomic_t *sig = sv_cli_signals_catch();
     cfg.interrupt = sig;
+    /* The timeline first: a trace path it cannot write fails before the output folder is
+     * touched (docs/trace.md). */
+    struct sv_metrics_trace_cfg tc = {.path = o->trace, .window = o->trace_window != NULL};
+    if (o->trace_window)
+        sv_metrics_trace_window_parse(o->trace_window, "", &tc.window_begin_ns, &tc.window_end_ns,
+                                      NULL); /* checked in parse_args */
+    if (o->trace && !(trace = cfg.trace = sv_metrics_trace_open(&tc, &err)))
+        goto fail;
     m = sv_metrics_new(&mc, &err);
     if (!m)
         goto fail;
@@ -1018,6 +1044,8 @@ static int run(const run_opts *o)
     if (!sv_metrics_finish(m, res.makespan_ns, res.submitted + res.rejected, &err))
         goto fail;
     outputs_written = TRUE;
+    if (trace && !sv_metrics_trace_finish(trace, &err))
+        goto fail;
     if (*sig) { /* while the outputs were written: they are complete, and stay */
         fprintf(stderr,
                 "servesim run: %s arrived while the outputs were written; they are complete\n",
@@ -1049,6 +1077,7 @@ out:
     if (m != NULL && !outputs_written)
         remove_earlier_outputs(out_dir);
     g_clear_pointer(&m, sv_metrics_free); /* before a failed run's exit: removes temporaries */
+    sv_metrics_trace_free(trace);         /* an unfinished timeline's temporary */
     sv_wl_source_free(src);
     sv_planner_cluster_free(cluster);
     return status;

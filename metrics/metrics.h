@@ -309,6 +309,66 @@ void sv_metrics_validation_print(const struct sv_metrics_validation *v, FILE *ou
 gboolean sv_metrics_validation_write_json(const struct sv_metrics_validation *v, const char *path,
                                           GError **error);
 
+/* ------------------------------------------------------------------------------------------ */
+/* Timeline: a Chrome Trace Event Format / Perfetto JSON file (metrics/trace.c; docs/trace.md).  */
+
+/* A streaming writer: each call writes its events at once (nothing of the trace is kept but one
+ * record per track), under a temporary name beside `path`, renamed into place by
+ * sv_metrics_trace_finish; sv_metrics_trace_free without it removes the temporary. Times are
+ * simulated ns, written as microseconds with 3 decimals (exact). The writer keeps each track's
+ * timestamps in order: a slice that would overlap the previous one of its track goes to a
+ * further lane of that track ("<thread name> #2", tid + SV_METRICS_TRACE_LANE x lane), and a
+ * counter sample older than the track's last is written at that last time. With a window only
+ * what overlaps [window_begin_ns, window_end_ns] is written, clipped to it (counters: samples
+ * inside it). */
+#define SV_METRICS_TRACE_LANE 100000
+struct sv_metrics_trace_cfg {
+    const char *path;
+    gboolean window;
+    sv_time window_begin_ns, window_end_ns;
+};
+typedef struct sv_metrics_trace sv_metrics_trace;
+sv_metrics_trace *sv_metrics_trace_open(const struct sv_metrics_trace_cfg *cfg, GError **error);
+/* Write the end of the document and rename it into place. */
+gboolean sv_metrics_trace_finish(sv_metrics_trace *t, GError **error);
+void sv_metrics_trace_free(sv_metrics_trace *t); /* accepts NULL; removes an unfinished file */
+/* "T0:T1" in seconds of simulated time (T0 < T1, both >= 0; "T0:" = to the end). Errors name
+ * `flag`. */
+gboolean sv_metrics_trace_window_parse(const char *text, const char *flag, sv_time *begin_ns,
+                                       sv_time *end_ns, GError **error);
+
+/* Metadata (ph M): a process's and a thread's name (and the thread's sort index = tid). */
+void sv_metrics_trace_process(sv_metrics_trace *t, int32_t pid, const char *name);
+void sv_metrics_trace_thread(sv_metrics_trace *t, int32_t pid, int32_t tid, const char *name);
+/* A complete slice (ph X) on thread (pid, tid); `args_json` is a JSON object's text or NULL.
+ * Returns the tid it was written on (a lane), or -1 when outside the window. */
+int32_t sv_metrics_trace_slice(sv_metrics_trace *t, int32_t pid, int32_t tid, const char *cat,
+                               const char *name, sv_time begin_ns, sv_time end_ns,
+                               const char *args_json);
+/* A flow (ph s on (pid0, tid0) at t0, ph f with "bp":"e" on (pid1, tid1) at t1), written only
+ * when both ends are inside the window; each end should lie in a slice of its thread. */
+void sv_metrics_trace_flow(sv_metrics_trace *t, const char *cat, const char *name, uint64_t id,
+                           int32_t pid0, int32_t tid0, sv_time t0_ns, int32_t pid1, int32_t tid1,
+                           sv_time t1_ns);
+/* A counter sample (ph C) named `name` on process `pid`: n series keys[i] = values[i]. */
+void sv_metrics_trace_counter(sv_metrics_trace *t, int32_t pid, const char *name, sv_time t_ns,
+                              int n, const char *const *keys, const double *values);
+/* One async track (ph b / e, cat `cat`, id `id`) of nested spans: pre-order (a parent before
+ * its children, siblings in time order, each inside its parent), depth 0 the outermost. Written
+ * with matched b / e in time order; spans outside the window are left out, the others clipped. */
+struct sv_metrics_trace_span {
+    const char *name;
+    int depth;
+    sv_time begin_ns, end_ns;
+    const char *args_json; /* NULL or a JSON object's text (on the b event) */
+};
+void sv_metrics_trace_async(sv_metrics_trace *t, int32_t pid, const char *cat, uint64_t id,
+                            const struct sv_metrics_trace_span *spans, int n);
+uint64_t sv_metrics_trace_events(const sv_metrics_trace *t); /* written so far */
+/* Does [begin_ns, end_ns] overlap the window (always without one)? Lets a caller skip building
+ * what would not be written. */
+gboolean sv_metrics_trace_overlaps(const sv_metrics_trace *t, sv_time begin_ns, sv_time end_ns);
+
 G_END_DECLS
 
 #endif

@@ -454,6 +454,16 @@ struct sv_msg_sched_entry {
     int64_t computed_before; /* KV history before the step */
 };
 
+/* One finished node of an iteration DAG (sv_msg_hooks.on_op), valid during the call. */
+struct sv_msg_op {
+    int32_t instance;
+    int32_t device;   /* NPU id */
+    int kind;         /* sv_dag_kind (dag/dag.h) */
+    const char *name; /* never NULL */
+    sv_time start_ns, end_ns;
+    uint64_t bytes; /* comm_size of a collective or send, else 0 */
+};
+
 /* Callbacks (any may be NULL). on_token is called for each output token after the first, with
  * the gap since the previous one (ITL); on_req_done after a request's last token, with the
  * request's outcome (valid during the call only: the request is freed after it) and the `user`
@@ -480,6 +490,14 @@ struct sv_msg_hooks {
     void (*on_iter_start)(void *ctx, int32_t instance, sv_time now,
                           const struct sv_msg_sched_entry *e, guint n);
     void *ctx;
+    /* Optional, for a timeline (docs/trace.md), with its own context: each compute, PIM,
+     * collective, send and memory node of the group's iteration DAGs when it finishes (receives
+     * and logical nodes are not reported). With it set, nodes carry names: the operator's
+     * ("L3.attn", "lm_head") where the DAG is built per operator, else "prologue", "layers",
+     * "head" or "folded iteration" (docs/parallelism.md "Folded iterations"). The model's
+     * times are the same with or without it. */
+    void (*on_op)(void *op_ctx, const struct sv_msg_op *op);
+    void *op_ctx;
 };
 
 typedef struct sv_msg sv_msg;

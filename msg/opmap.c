@@ -46,14 +46,15 @@ static sv_time ring_allreduce_ns(const struct sv_msg_cfg *c, uint64_t bytes)
     return sv_time_from_ns(steps * ((double)bytes / n / bpns + c->link_latency_ns));
 }
 
-/* Node names ("L<layer>.<op>[.<suffix>]") only serve the ET output (--emit-et): without it the
- * per-layer nodes stay unnamed (NULL). Formatting and interning a name for each of the ~2,000
- * nodes of a TP 2 iteration was ~20 % of a TP serving run's CPU (perf, Qwen3-32B TP 2, 300
- * requests). Stall diagnostics still give each node's id, kind and device. */
+/* Node names ("L<layer>.<op>[.<suffix>]") only serve the ET output (--emit-et) and the timeline
+ * (--trace, hooks.on_op): without them the per-layer nodes stay unnamed (NULL). Formatting and
+ * interning a name for each of the ~2,000 nodes of a TP 2 iteration was ~20 % of a TP serving run's
+ * CPU (perf, Qwen3-32B TP 2, 300 requests). Stall diagnostics still give each node's id, kind and
+ * device. */
 static const char *op_name(const sv_msg *m, char *buf, size_t size, int layer,
                            sv_compute_op_kind op, const char *suffix)
 {
-    if (!m->et)
+    if (!m->et && !m->hooks.on_op)
         return NULL;
     const char *on = sv_compute_op_name(op);
     if (layer >= 0)
@@ -61,6 +62,34 @@ static const char *op_name(const sv_msg *m, char *buf, size_t size, int layer,
     else
         g_snprintf(buf, size, "%s%s", on, suffix);
     return buf;
+}
+
+/* A node that stands for several operators: named only for a timeline (sv_msg_hooks.on_op). */
+static const char *label(const sv_msg *m, const char *name)
+{
+    return m->hooks.on_op ? name : NULL;
+}
+
+/* A finished node to the timeline hook (sv_msg_hooks.on_op). */
+static void report_op(sv_msg *m, const sv_dag *dag, const sv_dag_node *n)
+{
+    if (!m->hooks.on_op || n->kind == SV_DAG_KIND_LOGICAL || n->kind == SV_DAG_KIND_METADATA ||
+        n->kind == SV_DAG_KIND_INVALID || n->kind == SV_DAG_KIND_COMM_RECV)
+        return;
+    struct sv_msg_op op = {
+        .instance = m->cfg.instance,
+        .device = n->device,
+        .kind = n->kind,
+        .name = n->name && *n->name ? n->name : sv_dag_kind_name(n->kind),
+        .start_ns = sv_dag_node_start_ns(dag, n),
+        .end_ns = sv_dag_node_end_ns(dag, n),
+        .bytes = (n->p.has & SV_DAG_HAS_COMM_SIZE) ? n->p.comm_size_bytes : 0,
+    };
+    if (op.end_ns < 0)
+        op.end_ns = sv_engine_now(m->eng);
+    if (op.start_ns < 0)
+        op.start_ns = op.end_ns;
+    m->hooks.on_op(m->hooks.op_ctx, &op);
 }
 
 /* ET output: the operator's FLOPs and bytes on this rank (sv_compute_op_cost) as num_ops and
@@ -118,7 +147,8 @@ static sv_dag_node *build_streamed(sv_msg *m, const struct sv_compute_iter_time 
         if (detailed)
             prev = add_ops(m, it->prologue, it->n_prologue, dev, -1, prev);
         else if (it->prologue_ns > 0)
-            prev = sv_msg__add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->prologue_ns, prev);
+            prev = sv_msg__add_node(m, label(m, "prologue"), SV_DAG_KIND_COMP, dev, it->prologue_ns,
+                                    prev);
         sv_msg__stream_post(m, &st, ld, &prev);
     }
     for (int64_t l = lb; l < le; l++) {
@@ -126,7 +156,8 @@ static sv_dag_node *build_streamed(sv_msg *m, const struct sv_compute_iter_time 
         if (detailed)
             prev = add_ops(m, it->layer, it->n_layer, dev, (int)l, prev);
         else if (it->layer_ns > 0)
-            prev = sv_msg__add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->layer_ns, prev);
+            prev =
+                sv_msg__add_node(m, label(m, "layers"), SV_DAG_KIND_COMP, dev, it->layer_ns, prev);
         sv_msg__stream_post(m, &st, ld, &prev);
     }
     if (le == nl) {
@@ -134,7 +165,7 @@ static sv_dag_node *build_streamed(sv_msg *m, const struct sv_compute_iter_time 
         if (detailed)
             prev = add_ops(m, it->head, it->n_head, dev, -1, prev);
         else if (it->head_ns > 0 || prev == NULL)
-            prev = sv_msg__add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->head_ns, prev);
+            prev = sv_msg__add_node(m, label(m, "head"), SV_DAG_KIND_COMP, dev, it->head_ns, prev);
         sv_msg__stream_post(m, &st, ld, &prev);
     }
     return prev;
@@ -181,12 +212,14 @@ static void build_dag(sv_msg *m, const struct sv_compute_iter_time *it)
             /* Zero-time nodes are left out: ASTRA-sim's replay charges them 1 ns. Unnamed
              * (prologue, layers, head), as this form is never written as ET (see op_name). */
             if (it->prologue_ns > 0)
-                prev = sv_msg__add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->prologue_ns, prev);
+                prev = sv_msg__add_node(m, label(m, "prologue"), SV_DAG_KIND_COMP, dev,
+                                        it->prologue_ns, prev);
             if (it->layer_ns > 0 && it->n_layers > 0)
-                prev = sv_msg__add_node(m, NULL, SV_DAG_KIND_COMP, dev,
+                prev = sv_msg__add_node(m, label(m, "layers"), SV_DAG_KIND_COMP, dev,
                                         sv_time_mul_sat(it->layer_ns, it->n_layers), prev);
             if (it->head_ns > 0 || prev == NULL)
-                prev = sv_msg__add_node(m, NULL, SV_DAG_KIND_COMP, dev, it->head_ns, prev);
+                prev =
+                    sv_msg__add_node(m, label(m, "head"), SV_DAG_KIND_COMP, dev, it->head_ns, prev);
         }
     }
     sv_msg__kv_loads_done(m);
@@ -194,7 +227,10 @@ static void build_dag(sv_msg *m, const struct sv_compute_iter_time *it)
 
 static void single_node_done(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
 {
-    sv_msg__et_node_done(ctx, sv_dag_exec_dag(ex), n);
+    sv_msg *m = ctx;
+    if (m->et)
+        sv_msg__et_node_done(m, sv_dag_exec_dag(ex), n);
+    report_op(m, sv_dag_exec_dag(ex), n);
 }
 
 static void on_all_done(sv_dag_exec *ex, void *ctx)
@@ -277,7 +313,7 @@ gboolean sv_msg__launch(sv_msg *m, GError **error)
         return TRUE; /* appended nodes are issued by the running executor */
     struct sv_dag_exec_cfg ec = {
         .policy = SV_DAG_POLICY_ASTRA,
-        .on_node_done = m->et ? single_node_done : NULL,
+        .on_node_done = m->et || m->hooks.on_op ? single_node_done : NULL,
         .on_all_done = on_all_done,
         .cb_ctx = m,
     };
@@ -605,6 +641,7 @@ static void par_node_done(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
     sv_msg *m = ctx;
     if (m->et)
         sv_msg__et_node_done(m, sv_dag_exec_dag(ex), n);
+    report_op(m, sv_dag_exec_dag(ex), n);
     if (n->kind != SV_DAG_KIND_LOGICAL)
         return;
     for (GList *l = m->par->batches.head; l; l = l->next) {
@@ -1049,7 +1086,8 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
             }
             /* Weight parts off the device stream in before their compute (msg/offload.c). */
             if (fold) {
-                prev = par_add(m, NULL, SV_DAG_KIND_COMP, dev, fold_ns, prev);
+                prev =
+                    par_add(m, label(m, "folded iteration"), SV_DAG_KIND_COMP, dev, fold_ns, prev);
             } else if (sv_msg__pim_active(m) && !dummy) {
                 /* PIM attention / sub-batches / local weight loads (msg/pim.c). */
                 struct par_emit pe = {r, s, moe_ns};

@@ -26,7 +26,7 @@
  * decode instance has room at launch, the request waits as above and its layers, all produced by
  * then, leave at once when it is placed. */
 #include "dag/dag.h"
-#include "planner/planner.h"
+#include "planner/planner_internal.h"
 
 #include <string.h>
 
@@ -55,7 +55,8 @@ struct sv_planner_pd {
     gboolean retry_pending;
     int32_t *cand; /* scratch */
     struct sv_planner_pd_stats stats;
-    sv_msg_et_out *et; /* run-scope ET output, or NULL */
+    sv_msg_et_out *et;       /* run-scope ET output, or NULL */
+    sv_planner_trace *trace; /* the timeline (planner/trace.c), or NULL */
     GError *error;
 };
 
@@ -399,6 +400,7 @@ static void logical_handler(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
         sv_msg_pd_release(pd->inst[r->src].msg, r->hp);
         r->hp = NULL;
         r->out.kv_ready_ns = now;
+        sv_planner__trace_kv(pd->trace, r->out.request_id, r->src, r->dst, r->reserved_ns, now);
         for (guint k = 0; r->et_recv && k + 1 < r->et_recv->len; k += 2)
             sv_msg_et_out_received(pd->et, (int32_t)g_array_index(r->et_recv, uint64_t, k),
                                    g_array_index(r->et_recv, uint64_t, k + 1));
@@ -444,13 +446,24 @@ static void send_handler(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
 static void et_node_done(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
 {
     pd_req *r = ctx;
-    if (node->kind == SV_DAG_KIND_COMM_SEND)
+    if (node->kind == SV_DAG_KIND_COMM_SEND && r->pd->et)
         sv_msg_et_out_note_end(r->pd->et, node->device, sv_engine_now(r->pd->eng));
+    if (node->kind == SV_DAG_KIND_COMM_SEND) /* its links on the timeline */
+        sv_planner__trace_kv_message(r->pd->trace, r->pd->net, r->out.request_id, node->p.comm_src,
+                                     node->p.comm_dst, node->p.comm_size_bytes,
+                                     sv_dag_node_start_ns(sv_dag_exec_dag(ex), node),
+                                     sv_engine_now(r->pd->eng));
 }
 
 void sv_planner_pd_set_et(sv_planner_pd *pd, sv_msg_et_out *et)
 {
     pd->et = et;
+}
+
+void sv_planner__pd_set_trace(sv_planner_pd *pd, sv_planner_trace *tr)
+{
+    if (pd)
+        pd->trace = tr;
 }
 
 static void start_event(sv_engine *eng, void *ctx, uint64_t arg)
@@ -489,7 +502,7 @@ static pd_req *req_new(sv_planner_pd *pd, int32_t instance, sv_msg_handoff *h, g
         /* The network shares links among messages; no per-device comm slot. */
         .policy = SV_DAG_POLICY_UNLIMITED,
         .handler_ctx = r,
-        .on_node_done = pd->et ? et_node_done : NULL,
+        .on_node_done = pd->et || pd->trace ? et_node_done : NULL,
         .on_all_done = all_done,
         .cb_ctx = r,
     };

@@ -724,6 +724,9 @@ struct sv_planner_run_cfg {
      * SV_CORE_ERROR_INTERRUPTED and frees what it built, as on any error (sv_engine_set_interrupt;
      * the CLI's signal handler sets it). */
     const volatile sig_atomic_t *interrupt;
+    /* A timeline (--trace; docs/trace.md): the run writes its events there as they happen
+     * (planner/trace.c; NULL = none). Nothing of the model depends on it. */
+    sv_metrics_trace *trace;
 };
 
 /* Every option unset (zero, and -1 for the tri-state switches), as `servesim run` passes the

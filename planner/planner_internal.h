@@ -102,6 +102,32 @@ gboolean sv_planner__check_bytes(const sv_net *net, const sv_memtier_fabric *fab
 /* planner/tiers.c: one serving group's tier counters added to the run's (the result's sums). */
 void sv_planner__tier_stats_add(struct sv_msg_tier_stats *o, const struct sv_msg_tier_stats *ms);
 
+/* The run's timeline (planner/trace.c; docs/trace.md). new: NULL without cfg->trace. cfg: the
+ * run's configuration with its observer wrapped (every record still reaches the caller's), or
+ * `cfg` itself without a timeline. The rest accept NULL: msg_hooks sets the serving group's
+ * on_op, iter_start takes its on_iter_start, kv a finished KV transfer of disaggregation. */
+typedef struct sv_planner_trace sv_planner_trace;
+sv_planner_trace *sv_planner__trace_new(const struct sv_planner_run_cfg *cfg);
+const struct sv_planner_run_cfg *sv_planner__trace_cfg(sv_planner_trace *tr,
+                                                       const struct sv_planner_run_cfg *cfg);
+void sv_planner__trace_free(sv_planner_trace *tr);
+void sv_planner__trace_msg_hooks(sv_planner_trace *tr, struct sv_msg_hooks *hooks);
+void sv_planner__trace_iter_start(sv_planner_trace *tr, int32_t instance, sv_time now,
+                                  const struct sv_msg_sched_entry *e, guint n);
+void sv_planner__trace_kv(sv_planner_trace *tr, uint64_t request_id, int32_t src, int32_t dst,
+                          sv_time begin_ns, sv_time end_ns);
+/* One KV message of disaggregation (src -> dst NPU of `net`), sent at begin_ns, arrived at
+ * end_ns: a slice on each link of its route. */
+void sv_planner__trace_kv_message(sv_planner_trace *tr, sv_net *net, uint64_t request_id,
+                                  int32_t src, int32_t dst, uint64_t bytes, sv_time begin_ns,
+                                  sv_time end_ns);
+void sv_planner__pd_set_trace(sv_planner_pd *pd, sv_planner_trace *tr); /* pd may be NULL */
+
+/* Before an instance has run a prefill: its latency model's time for one full prefill chunk
+ * (up to max_num_batched_tokens, at most 2048 tokens: LLMServingSim's default budget) from an
+ * empty cache, as prompt tokens per ns (planner/router_policies.c). */
+double sv_planner__prefill_tput_estimate(sv_compute_latency *lat, int64_t budget);
+
 G_END_DECLS
 
 /* The observer's on_instance_kv for instance i (planner/metrics_observer.c): its KV pool of

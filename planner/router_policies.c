@@ -3,7 +3,7 @@
  * Both are registry tables like the built-ins (struct sv_planner_router_ops). They only read the
  * per-instance view the run fills (struct sv_planner_router_inst) and the request; the prefix
  * lookup walks the instance's prefix-cache index without touching it. */
-#include "planner/planner.h"
+#include "planner/planner_internal.h"
 
 #include <stdlib.h>
 
@@ -161,4 +161,14 @@ gboolean sv_planner_router_register_policies(sv_registry *reg, GError **error)
     return sv_registry_add(reg, SV_REGISTRY_ROUTER, "prefix_aware", &prefix_aware_ops, "built-in",
                            error) &&
            sv_registry_add(reg, SV_REGISTRY_ROUTER, "slo_aware", &slo_aware_ops, "built-in", error);
+}
+
+double sv_planner__prefill_tput_estimate(sv_compute_latency *lat, int64_t budget)
+{
+    int64_t chunk = MIN(budget, (int64_t)SV_MSG_DEFAULT_MAX_NUM_BATCHED_TOKENS), hist = 0;
+    struct sv_compute_batch_shape shape;
+    sv_compute_batch_shape_init(&shape, &chunk, &hist, 1, NULL, 0);
+    struct sv_compute_iter_time it;
+    sv_compute_iter_time(lat, &shape, 0, sv_compute_latency_model(lat)->num_layers, &it);
+    return it.total_ns > 0 ? (double)chunk / (double)it.total_ns : 0;
 }

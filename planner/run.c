@@ -67,6 +67,7 @@ typedef struct {
     sv_planner_power *power;             /* NULL without a power model */
     sv_planner_pim *pim;                 /* NULL without PIM offload or local weight loads */
     sv_planner_et *et;                   /* NULL without --emit-et */
+    sv_planner_trace *trace;             /* NULL without --trace (planner/trace.c) */
     gboolean *tp_fold;                   /* per instance: TP iterations may be folded (tp_fold.c) */
     GArray *pending; /* power: finished requests (sv_wl_outcome) waiting for their energy */
     /* Per instance: context length (0: none) and KV cache in tokens, for the requests vLLM
@@ -417,7 +418,9 @@ static void on_iter_start(void *ctx, int32_t instance, sv_time now,
                           const struct sv_msg_sched_entry *e, guint n)
 {
     run_state *st = ctx;
-    sv_planner_power_iter_start(st->power, instance, now, e, n);
+    if (st->power)
+        sv_planner_power_iter_start(st->power, instance, now, e, n);
+    sv_planner__trace_iter_start(st->trace, instance, now, e, n);
 }
 
 static void on_iter_done(void *ctx, const struct sv_msg_iter_done *it)
@@ -597,20 +600,6 @@ static sv_compute_latency *make_latency(const struct sv_planner_run_cfg *cfg,
     if (lat)
         *source = g_strdup("roofline");
     return lat;
-}
-
-/* Before an instance has run a prefill: its latency model's time for one full prefill chunk
- * (up to max_num_batched_tokens, at most 2048 tokens: LLMServingSim's default budget) from an
- * empty cache.
- */
-static double prefill_tput_estimate(sv_compute_latency *lat, int64_t budget)
-{
-    int64_t chunk = MIN(budget, (int64_t)SV_MSG_DEFAULT_MAX_NUM_BATCHED_TOKENS), hist = 0;
-    struct sv_compute_batch_shape shape;
-    sv_compute_batch_shape_init(&shape, &chunk, &hist, 1, NULL, 0);
-    struct sv_compute_iter_time it;
-    sv_compute_iter_time(lat, &shape, 0, sv_compute_latency_model(lat)->num_layers, &it);
-    return it.total_ns > 0 ? (double)chunk / (double)it.total_ns : 0;
 }
 
 /* Disaggregation: any pd_type makes every prefill instance hand its requests to a decode
@@ -809,9 +798,10 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         .on_req_done = on_req_done,
         .on_iter_done = on_iter_done,
         .on_prefill_done = on_prefill_done,
-        .on_iter_start = st->power ? on_iter_start : NULL,
+        .on_iter_start = st->power || st->trace ? on_iter_start : NULL,
         .ctx = st,
     };
+    sv_planner__trace_msg_hooks(st->trace, &hooks); /* on_op: compute slices (trace.c) */
     sv_planner_pd_kv_mode kv_mode = SV_PLANNER_PD_KV_WHOLE;
     if (run_kv_transfer(cfg) && sv_planner_pd_kv_mode_parse(run_kv_transfer(cfg), &kv_mode, NULL) &&
         kv_mode == SV_PLANNER_PD_KV_PER_LAYER)
@@ -831,7 +821,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     st->npus[i] = g_new(int32_t, (size_t)ic->tp_size * (size_t)ic->pp_size);
     for (int32_t r = 0; r < ic->tp_size * ic->pp_size; r++)
         st->npus[i][r] = mc.first_device + r;
-    st->pf_tput[i] = prefill_tput_estimate(st->lats[i], mc.max_num_batched_tokens);
+    st->pf_tput[i] = sv_planner__prefill_tput_estimate(st->lats[i], mc.max_num_batched_tokens);
     st->msgs[i] = sv_msg_new(st->eng, &mc, &hooks, error);
     return st->msgs[i] != NULL;
 }
@@ -957,7 +947,8 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
                     "a run needs a cluster with at least one instance and a workload");
         return FALSE;
     }
-    run_state st = {0};
+    run_state st = {.trace = sv_planner__trace_new(cfg)}; /* NULL without cfg->trace */
+    cfg = sv_planner__trace_cfg(st.trace, cfg);           /* its observer also feeds the timeline */
     st.cfg = cfg;
     st.res = res;
     st.eng = sv_engine_new(cfg->seed);
@@ -1044,6 +1035,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
         ok = setup_pd(&st, error);
     if (ok && st.pd && st.et)
         sv_planner_pd_set_et(st.pd, sv_planner_et_out(st.et));
+    sv_planner__pd_set_trace(st.pd, st.trace); /* KV transfers on the timeline */
     if (ok) {
         res->started = TRUE;
         pump(&st);
@@ -1191,5 +1183,6 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     if (st.router && st.router->destroy && st.decode_router_state)
         st.router->destroy(st.decode_router_state);
     sv_registry_free(st.own_registry);
+    sv_planner__trace_free(st.trace);
     return ok;
 }
