@@ -736,6 +736,11 @@ struct sv_planner_run_cfg {
     void (*progress_tiers)(void *ctx, const struct sv_planner_tier_usage *u);
     uint64_t progress_every;
     void *progress_ctx;
+    /* Display tick (sv_engine_set_tick): called every `progress_tick_events` engine events (0 =
+     * never) with the run's engine and progress_ctx, to redraw on time and to say when nothing
+     * moves (sv_engine_events_since_progress, sv_engine_diagnose: what each instance holds). */
+    sv_engine_tick_fn progress_tick;
+    uint64_t progress_tick_events;
     /* A request vLLM would answer with an error (over the context length, or a sequence no
      * instance's KV cache can ever hold) is recorded as rejected and the run goes on (docs/
      * serving.md "Rejected requests"); strict: it ends the run with that error instead. */
