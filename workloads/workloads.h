@@ -204,8 +204,8 @@ struct sv_wl_span {
 gboolean sv_wl_scan(const char *path, const struct sv_wl_open_opts *opts, struct sv_wl_span *out,
                     GError **error);
 /* The time scale that gives the trace's arrivals a mean rate of `rate_per_s`: the trace's mean
- * rate is (items - 1) / (last - first), the mean gap between consecutive arrivals, so the factor
- * is (last - first) x rate / (items - 1) / 1e9 s. Fails (naming `path`) with fewer than two
+ * rate is (items - 1) / (last - first), one over the mean gap between consecutive arrivals, so
+ * the factor is (items - 1) / ((last - first) x rate). Fails (naming `path`) with fewer than two
  * arrivals or all at one time. */
 gboolean sv_wl_span_rate_scale(const struct sv_wl_span *span, const char *path, double rate_per_s,
                                double *factor, GError **error);
