@@ -122,6 +122,11 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_quick(const struct sv_planner_
         bad(error, "%s must be >= 1", tp < 1 ? "--tp" : pp < 1 ? "--pp" : "--decode-tp");
         return NULL;
     }
+    if ((int64_t)MAX(tp, dtp) * pp > SV_RANGE_DEVICES_MAX) {
+        bad(error, "--tp %d x --pp %d: %" G_GINT64_FORMAT " devices per instance, above %d",
+            MAX(tp, dtp), pp, (int64_t)MAX(tp, dtp) * pp, SV_RANGE_DEVICES_MAX);
+        return NULL;
+    }
     if (pd && (q->prefill < 1 || q->decode < 1)) {
         bad(error,
             "--pd %d:%d: needs at least one prefill and one decode instance (P >= 1, D >= 1)",

@@ -15,8 +15,11 @@
 
 static char *tmp;
 
+/* *out and *err hold the last call's output (freed here before the next call). */
 static int run(const char *const *args, char **out, char **err)
 {
+    g_clear_pointer(out, g_free);
+    g_clear_pointer(err, g_free);
     GPtrArray *argv = g_ptr_array_new();
     g_autofree char *bin = g_canonicalize_filename(SV_SERVESIM_BIN, NULL);
     g_ptr_array_add(argv, bin);

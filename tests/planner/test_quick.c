@@ -117,6 +117,9 @@ static void test_errors(void)
            "--hardware: unknown hardware \"Z9\" (known: ");
     expect(&(struct sv_planner_quick_cfg){.model = M, .hardware = "H100", .decode_tp = 2},
            "--decode-tp needs --pd P:D");
+    /* TP 65,536 x PP 2 is past the device range (core's SV_RANGE_DEVICES_MAX). */
+    expect(&(struct sv_planner_quick_cfg){.model = M, .hardware = "H100", .tp = 65536, .pp = 2},
+           "--tp 65536 x --pp 2: 131072 devices per instance, above 65536");
 }
 
 int main(void)
