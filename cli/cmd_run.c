@@ -729,6 +729,11 @@ static int run(const run_opts *o)
     int mode_status = sv_cli_run_check_inputs(&in, &builtin);
     if (mode_status)
         return mode_status;
+    double stall_s;
+    if (!sv_cli_progress_stall_s(PROGRESS_STALL_S, &stall_s, &err)) {
+        fprintf(stderr, "servesim run: %s\n", err->message);
+        return 2;
+    }
 
     struct sv_planner_cluster_cfg *cluster = NULL;
     sv_wl_source *src = NULL;
@@ -880,7 +885,7 @@ static int run(const run_opts *o)
     struct sv_cli_progress_cfg pcfg = {.mode = pmode,
                                        .period_s = o->progress_s,
                                        .total = total,
-                                       .stall_s = PROGRESS_STALL_S,
+                                       .stall_s = stall_s,
                                        .quiet = o->quiet};
     prog = sv_cli_progress_new(&pcfg, stderr);
     sv_cli_progress_attach(prog, &cfg);

@@ -34,6 +34,22 @@ struct sv_cli_progress {
     gboolean stall_said;
 };
 
+gboolean sv_cli_progress_stall_s(double dflt, double *out, GError **error)
+{
+    const char *v = g_getenv(SV_CLI_PROGRESS_STALL_ENV);
+    *out = dflt;
+    if (!v)
+        return TRUE;
+    double x;
+    if (!sv_num_parse_double(v, &x) || !(x > 0) || x > 86400) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    SV_CLI_PROGRESS_STALL_ENV ": '%s' is not a period in (0, 86400] seconds", v);
+        return FALSE;
+    }
+    *out = x;
+    return TRUE;
+}
+
 sv_cli_progress *sv_cli_progress_new(const struct sv_cli_progress_cfg *cfg, FILE *out)
 {
     sv_cli_progress *p = g_new0(sv_cli_progress, 1);
@@ -147,7 +163,7 @@ static void stall_line(sv_cli_progress *p, const sv_engine *eng, gint64 t)
     uint64_t since = sv_engine_events_since_progress(eng, &mark);
     g_autofree char *diag = sv_engine_diagnose(eng);
     fprintf(p->out,
-            "servesim run: no request has moved for %.0f s of wall time (since simulated %.3f s, "
+            "servesim run: no request has moved for %.1f s of wall time (since simulated %.3f s, "
             "now %.3f s, %" G_GUINT64_FORMAT " events since): the run may not be able to "
             "progress%s%s\n",
             (double)(t - p->moved_us) / G_USEC_PER_SEC, (double)mark / 1e9,

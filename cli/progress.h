@@ -23,6 +23,12 @@ struct sv_cli_progress_cfg {
     gboolean quiet;  /* --quiet: no stall line either */
 };
 
+/* The stall line's wall time: $SERVESIM_PROGRESS_STALL_S when set (seconds in (0, 86400]; for
+ * tests, and for machines where 30 s is not long), else `dflt`. FALSE with the message when the
+ * variable is not such a number. */
+#define SV_CLI_PROGRESS_STALL_ENV "SERVESIM_PROGRESS_STALL_S"
+gboolean sv_cli_progress_stall_s(double dflt, double *out, GError **error);
+
 typedef struct sv_cli_progress sv_cli_progress;
 sv_cli_progress *sv_cli_progress_new(const struct sv_cli_progress_cfg *cfg, FILE *out);
 void sv_cli_progress_free(sv_cli_progress *p); /* accepts NULL */

@@ -278,6 +278,72 @@ static void test_progress_lines(void)
     CU_ASSERT(strstr(err, "--progress: '0' is not a period") != NULL);
 }
 
+/* The stall line, with its wall time lowered to 1 us through SERVESIM_PROGRESS_STALL_S: Llama-3.1
+ * 70B at TP 8 with every all-reduce message by message runs tens of thousands of events between
+ * two progress marks (docs/reliability.md: up to 56,721), so two display ticks 4,096 events apart
+ * with no mark between them come whatever the machine's speed, and the line says what instance 0
+ * holds. Not with --quiet; a bad value is a usage error. */
+static void test_stall_line(void)
+{
+    g_autofree char *o = dir_of("stall");
+    g_autofree char *out = NULL, *err = NULL;
+    const char *args[] = {"--model",
+                          "meta-llama/Llama-3.1-70B",
+                          "--hardware",
+                          "H100",
+                          "--tp",
+                          "8",
+                          "--per-layer-dag",
+                          "--collectives",
+                          "messages",
+                          "--requests",
+                          "1",
+                          "--input-len",
+                          "16",
+                          "--output-len",
+                          "2",
+                          "--latency",
+                          "roofline",
+                          "--output-dir",
+                          o,
+                          NULL};
+    g_setenv("SERVESIM_PROGRESS_STALL_S", "0.000001", TRUE);
+    CU_ASSERT_EQUAL(run(args, &out, &err), 0);
+    CU_ASSERT(strstr(err, "servesim run: no request has moved for ") != NULL);
+    CU_ASSERT(strstr(err, "the run may not be able to progress: instance 0: 1 running, 0 "
+                          "waiting, ") != NULL);
+    const char *quiet[] = {"--model",
+                           "meta-llama/Llama-3.1-70B",
+                           "--hardware",
+                           "H100",
+                           "--tp",
+                           "8",
+                           "--per-layer-dag",
+                           "--collectives",
+                           "messages",
+                           "--requests",
+                           "1",
+                           "--input-len",
+                           "16",
+                           "--output-len",
+                           "2",
+                           "--latency",
+                           "roofline",
+                           "--output-dir",
+                           o,
+                           "--quiet",
+                           NULL};
+    CU_ASSERT_EQUAL(run(quiet, &out, &err), 0);
+    CU_ASSERT(strstr(err, "no request has moved") == NULL);
+    g_setenv("SERVESIM_PROGRESS_STALL_S", "abc", TRUE);
+    CU_ASSERT_EQUAL(run(args, &out, &err), 2);
+    CU_ASSERT(strstr(err, "SERVESIM_PROGRESS_STALL_S: 'abc' is not a period") != NULL);
+    g_unsetenv("SERVESIM_PROGRESS_STALL_S");
+    /* The default (30 s) says nothing on a run of a fraction of a second. */
+    CU_ASSERT_EQUAL(run(args, &out, &err), 0);
+    CU_ASSERT(strstr(err, "no request has moved") == NULL);
+}
+
 /* Each conflict exits 2 (or 1 for a cluster that cannot be built) and names the flags. */
 static void expect_error(const char *const *args, int rc, const char *msg)
 {
@@ -337,6 +403,7 @@ int main(void)
         {"quick two nodes = the same cluster by hand", test_two_nodes_equal_config},
         {"trace --time-scale and --qps", test_trace_scaling},
         {"--progress lines", test_progress_lines},
+        {"the stall line", test_stall_line},
         {"conflicts and bad shapes", test_errors},
         {NULL, NULL},
     };

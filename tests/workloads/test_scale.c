@@ -115,6 +115,44 @@ static void test_scan_and_rate(void)
     sv_wl_source_free(src);
 }
 
+/* A session (LLMServingSim sub_requests) arriving at 1,000,000 ns and a flat request at
+ * 3,000,000 ns, x 2: the session's first call at 2,000,000 ns, its later call still unreleased
+ * (-1) with its tool time as recorded (500,000 ns), the flat request at 6,000,000 ns; request ids
+ * 0, 1 (the session's calls) and 2. */
+static void test_session(void)
+{
+    g_autofree char *p = write_file(
+        "s.jsonl", "{\"session_id\": \"a\", \"arrival_time_ns\": 1000000, \"sub_requests\": ["
+                   "{\"input_toks\": 5, \"output_toks\": 2, \"tool_duration_ns\": 500000},"
+                   "{\"input_toks\": 6, \"output_toks\": 3}]}\n"
+                   "{\"input_toks\": 4, \"output_toks\": 2, \"arrival_time_ns\": 3000000}\n");
+    g_autoptr(GError) e = NULL;
+    sv_wl_source *src = sv_wl_scale_new(sv_wl_open(p, NULL, &e), 2.0, &e);
+    CU_ASSERT_FATAL(src != NULL);
+    sv_wl_item it = SV_WL_ITEM_INIT;
+    CU_ASSERT_EQUAL_FATAL(sv_wl_next(src, &it, &e), 1);
+    CU_ASSERT_EQUAL(it.kind, SV_WL_ITEM_SESSION);
+    SV_ASSERT_EQ_I64(it.n_reqs, 2);
+    SV_ASSERT_EQ_I64(it.arrival_ns, 2000000);
+    SV_ASSERT_EQ_I64(it.reqs[0].arrival_ns, 2000000);
+    SV_ASSERT_EQ_I64(it.reqs[1].arrival_ns, -1);
+    SV_ASSERT_EQ_I64(it.reqs[0].tool_duration_ns, 500000);
+    SV_ASSERT_EQ_I64(it.reqs[1].request_id, 1);
+    CU_ASSERT_STRING_EQUAL(it.session_id, "a");
+    CU_ASSERT_EQUAL_FATAL(sv_wl_next(src, &it, &e), 1);
+    SV_ASSERT_EQ_I64(it.arrival_ns, 6000000);
+    SV_ASSERT_EQ_I64(it.reqs[0].request_id, 2);
+    SV_ASSERT_EQ_I64(it.index, 1);
+    CU_ASSERT_EQUAL(sv_wl_next(src, &it, &e), 0);
+    sv_wl_item_clear(&it);
+    /* The span counts items (arrivals) and requests (calls) apart. */
+    struct sv_wl_span span;
+    CU_ASSERT_FATAL(sv_wl_scan(p, NULL, &span, &e));
+    SV_ASSERT_EQ_I64(span.items, 2);
+    SV_ASSERT_EQ_I64(span.requests, 3);
+    sv_wl_source_free(src);
+}
+
 static void test_errors(void)
 {
     g_autofree char *p = write_file("m.jsonl", mooncake);
@@ -174,6 +212,7 @@ int main(void)
         {"arrivals x 0.5", test_half},
         {"rounding to ns", test_rounding},
         {"scan and rate", test_scan_and_rate},
+        {"sessions", test_session},
         {"errors", test_errors},
         {NULL, NULL},
     };
