@@ -190,7 +190,9 @@ static const char usage[] =
     "  --quiet                   no summary on stdout, no progress line on stderr\n"
     "  --progress[=S]            a progress line on stderr every S wall seconds (default\n"
     "                            10), also when stderr is not a terminal, and a last one\n"
-    "                            (simulated time, requests done, rate, ETA; docs/outputs.md)\n"
+    "                            (simulated time, requests done, rate, ETA); without it\n"
+    "                            too, a line when no request moved for 30 s of wall time\n"
+    "                            ($SERVESIM_PROGRESS_STALL_S; docs/serving.md \"Progress\")\n"
     "  (one run per output folder at a time; SIGINT, SIGTERM, SIGHUP stop the run at the\n"
     "   next event, remove its temporary files and exit with 128 + the signal)\n"
     "  --help                    this text\n";

@@ -1,7 +1,7 @@
-/* servesim run's progress display (cli/progress.h; docs/outputs.md "Progress"). The run calls
- * back after each finished request (counts only; the clock is read at most every
- * CLOCK_EVERY requests there) and the engine ticks every TICK_EVENTS events, so the line is
- * redrawn on time even while no request finishes, and a run in which nothing moves is noticed. */
+/* servesim run's progress display (cli/progress.h; docs/serving.md "Progress"). The run calls
+ * back after finished requests (counts only; the clock is read every CLOCK_EVERY requests) and the
+ * engine ticks every TICK_EVENTS events, so the line is redrawn on time even while no request
+ * finishes, and a run in which nothing moves is noticed. */
 #include "cli/progress.h"
 
 #include <string.h>
@@ -145,7 +145,7 @@ static void on_progress(void *ctx, sv_time now_ns, uint64_t done, uint64_t submi
     p->done = done;
     p->submitted = submitted;
     p->now_ns = now_ns;
-    if (p->cfg.mode != SV_CLI_PROGRESS_OFF && done % CLOCK_EVERY == 0)
+    if (done % CLOCK_EVERY == 0)
         maybe_draw(p, g_get_monotonic_time());
 }
 
@@ -193,9 +193,15 @@ static void on_tick(const sv_engine *eng, void *ctx)
 
 void sv_cli_progress_attach(sv_cli_progress *p, struct sv_planner_run_cfg *cfg)
 {
-    cfg->progress = on_progress;
-    cfg->progress_tiers = on_tiers;
-    cfg->progress_every = 1;
+    /* Counts after each finished request for the lines; the terminal line, which also shows the
+     * memory tiers' usage (sampled by the run before each call), every CLOCK_EVERY. Without a
+     * display only the tick runs, for the stall line. */
+    if (p->cfg.mode != SV_CLI_PROGRESS_OFF) {
+        cfg->progress = on_progress;
+        cfg->progress_every = p->cfg.mode == SV_CLI_PROGRESS_LINES ? 1 : CLOCK_EVERY;
+    }
+    if (p->cfg.mode == SV_CLI_PROGRESS_REDRAW)
+        cfg->progress_tiers = on_tiers;
     cfg->progress_ctx = p;
     cfg->progress_tick = on_tick;
     cfg->progress_tick_events = TICK_EVENTS;

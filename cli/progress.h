@@ -1,4 +1,4 @@
-/* servesim run's progress display (cli/progress.c; docs/outputs.md "Progress"): a line redrawn in
+/* servesim run's progress display (cli/progress.c; docs/serving.md "Progress"): a line redrawn in
  * place on a terminal, or (--progress) full lines every period on any stderr; and a line when no
  * request moves for a long wall time. Display only: it reads the wall clock, which the model never
  * does, and nothing it prints goes into an output file. */
