@@ -1,7 +1,9 @@
 /* servesim run: simulate LLM serving of a workload on a cluster (docs/serving.md). Outputs are
  * written by metrics/metrics.c (docs/outputs.md), fed by the run loop's observer. */
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/run_info.h"
+#include "cli/run_inputs.h"
 #include "planner/planner.h"
 
 #include <errno.h>
@@ -23,12 +25,10 @@
 #define DEFAULT_REQUESTS 1000
 #define DEFAULT_QPS 10.0
 
-/* Progress display: the run loop calls back every PROGRESS_EVERY finished requests (no clock read
- * per event); the line appears after PROGRESS_DELAY_US of wall time and is redrawn at most every
- * PROGRESS_PERIOD_US (5 per second). */
-#define PROGRESS_EVERY 64
-#define PROGRESS_DELAY_US G_USEC_PER_SEC
-#define PROGRESS_PERIOD_US (G_USEC_PER_SEC / 5)
+/* Progress (cli/progress.c): --progress prints a line every this many wall seconds; a line says
+ * so when no request moved for PROGRESS_STALL_S of wall time. */
+#define PROGRESS_PERIOD_S 10.0
+#define PROGRESS_STALL_S 30.0
 
 /* The files of a complete run (planner/metrics.c). */
 static const char *const output_names[] = {"summary.json", "requests.csv", "timeseries.csv",
@@ -52,25 +52,40 @@ static void remove_earlier_outputs(const char *dir)
 }
 
 static const char usage[] =
-    "usage: servesim run --cluster FILE --workload FILE [options]\n"
-    "       servesim run --model NAME --hardware NAME [--tp N] --requests N --qps R\n"
-    "                    [--input-len SPEC] [--output-len SPEC] [--arrival SPEC] [options]\n"
+    "usage: servesim run CLUSTER WORKLOAD [options]\n"
+    "  CLUSTER:  --cluster FILE | --model NAME --hardware NAME [--tp N] [--pp N]\n"
+    "            [--instances N | --pd P:D [--decode-hardware NAME] [--decode-tp N]]\n"
+    "  WORKLOAD: --workload TRACE [--time-scale X | --qps R] | --requests N --qps R\n"
+    "            [--input-len SPEC] [--output-len SPEC] [--arrival SPEC]\n"
     "       servesim run [options]   (built-in default: " DEFAULT_MODEL " on one " DEFAULT_HARDWARE
     ",\n"
     "                                 roofline, 1000 ShareGPT-like requests at 10 req/s)\n"
     "\n"
     "inputs:\n"
-    "  --cluster FILE            LLMServingSim cluster config (with --workload)\n"
-    "  --workload FILE           LLMServingSim / Mooncake JSONL or Azure CSV trace\n"
+    "  --cluster FILE            LLMServingSim cluster config (with --workload or the\n"
+    "                            generator flags below; not with the quick cluster flags)\n"
+    "  --workload FILE           LLMServingSim / Mooncake JSONL or Azure CSV trace (with\n"
+    "                            --cluster or the quick cluster flags)\n"
+    "  --time-scale X            multiply every arrival time of the trace by X > 0\n"
+    "                            (0.5 = twice the rate; docs/workloads.md)\n"
+    "  --qps R                   with --workload: rescale the trace's arrivals so that its\n"
+    "                            mean rate is R req/s (one first pass over the file)\n"
     "  --skip-bad-lines          skip malformed workload lines and report the count\n"
     "                            (default: a bad line is an error)\n"
     "  --hardware-file FILE      add or override accelerators: YAML or JSON with\n"
     "                            compute/hardware.json's schema (repeatable, later files\n"
     "                            win; docs/compute.md)\n"
-    "quick study (no files):\n"
+    "quick cluster (no file; docs/serving.md \"Quick form\"):\n"
     "  --model NAME              built-in model (default " DEFAULT_MODEL ")\n"
     "  --hardware NAME           catalog hardware (default " DEFAULT_HARDWARE ")\n"
-    "  --tp N                    tensor-parallel degree (default 1)\n"
+    "  --tp N                    tensor-parallel degree per instance (default 1)\n"
+    "  --pp N                    pipeline stages per instance (default 1)\n"
+    "  --instances N             N identical instances (default 1), 8 devices per node\n"
+    "  --pd P:D                  P prefill and D decode instances (disaggregated;\n"
+    "                            --instances, if given, must be P + D)\n"
+    "  --decode-hardware NAME    the decode instances' hardware (default --hardware)\n"
+    "  --decode-tp N             the decode instances' TP degree (default --tp)\n"
+    "generated workload (with the quick cluster or --cluster, instead of --workload):\n"
     "  --requests N              number of requests (default 1000)\n"
     "  --qps R                   arrival rate, requests/s (default 10)\n"
     "  --input-len SPEC          N | uniform:A:B | normal:MEAN:SD | empirical:PATH[:COL] |\n"
@@ -183,6 +198,11 @@ static const char usage[] =
     "  --per-layer-dag           build TP iterations per layer and operator even where they\n"
     "                            fold (same results, slower; docs/parallelism.md)\n"
     "  --quiet                   no summary on stdout, no progress line on stderr\n"
+    "  --progress[=S]            a progress line on stderr every S wall seconds (default\n"
+    "                            10), also when stderr is not a terminal, and a last one\n"
+    "                            (simulated time, requests done, rate, ETA); without it\n"
+    "                            too, a line when no request moved for 30 s of wall time\n"
+    "                            ($SERVESIM_PROGRESS_STALL_S; docs/serving.md \"Progress\")\n"
     "  (one run per output folder at a time; SIGINT, SIGTERM, SIGHUP stop the run at the\n"
     "   next event, remove its temporary files and exit with 128 + the signal)\n"
     "  --help                    this text\n";
@@ -216,6 +236,12 @@ typedef struct {
     char **hardware_files; /* --hardware-file FILE, repeatable (docs/compute.md) */
     int64_t seed, max_num_seqs, max_num_batched_tokens, tp, requests, long_prefill, block_size;
     int64_t max_model_len; /* docs/serving.md "Rejected requests" */
+    /* Quick form (docs/serving.md "Quick form"): planner/quick.c. */
+    int64_t instances, pp, decode_tp;
+    char *pd, *decode_hardware;
+    double time_scale; /* docs/workloads.md "Scaled replay"; 0 = unset */
+    gboolean progress; /* --progress given */
+    double progress_s; /* its period, s */
     gboolean strict;
     double qps;
     double gpu_clock; /* docs/power.md "DVFS"; 0 = unset */
@@ -239,7 +265,8 @@ static void run_opts_clear(run_opts *o)
         &o->preemption_mode, &o->prefix_storage,  &o->prefix_pool,     &o->prefix_write,
         &o->prefix_evict,    &o->offload_overlap, &o->kv_load_overlap, &o->memory_model,
         &o->pim_dir,         &o->pim_model,       &o->pim_placement,   &o->engine,
-        &o->frontend,        &o->collectives,     &o->et_scope};
+        &o->frontend,        &o->collectives,     &o->et_scope,        &o->pd,
+        &o->decode_hardware};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_clear_pointer(strs[i], g_free);
     g_clear_pointer(&o->trace, g_free);
@@ -288,6 +315,11 @@ static const struct num_def num_defs[] = {
     INT("--block-size", block_size, SV_RANGE_I(1, 1 << 16, "tokens")),
     INT("--max-model-len", max_model_len, SV_RANGE_TOKENS),
     INT("--tp", tp, SV_RANGE_DEVICES),
+    INT("--pp", pp, SV_RANGE_DEVICES),
+    INT("--decode-tp", decode_tp, SV_RANGE_DEVICES),
+    INT("--instances", instances, SV_RANGE_DEVICES),
+    /* 10^-9 to 10^9: any trace's span stays within the engine's horizon or is refused by line */
+    DBL("--time-scale", time_scale, SV_RANGE_D_OPEN(0, 1e9, NULL)),
     /* request ids and counters are 64-bit; 2^32 requests is past any run's memory anyway */
     INT("--requests", requests, SV_RANGE_I(1, INT64_C(1) << 32, NULL)),
     /* one request per 11.6 days to 10^9 per second; whether the last one arrives before the
@@ -343,6 +375,26 @@ out_range:
     g_set_error_literal(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, e->message);
     g_error_free(e);
     return FALSE;
+}
+
+/* --progress[=S]: the period, (0, 86400] s; none given: PROGRESS_PERIOD_S. */
+static gboolean parse_progress(const char *name, const char *v, gpointer data, GError **error)
+{
+    run_opts *o = data;
+    o->progress = TRUE;
+    o->progress_s = PROGRESS_PERIOD_S;
+    if (!v)
+        return TRUE;
+    g_autoptr(GError) e = NULL;
+    double x;
+    if (!sv_num_parse_double(v, &x) ||
+        !sv_range_check_double(name, x, SV_RANGE_D_OPEN(0, 86400, "s"), &e)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "%s: '%s' is not a period in (0, 86400] seconds", name, v);
+        return FALSE;
+    }
+    o->progress_s = x;
+    return TRUE;
 }
 
 #define STR(name, field, arg)                                                                      \
@@ -429,6 +481,14 @@ static int parse_args(int argc, char **argv, run_opts *o)
         NUMBER("block-size", "N"),
         NUMBER("max-model-len", "N"),
         NUMBER("tp", "N"),
+        NUMBER("pp", "N"),
+        NUMBER("decode-tp", "N"),
+        NUMBER("instances", "N"),
+        NUMBER("time-scale", "X"),
+        STR("pd", pd, "P:D"),
+        STR("decode-hardware", decode_hardware, "NAME"),
+        {"progress", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer)parse_progress,
+         NULL, "S"},
         NUMBER("requests", "N"),
         NUMBER("qps", "R"),
         NUMBER("gpu-clock", "F"),
@@ -523,65 +583,6 @@ static int parse_args(int argc, char **argv, run_opts *o)
 #undef PATH
 #undef FLAG
 #undef NUMBER
-
-/* ---- progress -------------------------------------------------------------------------------- */
-
-typedef struct {
-    gboolean show;       /* stderr is a terminal and not --quiet */
-    uint64_t total;      /* requests in the workload, 0 when unknown (a trace) */
-    gint64 start_us;     /* wall clock, for the display only: never read by the model */
-    gint64 last_draw_us; /* 0: never drawn */
-    int width;           /* length of the last line drawn, to clear it */
-    uint64_t done, submitted;
-    sv_time now_ns;
-    gboolean tiers;                         /* memory tiers: their usage on the line */
-    double tier_pct[SV_MEMTIER_KIND_COUNT]; /* used / capacity x 100 */
-} progress_ctx;
-
-static void progress_tiers(void *ctx, const struct sv_planner_tier_usage *u)
-{
-    progress_ctx *p = ctx;
-    p->tiers = TRUE;
-    for (int k = 0; k < SV_MEMTIER_KIND_COUNT; k++)
-        p->tier_pct[k] = u->capacity[k] ? 100.0 * (double)u->used[k] / (double)u->capacity[k] : 0.0;
-}
-
-static void progress(void *ctx, sv_time now_ns, uint64_t done, uint64_t submitted)
-{
-    progress_ctx *p = ctx;
-    p->done = done;
-    p->submitted = submitted;
-    p->now_ns = now_ns;
-    if (!p->show)
-        return;
-    gint64 t = g_get_monotonic_time();
-    if (t - p->start_us < PROGRESS_DELAY_US ||
-        (p->last_draw_us && t - p->last_draw_us < PROGRESS_PERIOD_US))
-        return;
-    p->last_draw_us = t;
-    char total[32] = "";
-    if (p->total)
-        g_snprintf(total, sizeof total, "/%" G_GUINT64_FORMAT, p->total);
-    int n = fprintf(stderr,
-                    "\rsimulated %.1f s | %" G_GUINT64_FORMAT "%s requests done, %" G_GUINT64_FORMAT
-                    " in flight | wall %.1f s ",
-                    (double)now_ns / 1e9, done, total, submitted - MIN(submitted, done),
-                    (double)(t - p->start_us) / G_USEC_PER_SEC);
-    if (p->tiers)
-        n += fprintf(stderr, "| npu %.0f%% cpu %.0f%% cxl %.0f%% ssd %.0f%% ",
-                     p->tier_pct[SV_MEMTIER_HBM], p->tier_pct[SV_MEMTIER_DRAM],
-                     p->tier_pct[SV_MEMTIER_CXL], p->tier_pct[SV_MEMTIER_SSD]);
-    if (n > p->width)
-        p->width = n;
-    fflush(stderr);
-}
-
-static void progress_clear(progress_ctx *p)
-{
-    if (p->width > 0)
-        fprintf(stderr, "\r%*s\r", p->width, "");
-    p->width = 0;
-}
 
 /* ---- run ------------------------------------------------------------------------------------- */
 
@@ -752,17 +753,30 @@ static int run(const run_opts *o)
     cfg.expert_routing = o->expert_routing;
     cfg.moe_comm = o->moe_comm;
     cfg.slo_ttft_ms = o->slo_ttft_ms;
-    gboolean quick = o->model || o->hardware || o->requests || o->qps > 0 || o->tp ||
-                     o->input_len || o->output_len || o->arrival;
-    gboolean builtin = !quick && !o->cluster && !o->workload;
-    if (quick && (o->cluster || o->workload)) {
-        fprintf(stderr, "servesim run: --cluster/--workload cannot be mixed with --model, "
-                        "--hardware, --tp, --requests, --qps, --input-len, --output-len or "
-                        "--arrival\n");
-        return 2;
-    }
-    if (!quick && !builtin && (!o->cluster || !o->workload)) {
-        fprintf(stderr, "servesim run: --cluster and --workload go together\n");
+    const struct sv_cli_run_inputs in = {.cluster = o->cluster,
+                                         .workload = o->workload,
+                                         .model = o->model,
+                                         .hardware = o->hardware,
+                                         .pd = o->pd,
+                                         .decode_hardware = o->decode_hardware,
+                                         .input_len = o->input_len,
+                                         .output_len = o->output_len,
+                                         .arrival = o->arrival,
+                                         .tp = o->tp,
+                                         .pp = o->pp,
+                                         .instances = o->instances,
+                                         .decode_tp = o->decode_tp,
+                                         .requests = o->requests,
+                                         .qps = o->qps,
+                                         .time_scale = o->time_scale,
+                                         .skip_bad_lines = o->skip_bad};
+    gboolean builtin = FALSE;
+    int mode_status = sv_cli_run_check_inputs(&in, &builtin);
+    if (mode_status)
+        return mode_status;
+    double stall_s;
+    if (!sv_cli_progress_stall_s(PROGRESS_STALL_S, &stall_s, &err)) {
+        fprintf(stderr, "servesim run: %s\n", err->message);
         return 2;
     }
 
@@ -773,7 +787,11 @@ static int run(const run_opts *o)
     sv_metrics_trace *trace = NULL; /* --trace (docs/trace.md) */
     const char *out_dir = NULL;
     gboolean outputs_written = FALSE;
-    progress_ctx pc = {0};
+    uint64_t total = 0; /* requests in the workload, 0 = unknown (progress only) */
+    sv_cli_progress_mode pmode = o->progress                           ? SV_CLI_PROGRESS_LINES
+                                 : !o->quiet && isatty(fileno(stderr)) ? SV_CLI_PROGRESS_REDRAW
+                                                                       : SV_CLI_PROGRESS_OFF;
+    g_autoptr(sv_cli_progress) prog = NULL;
     int status = 1; /* until the run succeeded */
     cfg.seed = (uint64_t)o->seed;
     /* Scheduling flags; the planner resolves them against the config (planner.h). */
@@ -841,22 +859,9 @@ static int run(const run_opts *o)
     cfg.profiles_root = o->profiles                     ? o->profiles
                         : env_profiles && *env_profiles ? env_profiles
                                                         : NULL;
-    if (quick || builtin) {
-        if (builtin && !o->latency)
-            cfg.latency = SV_PLANNER_RUN_LATENCY_ROOFLINE;
-        cluster = sv_planner_cluster_single_with(o->model ? o->model : DEFAULT_MODEL,
-                                                 o->hardware ? o->hardware : DEFAULT_HARDWARE,
-                                                 o->tp ? (int)o->tp : 1, hw_cat, &err);
-        if (!cluster)
-            goto fail;
-        gboolean usage_error = FALSE;
-        src = quick_workload(o, builtin, &usage_error, &err);
-        if (!src) {
-            status = usage_error ? 2 : 1;
-            goto fail;
-        }
-        pc.total = o->requests ? (uint64_t)o->requests : DEFAULT_REQUESTS;
-    } else {
+    if (builtin && !o->latency)
+        cfg.latency = SV_PLANNER_RUN_LATENCY_ROOFLINE;
+    if (o->cluster) {
         cluster = sv_planner_cluster_load(o->cluster, &err);
         if (!cluster)
             goto fail;
@@ -864,10 +869,34 @@ static int run(const run_opts *o)
         /* Memory-tier / power / PIM keys the run ignores (docs/reference-configs.md). */
         for (char **u = cluster->unsupported; u && *u; u++)
             g_printerr("servesim run: %s\n", *u);
-        struct sv_wl_open_opts wo = {.skip_bad_lines = o->skip_bad};
-        src = sv_wl_open(o->workload, &wo, &err);
+    } else {
+        struct sv_planner_quick_cfg q = {.model = o->model ? o->model : DEFAULT_MODEL,
+                                         .hardware = o->hardware ? o->hardware : DEFAULT_HARDWARE,
+                                         .tp = (int32_t)o->tp,
+                                         .pp = (int32_t)o->pp,
+                                         .instances = (int32_t)o->instances,
+                                         .decode_hardware = o->decode_hardware,
+                                         .decode_tp = (int32_t)o->decode_tp};
+        if (o->pd && !sv_cli_parse_pd(o->pd, &q.prefill, &q.decode)) {
+            status = bad_value("--pd", o->pd, "P:D (prefill and decode instance counts, e.g. 1:3)");
+            goto out;
+        }
+        cluster = sv_planner_cluster_quick(&q, hw_cat, &err);
+        if (!cluster)
+            goto fail;
+    }
+    if (o->workload) {
+        src = sv_cli_run_trace(&in, pmode != SV_CLI_PROGRESS_OFF, &total, &err);
         if (!src)
             goto fail;
+    } else {
+        gboolean usage_error = FALSE;
+        src = quick_workload(o, builtin, &usage_error, &err);
+        if (!src) {
+            status = usage_error ? 2 : 1;
+            goto fail;
+        }
+        total = o->requests ? (uint64_t)o->requests : DEFAULT_REQUESTS;
     }
     cfg.cluster = cluster;
     cfg.workload = src;
@@ -914,16 +943,17 @@ static int run(const run_opts *o)
     sv_planner_metrics_observer_init(m, &obs);
     cfg.observer = &obs;
 
-    pc.show = !o->quiet && isatty(fileno(stderr));
-    pc.start_us = g_get_monotonic_time();
-    cfg.progress = progress;
-    cfg.progress_tiers = progress_tiers;
-    cfg.progress_every = PROGRESS_EVERY;
-    cfg.progress_ctx = &pc;
+    struct sv_cli_progress_cfg pcfg = {.mode = pmode,
+                                       .period_s = o->progress_s,
+                                       .total = total,
+                                       .stall_s = stall_s,
+                                       .quiet = o->quiet};
+    prog = sv_cli_progress_new(&pcfg, stderr);
+    sv_cli_progress_attach(prog, &cfg);
 
     struct sv_planner_run_result res;
     gboolean ok = sv_planner_run(&cfg, &res, &err);
-    progress_clear(&pc);
+    sv_cli_progress_finish(prog, ok && !*sig, res.requests + res.rejected, res.end_ns);
     report_latency_sources(&cfg, builtin && !o->latency,
                            sv_metrics_get_summary(m)->latency_sources);
     if (res.bad_lines)

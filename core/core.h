@@ -200,6 +200,17 @@ void sv_engine_set_watchdog(sv_engine *eng, uint64_t max_events, sv_engine_diag_
                             void *ctx);
 /* Something moved towards the end of the run: the watchdog starts counting again. */
 void sv_engine_progress(sv_engine *eng);
+/* Events run since the last sv_engine_progress; *mark_ns (may be NULL) gets its simulated time. */
+uint64_t sv_engine_events_since_progress(const sv_engine *eng, sv_time *mark_ns);
+/* The watchdog's diagnosis of the model's state now (g_free), NULL without a diagnose function:
+ * for a display that wants to say what waits before the watchdog trips. */
+char *sv_engine_diagnose(const sv_engine *eng);
+/* A display tick: `fn` is called every `every` events (0: off, the default), before the event,
+ * with the engine to read (sv_engine_now, sv_engine_events_since_progress, sv_engine_diagnose).
+ * It must not schedule, cancel or stop anything: it only reports (servesim run's progress line
+ * reads the wall clock there, which the model never does). */
+typedef void (*sv_engine_tick_fn)(const sv_engine *eng, void *ctx);
+void sv_engine_set_tick(sv_engine *eng, uint64_t every, sv_engine_tick_fn fn, void *ctx);
 
 /* ---- RNG streams ------------------------------------------------------------------------ */
 

@@ -53,6 +53,12 @@ struct sv_engine {
     sv_time progress_time; /* now at the last sv_engine_progress */
     sv_engine_diag_fn watchdog_diag;
     void *watchdog_ctx;
+    uint64_t progress_events; /* events_run at the last sv_engine_progress */
+    /* Display tick (sv_engine_set_tick): called before the event that makes events_run reach
+     * tick_at; UINT64_MAX when off. */
+    uint64_t tick_every, tick_at;
+    sv_engine_tick_fn tick_fn;
+    void *tick_ctx;
     GHashTable *rng_streams; /* name -> sv_rng*, looked up by name only (never iterated) */
 };
 

@@ -443,6 +443,7 @@ sv_engine *sv_engine_new(uint64_t root_seed)
     eng->front_time = -1; /* before every place */
     eng->interrupt = &no_interrupt;
     eng->watchdog_at = UINT64_MAX;
+    eng->tick_at = UINT64_MAX;
     eng->rng_streams =
         g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)sv_rng_free);
     return eng;
@@ -678,6 +679,10 @@ uint64_t sv_engine_run(sv_engine *eng, sv_time until)
             watchdog_trip(eng);
             break;
         }
+        if (G_UNLIKELY(eng->events_run >= eng->tick_at)) {
+            eng->tick_at = eng->events_run + eng->tick_every;
+            eng->tick_fn(eng, eng->tick_ctx);
+        }
         step_settled(eng);
     }
     if (*eng->interrupt && eng->error == NULL)
@@ -704,6 +709,7 @@ void sv_engine_set_watchdog(sv_engine *eng, uint64_t max_events, sv_engine_diag_
 void sv_engine_progress(sv_engine *eng)
 {
     eng->progress_time = eng->now;
+    eng->progress_events = eng->events_run;
     eng->watchdog_at = eng->watchdog_max == 0 || eng->watchdog_max > UINT64_MAX - eng->events_run
                            ? UINT64_MAX
                            : eng->events_run + eng->watchdog_max;
@@ -722,4 +728,26 @@ size_t sv_engine_pending(const sv_engine *eng)
 uint64_t sv_engine_events_run(const sv_engine *eng)
 {
     return eng->events_run;
+}
+
+uint64_t sv_engine_events_since_progress(const sv_engine *eng, sv_time *mark_ns)
+{
+    if (mark_ns)
+        *mark_ns = eng->progress_time;
+    return eng->events_run - eng->progress_events;
+}
+
+char *sv_engine_diagnose(const sv_engine *eng)
+{
+    return eng->watchdog_diag ? eng->watchdog_diag(eng->watchdog_ctx) : NULL;
+}
+
+void sv_engine_set_tick(sv_engine *eng, uint64_t every, sv_engine_tick_fn fn, void *ctx)
+{
+    eng->tick_every = fn ? every : 0;
+    eng->tick_fn = fn;
+    eng->tick_ctx = ctx;
+    eng->tick_at = eng->tick_every == 0 || eng->tick_every > UINT64_MAX - eng->events_run
+                       ? UINT64_MAX
+                       : eng->events_run + eng->tick_every;
 }

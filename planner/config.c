@@ -12,9 +12,7 @@ GQuark sv_planner_error_quark(void)
     return g_quark_from_static_string("servesim-planner-error-quark");
 }
 
-/* vLLM's gpu_memory_utilization default (vllm/config/cache.py) and LLMServingSim's
- * --npu-memory-utilization default. */
-#define DEFAULT_MEM_UTIL 0.9
+#define DEFAULT_MEM_UTIL SV_PLANNER__DEFAULT_MEM_UTIL
 
 static const char *const top_keys[] = {"num_nodes",
                                        "link_bw",
@@ -1104,58 +1102,9 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_load(const char *path, GError 
     return c;
 }
 
-struct sv_planner_cluster_cfg *sv_planner_cluster_single(const char *model, const char *hardware,
-                                                         int tp, GError **error)
+void sv_planner__storage_defaults(struct sv_planner_tier_cfg *t)
 {
-    return sv_planner_cluster_single_with(model, hardware, tp, NULL, error);
-}
-
-struct sv_planner_cluster_cfg *sv_planner_cluster_single_with(const char *model,
-                                                              const char *hardware, int tp,
-                                                              const sv_compute_hw_catalog *catalog,
-                                                              GError **error)
-{
-    struct sv_compute_hw_cfg hw;
-    if (!sv_compute_hw_catalog_lookup(catalog, hardware, &hw, error))
-        return NULL;
-    if (tp < 1) {
-        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, "--tp must be >= 1");
-        return NULL;
-    }
-    struct sv_planner_cluster_cfg *c = g_new0(struct sv_planner_cluster_cfg, 1);
-    c->n_nodes = 1;
-    c->nodes = g_new0(struct sv_planner_node_cfg, 1);
-    c->n_instances = 1;
-    c->instances = g_new0(struct sv_planner_instance_cfg, 1);
-    c->hw_catalog = catalog;
-    /* NVLink-class scale-up link from the hardware catalog for TP all-reduce: the catalog's
-     * decimal GB/s in the config's unit, ASTRA-sim GB/s (2^30 B per 10^9 ns; VALIDATION_NOTES
-     * item 6). No link_latency is given: the catalog's per-hop latency applies
-     * (sv_planner_cluster_link_latency_ns). */
-    c->link_bw_gbps = hw.link_bw_gbps * 1e9 / 1073741824.0;
-    c->vllm_batch_defaults = TRUE; /* a `vllm serve` deployment (docs/serving.md) */
-    struct sv_planner_instance_cfg *ic = &c->instances[0];
-    g_strlcpy(ic->model_name, model, sizeof ic->model_name);
-    g_strlcpy(ic->hardware, hw.name, sizeof ic->hardware);
-    /* One unit for capacities: the catalog's mem_gib is GiB, as a config's mem_size. */
-    ic->npu_mem_gib = hw.mem_gib;
-    ic->npu_mem_bw_gbps = hw.mem_bw_gbps;
-    ic->mem_util = DEFAULT_MEM_UTIL;
-    ic->num_npus = tp;
-    ic->tp_size = tp;
-    ic->pp_size = 1;
-    ic->ep_size = 1;
-    ic->max_num_seqs = ic->max_num_batched_tokens = ic->long_prefill_token_threshold = -1;
-    ic->block_size = ic->max_model_len = -1;
-    ic->enable_prefix_caching = ic->enable_chunked_prefill = ic->reserve_full_isl = -1;
-    ic->enable_attn_offloading = ic->enable_sub_batch_interleaving = -1;
-    ic->enable_local_offloading = -1;
-    ic->cache_experts = -1;
-    sv_planner_tier_flags_init(&c->tier_flags);
-    struct sv_planner_tier_cfg ssd;
-    parse_storage(NULL, NULL, &ssd, NULL); /* the SSD defaults */
-    c->nodes[0].storage = ssd;
-    return c;
+    parse_storage(NULL, NULL, t, NULL);
 }
 
 double sv_planner_cluster_link_latency_ns(const struct sv_planner_cluster_cfg *c, int dim)

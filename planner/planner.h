@@ -258,11 +258,37 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_single(const char *model, cons
 /* The same with the hardware looked up in `catalog` (NULL = built-in), which the cluster keeps
  * (borrowed) as its hw_catalog. Memory: the catalog's mem_gib (GiB, as a config's mem_size);
  * link: its link_bw_gbps (decimal GB/s, converted to the config's ASTRA-sim GB/s) and, as no
- * link_latency is given, its per-hop link_latency_ns. */
+ * link_latency is given, its per-hop link_latency_ns. sv_planner_cluster_quick with one
+ * instance. */
 struct sv_planner_cluster_cfg *sv_planner_cluster_single_with(const char *model,
                                                               const char *hardware, int tp,
                                                               const sv_compute_hw_catalog *catalog,
                                                               GError **error);
+
+/* The quick form's cluster shape (servesim run --model --hardware --tp --pp --instances --pd
+ * --decode-hardware --decode-tp; planner/quick.c, docs/serving.md "Quick form"). Zero = default. */
+struct sv_planner_quick_cfg {
+    const char *model;
+    const char *hardware;    /* every instance's, or the prefill instances' with prefill > 0 */
+    int32_t tp, pp;          /* per instance; 0 = 1 */
+    int32_t instances;       /* without prefill/decode: identical combined instances (0 = 1); with
+                                them: must be prefill + decode or 0 */
+    int32_t prefill, decode; /* --pd P:D: P prefill and D decode instances (both >= 1), or 0:0 */
+    const char *decode_hardware; /* the decode instances' (NULL = hardware) */
+    int32_t decode_tp;           /* the decode instances' TP (0 = tp) */
+};
+/* Devices per node of the quick form: an HGX / DGX board of 8 accelerators (NVIDIA DGX H100 /
+ * DGX A100 user guides: 8 GPUs per system). */
+#define SV_PLANNER_QUICK_NODE_DEVICES 8
+/* Build the cluster of a quick form: instances in order (prefill ones first) fill nodes of
+ * SV_PLANNER_QUICK_NODE_DEVICES devices of one hardware kind (one that does not fit in what is
+ * left, or is on other hardware, opens the next node; one larger than a node gets a node of its
+ * own size); the nodes' devices on the hardware's scale-up link (FullyConnected, as
+ * the one-instance form and LLMServingSim's config_builder), the nodes joined by a scale-out NIC
+ * per device (planner/quick.c cites the rates). Errors name the flags ("--pd: ..."). */
+struct sv_planner_cluster_cfg *sv_planner_cluster_quick(const struct sv_planner_quick_cfg *q,
+                                                        const sv_compute_hw_catalog *catalog,
+                                                        GError **error);
 /* Per-hop latency (ns) of network dimension `dim` (0 = the devices of a node, 1 = the nodes):
  * the config's link_latency (its dim-th value when an array), else the largest link_latency_ns
  * the hardware catalog gives the instances' hardware (0 when none is in the catalog). A node's
@@ -716,6 +742,11 @@ struct sv_planner_run_cfg {
     void (*progress_tiers)(void *ctx, const struct sv_planner_tier_usage *u);
     uint64_t progress_every;
     void *progress_ctx;
+    /* Display tick (sv_engine_set_tick): called every `progress_tick_events` engine events (0 =
+     * never) with the run's engine and progress_ctx, to redraw on time and to say when nothing
+     * moves (sv_engine_events_since_progress, sv_engine_diagnose: what each instance holds). */
+    sv_engine_tick_fn progress_tick;
+    uint64_t progress_tick_events;
     /* A request vLLM would answer with an error (over the context length, or a sequence no
      * instance's KV cache can ever hold) is recorded as rejected and the run goes on (docs/
      * serving.md "Rejected requests"); strict: it ends the run with that error instead. */

@@ -6,6 +6,13 @@
 
 G_BEGIN_DECLS
 
+/* vLLM's gpu_memory_utilization default (vllm/config/cache.py) and LLMServingSim's
+ * --npu-memory-utilization default. */
+#define SV_PLANNER__DEFAULT_MEM_UTIL 0.9
+
+/* A node SSD with the defaults of an absent nodes[].storage (planner/config.c). */
+void sv_planner__storage_defaults(struct sv_planner_tier_cfg *t);
+
 /* SV_PLANNER_ERROR_INVALID with "<path>: <message>" (a config path, STYLE.md); returns FALSE. */
 gboolean sv_planner__path_error(GError **error, const char *path, const char *fmt, ...)
     G_GNUC_PRINTF(3, 4);

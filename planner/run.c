@@ -973,6 +973,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     sv_engine_set_watchdog(st.eng,
                            cfg->watchdog_events ? cfg->watchdog_events : SV_PLANNER_WATCHDOG_EVENTS,
                            watchdog_diag, &st);
+    sv_engine_set_tick(st.eng, cfg->progress_tick_events, cfg->progress_tick, cfg->progress_ctx);
     st.sessions =
         g_hash_table_new_full(g_direct_hash, g_direct_equal, (GDestroyNotify)session_free, NULL);
     gboolean ok = resolve_policies(&st, error);

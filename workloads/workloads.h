@@ -184,6 +184,32 @@ uint64_t sv_wl_source_items(const sv_wl_source *src);
 /* The format actually read (after AUTO detection); generators report SV_WL_FORMAT_AUTO. */
 sv_wl_format sv_wl_source_format(const sv_wl_source *src);
 
+/* ---- replay at a scaled rate (workloads/scale.c, docs/workloads.md "Scaled replay") -------- */
+
+/* A source yielding `inner`'s items with every item's arrival time multiplied by `factor` (> 0,
+ * finite; 0.5 = twice the rate), rounded to the nearest ns. Session calls after the first keep
+ * their tool times (they are released by the run, not arrivals). Takes `inner` (freed with the
+ * wrapper, also on failure). Numbering, lines and bad-line counts are `inner`'s. An arrival scaled
+ * past SV_ENGINE_HORIZON is an error naming its line. */
+sv_wl_source *sv_wl_scale_new(sv_wl_source *inner, double factor, GError **error);
+
+/* What one pass over a trace finds: items (arrivals: flat requests and sessions' first calls),
+ * requests (every call), first and last arrival, lines skipped as bad. */
+struct sv_wl_span {
+    uint64_t items, requests, bad_lines;
+    sv_time first_ns, last_ns;
+};
+/* Read the whole trace once (O(1) memory, as a run streams it) with the same options the run will
+ * use. FALSE with the error the run would meet at that line. */
+gboolean sv_wl_scan(const char *path, const struct sv_wl_open_opts *opts, struct sv_wl_span *out,
+                    GError **error);
+/* The time scale that gives the trace's arrivals a mean rate of `rate_per_s`: the trace's mean
+ * rate is (items - 1) / (last - first), one over the mean gap between consecutive arrivals, so
+ * the factor is (items - 1) / ((last - first) x rate). Fails (naming `path`) with fewer than two
+ * arrivals or all at one time. */
+gboolean sv_wl_span_rate_scale(const struct sv_wl_span *span, const char *path, double rate_per_s,
+                               double *factor, GError **error);
+
 /* ---- generators ------------------------------------------------------------------------- */
 
 typedef enum {
