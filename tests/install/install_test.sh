@@ -92,7 +92,7 @@ man)
         # help2man makes a SYNOPSIS only from a usage line it recognises (help2man-usage.awk).
         syn="servesim <command>"
         [ "$page" = servesim ] || syn="servesim ${page#servesim-} "
-        grep -A1 "^SYNOPSIS" <<<"$text" | grep -qF "$syn" || fail "$page.1: no SYNOPSIS '$syn...'"
+        grep -A1 "^SYNOPSIS" <<<"$text" | tr -s " " | grep -qF "$syn" || fail "$page.1: no SYNOPSIS '$syn...'"
         grep -q "${version#servesim }" <<<"$text" || fail "$page.1 lacks the version: $version"
     done
     # The main page lists the commands and refers to their pages; run's page has its flags.
