@@ -1,0 +1,65 @@
+/* Shared between report/'s files; not part of the API. */
+#ifndef SV_REPORT_INTERNAL_H
+#define SV_REPORT_INTERNAL_H
+
+#include "report/report.h"
+
+#include <json-glib/json-glib.h>
+
+/* Memory tiers of timeseries.csv (docs/outputs.md "Memory tiers"), in column order. */
+#define SV_REPORT_N_TIERS 4
+extern const char *const sv_report__tier_cols[SV_REPORT_N_TIERS];
+extern const char *const sv_report__tier_names[SV_REPORT_N_TIERS];
+/* Power components of power.csv (docs/power.md), in column order. */
+#define SV_REPORT_N_COMPONENTS 7
+extern const char *const sv_report__components[SV_REPORT_N_COMPONENTS];
+
+struct sv_report_run {
+    char *dir;
+    char *label;
+    JsonNode *summary; /* summary.json's root, an object */
+    char *command;     /* run.json's argv joined by spaces, NULL when absent */
+
+    /* requests.csv: finished requests' latencies in ms, sorted ascending (tpot: those with more
+     * than one output token). NULL arrays when the file is absent: requests_why says why. */
+    GArray *ttft_ms, *tpot_ms, *e2e_ms; /* double */
+    char *requests_why;
+
+    /* timeseries.csv, one element per row. NULL when absent: timeseries_why says why. tier[k] is
+     * NULL when the column is absent (the run used no memory tier). */
+    GArray *t_s, *prompt_tps, *gen_tps, *running, *waiting, *kv_pct;
+    GArray *tier_bytes[SV_REPORT_N_TIERS];
+    char *timeseries_why;
+
+    /* power.csv: power per component summed over the nodes, and total_w. NULL when absent. */
+    GArray *power_t_s, *power_w[SV_REPORT_N_COMPONENTS], *total_w;
+    char *power_why;
+};
+
+/* One line of a plot: n points (x, y), drawn in colour `color` (0-based series index) with line
+ * style `style` (0 solid, 1 dashed, 2 dotted, 3 dash-dot). */
+struct sv_report__line {
+    const char *name; /* legend text */
+    const double *x, *y;
+    guint n;
+    int color, style;
+};
+
+struct sv_report__plot {
+    const char *title, *xlabel, *ylabel;
+    gboolean y_from_zero;   /* the y axis starts at 0 (counts, rates) */
+    gboolean y_is_fraction; /* CDFs: y from 0 to 1 */
+};
+
+/* Draw `lines` with PLplot's svg driver into a file in `tmpdir` and return the <svg> element
+ * (the XML prolog dropped) for inlining; the file is removed. */
+char *sv_report__plot_svg(const char *tmpdir, const struct sv_report__plot *plot,
+                          const struct sv_report__line *lines, guint n_lines, GError **error);
+
+/* The number as the table prints it: three decimals, '.' whatever the locale. */
+char *sv_report__fmt(double v);
+
+/* summary.json's number at a dotted path ("latency_ms.ttft.p99"); FALSE when absent. */
+gboolean sv_report__summary_number(const sv_report_run *run, const char *path, double *out);
+
+#endif
