@@ -68,6 +68,41 @@ static void pad(double *lo, double *hi, gboolean from_zero)
         *lo -= 0.05 * span;
 }
 
+guint sv_report__thin(const double *x, const double *y, guint n, double *ox, double *oy)
+{
+    if (n <= SV_REPORT_MAX_POINTS) {
+        memcpy(ox, x, n * sizeof *x);
+        memcpy(oy, y, n * sizeof *y);
+        return n;
+    }
+    guint m = 0, last = G_MAXUINT;
+    const guint buckets = SV_REPORT_MAX_POINTS / 2;
+#define EMIT(i)                                                                                    \
+    do {                                                                                           \
+        if ((i) != last) {                                                                         \
+            ox[m] = x[i];                                                                          \
+            oy[m++] = y[i];                                                                        \
+            last = (i);                                                                            \
+        }                                                                                          \
+    } while (0)
+    EMIT(0);
+    for (guint b = 0; b < buckets; b++) {
+        guint lo = (guint)((guint64)b * n / buckets), hi = (guint)((guint64)(b + 1) * n / buckets);
+        guint imin = lo, imax = lo;
+        for (guint i = lo + 1; i < hi; i++) {
+            if (y[i] < y[imin])
+                imin = i;
+            if (y[i] > y[imax])
+                imax = i;
+        }
+        EMIT(MIN(imin, imax));
+        EMIT(MAX(imin, imax));
+    }
+    EMIT(n - 1);
+#undef EMIT
+    return m;
+}
+
 char *sv_report__plot_svg(const char *tmpdir, const struct sv_report__plot *plot,
                           const struct sv_report__line *lines, guint n_lines, GError **error)
 {
@@ -108,10 +143,14 @@ char *sv_report__plot_svg(const char *tmpdir, const struct sv_report__plot *plot
             continue;
         plcol0(FIRST_SERIES_COLOR + lines[l].color % N_SERIES_COLORS);
         pllsty(line_styles[lines[l].style % G_N_ELEMENTS(line_styles)]);
-        if (lines[l].n == 1)
+        if (lines[l].n == 1) {
             plstring(1, lines[l].x, lines[l].y, "#(728)"); /* a lone point: a dot */
-        else
-            plline((PLINT)lines[l].n, lines[l].x, lines[l].y);
+            continue;
+        }
+        guint cap = MIN(lines[l].n, SV_REPORT_MAX_POINTS + 2);
+        g_autofree double *x = g_new(double, cap), *y = g_new(double, cap);
+        guint m = sv_report__thin(lines[l].x, lines[l].y, lines[l].n, x, y);
+        plline((PLINT)m, x, y);
     }
     pllsty(1);
     if (legend) {

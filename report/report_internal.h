@@ -56,6 +56,14 @@ struct sv_report__plot {
 char *sv_report__plot_svg(const char *tmpdir, const struct sv_report__plot *plot,
                           const struct sv_report__line *lines, guint n_lines, GError **error);
 
+/* A line of more than SV_REPORT_MAX_POINTS points (a long run's time series: one row per second)
+ * is drawn through fewer: the first and last points and, of each of SV_REPORT_MAX_POINTS / 2
+ * buckets of consecutive points, its lowest and highest (in their order), so that no peak is lost
+ * (min/max decimation). Writes at most SV_REPORT_MAX_POINTS + 2 points to ox, oy and returns how
+ * many; n <= SV_REPORT_MAX_POINTS copies the line. */
+#define SV_REPORT_MAX_POINTS 4000
+guint sv_report__thin(const double *x, const double *y, guint n, double *ox, double *oy);
+
 /* The number as the table prints it: three decimals, '.' whatever the locale. */
 char *sv_report__fmt(double v);
 

@@ -2,6 +2,7 @@
  * summary table against hand-written summary.json values, errors, determinism. Every input is
  * written here or made by `servesim run`'s quick form; nothing from ../shared is needed. */
 #include "report/report.h"
+#include "report/report_internal.h"
 #include "tests/test_util.h"
 
 #include <CUnit/CUnit.h>
@@ -445,6 +446,54 @@ static void test_real_run(void)
     }
 }
 
+/* run.json's argv (written by runs since issue 14) is shown in the runs table, escaped. */
+static void test_run_json(void)
+{
+    g_autofree char *a = make_run_a();
+    g_autofree char *d = g_build_filename(tmp, "with-run-json", NULL);
+    g_autofree char *sum = NULL;
+    g_autofree char *sum_path = g_build_filename(a, "summary.json", NULL);
+    g_file_get_contents(sum_path, &sum, NULL, NULL);
+    put(d, "summary.json", sum);
+    put(d, "run.json", "{\"argv\": [\"servesim\", \"run\", \"--label\", \"a<b\"], \"seed\": 7}");
+    g_autoptr(sv_report_run) r = load(d, NULL);
+    CU_ASSERT_FATAL(r != NULL);
+    g_autofree char *h = html_of(&r, 1);
+    CU_ASSERT(strstr(h, "<code>servesim run --label a&lt;b</code>") != NULL);
+    g_autoptr(sv_report_run) r2 = load(a, NULL);
+    g_autofree char *h2 = html_of(&r2, 1);
+    CU_ASSERT(strstr(h2, "no run.json") != NULL);
+}
+
+/* Thinning keeps the first and last points and every peak and trough, in time order. */
+static void test_thin(void)
+{
+    enum { N = 10000 };
+    g_autofree double *x = g_new(double, N), *y = g_new(double, N);
+    for (guint i = 0; i < N; i++) {
+        x[i] = i + 1;
+        y[i] = i % 2; /* a comb: every bucket has a 0 and a 1 */
+    }
+    y[5000] = 100;
+    y[7777] = -5;
+    g_autofree double *ox = g_new(double, SV_REPORT_MAX_POINTS + 2);
+    g_autofree double *oy = g_new(double, SV_REPORT_MAX_POINTS + 2);
+    guint m = sv_report__thin(x, y, N, ox, oy);
+    CU_ASSERT(m <= SV_REPORT_MAX_POINTS + 2 && m >= SV_REPORT_MAX_POINTS);
+    CU_ASSERT(ox[0] == 1 && ox[m - 1] == N);
+    gboolean peak = FALSE, trough = FALSE, ordered = TRUE;
+    for (guint i = 0; i < m; i++) {
+        peak |= ox[i] == 5001 && oy[i] == 100;
+        trough |= ox[i] == 7778 && oy[i] == -5;
+        if (i > 0)
+            ordered &= ox[i] > ox[i - 1];
+    }
+    CU_ASSERT(peak && trough && ordered);
+    /* short lines are copied */
+    CU_ASSERT_EQUAL(sv_report__thin(x, y, 3, ox, oy), 3);
+    CU_ASSERT(ox[2] == 3 && oy[2] == 0);
+}
+
 int main(void)
 {
     umask(022);
@@ -458,6 +507,8 @@ int main(void)
         {"errors write nothing", test_errors},
         {"a folder missing a file", test_missing_file},
         {"a real run's summary in the table", test_real_run},
+        {"long lines thinned, peaks kept", test_thin},
+        {"run.json's command line", test_run_json},
         {NULL, NULL},
     };
     sv_test_add_suite("report", cases);
