@@ -453,6 +453,8 @@ char *sv_report_html(sv_report_run *const *runs, guint n, const struct sv_report
 {
     g_return_val_if_fail(n >= 1, NULL);
     const char *title = cfg != NULL && cfg->title != NULL ? cfg->title : "servesim report";
+    if (!sv_report__plot_ready(error))
+        return NULL;
     g_autoptr(GError) e = NULL;
     g_autofree char *tmpdir = g_dir_make_tmp("servesim-report-XXXXXX", &e);
     if (tmpdir == NULL) {

@@ -103,6 +103,23 @@ guint sv_report__thin(const double *x, const double *y, guint n, double *ox, dou
     return m;
 }
 
+gboolean sv_report__plot_ready(GError **error)
+{
+    const char *menu[128], *names[128];
+    const char **pm = menu, **pn = names;
+    int n = (int)G_N_ELEMENTS(names);
+    plgDevs(&pm, &pn, &n);
+    for (int i = 0; i < n; i++) {
+        if (names[i] != NULL && strcmp(names[i], "svg") == 0)
+            return TRUE;
+    }
+    g_set_error(error, SV_REPORT_ERROR, SV_REPORT_ERROR_PLOT,
+                "PLplot has no svg driver (Debian: libplplot17 ships it in "
+                "/usr/lib/<arch>/plplot5.15.0/drivers/svg.so; PLPLOT_DRV_DIR may point "
+                "elsewhere)");
+    return FALSE;
+}
+
 char *sv_report__plot_svg(const char *tmpdir, const struct sv_report__plot *plot,
                           const struct sv_report__line *lines, guint n_lines, GError **error)
 {

@@ -51,6 +51,11 @@ struct sv_report__plot {
     gboolean y_is_fraction; /* CDFs: y from 0 to 1 */
 };
 
+/* Is PLplot's svg driver there? Without it plinit would ask for a device on stdin. Called before
+ * anything is made: where PLplot finds no driver at all it exits the process itself ("No device
+ * drivers found"), and then nothing is left behind. */
+gboolean sv_report__plot_ready(GError **error);
+
 /* Draw `lines` with PLplot's svg driver into a file in `tmpdir` and return the <svg> element
  * (the XML prolog dropped) for inlining; the file is removed. */
 char *sv_report__plot_svg(const char *tmpdir, const struct sv_report__plot *plot,
