@@ -38,9 +38,17 @@ static int browse(const char *page, const char *const *extra, char **out, char *
     g_autofree char *url = g_strdup_printf("file://%s", page);
     g_autofree char *size = g_strdup_printf("--window-size=%d,%d", WIDTH, HEIGHT);
     GPtrArray *argv = g_ptr_array_new();
-    const char *base[] = {
-        timeout_bin,     "120",   chromium, "--headless=new", "--no-sandbox",
-        "--disable-gpu", profile, size,     "--no-first-run", "--hide-scrollbars"};
+    const char *base[] = {timeout_bin,
+                          "120",
+                          chromium,
+                          "--headless=new",
+                          "--no-sandbox",
+                          "--disable-gpu",
+                          profile,
+                          size,
+                          "--no-first-run",
+                          "--hide-scrollbars",
+                          "--disable-dev-shm-usage"};
     for (guint i = 0; i < G_N_ELEMENTS(base); i++)
         g_ptr_array_add(argv, (gpointer)base[i]);
     for (guint i = 0; extra[i] != NULL; i++)
@@ -69,14 +77,14 @@ static guint console_lines(const char *err)
     return count(err, ":CONSOLE");
 }
 
-/* Pixels within `tol` per channel of colour (r, g, b). */
-static guint pixels_near(cairo_surface_t *s, int r, int g, int b, int tol)
+/* Pixels within `tol` per channel of colour (r, g, b), in rows [y0, y1). */
+static guint pixels_near_rows(cairo_surface_t *s, int r, int g, int b, int tol, int y0, int y1)
 {
-    int w = cairo_image_surface_get_width(s), h = cairo_image_surface_get_height(s);
+    int w = cairo_image_surface_get_width(s);
     int stride = cairo_image_surface_get_stride(s);
     const unsigned char *data = cairo_image_surface_get_data(s);
     guint n = 0;
-    for (int y = 0; y < h; y++) {
+    for (int y = y0; y < y1; y++) {
         const guint32 *row = (const guint32 *)(const void *)(data + (size_t)y * stride);
         for (int x = 0; x < w; x++) {
             int pr = (row[x] >> 16) & 0xff, pg = (row[x] >> 8) & 0xff, pb = row[x] & 0xff;
@@ -84,6 +92,11 @@ static guint pixels_near(cairo_surface_t *s, int r, int g, int b, int tol)
         }
     }
     return n;
+}
+
+static guint pixels_near(cairo_surface_t *s, int r, int g, int b, int tol)
+{
+    return pixels_near_rows(s, r, g, b, tol, 0, cairo_image_surface_get_height(s));
 }
 
 static guint32 be32(const unsigned char *p)
@@ -121,6 +134,10 @@ static void test_screenshot(void)
     guint orange = pixels_near(s, 0xff, 0x7f, 0x0e, 40);
     printf("\n  screenshot: %u dark, %u blue, %u orange pixels\n", dark, blue, orange);
     CU_ASSERT(dark > 10000);
+    /* Text renders (a font was found): the page's first 60 rows hold only the <h1> title */
+    guint title = pixels_near_rows(s, 0x22, 0x22, 0x22, 90, 0, 60);
+    printf("  title: %u dark pixels\n", title);
+    CU_ASSERT(title > 300);
     CU_ASSERT(blue > 1000);
     CU_ASSERT(orange > 1000);
     cairo_surface_destroy(s);
