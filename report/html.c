@@ -7,6 +7,7 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 char *sv_report__fmt(double v)
 {
@@ -148,6 +149,7 @@ struct page {
     sv_report_run *const *runs;
     guint n;
     GPtrArray *owned; /* strings and arrays made for the lines of the plot being drawn */
+    GPtrArray *svgs;  /* NULL, or pairs of file name and SVG text of every plot drawn */
 };
 
 static const char *own_str(struct page *p, char *s)
@@ -182,8 +184,17 @@ static gboolean put_plot(struct page *p, const char *id, const struct sv_report_
     if (svg == NULL)
         return FALSE;
     g_autofree char *title = g_markup_escape_text(plot->title, -1);
+    /* Inline: the <svg> element, without the XML prolog and DOCTYPE of a file. PLplot names its
+     * clip path "text-clipping0" in every file: ids must be unique in a page. */
+    g_autofree char *clip_id = g_strdup_printf("plot-%s-text-clipping", id);
+    g_auto(GStrv) parts = g_strsplit(strstr(svg, "<svg"), "text-clipping", -1);
+    g_autofree char *inline_svg = g_strjoinv(clip_id, parts);
     g_string_append_printf(p->o, "<figure class=\"plot\" id=\"plot-%s\">\n%s<figcaption>%s", id,
-                           svg, title);
+                           inline_svg, title);
+    if (p->svgs != NULL) {
+        g_ptr_array_add(p->svgs, g_strdup_printf("plot-%s.svg", id));
+        g_ptr_array_add(p->svgs, g_steal_pointer(&svg));
+    }
     if (left_out != NULL && left_out->len > 0) {
         g_string_append(p->o, "<br><span class=\"why\">Left out: ");
         put_escaped(p->o, left_out->str);
@@ -448,8 +459,9 @@ static const char style[] =
     "figure.absent{min-height:4em}figcaption{font-size:.85em;color:#444;margin-top:.3em}\n"
     "code{font-size:.85em;word-break:break-all}\n";
 
-char *sv_report_html(sv_report_run *const *runs, guint n, const struct sv_report_cfg *cfg,
-                     GError **error)
+/* The page; with `svgs`, also the plots' files (name, text pairs). */
+static char *page_html(sv_report_run *const *runs, guint n, const struct sv_report_cfg *cfg,
+                       GPtrArray *svgs, GError **error)
 {
     g_return_val_if_fail(n >= 1, NULL);
     const char *title = cfg != NULL && cfg->title != NULL ? cfg->title : "servesim report";
@@ -472,7 +484,7 @@ char *sv_report_html(sv_report_run *const *runs, guint n, const struct sv_report
     put_runs(o, runs, n);
     put_table(o, runs, n);
     g_autoptr(GPtrArray) owned = g_ptr_array_new_with_free_func(g_free);
-    struct page p = {o, tmpdir, runs, n, owned};
+    struct page p = {o, tmpdir, runs, n, owned, svgs};
     gboolean ok = put_plots(&p, error);
     g_rmdir(tmpdir);
     if (!ok)
@@ -482,12 +494,14 @@ char *sv_report_html(sv_report_run *const *runs, guint n, const struct sv_report
     return g_string_free(g_steal_pointer(&o), FALSE);
 }
 
-gboolean sv_report_write(sv_report_run *const *runs, guint n, const struct sv_report_cfg *cfg,
-                         const char *path, GError **error)
+char *sv_report_html(sv_report_run *const *runs, guint n, const struct sv_report_cfg *cfg,
+                     GError **error)
 {
-    g_autofree char *text = sv_report_html(runs, n, cfg, error);
-    if (text == NULL)
-        return FALSE;
+    return page_html(runs, n, cfg, NULL, error);
+}
+
+static gboolean write_file(const char *path, const char *text, GError **error)
+{
     if (sv_path_is_special_file(path)) {
         /* A device or a FIFO (/dev/null) is written in place: a rename would replace it. */
         FILE *fp = fopen(path, "w");
@@ -505,4 +519,27 @@ gboolean sv_report_write(sv_report_run *const *runs, guint n, const struct sv_re
     }
     /* g_file_set_contents writes a temporary file (0666 less the umask) and renames it */
     return g_file_set_contents(path, text, -1, error);
+}
+
+gboolean sv_report_write(sv_report_run *const *runs, guint n, const struct sv_report_cfg *cfg,
+                         const char *path, GError **error)
+{
+    const char *svg_dir = cfg != NULL ? cfg->svg_dir : NULL;
+    g_autoptr(GPtrArray) svgs = g_ptr_array_new_with_free_func(g_free);
+    g_autofree char *text = page_html(runs, n, cfg, svg_dir != NULL ? svgs : NULL, error);
+    if (text == NULL)
+        return FALSE;
+    if (svg_dir != NULL) {
+        if (g_mkdir_with_parents(svg_dir, 0777) != 0) {
+            g_set_error(error, SV_REPORT_ERROR, SV_REPORT_ERROR_IO, "cannot make %s: %s", svg_dir,
+                        g_strerror(errno));
+            return FALSE;
+        }
+        for (guint i = 0; i + 1 < svgs->len; i += 2) {
+            g_autofree char *file = g_build_filename(svg_dir, svgs->pdata[i], NULL);
+            if (!write_file(file, svgs->pdata[i + 1], error))
+                return FALSE;
+        }
+    }
+    return write_file(path, text, error);
 }

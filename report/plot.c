@@ -199,11 +199,10 @@ char *sv_report__plot_svg(const char *tmpdir, const struct sv_report__plot *plot
     g_unlink(file);
     if (!ok)
         return NULL;
-    const char *start = strstr(svg, "<svg");
-    if (start == NULL) {
+    if (strstr(svg, "<svg") == NULL) {
         g_set_error(error, SV_REPORT_ERROR, SV_REPORT_ERROR_PLOT,
                     "PLplot's svg driver wrote no <svg> element for plot '%s'", plot->title);
         return NULL;
     }
-    return g_strdup(start);
+    return g_steal_pointer(&svg);
 }

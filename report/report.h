@@ -34,7 +34,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_report_run, sv_report_run_free)
 const char *sv_report_run_label(const sv_report_run *run);
 
 struct sv_report_cfg {
-    const char *title; /* NULL: "servesim report" */
+    const char *title;   /* NULL: "servesim report" */
+    const char *svg_dir; /* sv_report_write only: also write each plot as a standalone SVG file,
+                          * <svg_dir>/<figure id>.svg (made with its parents), e.g. for a doc
+                          * page; NULL: none */
 };
 
 /* The HTML page for `runs` (n >= 1), as a string (caller frees). The same runs give the same
@@ -44,7 +47,9 @@ char *sv_report_html(sv_report_run *const *runs, guint n, const struct sv_report
                      GError **error);
 
 /* sv_report_html written to `path`: a regular file is written under a temporary name and
- * renamed (0666 less the umask; never half a file), a device or FIFO is written in place. */
+ * renamed (0666 less the umask; never half a file), a device or FIFO is written in place. With
+ * cfg->svg_dir the plots' SVG files are written the same way once every plot is drawn, before
+ * the page. */
 gboolean sv_report_write(sv_report_run *const *runs, guint n, const struct sv_report_cfg *cfg,
                          const char *path, GError **error);
 

@@ -56,8 +56,8 @@ struct sv_report__plot {
  * drivers found"), and then nothing is left behind. */
 gboolean sv_report__plot_ready(GError **error);
 
-/* Draw `lines` with PLplot's svg driver into a file in `tmpdir` and return the <svg> element
- * (the XML prolog dropped) for inlining; the file is removed. */
+/* Draw `lines` with PLplot's svg driver into a file in `tmpdir` and return the file's text (an
+ * SVG document: XML prolog, DOCTYPE, then the <svg> element); the file is removed. */
 char *sv_report__plot_svg(const char *tmpdir, const struct sv_report__plot *plot,
                           const struct sv_report__line *lines, guint n_lines, GError **error);
 

@@ -465,6 +465,90 @@ static void test_run_json(void)
     CU_ASSERT(strstr(h2, "no run.json") != NULL);
 }
 
+/* Every id="..." of the page is unique (PLplot gives each file the same clip-path id). */
+static gboolean ids_unique(const char *html)
+{
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    guint n = 0;
+    for (const char *p = strstr(html, " id=\""); p != NULL; p = strstr(p + 1, " id=\"")) {
+        const char *v = p + 5;
+        char *id = g_strndup(v, (gsize)(strchr(v, '"') - v));
+        if (g_hash_table_contains(seen, id)) {
+            fprintf(stderr, "\nduplicate id %s\n", id);
+            g_free(id);
+            return FALSE;
+        }
+        g_hash_table_add(seen, id);
+        n++;
+    }
+    return n > 10;
+}
+
+static void test_ids(void)
+{
+    g_autofree char *a = make_run_a();
+    g_autofree char *b = make_run_b();
+    sv_report_run *runs[2] = {load(a, NULL), load(b, NULL)};
+    CU_ASSERT_FATAL(runs[0] != NULL && runs[1] != NULL);
+    g_autofree char *h = html_of(runs, 2);
+    CU_ASSERT(ids_unique(h));
+    /* and the clip paths are still referred to by their (renamed) ids */
+    CU_ASSERT(strstr(h, "id=\"plot-ttft-cdf-text-clipping0\"") != NULL);
+    CU_ASSERT(strstr(h, "url(#plot-ttft-cdf-text-clipping0)") != NULL);
+    sv_report_run_free(runs[0]);
+    sv_report_run_free(runs[1]);
+}
+
+/* --svg-dir: one standalone SVG file per plot drawn, named after its figure. */
+static void test_svg_dir(void)
+{
+    g_autofree char *a = make_run_a();
+    g_autofree char *out = g_build_filename(tmp, "svg.html", NULL);
+    g_autofree char *dir = g_build_filename(tmp, "svgs", "sub", NULL);
+    const char *argv[] = {SV_SERVESIM_BIN, "report", a, "-o", out, "--svg-dir", dir, NULL};
+    int st = -1;
+    g_autofree char *so = NULL, *se = NULL;
+    CU_ASSERT_FATAL(sv_test_spawn(argv, &so, &se, &st));
+    CU_ASSERT_EQUAL(st, 0);
+    const char *ids[] = {"throughput", "running-waiting", "ttft-cdf", "tpot-cdf",
+                         "e2el-cdf",   "itl-cdf",         "kv-cache"};
+    guint files = 0;
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    CU_ASSERT_FATAL(d != NULL);
+    while (g_dir_read_name(d) != NULL)
+        files++;
+    CU_ASSERT_EQUAL(files, G_N_ELEMENTS(ids));
+    for (guint i = 0; i < G_N_ELEMENTS(ids); i++) {
+        g_autofree char *f = g_strdup_printf("%s/plot-%s.svg", dir, ids[i]);
+        g_autofree char *text = NULL;
+        CU_ASSERT(g_file_get_contents(f, &text, NULL, NULL) && g_str_has_prefix(text, "<?xml") &&
+                  strstr(text, "<svg") != NULL && g_str_has_suffix(text, "</svg>\n"));
+    }
+}
+
+/* Two folders with the same base name are labelled by their paths. */
+static void test_same_base_name(void)
+{
+    g_autofree char *a = make_run_a();
+    g_autofree char *sum = NULL;
+    g_autofree char *sum_path = g_build_filename(a, "summary.json", NULL);
+    g_file_get_contents(sum_path, &sum, NULL, NULL);
+    g_autofree char *x = g_build_filename(tmp, "x", "run", NULL);
+    g_autofree char *y = g_build_filename(tmp, "y", "run", NULL);
+    put(x, "summary.json", sum);
+    put(y, "summary.json", sum);
+    g_autofree char *out = g_build_filename(tmp, "same.html", NULL);
+    const char *argv[] = {SV_SERVESIM_BIN, "report", x, y, "-o", out, NULL};
+    int st = -1;
+    g_autofree char *so = NULL, *se = NULL;
+    CU_ASSERT_FATAL(sv_test_spawn(argv, &so, &se, &st));
+    CU_ASSERT_EQUAL(st, 0);
+    g_autofree char *h = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(out, &h, NULL, NULL));
+    g_autofree char *head = g_strdup_printf("<th>%s</th><th>%s</th>", x, y);
+    CU_ASSERT(strstr(h, head) != NULL);
+}
+
 /* Thinning keeps the first and last points and every peak and trough, in time order. */
 static void test_thin(void)
 {
@@ -509,6 +593,9 @@ int main(void)
         {"a real run's summary in the table", test_real_run},
         {"long lines thinned, peaks kept", test_thin},
         {"run.json's command line", test_run_json},
+        {"ids unique in the page", test_ids},
+        {"--svg-dir writes each plot", test_svg_dir},
+        {"same base names: labelled by path", test_same_base_name},
         {NULL, NULL},
     };
     sv_test_add_suite("report", cases);
