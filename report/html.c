@@ -134,7 +134,9 @@ static void put_runs(GString *o, sv_report_run *const *runs, guint n)
             put_escaped(o, runs[i]->command);
             g_string_append(o, "</code>");
         } else {
-            g_string_append(o, "<span class=\"none\">no run.json</span>");
+            g_string_append(o, runs[i]->has_run_json
+                                   ? "<span class=\"none\">run.json has no argv</span>"
+                                   : "<span class=\"none\">no run.json</span>");
         }
         g_string_append(o, "</td></tr>\n");
     }

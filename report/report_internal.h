@@ -19,6 +19,7 @@ struct sv_report_run {
     char *label;
     JsonNode *summary; /* summary.json's root, an object */
     char *command;     /* run.json's argv joined by spaces, NULL when absent */
+    gboolean has_run_json;
 
     /* requests.csv: finished requests' latencies in ms, sorted ascending (tpot: those with more
      * than one output token). NULL arrays when the file is absent: requests_why says why. */

@@ -127,6 +127,7 @@ static void load_run_json(sv_report_run *r)
     g_autofree char *path = g_build_filename(r->dir, "run.json", NULL);
     if (!g_file_test(path, G_FILE_TEST_IS_REGULAR))
         return;
+    r->has_run_json = TRUE;
     g_autoptr(JsonParser) parser = json_parser_new();
     if (!json_parser_load_from_file(parser, path, NULL))
         return;

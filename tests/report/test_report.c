@@ -463,6 +463,10 @@ static void test_run_json(void)
     g_autoptr(sv_report_run) r2 = load(a, NULL);
     g_autofree char *h2 = html_of(&r2, 1);
     CU_ASSERT(strstr(h2, "no run.json") != NULL);
+    put(d, "run.json", "{\"seed\": 7}");
+    g_autoptr(sv_report_run) r3 = load(d, NULL);
+    g_autofree char *h3 = html_of(&r3, 1);
+    CU_ASSERT(strstr(h3, "run.json has no argv") != NULL);
 }
 
 /* Every id="..." of the page is unique (PLplot gives each file the same clip-path id). */
