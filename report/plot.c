@@ -127,7 +127,10 @@ char *sv_report__plot_svg(const char *tmpdir, const struct sv_report__plot *plot
     double x0, x1, y0, y1;
     range(lines, n_lines, FALSE, &x0, &x1);
     range(lines, n_lines, TRUE, &y0, &y1);
+    gboolean x_nonneg = x0 >= 0;
     pad(&x0, &x1, FALSE);
+    if (x_nonneg && x0 < 0)
+        x0 = 0; /* times and latencies: the axis starts at 0, not before */
     if (plot->y_is_fraction) {
         y0 = 0;
         y1 = 1.02;
