@@ -453,7 +453,8 @@ static const char style[] =
     "table{border-collapse:collapse;font-size:.9em}\n"
     "th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}\n"
     "th{background:#f3f3f3}tbody th{text-align:left;font-weight:normal}\n"
-    "table.runs td{text-align:left}td.unit{color:#666;text-align:left}\n"
+    "table.runs td{text-align:left}table.instances,table.pools{margin-bottom:.8em}\n"
+    "h3{font-size:1em}td.unit{color:#666;text-align:left}\n"
     "td.best{background:#e3f4e3;font-weight:bold}.none,.why,.note{color:#777}\n"
     ".plots{display:flex;flex-wrap:wrap;gap:1em}\n"
     "figure.plot{margin:0;width:560px;border:1px solid #ddd;padding:.5em}\n"
@@ -485,6 +486,7 @@ static char *page_html(sv_report_run *const *runs, guint n, const struct sv_repo
     g_string_append(o, "</h1>\n");
     put_runs(o, runs, n);
     put_table(o, runs, n);
+    sv_report__put_instances(o, runs, n);
     g_autoptr(GPtrArray) owned = g_ptr_array_new_with_free_func(g_free);
     struct page p = {o, tmpdir, runs, n, owned, svgs};
     gboolean ok = put_plots(&p, error);

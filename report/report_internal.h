@@ -73,6 +73,10 @@ guint sv_report__thin(const double *x, const double *y, guint n, double *ox, dou
 /* The number as the table prints it: three decimals, '.' whatever the locale. */
 char *sv_report__fmt(double v);
 
+/* The "Instances and pools" section: summary.json's `instances` and `pools` of each run as
+ * tables (nothing when no run has them). */
+void sv_report__put_instances(GString *o, sv_report_run *const *runs, guint n);
+
 /* summary.json's number at a dotted path ("latency_ms.ttft.p99"); FALSE when absent. */
 gboolean sv_report__summary_number(const sv_report_run *run, const char *path, double *out);
 

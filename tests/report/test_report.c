@@ -553,6 +553,46 @@ static void test_same_base_name(void)
     CU_ASSERT(strstr(h, head) != NULL);
 }
 
+/* summary.json's instances and pools sections (issue 14) as tables; runs without them say so. */
+static void test_instances(void)
+{
+    g_autofree char *a = make_run_a();
+    g_autofree char *d = g_build_filename(tmp, "with-instances", NULL);
+    put(d, "summary.json",
+        "{\"requests\": {\"finished\": 3}, \"makespan_s\": 2.0,"
+        " \"throughput\": {\"output_tokens_per_s\": 10.0},"
+        " \"latency_ms\": {\"ttft\": {\"mean\": 1.0}},\n"
+        " \"instances\": [{\"id\": 0, \"role\": \"prefill\", \"model\": \"m<1>\","
+        " \"hardware\": \"H100-SXM\", \"tp\": 1, \"pp\": 1, \"kv_blocks\": 1000,"
+        " \"kv_usage_mean_pct\": 12.3456, \"requests_served\": 0, \"prefills\": 3},\n"
+        "   {\"id\": 1, \"role\": \"decode\", \"model\": \"m<1>\", \"hardware\": \"A100-80GB\","
+        " \"tp\": 2, \"pp\": 1, \"kv_blocks\": 2000, \"kv_usage_mean_pct\": 50,"
+        " \"requests_served\": 3}],\n"
+        " \"pools\": [{\"role\": \"prefill\", \"instances\": [0], \"kv_blocks\": 1000},"
+        " {\"role\": \"decode\", \"instances\": [1, 2], \"kv_blocks\": 2000}]}\n");
+    g_autoptr(sv_report_run) r = load(d, "pd");
+    g_autoptr(sv_report_run) ra = load(a, "plain");
+    CU_ASSERT_FATAL(r != NULL && ra != NULL);
+    sv_report_run *runs[2] = {r, ra};
+    g_autofree char *h = html_of(runs, 2);
+    CU_ASSERT_FATAL(h != NULL);
+    CU_ASSERT(strstr(h, "<h2>Instances and pools</h2>") != NULL);
+    CU_ASSERT(strstr(h, "<tr><th>id</th><th>role</th><th>model</th><th>hardware</th><th>TP</th>"
+                        "<th>PP</th><th>KV blocks</th><th>KV mean %</th><th>served</th>"
+                        "<th>prefills</th></tr>") != NULL);
+    CU_ASSERT(strstr(h, "<tr><td>0</td><td>prefill</td><td>m&lt;1&gt;</td><td>H100-SXM</td>"
+                        "<td>1</td><td>1</td><td>1000</td><td>12.346</td><td>0</td><td>3</td>"
+                        "</tr>") != NULL);
+    /* instance 1 has no prefills key: a dash */
+    CU_ASSERT(strstr(h, "<td>2000</td><td>50</td><td>3</td><td>&#x2013;</td></tr>") != NULL);
+    CU_ASSERT(strstr(h, "<tr><td>decode</td><td>1, 2</td><td>2000</td></tr>") != NULL);
+    CU_ASSERT(strstr(h, "<h3>plain</h3>\n<p class=\"none\">summary.json has no instances or "
+                        "pools section") != NULL);
+    /* no run with the sections: no heading */
+    g_autofree char *h1 = html_of(&ra, 1);
+    CU_ASSERT(strstr(h1, "Instances and pools") == NULL);
+}
+
 /* Thinning keeps the first and last points and every peak and trough, in time order. */
 static void test_thin(void)
 {
@@ -598,6 +638,7 @@ int main(void)
         {"long lines thinned, peaks kept", test_thin},
         {"run.json's command line", test_run_json},
         {"ids unique in the page", test_ids},
+        {"instances and pools tables", test_instances},
         {"--svg-dir writes each plot", test_svg_dir},
         {"same base names: labelled by path", test_same_base_name},
         {NULL, NULL},
