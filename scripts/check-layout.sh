@@ -31,9 +31,10 @@ declare -A DEPS=(
     [msg]="dag compute memory-tier system power workloads"
     [replay]="proto dag system compute"
     [planner]="msg workloads metrics power"
-    [cli]="core proto workloads metrics dag network compute memory-tier power system msg replay planner"
+    [report]="core"
+    [cli]="core proto workloads metrics dag network compute memory-tier power system msg replay planner report"
 )
-MODULES="core proto workloads metrics dag network compute memory-tier power system msg replay planner cli"
+MODULES="core proto workloads metrics dag network compute memory-tier power system msg replay planner report cli"
 
 public_header() {
     case $1 in
