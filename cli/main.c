@@ -15,6 +15,7 @@ static const struct command commands[] = {
 #ifdef SV_HAVE_RUN
     {"run", sv_cli_run, "simulate LLM serving (no arguments: a built-in default study)"},
 #endif
+    {"sweep", sv_cli_sweep, "run a grid of runs, or search it for the cheapest that meets SLOs"},
     {"validate", sv_cli_validate, "compare a run's outputs with a measured vLLM run"},
     {"replay", sv_cli_replay, "run Chakra ET files on the system simulator (ASTRA-sim semantics)"},
     {"convert", sv_cli_convert, "re-encode a Chakra ET file (.et, .et.gz) or decode it to .json"},
