@@ -86,6 +86,7 @@ static int run_local(sv_sweep_ctx *c, sv_sweep_sched *q, guint jobs)
     const volatile sig_atomic_t *sig = sv_cli_signals_catch();
     pid_t *pids = g_new0(pid_t, jobs);
     guint *ks = g_new0(guint, jobs), nrun = 0;
+    gboolean forwarded = FALSE;
     for (;;) {
         int k;
         while (!*sig && nrun < jobs && (k = sv_planner_sweep_sched_next(q)) >= 0) {
@@ -112,15 +113,16 @@ static int run_local(sv_sweep_ctx *c, sv_sweep_sched *q, guint jobs)
         }
         if (nrun == 0)
             break;
+        if (*sig && !forwarded) { /* pass the signal on to the points still running */
+            for (guint j = 0; j < jobs; j++)
+                if (pids[j] > 0)
+                    kill(pids[j], *sig);
+            forwarded = TRUE;
+        }
         int st;
         pid_t pid = waitpid(-1, &st, 0);
-        if (pid < 0) {
-            if (errno == EINTR && *sig) /* pass the signal on to the points still running */
-                for (guint j = 0; j < jobs; j++)
-                    if (pids[j] > 0)
-                        kill(pids[j], *sig);
-            continue;
-        }
+        if (pid < 0)
+            continue; /* EINTR: a signal; the loop forwards it */
         for (guint j = 0; j < jobs; j++) {
             if (pids[j] != pid)
                 continue;
