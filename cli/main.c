@@ -64,7 +64,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (version) {
-        printf("servesim 0.1.0\n");
+        printf("servesim %s\n", SV_VERSION); /* the project's VERSION (CMakeLists.txt) */
         return 0;
     }
     if (argc < 2) {

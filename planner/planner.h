@@ -720,6 +720,21 @@ struct sv_planner_run_cfg {
     const volatile sig_atomic_t *interrupt;
 };
 
+/* Every option unset (zero, and -1 for the tri-state switches), as `servesim run` passes the
+ * flags it was not given. An embedder starts from this, then sets cluster, workload and what
+ * else it wants (docs/embedding.md). */
+static inline void sv_planner_run_cfg_init(struct sv_planner_run_cfg *cfg)
+{
+    *cfg = (struct sv_planner_run_cfg){
+        .enable_prefix_caching = -1,
+        .enable_chunked_prefill = -1,
+        .reserve_full_isl = -1,
+        .enable_attn_offloading = -1,
+        .enable_sub_batch_interleaving = -1,
+        .enable_local_offloading = -1,
+    };
+}
+
 struct sv_planner_run_result {
     uint64_t requests;  /* finished */
     uint64_t submitted; /* arrived and handed to an instance */

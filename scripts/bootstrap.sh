@@ -8,8 +8,10 @@ shift || true
 
 pkgs=(build-essential cmake pkg-config libglib2.0-dev libjson-glib-dev libyaml-dev
       libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libcunit1-dev)
+pkgs+=(help2man groff-base) # man pages (packaging/man.cmake) and their test (tests/install)
 if ! pkg-config --exists glib-2.0 gmodule-2.0 json-glib-1.0 yaml-0.1 libprotobuf-c zlib cunit \
-     || ! command -v protoc-c >/dev/null || ! command -v cmake >/dev/null; then
+     || ! command -v protoc-c >/dev/null || ! command -v cmake >/dev/null \
+     || ! command -v help2man >/dev/null; then
     sudo_cmd=""
     [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
     export DEBIAN_FRONTEND=noninteractive
