@@ -22,7 +22,7 @@ static const char usage[] =
     "DIR/points/<k>/ with cmd.txt, the exact command, and stderr.txt.\n"
     "\n"
     "  -o, --output-dir DIR  output folder (default sweep-out)\n"
-    "  --jobs N              points run at once (default: the number of cores)\n"
+    "  -j, --jobs N          points run at once (default: the number of cores)\n"
     "  --goal                search the grid for the best configuration that meets the spec's\n"
     "                        goal: SLOs; loads in increasing order, a configuration stops at its\n"
     "                        first miss; writes DIR/goal.json and prints the verdict\n"
@@ -32,7 +32,7 @@ static const char usage[] =
     "                        writes DIR/shards/I-of-N.csv\n"
     "  --merge               check that the shards hold every point and write DIR/sweep.csv\n"
     "  --dry-run             print each point's command, run nothing\n"
-    "  --quiet               no line per finished point\n"
+    "  -q, --quiet           no line per finished point\n"
     "\n"
     "Exit status: 0 when every point ran, 1 when a point failed (sweep.csv still written; its\n"
     "status and error columns say why) or on an error, 2 on bad usage.\n";
