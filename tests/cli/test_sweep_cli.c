@@ -12,7 +12,10 @@
 
 #include <CUnit/CUnit.h>
 #include <math.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tests/cli/sweep_test_util.h"
 
@@ -203,6 +206,108 @@ static void test_goal(void)
     CU_ASSERT_TRUE(g_file_test(goal_json, G_FILE_TEST_EXISTS));
 }
 
+/* A child starts with the default action for SIGTERM (a runner may pass it on as ignored). */
+static void child_default_signals(gpointer data)
+{
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+}
+
+/* Whether `dir` holds an entry starting with `prefix`, waiting up to timeout_s. */
+static gboolean wait_for_entry(const char *dir, const char *prefix, double timeout_s)
+{
+    gint64 end = g_get_monotonic_time() + (gint64)(timeout_s * G_USEC_PER_SEC);
+    while (g_get_monotonic_time() < end) {
+        g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+        for (const char *n; d && (n = g_dir_read_name(d));)
+            if (g_str_has_prefix(n, prefix))
+                return TRUE;
+        g_usleep(5000);
+    }
+    return FALSE;
+}
+
+/* SIGTERM to the sweep while its points run: it passes the signal on, starts no other point,
+ * writes no sweep.csv and exits 128 + 15; the interrupted run left no outputs (docs/outputs.md). */
+static void test_sigterm(void)
+{
+    g_autofree char *spec = sv_sweep_test_spec(tmp, "long.yaml",
+                                               "run:\n"
+                                               "  model: Llama-2-7B\n"
+                                               "  hardware: A100-80GB\n"
+                                               "  latency: roofline\n"
+                                               "  requests: 2000000\n"
+                                               "  qps: 1000\n"
+                                               "  input-len: 128\n"
+                                               "  output-len: 16\n",
+                                               "axes: [{name: seed, values: [1, 2, 3]}]\n");
+    g_autofree char *o = g_build_filename(tmp, "sig", NULL);
+    const char *argv[] = {SV_SERVESIM_BIN, "sweep", spec, "-o", o, "-q", "--jobs", "1", NULL};
+    GPid pid = 0;
+    CU_ASSERT_TRUE_FATAL(g_spawn_async(NULL, (char **)argv, NULL,
+                                       G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL |
+                                           G_SPAWN_STDERR_TO_DEV_NULL,
+                                       child_default_signals, NULL, &pid, NULL));
+    g_autofree char *p0 = g_build_filename(o, "points", "0000", NULL);
+    /* the run opened its outputs: it is simulating */
+    CU_ASSERT_TRUE(wait_for_entry(p0, ".requests.csv.", 120));
+    kill(pid, SIGTERM);
+    int st = 0;
+    gint64 end = g_get_monotonic_time() + 120 * G_USEC_PER_SEC;
+    pid_t r = 0;
+    while ((r = waitpid(pid, &st, WNOHANG)) == 0 && g_get_monotonic_time() < end)
+        g_usleep(10000);
+    if (r != pid) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        CU_FAIL("servesim sweep did not stop within 120 s of SIGTERM");
+        return;
+    }
+    CU_ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGTERM);
+    g_autofree char *csv = g_build_filename(o, "sweep.csv", NULL);
+    CU_ASSERT_FALSE(g_file_test(csv, G_FILE_TEST_EXISTS));
+    CU_ASSERT_FALSE(sv_sweep_test_point_exists(o, 1)); /* --jobs 1: never started */
+    g_autofree char *err = sv_sweep_test_read(o, 0, "stderr.txt");
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "interrupted by SIGTERM"));
+    g_autofree char *summary = g_build_filename(p0, "summary.json", NULL);
+    CU_ASSERT_FALSE(g_file_test(summary, G_FILE_TEST_EXISTS));
+}
+
+/* With a power model (LLMServingSim's single_node_power_instance.json) the energy columns are
+ * summary.json's energy.total_j and that over the output tokens: 20 requests x 16 tokens. */
+static void test_energy(void)
+{
+    SV_REQUIRE_SHARED("reference/llmservingsim/configs/cluster/single_node_power_instance.json",
+                      "a cluster config with a power block");
+    g_autofree char *wl = g_build_filename(tmp, "wl20.jsonl", NULL);
+    GString *w = g_string_new(NULL);
+    for (int i = 0; i < 20; i++)
+        g_string_append_printf(w,
+                               "{\"arrival_time_ns\": %d, \"input_toks\": 128, "
+                               "\"output_toks\": 16}\n",
+                               i * 100000000);
+    g_assert(g_file_set_contents(wl, w->str, -1, NULL));
+    g_string_free(w, TRUE);
+    g_autofree char *cwd = g_get_current_dir();
+    g_autofree char *run = g_strdup_printf(
+        "run:\n  cluster: %s/" SV_SHARED "/reference/llmservingsim/configs/cluster/"
+        "single_node_power_instance.json\n  workload: wl20.jsonl\n  latency: roofline\n",
+        cwd);
+    g_autofree char *spec = sv_sweep_test_spec(tmp, "power.yaml", run,
+                                               "axes: [{name: max-num-seqs, values: [4, 16]}]\n");
+    g_autofree char *o = g_build_filename(tmp, "power", NULL);
+    SV_ASSERT_EQ_I64(sv_sweep_test_run(spec, o, "--jobs", "2", NULL), 0);
+    g_autoptr(GPtrArray) rows = sv_sweep_test_csv(o);
+    CU_ASSERT_EQUAL_FATAL(rows->len, 3);
+    for (guint k = 0; k < 2; k++) {
+        double e = g_ascii_strtod(sv_sweep_test_col(rows, k, "energy_j"), NULL);
+        double per = g_ascii_strtod(sv_sweep_test_col(rows, k, "energy_per_output_token_j"), NULL);
+        CU_ASSERT_TRUE(e > 0);
+        CU_ASSERT_DOUBLE_EQUAL(per, e / (20 * 16), 1e-5);
+    }
+}
+
 static void test_bad_spec(void)
 {
     g_autofree char *spec =
@@ -224,6 +329,8 @@ int main(void)
         {"path_axis", test_path_axis},
         {"goal", test_goal},
         {"bad_spec", test_bad_spec},
+        {"sigterm", test_sigterm},
+        {"energy", test_energy},
         {NULL, NULL},
     };
     sv_test_add_suite("sweep_cli", cases);
