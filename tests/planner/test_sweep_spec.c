@@ -218,13 +218,17 @@ static void test_goal_pruning(void)
                                         "run, 1 pruned"));
 }
 
-/* Among configurations that pass at the target, `minimize: gpus` takes the fewest GPUs and
- * `maximize: tokens_per_s_per_gpu` the highest output tokens/s per GPU. */
+/* Among configurations that pass at the target, `minimize: gpus` takes the fewest GPUs,
+ * `maximize: tokens_per_s_per_gpu` the highest output tokens/s per GPU and
+ * `maximize: load_per_gpu` the highest passing load per GPU. */
 static void test_goal_objectives(void)
 {
-    static const char *const objectives[] = {"minimize: gpus", "maximize: tokens_per_s_per_gpu"};
-    static const char *const winners[] = {"goal: tp=2 (point 1)", "goal: tp=4 (point 2)"};
-    for (int o = 0; o < 2; o++) {
+    static const char *const objectives[] = {"minimize: gpus", "maximize: tokens_per_s_per_gpu",
+                                             "maximize: load_per_gpu"};
+    /* load_per_gpu: both pass at the one load 3: 3 / 2 GPUs beats 3 / 4 */
+    static const char *const winners[] = {"goal: tp=2 (point 1)", "goal: tp=4 (point 2)",
+                                          "goal: tp=2 (point 1)"};
+    for (int o = 0; o < 3; o++) {
         g_autofree char *text = g_strdup_printf("axes:\n"
                                                 "  - {name: tp, values: [1, 2, 4]}\n"
                                                 "  - {name: qps, values: [3]}\n"
