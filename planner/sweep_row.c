@@ -137,34 +137,45 @@ static JsonArray *array_member(JsonObject *o, const char *name)
     return n && JSON_NODE_HOLDS_ARRAY(n) ? json_node_get_array(n) : NULL;
 }
 
+/* Accelerators of a list of instances: num_npus (npu_num), else tp_size x pp_size (npu_group),
+ * or run.json's tp x pp. */
+static gboolean count_instances(JsonArray *inst, double *gpus)
+{
+    double n = 0;
+    for (guint j = 0; inst && j < json_array_get_length(inst); j++) {
+        JsonNode *in = json_array_get_element(inst, j);
+        if (!JSON_NODE_HOLDS_OBJECT(in))
+            return FALSE;
+        JsonObject *ic = json_node_get_object(in);
+        double npus = 0, tp = 0, pp = 1;
+        if (!num_at(ic, "num_npus", &npus))
+            num_at(ic, "npu_num", &npus);
+        if (!num_at(ic, "tp_size", &tp))
+            num_at(ic, "tp", &tp);
+        if (!num_at(ic, "pp_size", &pp) && !num_at(ic, "npu_group", &pp))
+            num_at(ic, "pp", &pp);
+        n += npus > 0 ? npus : MAX(tp, 1) * pp;
+    }
+    *gpus = n;
+    return n > 0;
+}
+
 /* Accelerators of a cluster config: per instance num_npus (npu_num), else tp_size x pp_size
  * (npu_group), as planner/config.c reads them. */
 static gboolean count_gpus(JsonNode *root, double *gpus)
 {
     if (!root || !JSON_NODE_HOLDS_OBJECT(root))
         return FALSE;
-    JsonObject *o = json_node_get_object(root);
-    JsonArray *nodes = array_member(o, "nodes");
+    JsonArray *nodes = array_member(json_node_get_object(root), "nodes");
     if (!nodes)
         return FALSE;
     double n = 0;
     for (guint i = 0; i < json_array_get_length(nodes); i++) {
         JsonNode *nn = json_array_get_element(nodes, i);
         JsonObject *node = JSON_NODE_HOLDS_OBJECT(nn) ? json_node_get_object(nn) : NULL;
-        JsonArray *inst = array_member(node, "instances");
-        for (guint j = 0; inst && j < json_array_get_length(inst); j++) {
-            JsonNode *in = json_array_get_element(inst, j);
-            if (!JSON_NODE_HOLDS_OBJECT(in))
-                return FALSE;
-            JsonObject *ic = json_node_get_object(in);
-            double npus = 0, tp = 0, pp = 1;
-            if (!num_at(ic, "num_npus", &npus))
-                num_at(ic, "npu_num", &npus);
-            num_at(ic, "tp_size", &tp);
-            if (!num_at(ic, "pp_size", &pp))
-                num_at(ic, "npu_group", &pp);
-            n += npus > 0 ? npus : MAX(tp, 1) * pp;
-        }
+        double in = 0;
+        if (count_instances(array_member(node, "instances"), &in))
+            n += in;
     }
     *gpus = n;
     return n > 0;
@@ -197,7 +208,7 @@ static const char *point_flag(const sv_sweep_spec *s, guint k, const char *f)
     return NULL;
 }
 
-/* GPUs of point k: summary.json's `gpus` when it has one; the resolved cluster in run.json (any
+/* GPUs of point k: summary.json's `gpus` when it has one; run.json's resolved `instances` (or any
  * top-level object with `nodes`); the cluster file it ran with; else the quick form's
  * instances x tp x pp (with --pd P:D, P + D instances). */
 static gboolean point_gpus(const sv_sweep_spec *s, guint k, const char *dir, JsonObject *summary,
@@ -209,6 +220,9 @@ static gboolean point_gpus(const sv_sweep_spec *s, guint k, const char *dir, Jso
     g_autoptr(JsonNode) run = load_json(run_json);
     if (run && JSON_NODE_HOLDS_OBJECT(run)) {
         JsonObject *o = json_node_get_object(run);
+        /* the resolved instances (issue 14's run.json): their num_npus */
+        if (count_instances(array_member(o, "instances"), gpus))
+            return TRUE;
         g_autoptr(GList) members = json_object_get_members(o);
         for (GList *l = members; l; l = l->next)
             if (count_gpus(json_object_get_member(o, l->data), gpus))

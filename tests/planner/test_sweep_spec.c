@@ -267,6 +267,56 @@ static void test_row(void)
     CU_ASSERT_STRING_EQUAL(frow, "0,1,failed,\"exit 1: bad \"\"x\"\", y\",,,,,,,,,,,,,,,,,,,,,\n");
 }
 
+static void put(const char *dir, const char *name, const char *text)
+{
+    g_autofree char *p = g_build_filename(dir, name, NULL);
+    g_assert(g_file_set_contents(p, text, -1, NULL));
+}
+
+/* A point read back: summary.json's keys of before issue 14 (the fallback), vLLM's keys when they
+ * are there (they win), GPUs from run.json's instances, energy per output token, and a failure's
+ * first stderr line that is not the latency note. */
+static void test_read_point(void)
+{
+    g_autofree char *p = write_spec("read.yaml", "axes: [{name: qps, values: [1]}]\n");
+    g_autoptr(sv_sweep_spec) s = sv_planner_sweep_load(p, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    g_autofree char *dir = g_build_filename(tmp, "pt", NULL);
+    g_mkdir_with_parents(dir, 0777);
+    put(dir, "summary.json",
+        "{\"requests\": {\"finished\": 10}, \"tokens\": {\"output\": 400},\n"
+        " \"throughput\": {\"requests_per_s\": 2.0, \"input_tokens_per_s\": 100.0,\n"
+        "                \"output_tokens_per_s\": 50.0},\n"
+        " \"latency_ms\": {\"ttft\": {\"mean\": 1, \"p50\": 2, \"p99\": 3},\n"
+        "                \"e2e\": {\"mean\": 7, \"p50\": 8, \"p99\": 9}},\n"
+        " \"energy\": {\"total_j\": 200.0}}\n");
+    put(dir, "run.json", "{\"instances\": [{\"num_npus\": 2}, {\"tp\": 2, \"pp\": 2}]}\n");
+    struct sv_sweep_result r = {0};
+    sv_planner_sweep_read(s, 0, dir, 0, "", &r);
+    CU_ASSERT_EQUAL(r.status, SV_SWEEP_OK);
+    g_autofree char *row = sv_planner_sweep_csv_row(s, 0, &r);
+    /* completed 10; 2 req/s; 50 out tok/s; 100 + 50 total; ttft 1/2/3; tpot, itl empty; e2el
+     * 7/8/9; gpus 2 + 2 x 2 = 6; 50 / 6 and 150 / 6 per GPU; 200 J, 200 / 400 J per token */
+    CU_ASSERT_STRING_EQUAL(row, "0,1,ok,,10,2.0000,50.0000,150.0000,1.0000,2.0000,3.0000,,,,,,,"
+                                "7.0000,8.0000,9.0000,6,8.3333,25.0000,200.0000,0.500000\n");
+    put(dir, "summary.json",
+        "{\"completed\": 9, \"request_throughput\": 3.0, \"output_throughput\": 60.0,\n"
+        " \"total_token_throughput\": 90.0, \"median_ttft_ms\": 5.5,\n"
+        " \"requests\": {\"finished\": 10}, \"gpus\": 3,\n"
+        " \"latency_ms\": {\"ttft\": {\"mean\": 1, \"p50\": 2, \"p99\": 3}}}\n");
+    sv_planner_sweep_read(s, 0, dir, 0, "", &r);
+    g_autofree char *row2 = sv_planner_sweep_csv_row(s, 0, &r);
+    CU_ASSERT_STRING_EQUAL(row2, "0,1,ok,,9,3.0000,60.0000,90.0000,1.0000,5.5000,3.0000,,,,,,,,,,"
+                                 "3,20.0000,30.0000,,\n");
+    sv_planner_sweep_read(s, 0, dir, 1 << 8 /* exit 1 */,
+                          "servesim run: instance 0 (m on h): latency roofline (x)\n"
+                          "servesim run: boom\nmore\n",
+                          &r);
+    CU_ASSERT_EQUAL(r.status, SV_SWEEP_FAILED);
+    CU_ASSERT_STRING_EQUAL(r.error, "exit 1: servesim run: boom");
+    sv_planner_sweep_result_clear(&r);
+}
+
 int main(void)
 {
     tmp = sv_test_tmpdir();
@@ -281,6 +331,7 @@ int main(void)
         {"goal_pruning", test_goal_pruning},
         {"goal_objectives", test_goal_objectives},
         {"row", test_row},
+        {"read_point", test_read_point},
         {NULL, NULL},
     };
     sv_test_add_suite("sweep_spec", cases);
