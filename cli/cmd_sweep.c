@@ -227,7 +227,7 @@ static int dry_run(const sv_sweep_spec *s)
         g_autoptr(GPtrArray) args = sv_planner_sweep_point_args(s, k, NULL);
         printf("%s: servesim run", name);
         for (guint i = 0; i < args->len; i++) {
-            g_autofree char *q = g_shell_quote(args->pdata[i]);
+            g_autofree char *q = sv_cli_sweep_shell_word(args->pdata[i]);
             printf(" %s", q);
         }
         printf(" --output-dir points/%s --quiet\n", name);

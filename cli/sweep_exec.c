@@ -18,7 +18,7 @@ static char *point_rel(const sv_sweep_ctx *c, guint k)
 }
 
 /* A word of cmd.txt: as it is when the shell would read it back unchanged, else quoted. */
-static char *shell_word(const char *w)
+char *sv_cli_sweep_shell_word(const char *w)
 {
     gboolean plain = *w != '\0';
     for (const char *p = w; *p && plain; p++)
@@ -55,7 +55,7 @@ pid_t sv_cli_sweep_start(const sv_sweep_ctx *c, guint k, GError **error)
     g_ptr_array_add(args, g_strdup("--quiet"));
     GString *cmd = g_string_new(NULL);
     for (guint i = 0; i < args->len; i++) {
-        g_autofree char *q = shell_word(args->pdata[i]);
+        g_autofree char *q = sv_cli_sweep_shell_word(args->pdata[i]);
         g_string_append_printf(cmd, "%s%s", i ? " " : "", q);
     }
     g_string_append_c(cmd, '\n');

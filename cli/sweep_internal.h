@@ -22,6 +22,8 @@ pid_t sv_cli_sweep_start(const sv_sweep_ctx *c, guint k, GError **error);
 /* Point k's run ended with `wait_status`: read its outputs into r, keep its row in c->rows,
  * print a line unless quiet. */
 void sv_cli_sweep_finish(sv_sweep_ctx *c, guint k, int wait_status, struct sv_sweep_result *r);
+/* A word of a printed command: as it is when a shell reads it back unchanged, else quoted. */
+char *sv_cli_sweep_shell_word(const char *w);
 /* Run point k to its end (start, wait) and finish it. */
 void sv_cli_sweep_run_one(sv_sweep_ctx *c, guint k, struct sv_sweep_result *r);
 
