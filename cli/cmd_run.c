@@ -1,6 +1,7 @@
 /* servesim run: simulate LLM serving of a workload on a cluster (docs/serving.md). Outputs are
  * written by metrics/metrics.c (docs/outputs.md), fed by the run loop's observer. */
 #include "cli/cli.h"
+#include "cli/run_info.h"
 #include "planner/planner.h"
 
 #include <errno.h>
@@ -30,7 +31,8 @@
 #define PROGRESS_PERIOD_US (G_USEC_PER_SEC / 5)
 
 /* The files of a complete run (planner/metrics.c). */
-static const char *const output_names[] = {"summary.json", "requests.csv", "timeseries.csv"};
+static const char *const output_names[] = {"summary.json", "requests.csv", "timeseries.csv",
+                                           "run.json"};
 
 /* A run that failed after it opened its outputs has none; the outputs of an earlier run in the
  * same directory would read as its complete results, so they go too (summary.json, which marks a
@@ -164,8 +166,12 @@ static const char usage[] =
     "  --idle-tail S             after the last request, S more seconds of idle cluster in\n"
     "                            power.csv and the energy (standby, then idle; default 0)\n"
     "outputs:\n"
-    "  --output-dir DIR          requests.csv, timeseries.csv, summary.json\n"
+    "  --output-dir DIR          requests.csv, timeseries.csv, summary.json, run.json\n"
     "                            (default ./" DEFAULT_OUTPUT_DIR ")\n"
+    "  --goodput \"KEY:MS ...\"    SLOs of summary.json's request_goodput, KEY ttft, tpot or\n"
+    "                            e2el (vLLM benchmark_serving's --goodput; docs/outputs.md)\n"
+    "  --metric-percentiles LIST percentiles of summary.json's vLLM keys, e.g. 50,90,99\n"
+    "                            (default 99, vLLM's)\n"
     "  --emit-et DIR             also write the run as Chakra ET files that ASTRA-sim and\n"
     "                            servesim replay run, with their configs (docs/chakra.md)\n"
     "  --et-scope SCOPE          iteration | run: a set of files per batch (iteration,\n"
@@ -210,6 +216,11 @@ typedef struct {
     double gpu_clock; /* docs/power.md "DVFS"; 0 = unset */
     gboolean skip_bad, quiet, help, no_prefix_caching;
     gboolean per_layer_dag; /* docs/parallelism.md "Folded iterations" */
+    /* docs/outputs.md "vLLM benchmark keys" and "run.json" */
+    char *goodput, *metric_percentiles;
+    struct sv_metrics_cfg vllm; /* the goodput and percentile fields, parsed */
+    int argc;
+    char **argv; /* as given, before GOption removed what it parsed */
 } run_opts;
 
 static void run_opts_clear(run_opts *o)
@@ -228,6 +239,10 @@ static void run_opts_clear(run_opts *o)
         g_clear_pointer(strs[i], g_free);
     g_clear_pointer(&o->plugins, g_strfreev);
     g_clear_pointer(&o->hardware_files, g_strfreev);
+    g_clear_pointer(&o->goodput, g_free);
+    g_clear_pointer(&o->metric_percentiles, g_free);
+    g_free((double *)o->vllm.metric_percentiles);
+    g_free(o->argv);
 }
 
 static int bad_value(const char *flag, const char *value, const char *want)
@@ -355,6 +370,8 @@ static int parse_args(int argc, char **argv, run_opts *o)
         PATH("profiles", profiles, "DIR"),
         STR("latency", latency, "profile|roofline"),
         PATH("output-dir", output_dir, "DIR"),
+        STR("goodput", goodput, "\"KEY:MS ...\""),
+        STR("metric-percentiles", metric_percentiles, "LIST"),
         PATH("emit-et", emit_et, "DIR"),
         STR("et-scope", et_scope, "iteration|run"),
         FLAG("per-layer-dag", 0, per_layer_dag),
@@ -435,6 +452,14 @@ static int parse_args(int argc, char **argv, run_opts *o)
             g_autofree char *flag = g_strconcat("--", e->long_name, NULL);
             return bad_value(flag, v, "a non-empty value");
         }
+    }
+    g_autoptr(GError) verr = NULL;
+    if ((o->goodput && !sv_metrics_goodput_parse(o->goodput, &o->vllm, &verr)) ||
+        (o->metric_percentiles &&
+         !(o->vllm.metric_percentiles = sv_metrics_percentiles_parse(
+               o->metric_percentiles, &o->vllm.n_metric_percentiles, &verr)))) {
+        fprintf(stderr, "servesim run: %s\n", verr->message);
+        return 2;
     }
     /* Memory-tier flags: the values the cluster config's keys of the same name take. */
     const struct {
@@ -727,6 +752,7 @@ static int run(const run_opts *o)
     struct sv_planner_cluster_cfg *cluster = NULL;
     sv_wl_source *src = NULL;
     g_autoptr(sv_metrics) m = NULL;
+    g_autofree char *run_json = NULL;
     const char *out_dir = NULL;
     gboolean outputs_written = FALSE;
     progress_ctx pc = {0};
@@ -844,7 +870,13 @@ static int run(const run_opts *o)
                                 .power_components = power_names,
                                 .n_power_components = SV_POWER_N_COMPONENTS,
                                 .pd = sv_planner_cluster_is_disaggregated(cluster),
-                                .check_conservation = TRUE};
+                                .check_conservation = TRUE,
+                                .has_goodput = o->vllm.has_goodput,
+                                .goodput_ttft_ms = o->vllm.goodput_ttft_ms,
+                                .goodput_tpot_ms = o->vllm.goodput_tpot_ms,
+                                .goodput_e2el_ms = o->vllm.goodput_e2el_ms,
+                                .metric_percentiles = o->vllm.metric_percentiles,
+                                .n_metric_percentiles = o->vllm.n_metric_percentiles};
     /* From the first temporary file on, a signal stops the run at its next event and the error
      * path below removes them (before, nothing needs cleaning: the default action is right). */
     const volatile sig_atomic_t *sig = sv_cli_signals_catch();
@@ -972,6 +1004,17 @@ static int run(const run_opts *o)
         }
         sv_metrics_set_energy(m, &me);
     }
+    struct sv_cli_run_info ri = {.argc = o->argc,
+                                 .argv = o->argv,
+                                 .seed = (uint64_t)o->seed,
+                                 .cluster_path = o->cluster,
+                                 .workload_path = o->workload,
+                                 .cluster = cluster,
+                                 .latency_sources = sv_metrics_get_summary(m)->latency_sources};
+    run_json = sv_cli_run_info_json(&ri, &err);
+    if (!run_json)
+        goto fail;
+    sv_metrics_set_run_json(m, run_json); /* run.json, committed with the other outputs */
     if (!sv_metrics_finish(m, res.makespan_ns, res.submitted + res.rejected, &err))
         goto fail;
     outputs_written = TRUE;
@@ -1015,6 +1058,8 @@ int sv_cli_run(int argc, char **argv)
 {
     run_opts o = {0};
     o.long_prefill = -1;
+    o.argc = argc; /* run.json: argv as given (parse_args reorders it) */
+    o.argv = g_memdup2(argv, sizeof(char *) * (size_t)MAX(argc, 0));
     int status = parse_args(argc, argv, &o);
     if (status == 0)
         status = run(&o);

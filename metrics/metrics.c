@@ -39,6 +39,10 @@ struct sv_metrics {
     gboolean finished_ok;
 
     struct out_file req, ts, sum, pwr; /* pwr: power.csv, with a power model only */
+    struct out_file run;               /* run.json, when sv_metrics_set_run_json was called */
+    char *run_json;
+    struct sv_metrics__vllm vllm; /* vllm.c */
+    sv_metrics__insts *insts;     /* instances.c */
     int power_nodes, n_power_components;
     gboolean check_conservation;
     uint64_t power_rows;
@@ -222,6 +226,8 @@ sv_metrics *sv_metrics_new(const struct sv_metrics_cfg *cfg, GError **error)
     m->itl = sv_metrics_quantile_new();
     m->e2e = sv_metrics_quantile_new();
     m->queue = sv_metrics_quantile_new();
+    sv_metrics__vllm_init(&m->vllm, cfg);
+    m->insts = sv_metrics__insts_new(cfg->n_instances, cfg->pd);
     if (cfg->output_dir != NULL) {
         m->dir = g_strdup(cfg->output_dir);
         if (g_mkdir_with_parents(m->dir, 0777) != 0) /* less the umask, as mkdir -p */
@@ -263,6 +269,10 @@ void sv_metrics_free(sv_metrics *m)
     out_discard(&m->ts);
     out_discard(&m->sum);
     out_discard(&m->pwr);
+    out_discard(&m->run);
+    g_free(m->run_json);
+    sv_metrics__vllm_clear(&m->vllm);
+    sv_metrics__insts_free(m->insts);
     if (m->spill_fd >= 0)
         close(m->spill_fd);
     if (m->spill_path != NULL)
@@ -480,6 +490,8 @@ gboolean sv_metrics_request_add(sv_metrics *m, const struct sv_wl_outcome *r, GE
     if (m->dir != NULL && !reorder_add(m, r, error))
         return FALSE;
     m->records++;
+    sv_metrics__vllm_request(&m->vllm, r);
+    sv_metrics__insts_request(m->insts, r);
     if (r->reject != SV_WL_REJECT_NONE) {
         SV_ASSERT(!r->finished && (unsigned)r->reject < SV_WL_REJECT_N);
         m->rejected[r->reject]++;
@@ -566,6 +578,7 @@ void sv_metrics_tokens(sv_metrics *m, int instance, sv_time t, int64_t prompt_to
                        int64_t gen_tokens)
 {
     rows_before_report(m, t);
+    sv_metrics__insts_tokens(m->insts, instance, prompt_tokens, gen_tokens);
     m->prompt_acc += prompt_tokens;
     m->gen_acc += gen_tokens;
     m->prompt_total += prompt_tokens;
@@ -590,6 +603,7 @@ void sv_metrics_sample(sv_metrics *m, int instance, sv_time t, int running, int 
     /* the same [lo, hi) rule as tokens: an iteration ending at exactly a tick reports its
      * tokens and its state in the next row, as vLLM's bench stat logger buckets records */
     rows_before_report(m, t);
+    sv_metrics__insts_sample(m->insts, instance, t, running, waiting, kv_cache_pct / 100.0);
     m->running[instance] = running;
     m->waiting[instance] = waiting;
     m->kv_pct[instance] = kv_cache_pct;
@@ -605,6 +619,7 @@ static void fill_stat(struct sv_metrics_stat *st, sv_metrics_quantile *q)
     st->p90 = sv_metrics_quantile_get(q, 90);
     st->p95 = sv_metrics_quantile_get(q, 95);
     st->p99 = sv_metrics_quantile_get(q, 99);
+    st->std = sv_metrics_quantile_std(q);
 }
 
 static void json_stat(JsonBuilder *b, const char *name, const struct sv_metrics_stat *st)
@@ -634,8 +649,10 @@ static void json_double(JsonBuilder *b, const char *name, double v)
     json_builder_add_double_value(b, v);
 }
 
-static char *summary_json(const struct sv_metrics_summary *s, int n_instances)
+static char *summary_json(sv_metrics *m, sv_time end_ns)
 {
+    const struct sv_metrics_summary *s = &m->summary;
+    int n_instances = m->n_instances;
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "requests");
@@ -792,6 +809,10 @@ static char *summary_json(const struct sv_metrics_summary *s, int n_instances)
         }
         json_builder_end_array(b);
     }
+    /* Issue 14 (docs/outputs.md): vLLM benchmark_serving's keys, then the instances and pools. */
+    sv_metrics_quantile *const vq[4] = {m->ttft, m->tpot, m->itl, m->e2e};
+    sv_metrics__vllm_json(b, &m->vllm, s, vq);
+    sv_metrics__insts_json(b, m->insts, end_ns);
     json_builder_end_object(b);
     return sv_metrics__json_text(b);
 }
@@ -877,6 +898,11 @@ gboolean sv_metrics_finish(sv_metrics *m, sv_time end_ns, uint64_t arrived, GErr
     fill_stat(&s->e2e, m->e2e);
     fill_stat(&s->queue, m->queue);
     s->itl_exact = sv_metrics_quantile_is_exact(m->itl);
+    if (m->vllm.first_arrival_ns >= 0 && m->vllm.last_done_ns > m->vllm.first_arrival_ns)
+        s->duration_s = (double)(m->vllm.last_done_ns - m->vllm.first_arrival_ns) / NS_PER_S;
+    s->has_goodput = m->vllm.goodput;
+    s->good_requests = m->vllm.good;
+    s->request_goodput = s->duration_s > 0 ? (double)m->vllm.good / s->duration_s : 0;
     if (m->check_conservation && !check_conservation(m, error))
         return FALSE;
 
@@ -886,18 +912,23 @@ gboolean sv_metrics_finish(sv_metrics *m, sv_time end_ns, uint64_t arrived, GErr
     }
     if (!drain(m, TRUE, error))
         return FALSE;
-    g_autofree char *json = summary_json(s, m->n_instances);
+    g_autofree char *json = summary_json(m, end_ns);
     fputs(json, m->sum.fp);
     fputc('\n', m->sum.fp);
+    if (m->run_json) {
+        if (!out_open(&m->run, m->dir, SV_METRICS__RUN_JSON, error))
+            return FALSE;
+        fputs(m->run_json, m->run.fp);
+    }
     if (!out_close(&m->req, error) || !out_close(&m->ts, error) || !out_close(&m->sum, error) ||
-        (m->pwr.fp && !out_close(&m->pwr, error)))
+        (m->pwr.fp && !out_close(&m->pwr, error)) || (m->run.fp && !out_close(&m->run, error)))
         return FALSE;
     /* An older summary.json next to new CSVs would look like a complete run: remove it first,
      * and rename the new one last. */
     if (g_unlink(m->sum.final_path) != 0 && errno != ENOENT)
         return io_error(error, "remove", m->sum.final_path, errno);
     if (!out_commit(&m->req, error) || !out_commit(&m->ts, error) || !out_commit(&m->pwr, error) ||
-        !out_commit(&m->sum, error))
+        !out_commit(&m->run, error) || !out_commit(&m->sum, error))
         return FALSE;
     m->finished_ok = TRUE;
     return TRUE;
@@ -961,6 +992,17 @@ void sv_metrics_set_latency_source(sv_metrics *m, int instance, const char *sour
     m->summary.latency_sources[instance] = g_strdup(source);
 }
 
+void sv_metrics_set_instance(sv_metrics *m, int instance, const struct sv_metrics_instance_info *i)
+{
+    sv_metrics__insts_set_info(m->insts, instance, i);
+}
+
+void sv_metrics_set_run_json(sv_metrics *m, const char *json)
+{
+    g_free(m->run_json);
+    m->run_json = g_strdup(json);
+}
+
 const struct sv_metrics_summary *sv_metrics_get_summary(const sv_metrics *m)
 {
     return &m->summary;
@@ -997,6 +1039,11 @@ void sv_metrics_print_summary(const sv_metrics *m, FILE *out)
     print_stat(out, "TPOT", &s->tpot);
     print_stat(out, "ITL", &s->itl);
     print_stat(out, "E2E", &s->e2e);
+    if (s->has_goodput)
+        fprintf(out,
+                "goodput: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                " requests met the SLOs, %.2f req/s over %.3f s (vLLM's request_goodput)\n",
+                (guint64)s->good_requests, (guint64)s->finished, s->request_goodput, s->duration_s);
     if (s->has_pd)
         fprintf(out,
                 "disaggregation: %" G_GUINT64_FORMAT " KV handoffs, %.3f GB moved, mean transfer "
@@ -1020,6 +1067,6 @@ void sv_metrics_print_summary(const sv_metrics *m, FILE *out)
                 s->finished > 0 ? s->energy.total_j / (double)s->finished : 0.0,
                 s->energy.unattributed_j);
     if (m->dir != NULL)
-        fprintf(out, "outputs: %s/{requests.csv,timeseries.csv,summary.json%s}\n", m->dir,
-                m->power_nodes > 0 ? ",power.csv" : "");
+        fprintf(out, "outputs: %s/{requests.csv,timeseries.csv,summary.json%s%s}\n", m->dir,
+                m->power_nodes > 0 ? ",power.csv" : "", m->run_json ? ",run.json" : "");
 }

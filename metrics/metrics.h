@@ -52,7 +52,10 @@ sv_metrics_quantile *sv_metrics_quantile_new(void);
 void sv_metrics_quantile_free(sv_metrics_quantile *q);
 void sv_metrics_quantile_add(sv_metrics_quantile *q, double value);
 uint64_t sv_metrics_quantile_count(const sv_metrics_quantile *q);
-double sv_metrics_quantile_mean(const sv_metrics_quantile *q);    /* 0 when empty */
+double sv_metrics_quantile_mean(const sv_metrics_quantile *q); /* 0 when empty */
+/* Population standard deviation (ddof 0, numpy's np.std default, what vLLM's benchmark reports),
+ * exact whatever the count (shifted sums, not the histogram); 0 when empty. */
+double sv_metrics_quantile_std(const sv_metrics_quantile *q);
 double sv_metrics_quantile_get(sv_metrics_quantile *q, double p); /* p in [0,100]; 0 if empty */
 gboolean sv_metrics_quantile_is_exact(const sv_metrics_quantile *q);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_metrics_quantile, sv_metrics_quantile_free)
@@ -83,7 +86,20 @@ struct sv_metrics_cfg {
      * model, the power rows integrate to the energy of the summary. A violation is an
      * SV_CORE_ERROR_INTERNAL error with the numbers, and nothing is written. */
     gboolean check_conservation;
+    /* vLLM benchmark_serving's keys in summary.json (docs/outputs.md "vLLM benchmark keys"):
+     * `--goodput` SLOs in ms (< 0 or 0 with has_goodput FALSE: not given; request_goodput only
+     * when has_goodput) and `--metric-percentiles` (NULL: {99}, vLLM's default), copied. */
+    gboolean has_goodput;
+    double goodput_ttft_ms, goodput_tpot_ms, goodput_e2el_ms; /* < 0: that SLO not given */
+    const double *metric_percentiles;
+    int n_metric_percentiles;
 };
+
+/* Parse vLLM's `--goodput` value ("ttft:MS tpot:MS e2el:MS", any subset, space or comma
+ * separated) into cfg's goodput fields, and `--metric-percentiles` ("50,90,99", each in
+ * [0, 100]) into a new array (caller frees). Errors name the flag and the bad pair. */
+gboolean sv_metrics_goodput_parse(const char *text, struct sv_metrics_cfg *cfg, GError **error);
+double *sv_metrics_percentiles_parse(const char *text, int *n, GError **error);
 
 typedef struct sv_metrics sv_metrics;
 
@@ -155,6 +171,7 @@ GError **sv_metrics_deferred_error(sv_metrics *m);
 struct sv_metrics_stat {
     uint64_t count;
     double mean, p50, p90, p95, p99; /* ms */
+    double std;                      /* ms, population (ddof 0) */
 };
 struct sv_metrics_summary {
     uint64_t arrived, finished, unfinished;
@@ -163,6 +180,13 @@ struct sv_metrics_summary {
     uint64_t rejected, rejected_by_reason[SV_WL_REJECT_N];
     double makespan_s; /* end of the run (sim time 0 = start) */
     double request_throughput, input_throughput, output_throughput; /* per second of makespan */
+    /* vLLM's benchmark duration: first arrival to last completion (a rejected request completes
+     * at its arrival, as vLLM's client gets its error at once); 0 without requests. Goodput:
+     * finished requests meeting every given SLO (has_goodput), and their rate over duration_s. */
+    double duration_s;
+    gboolean has_goodput;
+    uint64_t good_requests;
+    double request_goodput;
     int64_t input_tokens, output_tokens, prefix_hit_tokens, preemptions; /* finished requests */
     struct sv_metrics_stat ttft, tpot, itl, e2e, queue;
     gboolean itl_exact; /* FALSE: ITL percentiles within SV_METRICS_QUANTILE_REL_ERR */
@@ -241,6 +265,19 @@ void sv_metrics_set_pim(sv_metrics *m, const struct sv_metrics_pim *p);
  * array (docs/outputs.md), one entry per instance once any is set: outputs computed from
  * measured profiles and from the roofline must not be mistaken for one another. */
 void sv_metrics_set_latency_source(sv_metrics *m, int instance, const char *source);
+
+/* What an instance is (summary.json "instances" and "pools"): strings are copied. */
+struct sv_metrics_instance_info {
+    const char *role; /* "both", "prefill", "decode" */
+    const char *model, *hardware;
+    int tp, pp;
+    uint64_t kv_blocks, kv_block_size, kv_bytes; /* KV pool (kv_blocks x kv_block_size tokens) */
+};
+void sv_metrics_set_instance(sv_metrics *m, int instance, const struct sv_metrics_instance_info *i);
+
+/* The run's inputs (run.json beside summary.json, docs/outputs.md): `json` is the whole document
+ * (copied); written under a temporary name and renamed with the other outputs at finish. */
+void sv_metrics_set_run_json(sv_metrics *m, const char *json);
 
 /* A short human summary of a finished run (what `servesim run` prints). */
 void sv_metrics_print_summary(const sv_metrics *m, FILE *out);

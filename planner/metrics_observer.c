@@ -1,5 +1,5 @@
 /* The run loop's observer (planner.h) feeding the output writer. */
-#include "planner/planner.h"
+#include "planner/planner_internal.h"
 
 #include <string.h>
 
@@ -27,6 +27,25 @@ static void on_token_gap(void *ctx, uint64_t request_id, sv_time t_ns, sv_time g
 static void on_instance(void *ctx, int32_t instance, const char *latency_source)
 {
     sv_metrics_set_latency_source(ctx, instance, latency_source);
+}
+
+static void on_instance_kv(void *ctx, int32_t instance, const struct sv_planner_instance_cfg *ic,
+                           uint64_t kv_blocks, uint32_t kv_block_size, uint64_t kv_bytes)
+{
+    static const char *const roles[] = {[SV_MSG_ROLE_BOTH] = "both",
+                                        [SV_MSG_ROLE_PREFILL] = "prefill",
+                                        [SV_MSG_ROLE_DECODE] = "decode"};
+    struct sv_metrics_instance_info info = {
+        .role = (unsigned)ic->role < G_N_ELEMENTS(roles) ? roles[ic->role] : NULL,
+        .model = ic->model_name,
+        .hardware = ic->hardware,
+        .tp = ic->tp_size,
+        .pp = ic->pp_size,
+        .kv_blocks = kv_blocks,
+        .kv_block_size = kv_block_size,
+        .kv_bytes = kv_bytes,
+    };
+    sv_metrics_set_instance(ctx, instance, &info);
 }
 
 static void on_tiers(void *ctx, sv_time t_ns, const struct sv_planner_tier_usage *u)
@@ -90,5 +109,19 @@ void sv_planner_metrics_observer_init(sv_metrics *m, struct sv_planner_run_obser
     obs->on_instance = on_instance;
     obs->on_tiers = on_tiers;
     obs->on_power = on_power;
+    obs->on_instance_kv = on_instance_kv;
     obs->ctx = m;
+}
+
+void sv_planner__report_kv(const struct sv_planner_run_cfg *cfg, int32_t i,
+                           const struct sv_compute_model_cfg *m, uint64_t blocks,
+                           int64_t block_size)
+{
+    const struct sv_planner_run_observer *obs = cfg->observer;
+    if (!obs || !obs->on_instance_kv)
+        return;
+    /* K and V of every layer and every KV head (the TP ranks' shares together) */
+    uint64_t per_token = sv_compute_model_kv_bytes_per_token_layer(m, 1) * (uint64_t)m->num_layers;
+    obs->on_instance_kv(obs->ctx, i, &cfg->cluster->instances[i], blocks, (uint32_t)block_size,
+                        blocks * (uint64_t)block_size * per_token);
 }

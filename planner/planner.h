@@ -602,6 +602,12 @@ struct sv_planner_run_observer {
      * attributed (at the iteration's end instead of inside it). */
     void (*on_power)(void *ctx, const struct sv_planner_power_row *r);
     void *ctx;
+    /* Once per instance when its KV pool is built (config order, before any request): the
+     * instance's config and its pool, kv_blocks of kv_block_size tokens, kv_bytes in all (every
+     * layer and KV head; summary.json "instances"). Appended last: observers that zero their
+     * record keep working. */
+    void (*on_instance_kv)(void *ctx, int32_t instance, const struct sv_planner_instance_cfg *ic,
+                           uint64_t kv_blocks, uint32_t kv_block_size, uint64_t kv_bytes);
 };
 
 /* Fill `obs` so that a run feeds the output writer `m` (planner/metrics_observer.c): on_request

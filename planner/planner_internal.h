@@ -104,4 +104,10 @@ void sv_planner__tier_stats_add(struct sv_msg_tier_stats *o, const struct sv_msg
 
 G_END_DECLS
 
+/* The observer's on_instance_kv for instance i (planner/metrics_observer.c): its KV pool of
+ * `blocks` blocks of `block_size` tokens, in bytes over every layer and KV head of model m. */
+void sv_planner__report_kv(const struct sv_planner_run_cfg *cfg, int32_t i,
+                           const struct sv_compute_model_cfg *m, uint64_t blocks,
+                           int64_t block_size);
+
 #endif

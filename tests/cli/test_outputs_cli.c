@@ -411,7 +411,7 @@ static void test_modes_follow_umask(void)
     g_autofree char *rerr = NULL;
     CU_ASSERT_EQUAL(run_umask027(ra, &rerr), 0);
     check_mode(dir, 0750);
-    const char *outs[] = {"requests.csv", "timeseries.csv", "summary.json"};
+    const char *outs[] = {"requests.csv", "timeseries.csv", "summary.json", "run.json"};
     for (size_t i = 0; i < G_N_ELEMENTS(outs); i++) {
         g_autofree char *p = g_build_filename(dir, outs[i], NULL);
         check_mode(p, 0640);
@@ -451,7 +451,7 @@ static void test_lock_refuses_second_run(void)
     close(fd);
     g_autofree char *err2 = NULL;
     CU_ASSERT_EQUAL(run_sync(argv, &err2), 0);
-    CU_ASSERT_EQUAL(count_prefixed(dir, ""), 3);
+    CU_ASSERT_EQUAL(count_prefixed(dir, ""), 4); /* with run.json (issue 14) */
     sv_test_rmtree(tmp);
 }
 

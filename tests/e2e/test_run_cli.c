@@ -572,7 +572,7 @@ static void test_mid_run_failure_over_earlier_outputs(void)
     g_autofree char *sum = g_build_filename(dir, "summary.json", NULL);
     CU_ASSERT_FATAL(g_file_test(sum, G_FILE_TEST_IS_REGULAR));
     check_requests_csv(dir, 2);
-    CU_ASSERT_EQUAL(count_entries(dir), 3);
+    CU_ASSERT_EQUAL(count_entries(dir), 4); /* and run.json (issue 14) */
 
     /* The failing run, same directory. */
     const char *a2[] = {"--cluster", cl,        "--workload",   bad, "--latency",

@@ -1,0 +1,253 @@
+/* summary.json's "instances" (one entry per instance, config order) and "pools" (instances
+ * grouped by role under disaggregation, else by hardware and model, in order of first
+ * appearance). State is O(instances): running, waiting and KV usage are integrated over time as
+ * step functions (a sample holds until the instance's next one; 0 before its first), so the
+ * means are time averages over the run [0, end], not averages over iterations. */
+#include <string.h>
+
+#include "metrics/metrics_internal.h"
+
+#define NS_PER_MS 1e6
+
+struct inst {
+    char *role, *model, *hardware;
+    int tp, pp;
+    uint64_t kv_blocks, kv_block_size, kv_bytes;
+    /* step functions: the last sample and the integral up to it */
+    sv_time last_t;
+    int running, waiting;
+    double kv;                                  /* fraction */
+    double running_area, waiting_area, kv_area; /* value x ns */
+    int running_max, waiting_max;
+    double kv_peak;
+    uint64_t iterations;
+    int64_t prompt_tokens, gen_tokens;
+    uint64_t served, prefills, queued; /* finished requests: output from here, prompt done here */
+    double queue_ns_sum;               /* over the requests whose prompt this instance took */
+};
+
+struct sv_metrics__insts {
+    int n;
+    gboolean pd;
+    struct inst *v;
+};
+
+sv_metrics__insts *sv_metrics__insts_new(int n_instances, gboolean pd)
+{
+    sv_metrics__insts *s = g_new0(sv_metrics__insts, 1);
+    s->n = n_instances;
+    s->pd = pd;
+    s->v = g_new0(struct inst, (size_t)n_instances);
+    return s;
+}
+
+void sv_metrics__insts_free(sv_metrics__insts *s)
+{
+    if (s == NULL)
+        return;
+    for (int i = 0; i < s->n; i++) {
+        g_free(s->v[i].role);
+        g_free(s->v[i].model);
+        g_free(s->v[i].hardware);
+    }
+    g_free(s->v);
+    g_free(s);
+}
+
+void sv_metrics__insts_set_info(sv_metrics__insts *s, int i,
+                                const struct sv_metrics_instance_info *info)
+{
+    SV_ASSERT(i >= 0 && i < s->n);
+    struct inst *x = &s->v[i];
+    g_free(x->role);
+    g_free(x->model);
+    g_free(x->hardware);
+    x->role = g_strdup(info->role);
+    x->model = g_strdup(info->model);
+    x->hardware = g_strdup(info->hardware);
+    x->tp = info->tp;
+    x->pp = info->pp;
+    x->kv_blocks = info->kv_blocks;
+    x->kv_block_size = info->kv_block_size;
+    x->kv_bytes = info->kv_bytes;
+}
+
+static void advance(struct inst *x, sv_time t)
+{
+    if (t <= x->last_t)
+        return;
+    double dt = (double)(t - x->last_t);
+    x->running_area += (double)x->running * dt;
+    x->waiting_area += (double)x->waiting * dt;
+    x->kv_area += x->kv * dt;
+    x->last_t = t;
+}
+
+void sv_metrics__insts_sample(sv_metrics__insts *s, int i, sv_time t, int running, int waiting,
+                              double kv_fraction)
+{
+    SV_ASSERT(i >= 0 && i < s->n);
+    struct inst *x = &s->v[i];
+    advance(x, t);
+    x->running = running;
+    x->waiting = waiting;
+    x->kv = kv_fraction;
+    x->running_max = MAX(x->running_max, running);
+    x->waiting_max = MAX(x->waiting_max, waiting);
+    x->kv_peak = MAX(x->kv_peak, kv_fraction);
+    x->iterations++;
+}
+
+void sv_metrics__insts_tokens(sv_metrics__insts *s, int i, int64_t prompt, int64_t gen)
+{
+    SV_ASSERT(i >= 0 && i < s->n);
+    s->v[i].prompt_tokens += prompt;
+    s->v[i].gen_tokens += gen;
+}
+
+void sv_metrics__insts_request(sv_metrics__insts *s, const struct sv_wl_outcome *r)
+{
+    if (!r->finished)
+        return;
+    if (r->instance >= 0 && r->instance < s->n)
+        s->v[r->instance].served++;
+    int32_t p = r->prefill_instance >= 0 ? r->prefill_instance : r->instance;
+    if (p < 0 || p >= s->n)
+        return;
+    s->v[p].prefills++;
+    if (r->first_scheduled_ns >= 0) {
+        s->v[p].queued++;
+        s->v[p].queue_ns_sum += (double)(r->first_scheduled_ns - r->arrival_ns);
+    }
+}
+
+static void put_int(JsonBuilder *b, const char *name, int64_t v)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_int_value(b, v);
+}
+
+static void put_double(JsonBuilder *b, const char *name, double v)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_double_value(b, v);
+}
+
+static void put_str(JsonBuilder *b, const char *name, const char *v)
+{
+    json_builder_set_member_name(b, name);
+    if (v)
+        json_builder_add_string_value(b, v);
+    else
+        json_builder_add_null_value(b);
+}
+
+/* The figures an instance and a pool share; a pool's are sums (capacities, counts, tokens, the
+ * time-mean running and waiting: the mean of a sum is the sum of the means), its KV usage is the
+ * pool's (used blocks over the pool's blocks: the block-weighted mean of its instances'), its
+ * maxima and KV peak the largest of its instances'. */
+static void put_figures(JsonBuilder *b, const struct inst *x, double end_ns, gboolean capacity)
+{
+    if (capacity) {
+        put_int(b, "kv_blocks", (int64_t)x->kv_blocks);
+        put_int(b, "kv_block_size", (int64_t)x->kv_block_size);
+        put_int(b, "kv_tokens", (int64_t)(x->kv_blocks * x->kv_block_size));
+        put_int(b, "kv_bytes", (int64_t)x->kv_bytes);
+    }
+    put_double(b, "kv_usage_peak_pct", x->kv_peak * 100.0);
+    put_double(b, "kv_usage_mean_pct", end_ns > 0 ? x->kv_area / end_ns * 100.0 : 0.0);
+    put_double(b, "running_mean", end_ns > 0 ? x->running_area / end_ns : 0.0);
+    put_int(b, "running_max", x->running_max);
+    put_double(b, "waiting_mean", end_ns > 0 ? x->waiting_area / end_ns : 0.0);
+    put_int(b, "waiting_max", x->waiting_max);
+    put_double(b, "queue_ms_mean", x->queued ? x->queue_ns_sum / (double)x->queued / NS_PER_MS : 0);
+    put_int(b, "requests_served", (int64_t)x->served);
+    put_int(b, "prefills", (int64_t)x->prefills);
+    put_int(b, "input_tokens", x->prompt_tokens);
+    put_int(b, "output_tokens", x->gen_tokens);
+    put_int(b, "iterations", (int64_t)x->iterations);
+}
+
+static gboolean same_pool(const sv_metrics__insts *s, const struct inst *a, const struct inst *b)
+{
+    if (s->pd)
+        return g_strcmp0(a->role, b->role) == 0;
+    return g_strcmp0(a->hardware, b->hardware) == 0 && g_strcmp0(a->model, b->model) == 0;
+}
+
+void sv_metrics__insts_json(JsonBuilder *b, sv_metrics__insts *s, sv_time end_ns)
+{
+    for (int i = 0; i < s->n; i++)
+        advance(&s->v[i], end_ns);
+    double end = (double)end_ns;
+    json_builder_set_member_name(b, "instances");
+    json_builder_begin_array(b);
+    for (int i = 0; i < s->n; i++) {
+        const struct inst *x = &s->v[i];
+        json_builder_begin_object(b);
+        put_int(b, "id", i);
+        put_str(b, "role", x->role);
+        put_str(b, "model", x->model);
+        put_str(b, "hardware", x->hardware);
+        put_int(b, "tp", x->tp);
+        put_int(b, "pp", x->pp);
+        put_figures(b, x, end, TRUE);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+
+    json_builder_set_member_name(b, "pools");
+    json_builder_begin_array(b);
+    gboolean *done = g_new0(gboolean, (size_t)s->n);
+    for (int i = 0; i < s->n; i++) {
+        if (done[i])
+            continue;
+        struct inst sum = {0};
+        double kv_used_area = 0; /* blocks x ns */
+        uint64_t kv_tokens = 0;  /* block sizes may differ between instances */
+        json_builder_begin_object(b);
+        if (s->pd)
+            put_str(b, "role", s->v[i].role);
+        else {
+            put_str(b, "hardware", s->v[i].hardware);
+            put_str(b, "model", s->v[i].model);
+        }
+        json_builder_set_member_name(b, "instances");
+        json_builder_begin_array(b);
+        int count = 0;
+        for (int j = i; j < s->n; j++) {
+            const struct inst *x = &s->v[j];
+            if (done[j] || !same_pool(s, &s->v[i], x))
+                continue;
+            done[j] = TRUE;
+            count++;
+            json_builder_add_int_value(b, j);
+            sum.kv_blocks += x->kv_blocks;
+            sum.kv_bytes += x->kv_bytes;
+            kv_tokens += x->kv_blocks * x->kv_block_size;
+            kv_used_area += x->kv_area * (double)x->kv_blocks;
+            sum.kv_peak = MAX(sum.kv_peak, x->kv_peak);
+            sum.running_area += x->running_area;
+            sum.waiting_area += x->waiting_area;
+            sum.running_max = MAX(sum.running_max, x->running_max);
+            sum.waiting_max = MAX(sum.waiting_max, x->waiting_max);
+            sum.queued += x->queued;
+            sum.queue_ns_sum += x->queue_ns_sum;
+            sum.served += x->served;
+            sum.prefills += x->prefills;
+            sum.prompt_tokens += x->prompt_tokens;
+            sum.gen_tokens += x->gen_tokens;
+            sum.iterations += x->iterations;
+        }
+        json_builder_end_array(b);
+        put_int(b, "n_instances", count);
+        sum.kv_area = sum.kv_blocks ? kv_used_area / (double)sum.kv_blocks : 0;
+        put_int(b, "kv_blocks", (int64_t)sum.kv_blocks);
+        put_int(b, "kv_tokens", (int64_t)kv_tokens);
+        put_int(b, "kv_bytes", (int64_t)sum.kv_bytes);
+        put_figures(b, &sum, end, FALSE);
+        json_builder_end_object(b);
+    }
+    g_free(done);
+    json_builder_end_array(b);
+}
