@@ -16,6 +16,7 @@ static const struct command commands[] = {
     {"run", sv_cli_run, "simulate LLM serving (no arguments: a built-in default study)"},
 #endif
     {"report", sv_cli_report, "write an HTML report with plots of one or several run folders"},
+    {"sweep", sv_cli_sweep, "run a grid of runs, or search it for the cheapest that meets SLOs"},
     {"validate", sv_cli_validate, "compare a run's outputs with a measured vLLM run"},
     {"replay", sv_cli_replay, "run Chakra ET files on the system simulator (ASTRA-sim semantics)"},
     {"convert", sv_cli_convert, "re-encode a Chakra ET file (.et, .et.gz) or decode it to .json"},

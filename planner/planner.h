@@ -949,6 +949,85 @@ static inline gboolean sv_planner_plugin_check_version(unsigned host_version, GE
  * before failing; the module then stays open with it. */
 gboolean sv_planner_plugin_load(sv_registry *reg, const char *path, GError **error);
 
+/* ---- sweeps: `servesim sweep SPEC` (planner/sweep.c, sweep_row.c, sweep_sched.c; docs/sweep.md)
+ * A spec (YAML) names a base run (`run:`, every key a `servesim run` long flag) and axes; the grid
+ * is the cartesian product of the axes in spec order (the first axis varies slowest). Point k runs
+ * as `servesim run <base> <axis flags> --output-dir points/<k> --quiet` in the sweep's output
+ * folder; the planner parses, expands, reads a point's outputs back and decides the order (goal
+ * search); the command spawns the runs. */
+typedef struct sv_sweep_spec sv_sweep_spec;
+/* Errors name the spec file, the line and the key path ("sweep.yaml:7: axes[1].values: ..."). */
+sv_sweep_spec *sv_planner_sweep_load(const char *path, GError **error);
+void sv_planner_sweep_free(sv_sweep_spec *s); /* accepts NULL */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_sweep_spec, sv_planner_sweep_free)
+guint sv_planner_sweep_n_points(const sv_sweep_spec *s);
+gboolean sv_planner_sweep_has_goal(const sv_sweep_spec *s);
+/* Point k's folder name under points/: k zero-padded to at least 4 digits (caller frees). */
+char *sv_planner_sweep_point_name(const sv_sweep_spec *s, guint k);
+/* Point k's cluster config when an axis patches it (`path:` axes): *json = the patched JSON text
+ * (caller frees), else *json = NULL. FALSE with an error naming the path when it cannot apply. */
+gboolean sv_planner_sweep_point_cluster(const sv_sweep_spec *s, guint k, char **json,
+                                        GError **error);
+/* The arguments after `servesim run` for point k (owned strings): the base flags (those an axis
+ * sets left out), then each axis's flags; `cluster` replaces the base's --cluster (a patched
+ * copy), NULL keeps it. --output-dir and --quiet are the caller's. */
+GPtrArray *sv_planner_sweep_point_args(const sv_sweep_spec *s, guint k, const char *cluster);
+
+/* One point's outcome, read from its folder (sv_planner_sweep_read). */
+typedef enum {
+    SV_SWEEP_NOT_RUN = 0, /* shards: another shard's point */
+    SV_SWEEP_OK,
+    SV_SWEEP_FAILED, /* nonzero exit, signal, or unreadable outputs: `error` says which */
+    SV_SWEEP_PRUNED, /* goal search: a lower load of its configuration missed the SLOs */
+} sv_sweep_status;
+enum {
+    SV_SWEEP_M_COMPLETED,
+    SV_SWEEP_M_REQ_TPUT,
+    SV_SWEEP_M_OUT_TPUT,
+    SV_SWEEP_M_TOTAL_TPUT,
+    SV_SWEEP_M_LAT0, /* mean, median, p99 of ttft, tpot, itl, e2el (ms): 12 columns */
+    SV_SWEEP_M_GOODPUT = SV_SWEEP_M_LAT0 + 12,
+    SV_SWEEP_M_GPUS,
+    SV_SWEEP_M_OUT_TPUT_GPU,
+    SV_SWEEP_M_TOTAL_TPUT_GPU,
+    SV_SWEEP_M_ENERGY_J,
+    SV_SWEEP_M_ENERGY_J_TOKEN,
+    SV_SWEEP_N_METRICS
+};
+struct sv_sweep_result {
+    sv_sweep_status status;
+    char *error; /* FAILED: why (exit status and the run's first stderr line) */
+    double m[SV_SWEEP_N_METRICS];
+    guint64 have; /* bit i: m[i] is known */
+};
+void sv_planner_sweep_result_clear(struct sv_sweep_result *r);
+/* Fill r from point k's folder `dir` after its run exited with `wait_status` (waitpid's); the
+ * first line of `stderr_text` goes into a failure's error. */
+void sv_planner_sweep_read(const sv_sweep_spec *s, guint k, const char *dir, int wait_status,
+                           const char *stderr_text, struct sv_sweep_result *r);
+/* sweep.csv: the header line and point k's row, each ending in '\n' (caller frees). */
+char *sv_planner_sweep_csv_header(const sv_sweep_spec *s);
+char *sv_planner_sweep_csv_row(const sv_sweep_spec *s, guint k, const struct sv_sweep_result *r);
+
+/* Which point runs next: the grid in point order (points k with k % shard_n == shard_i), or the
+ * goal search (each configuration's loads in increasing order, stopping at its first miss). */
+typedef struct sv_sweep_sched sv_sweep_sched;
+sv_sweep_sched *sv_planner_sweep_sched_new(const sv_sweep_spec *s, gboolean goal, guint shard_i,
+                                           guint shard_n);
+void sv_planner_sweep_sched_free(sv_sweep_sched *q); /* accepts NULL */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sv_sweep_sched, sv_planner_sweep_sched_free)
+#define SV_SWEEP_WAIT (-1) /* nothing to start until a running point finishes */
+#define SV_SWEEP_DONE (-2) /* nothing left */
+int sv_planner_sweep_sched_next(sv_sweep_sched *q);
+/* Point k finished with r; the scheduler keeps a copy of the metrics (r stays the caller's). */
+void sv_planner_sweep_sched_done(sv_sweep_sched *q, guint k, const struct sv_sweep_result *r);
+/* After SV_SWEEP_DONE: whether point k belongs in sweep.csv (run, or pruned in a goal search) and
+ * with which status. */
+sv_sweep_status sv_planner_sweep_sched_status(const sv_sweep_sched *q, guint k);
+/* Goal search: goal.json's text and the one-line verdict (caller frees). */
+char *sv_planner_sweep_goal_json(const sv_sweep_sched *q);
+char *sv_planner_sweep_goal_line(const sv_sweep_sched *q);
+
 G_END_DECLS
 
 #endif
