@@ -134,7 +134,7 @@ completion)
             fi
         }
         comp "+convert inspect replay run validate" servesim ""
-        comp "replay run" servesim r
+        comp "replay report run" servesim r
         comp "--help --version" servesim --
         comp "--output-dir --output-len" servesim run --out
         comp "profile roofline" servesim run --latency ""
