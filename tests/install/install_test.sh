@@ -133,7 +133,7 @@ completion)
                 echo "FAIL: [$*]: want \"$want\", got \"$got\""; bad=1
             fi
         }
-        comp "+convert inspect replay run validate" servesim ""
+        comp "+convert inspect replay report run sweep validate" servesim ""
         comp "replay report run" servesim r
         comp "--help --version" servesim --
         comp "--output-dir --output-len" servesim run --out
