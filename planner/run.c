@@ -171,6 +171,7 @@ static struct sv_planner_router_inst router_view(const run_state *st, int32_t i)
         .running = sv_msg_num_running(st->msgs[i]),
         .waiting_tokens = sv_msg_waiting_tokens(st->msgs[i]),
         .kv_usage = sv_memtier_kv_manager_usage(st->kvs[i]),
+        .kv = st->kvs[i], /* prefix_aware looks up its prefix index */
         .step_remaining_ns = remaining,
         .prefill_tokens_per_ns = st->pf_tput[i],
     };
