@@ -1066,7 +1066,8 @@ static int run(const run_opts *o)
                                  .cluster_path = o->cluster,
                                  .workload_path = o->workload,
                                  .cluster = cluster,
-                                 .latency_sources = sv_metrics_get_summary(m)->latency_sources};
+                                 .latency_sources = sv_metrics_get_summary(m)->latency_sources,
+                                 .metrics = m};
     run_json = sv_cli_run_info_json(&ri, &err);
     if (!run_json)
         goto fail;

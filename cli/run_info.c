@@ -15,9 +15,6 @@
 #ifndef SV_VERSION
 #define SV_VERSION "unknown"
 #endif
-#ifndef SV_GIT_DESCRIBE
-#define SV_GIT_DESCRIBE ""
-#endif
 
 static const char *role_name(sv_msg_role r)
 {
@@ -97,7 +94,7 @@ char *sv_cli_run_info_json(const struct sv_cli_run_info *ri, GError **error)
         json_builder_add_string_value(b, ri->argv[i]);
     json_builder_end_array(b);
     put_str(b, "servesim_version", SV_VERSION);
-    put_str(b, "git_describe", SV_GIT_DESCRIBE[0] ? SV_GIT_DESCRIBE : NULL);
+    put_str(b, "git_describe", sv_cli_git_describe[0] ? sv_cli_git_describe : NULL);
     json_builder_set_member_name(b, "seed");
     json_builder_add_int_value(b, (gint64)ri->seed);
     put_str(b, "cluster_source", ri->cluster_path ? "file" : "flags");
@@ -120,6 +117,24 @@ char *sv_cli_run_info_json(const struct sv_cli_run_info *ri, GError **error)
         put_int(b, "pp", ic->pp_size);
         put_int(b, "ep", ic->ep_size);
         put_str(b, "latency_source", ri->latency_sources ? ri->latency_sources[i] : NULL);
+        struct sv_metrics_instance_info in;
+        if (ri->metrics && sv_metrics_get_instance(ri->metrics, i, &in) && in.has_limits) {
+            /* What the planner resolved: flags over the config over vLLM's defaults. */
+            json_builder_set_member_name(b, "resolved");
+            json_builder_begin_object(b);
+            put_str(b, "engine", in.engine);
+            put_int(b, "max_num_seqs", in.max_num_seqs);
+            put_int(b, "max_num_batched_tokens", in.max_num_batched_tokens);
+            put_int(b, "long_prefill_token_threshold", in.long_prefill_token_threshold);
+            put_int(b, "max_model_len", in.max_model_len);
+            put_int(b, "block_size", (int64_t)in.kv_block_size);
+            json_builder_set_member_name(b, "enable_chunked_prefill");
+            json_builder_add_boolean_value(b, in.enable_chunked_prefill);
+            json_builder_set_member_name(b, "enable_prefix_caching");
+            json_builder_add_boolean_value(b, in.enable_prefix_caching);
+            put_int(b, "kv_blocks", (int64_t)in.kv_blocks);
+            json_builder_end_object(b);
+        }
         json_builder_end_object(b);
     }
     json_builder_end_array(b);

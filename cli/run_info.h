@@ -13,7 +13,12 @@ struct sv_cli_run_info {
     const char *workload_path; /* --workload FILE; NULL: the generator (its flags are in argv) */
     const struct sv_planner_cluster_cfg *cluster; /* as resolved (per-instance identity) */
     char *const *latency_sources;                 /* per instance (metrics' summary) */
+    const sv_metrics *metrics; /* the resolved limits per instance (sv_metrics_get_instance) */
 };
+
+/* `git describe --always --tags --dirty` of the tree servesim was built from ("" outside git),
+ * generated at every build (cli/git_describe.cmake). */
+extern const char sv_cli_git_describe[];
 
 /* The document (pretty JSON, 2-space indent, trailing newline); NULL with an error naming the
  * file when the cluster config cannot be read back. Caller frees. */

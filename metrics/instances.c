@@ -13,6 +13,7 @@ struct inst {
     char *role, *model, *hardware;
     int tp, pp;
     uint64_t kv_blocks, kv_block_size, kv_bytes;
+    struct sv_metrics_instance_info limits; /* has_limits and the limits (engine owned) */
     /* step functions: the last sample and the integral up to it */
     sv_time last_t;
     int running, waiting;
@@ -49,6 +50,7 @@ void sv_metrics__insts_free(sv_metrics__insts *s)
         g_free(s->v[i].role);
         g_free(s->v[i].model);
         g_free(s->v[i].hardware);
+        g_free((char *)s->v[i].limits.engine);
     }
     g_free(s->v);
     g_free(s);
@@ -70,6 +72,31 @@ void sv_metrics__insts_set_info(sv_metrics__insts *s, int i,
     x->kv_blocks = info->kv_blocks;
     x->kv_block_size = info->kv_block_size;
     x->kv_bytes = info->kv_bytes;
+    g_free((char *)x->limits.engine);
+    x->limits = (struct sv_metrics_instance_info){0};
+    if (info->has_limits) {
+        x->limits = *info;
+        x->limits.role = x->limits.model = x->limits.hardware = NULL;
+        x->limits.engine = g_strdup(info->engine);
+    }
+}
+
+gboolean sv_metrics__insts_get_info(const sv_metrics__insts *s, int i,
+                                    struct sv_metrics_instance_info *out)
+{
+    if (!s || i < 0 || i >= s->n || !s->v[i].role)
+        return FALSE;
+    const struct inst *x = &s->v[i];
+    *out = x->limits;
+    out->role = x->role;
+    out->model = x->model;
+    out->hardware = x->hardware;
+    out->tp = x->tp;
+    out->pp = x->pp;
+    out->kv_blocks = x->kv_blocks;
+    out->kv_block_size = x->kv_block_size;
+    out->kv_bytes = x->kv_bytes;
+    return TRUE;
 }
 
 static void advance(struct inst *x, sv_time t)
@@ -192,6 +219,17 @@ void sv_metrics__insts_json(JsonBuilder *b, sv_metrics__insts *s, sv_time end_ns
         put_int(b, "tp", x->tp);
         put_int(b, "pp", x->pp);
         put_figures(b, x, end, TRUE);
+        if (x->limits.has_limits) { /* resolved (struct sv_planner_instance_limits) */
+            put_str(b, "engine", x->limits.engine);
+            put_int(b, "max_num_seqs", x->limits.max_num_seqs);
+            put_int(b, "max_num_batched_tokens", x->limits.max_num_batched_tokens);
+            put_int(b, "long_prefill_token_threshold", x->limits.long_prefill_token_threshold);
+            put_int(b, "max_model_len", x->limits.max_model_len);
+            json_builder_set_member_name(b, "enable_chunked_prefill");
+            json_builder_add_boolean_value(b, x->limits.enable_chunked_prefill);
+            json_builder_set_member_name(b, "enable_prefix_caching");
+            json_builder_add_boolean_value(b, x->limits.enable_prefix_caching);
+        }
         json_builder_end_object(b);
     }
     json_builder_end_array(b);

@@ -997,6 +997,12 @@ void sv_metrics_set_instance(sv_metrics *m, int instance, const struct sv_metric
     sv_metrics__insts_set_info(m->insts, instance, i);
 }
 
+gboolean sv_metrics_get_instance(const sv_metrics *m, int instance,
+                                 struct sv_metrics_instance_info *out)
+{
+    return sv_metrics__insts_get_info(m->insts, instance, out);
+}
+
 void sv_metrics_set_run_json(sv_metrics *m, const char *json)
 {
     g_free(m->run_json);

@@ -272,8 +272,18 @@ struct sv_metrics_instance_info {
     const char *model, *hardware;
     int tp, pp;
     uint64_t kv_blocks, kv_block_size, kv_bytes; /* KV pool (kv_blocks x kv_block_size tokens) */
+    /* The limits it runs with, when has_limits (struct sv_planner_instance_limits): vLLM's
+     * names in summary.json; engine copied. */
+    gboolean has_limits;
+    const char *engine;
+    int64_t max_num_seqs, max_num_batched_tokens, long_prefill_token_threshold, max_model_len;
+    gboolean enable_chunked_prefill, enable_prefix_caching;
 };
 void sv_metrics_set_instance(sv_metrics *m, int instance, const struct sv_metrics_instance_info *i);
+/* What sv_metrics_set_instance recorded for `instance` (strings owned by m; FALSE when it never
+ * was, or out of range): run.json's resolved limits. */
+gboolean sv_metrics_get_instance(const sv_metrics *m, int instance,
+                                 struct sv_metrics_instance_info *out);
 
 /* The run's inputs (run.json beside summary.json, docs/outputs.md): `json` is the whole document
  * (copied); written under a temporary name and renamed with the other outputs at finish. */

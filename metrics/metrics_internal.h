@@ -39,6 +39,8 @@ sv_metrics__insts *sv_metrics__insts_new(int n_instances, gboolean pd);
 void sv_metrics__insts_free(sv_metrics__insts *s);
 void sv_metrics__insts_set_info(sv_metrics__insts *s, int i,
                                 const struct sv_metrics_instance_info *info);
+gboolean sv_metrics__insts_get_info(const sv_metrics__insts *s, int i,
+                                    struct sv_metrics_instance_info *out);
 void sv_metrics__insts_sample(sv_metrics__insts *s, int i, sv_time t, int running, int waiting,
                               double kv_fraction);
 void sv_metrics__insts_tokens(sv_metrics__insts *s, int i, int64_t prompt, int64_t gen);

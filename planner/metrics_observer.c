@@ -30,7 +30,8 @@ static void on_instance(void *ctx, int32_t instance, const char *latency_source)
 }
 
 static void on_instance_kv(void *ctx, int32_t instance, const struct sv_planner_instance_cfg *ic,
-                           uint64_t kv_blocks, uint32_t kv_block_size, uint64_t kv_bytes)
+                           uint64_t kv_blocks, uint32_t kv_block_size, uint64_t kv_bytes,
+                           const struct sv_planner_instance_limits *lim)
 {
     static const char *const roles[] = {[SV_MSG_ROLE_BOTH] = "both",
                                         [SV_MSG_ROLE_PREFILL] = "prefill",
@@ -44,7 +45,17 @@ static void on_instance_kv(void *ctx, int32_t instance, const struct sv_planner_
         .kv_blocks = kv_blocks,
         .kv_block_size = kv_block_size,
         .kv_bytes = kv_bytes,
+        .has_limits = lim != NULL,
     };
+    if (lim) {
+        info.engine = lim->engine;
+        info.max_num_seqs = lim->max_num_seqs;
+        info.max_num_batched_tokens = lim->max_num_batched_tokens;
+        info.long_prefill_token_threshold = lim->long_prefill_token_threshold;
+        info.max_model_len = lim->max_model_len;
+        info.enable_chunked_prefill = lim->enable_chunked_prefill;
+        info.enable_prefix_caching = lim->enable_prefix_caching;
+    }
     sv_metrics_set_instance(ctx, instance, &info);
 }
 
@@ -115,13 +126,23 @@ void sv_planner_metrics_observer_init(sv_metrics *m, struct sv_planner_run_obser
 
 void sv_planner__report_kv(const struct sv_planner_run_cfg *cfg, int32_t i,
                            const struct sv_compute_model_cfg *m, uint64_t blocks,
-                           int64_t block_size)
+                           const struct sv_msg_cfg *mc, const struct sv_planner__limits *lim,
+                           gboolean prefix_caching)
 {
     const struct sv_planner_run_observer *obs = cfg->observer;
     if (!obs || !obs->on_instance_kv)
         return;
+    int64_t block_size = sv_memtier_kv_manager_block_size(mc->kv);
+    struct sv_planner_instance_limits limits = {
+        .engine = sv_msg_engine_name(lim->engine),
+        .max_num_seqs = mc->max_num_seqs,
+        .max_num_batched_tokens = mc->max_num_batched_tokens,
+        .long_prefill_token_threshold = mc->long_prefill_token_threshold,
+        .max_model_len = lim->max_model_len,
+        .enable_chunked_prefill = lim->chunked_prefill,
+        .enable_prefix_caching = prefix_caching};
     /* K and V of every layer and every KV head (the TP ranks' shares together) */
     uint64_t per_token = sv_compute_model_kv_bytes_per_token_layer(m, 1) * (uint64_t)m->num_layers;
     obs->on_instance_kv(obs->ctx, i, &cfg->cluster->instances[i], blocks, (uint32_t)block_size,
-                        blocks * (uint64_t)block_size * per_token);
+                        blocks * (uint64_t)block_size * per_token, &limits);
 }

@@ -611,6 +611,20 @@ void sv_planner_power_finish(sv_planner_power *pw, sv_time end_ns, struct sv_pla
  * the requests.csv row; a session's call is request request_id - turn's call `turn`).
  * on_iteration: one committed iteration of one instance, as msg reports it (timeseries.csv is
  * aggregated from these; running / waiting / kv_usage are the instance's after the commit). */
+/* What an instance runs with once the command line, its config and the built-in defaults are
+ * resolved (precedence in struct sv_planner_run_cfg; docs/serving.md): summary.json "instances" and
+ * run.json record it. vLLM's names; 0 for max_num_seqs / max_num_batched_tokens is LLMServingSim's
+ * "unlimited", 0 for long_prefill_token_threshold "no cap", 0 for max_model_len "none". */
+struct sv_planner_instance_limits {
+    const char *engine; /* "vllm-0.19", ... */
+    int64_t max_num_seqs;
+    int64_t max_num_batched_tokens;
+    int64_t long_prefill_token_threshold;
+    int64_t max_model_len;
+    gboolean enable_chunked_prefill;
+    gboolean enable_prefix_caching;
+};
+
 struct sv_planner_run_observer {
     void (*on_request)(void *ctx, const struct sv_wl_outcome *rec);
     void (*on_iteration)(void *ctx, const struct sv_msg_iter_done *it);
@@ -633,7 +647,8 @@ struct sv_planner_run_observer {
      * layer and KV head; summary.json "instances"). Appended last: observers that zero their
      * record keep working. */
     void (*on_instance_kv)(void *ctx, int32_t instance, const struct sv_planner_instance_cfg *ic,
-                           uint64_t kv_blocks, uint32_t kv_block_size, uint64_t kv_bytes);
+                           uint64_t kv_blocks, uint32_t kv_block_size, uint64_t kv_bytes,
+                           const struct sv_planner_instance_limits *limits);
 };
 
 /* Fill `obs` so that a run feeds the output writer `m` (planner/metrics_observer.c): on_request

@@ -138,9 +138,11 @@ double sv_planner__prefill_tput_estimate(sv_compute_latency *lat, int64_t budget
 G_END_DECLS
 
 /* The observer's on_instance_kv for instance i (planner/metrics_observer.c): its KV pool of
- * `blocks` blocks of `block_size` tokens, in bytes over every layer and KV head of model m. */
+ * `blocks` blocks of the block size, in bytes over every layer and KV head of model m, and the
+ * limits it runs with (its msg config mc before "0 = unlimited" is applied, the resolved lim). */
 void sv_planner__report_kv(const struct sv_planner_run_cfg *cfg, int32_t i,
                            const struct sv_compute_model_cfg *m, uint64_t blocks,
-                           int64_t block_size);
+                           const struct sv_msg_cfg *mc, const struct sv_planner__limits *lim,
+                           gboolean prefix_caching);
 
 #endif

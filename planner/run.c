@@ -784,7 +784,8 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     mc.kv = st->kvs[i];
     st->kv_tokens[i] =
         (uint64_t)sv_memtier_kv_manager_num_blocks(st->kvs[i]) * (uint64_t)block_size;
-    sv_planner__report_kv(cfg, i, &m, sv_memtier_kv_manager_num_blocks(st->kvs[i]), block_size);
+    sv_planner__report_kv(cfg, i, &m, sv_memtier_kv_manager_num_blocks(st->kvs[i]), &mc, &lim,
+                          caching);
     if (st->tiers)
         sv_planner_tiers_set_kv(st->tiers, i, st->kvs[i]);
     /* 0 means unlimited in LLMServingSim's config. */

@@ -272,11 +272,12 @@ static void w_tiers(void *ctx, sv_time t_ns, const struct sv_planner_tier_usage 
 }
 
 static void w_instance_kv(void *ctx, int32_t instance, const struct sv_planner_instance_cfg *ic,
-                          uint64_t blocks, uint32_t block_size, uint64_t bytes)
+                          uint64_t blocks, uint32_t block_size, uint64_t bytes,
+                          const struct sv_planner_instance_limits *limits)
 {
     sv_planner_trace *tr = ctx;
     if (tr->inner && tr->inner->on_instance_kv)
-        tr->inner->on_instance_kv(tr->inner->ctx, instance, ic, blocks, block_size, bytes);
+        tr->inner->on_instance_kv(tr->inner->ctx, instance, ic, blocks, block_size, bytes, limits);
 }
 
 static void w_power(void *ctx, const struct sv_planner_power_row *r)

@@ -199,10 +199,84 @@ static void test_run_json_and_keys(void)
     sv_test_rmtree(tmp);
 }
 
+/* run.json and summary.json record the limits each instance ran with, resolved once: the flags
+ * given (the first run), else what `vllm serve` picks for the device (docs/serving.md: an H100,
+ * >= 70 GiB: max_num_seqs 1024, max_num_batched_tokens 8192; chunked prefill and prefix caching
+ * on; max_model_len the model's max_position_embeddings, 131072 for Llama-3.1-8B; block 16). */
+static void check_resolved(JsonObject *inst, const char *engine, gint64 seqs, gint64 tokens,
+                           gint64 threshold, gint64 model_len, gint64 block, gboolean caching)
+{
+    CU_ASSERT_FATAL(inst != NULL);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(inst, "engine"), engine);
+    CU_ASSERT_EQUAL(json_object_get_int_member(inst, "max_num_seqs"), seqs);
+    CU_ASSERT_EQUAL(json_object_get_int_member(inst, "max_num_batched_tokens"), tokens);
+    CU_ASSERT_EQUAL(json_object_get_int_member(inst, "long_prefill_token_threshold"), threshold);
+    CU_ASSERT_EQUAL(json_object_get_int_member(inst, "max_model_len"), model_len);
+    if (json_object_has_member(inst, "block_size"))
+        CU_ASSERT_EQUAL(json_object_get_int_member(inst, "block_size"), block);
+    CU_ASSERT(json_object_get_boolean_member(inst, "enable_chunked_prefill"));
+    CU_ASSERT_EQUAL(json_object_get_boolean_member(inst, "enable_prefix_caching"), caching);
+}
+
+static void test_resolved_limits(void)
+{
+    g_autofree char *tmp = sv_test_tmpdir();
+    for (int k = 0; k < 2; k++) {
+        g_autofree char *dir = g_build_filename(tmp, k ? "defaults" : "flags", NULL);
+        const char *flags[] = {"--model",
+                               "meta-llama/Llama-3.1-8B",
+                               "--hardware",
+                               "H100-SXM",
+                               "--requests",
+                               "10",
+                               "--quiet",
+                               "--output-dir",
+                               dir,
+                               k ? NULL : "--max-num-seqs",
+                               "7",
+                               "--max-num-batched-tokens",
+                               "300",
+                               "--block-size",
+                               "32",
+                               "--no-prefix-caching",
+                               "--max-model-len",
+                               "4096",
+                               "--long-prefill-token-threshold",
+                               "64",
+                               "--engine",
+                               "vllm-0.10",
+                               NULL};
+        CU_ASSERT_FATAL(run(flags, NULL) == 0);
+        g_autofree char *rj = slurp(dir, "run.json", NULL);
+        g_autofree char *sj = slurp(dir, "summary.json", NULL);
+        g_autoptr(JsonParser) pr = json_parser_new();
+        g_autoptr(JsonParser) ps = json_parser_new();
+        JsonObject *r = parse(pr, rj), *s = parse(ps, sj);
+        CU_ASSERT_FATAL(r != NULL && s != NULL);
+        JsonObject *ri =
+            json_array_get_object_element(json_object_get_array_member(r, "instances"), 0);
+        JsonObject *res = json_object_get_object_member(ri, "resolved");
+        JsonObject *si =
+            json_array_get_object_element(json_object_get_array_member(s, "instances"), 0);
+        if (k == 0) {
+            check_resolved(res, "vllm-0.10", 7, 300, 64, 4096, 32, FALSE);
+            check_resolved(si, "vllm-0.10", 7, 300, 64, 4096, 32, FALSE);
+        } else {
+            check_resolved(res, "vllm-0.19", 1024, 8192, 0, 131072, 16, TRUE);
+            check_resolved(si, "vllm-0.19", 1024, 8192, 0, 131072, 16, TRUE);
+        }
+        /* the pool: kv_blocks agrees between the two files */
+        CU_ASSERT_EQUAL(json_object_get_int_member(res, "kv_blocks"),
+                        json_object_get_int_member(si, "kv_blocks"));
+    }
+    sv_test_rmtree(tmp);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
         {"run_json_and_vllm_keys", test_run_json_and_keys},
+        {"resolved_limits", test_resolved_limits},
         {NULL, NULL},
     };
     sv_test_add_suite("results_cli", cases);
