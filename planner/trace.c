@@ -403,13 +403,36 @@ static void on_link_message(void *ctx, const struct sv_net_tap_msg *m, sv_time n
     }
 }
 
-void sv_planner__trace_links(sv_planner_trace *tr, const sv_planner_cluster_net *cn)
+/* A memory-tier leg over topology links (a cluster pool's remote read) has ended. */
+static void on_tier_leg(void *ctx, const struct sv_memtier_leg_tap *leg, sv_time now)
+{
+    sv_planner_trace *tr = ctx;
+    if (!tr->net || !sv_metrics_trace_overlaps(tr->w, leg->start_ns, now))
+        return;
+    char args[192];
+    g_snprintf(args, sizeof args,
+               "{\"kind\":\"memory tier\",\"src\":\"%s\",\"src_node\":%d,\"src_device\":%d,"
+               "\"dst\":\"%s\",\"dst_node\":%d,\"dst_device\":%d,\"bytes\":%" G_GUINT64_FORMAT "}",
+               sv_memtier_kind_name(leg->src.kind), (int)leg->src.node, (int)leg->src.device,
+               sv_memtier_kind_name(leg->dst.kind), (int)leg->dst.node, (int)leg->dst.device,
+               leg->bytes);
+    for (int k = 0; k < leg->n_net_links; k++) {
+        declare_link(tr, tr->net, leg->net_links[k]);
+        sv_metrics_trace_slice(tr->w, PID_NETWORK, 1 + leg->net_links[k], "link", "tier leg",
+                               leg->start_ns, now, args);
+    }
+}
+
+void sv_planner__trace_links(sv_planner_trace *tr, const sv_planner_cluster_net *cn,
+                             sv_memtier_fabric *fabric)
 {
     sv_net *net = tr && cn ? sv_planner_cluster_net_net(cn) : NULL;
     if (!net)
         return;
     tr->net = net;
     sv_net_tap_add(net, &(struct sv_net_tap){.on_delivery = on_link_message, .ctx = tr});
+    if (fabric)
+        sv_memtier_fabric_set_tap(fabric, on_tier_leg, tr);
 }
 
 /* ---- life cycle ------------------------------------------------------------------------------ */

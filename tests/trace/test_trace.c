@@ -607,9 +607,9 @@ static void test_pd(void)
     sv_test_rmtree(dir);
 }
 
-/* The link slices of kind `kind`: how many, how many distinct messages, the sum of the messages'
- * bytes (each counted once), the number of links a message crosses (the same for all, else -1)
- * and the most slices on one link. */
+/* The link slices of kind `kind`: how many, how many distinct messages (by "message"; a slice
+ * without one counts alone), the sum of the messages' bytes (each counted once), the number of
+ * links a message crosses (the same for all, else -1) and the most slices on one link. */
 typedef struct {
     int slices, messages, hops, most_on_link;
     int64_t bytes;
@@ -627,9 +627,9 @@ static link_sum link_slices(const trace_doc *d, const char *kind)
             strcmp(v->arg_kind, kind) != 0)
             continue;
         s.slices++;
-        CU_ASSERT_FATAL(v->arg_message >= 0 && v->arg_bytes > 0);
+        CU_ASSERT_FATAL(v->arg_bytes > 0);
         int64_t *key = g_new(int64_t, 1);
-        *key = v->arg_message;
+        *key = v->arg_message >= 0 ? v->arg_message : -1 - (int64_t)i; /* tier legs: no number */
         int n = GPOINTER_TO_INT(g_hash_table_lookup(per_msg, key));
         if (n == 0) {
             s.messages++;
@@ -763,6 +763,92 @@ static void test_tp2_message_links(void)
     sv_test_rmtree(dir);
 }
 
+/* Memory-tier legs over the cluster network: the cluster pool (--prefix-pool cluster) on 2 nodes
+ * x 1 H100, flow network at 50 GB/s, latency 0 (tests/e2e/test_tiers_e2e.c "cluster_pool"): two
+ * 1,025-token prompts with the same tokens, 10 s apart, round robin. Request 0 (node 0) writes
+ * its 4 chunks of 256 tokens x 131,072 B = 33,554,432 B through to the store, sharded by key % 2:
+ * 3 go to node 1's DRAM, three legs at once over the one link NPU 0 -> NPU 1, sharing it:
+ * 3 x 2^25 B / (50 x 2^30 / 10^9 B/ns) = 1,875,000 ns each. Request 1 (node 1) reads the chunk
+ * on node 0 back: one leg of 625,000 ns on that link, the MEM_LOAD slice's interval. */
+static void test_tier_links(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    GString *cs = g_string_new("{\"num_nodes\":2,\"link_bw\":50,\"link_latency\":0,"
+                               "\"network_model\":\"flow\",\"nodes\":[");
+    for (int n = 0; n < 2; n++)
+        g_string_append_printf(
+            cs,
+            "%s{\"num_instances\":1,\"cpu_mem\":{\"mem_size\":128,\"mem_bw\":256,"
+            "\"mem_latency\":0},\"pcie\":{\"bw_gbps\":64},\"instances\":[{\"model_name\":"
+            "\"" MODEL "\",\"hardware\":\"H100\",\"npu_mem\":{\"mem_size\":80,"
+            "\"mem_bw\":3350,\"mem_latency\":0}}]}",
+            n ? "," : "");
+    g_string_append(cs, "]}");
+    g_autofree char *cl = put(dir, "cluster.json", cs->str);
+    g_string_free(cs, TRUE);
+    GString *ws = g_string_new(NULL);
+    for (int r = 0; r < 2; r++) {
+        g_string_append_printf(
+            ws,
+            "{\"input_toks\":1025,\"output_toks\":1,\"arrival_time_ns\":%" G_GINT64_FORMAT
+            ",\"input_tok_ids\":[",
+            (gint64)r * G_GINT64_CONSTANT(10000000000));
+        for (int t = 1; t <= 1025; t++)
+            g_string_append_printf(ws, "%s%d", t > 1 ? "," : "", t);
+        g_string_append(ws, "]}\n");
+    }
+    g_autofree char *wl = put(dir, "wl.jsonl", ws->str);
+    g_string_free(ws, TRUE);
+    g_autofree char *o0 = g_build_filename(dir, "o0", NULL);
+    g_autofree char *o1 = g_build_filename(dir, "o1", NULL);
+    g_autofree char *t = g_build_filename(dir, "t.json", NULL);
+    g_autofree char *err = NULL;
+    const char *x0[] = {"--prefix-storage", "cpu", "--prefix-pool", "cluster", "--router",
+                        "round_robin",      NULL};
+    const char *x1[] = {"--prefix-storage", "cpu",      "--prefix-pool",
+                        "cluster",          "--router", "round_robin",
+                        "--trace",          t,          NULL};
+    CU_ASSERT_FATAL(run(cl, wl, o0, x0, &err) == 0);
+    g_clear_pointer(&err, g_free);
+    CU_ASSERT_FATAL(run(cl, wl, o1, x1, &err) == 0);
+    assert_outputs_same(o0, o1);
+    SV_ASSERT_EQ_I64(csv_value(o1, 1, "prefix_hit_tokens_remote"), 256);
+    trace_doc d;
+    CU_ASSERT_FATAL(load_trace(t, 0, 0, &d));
+    CU_ASSERT_EQUAL(d.errors, 0);
+    link_sum s = link_slices(&d, "memory tier");
+    SV_ASSERT_EQ_I64(s.slices, 4);
+    SV_ASSERT_EQ_I64(count(&d, 'X', "link", "tier leg"), 4);
+    int writes = 0, reads = 0;
+    const ev *load = NULL;
+    for (guint i = 0; i < d.evs->len; i++) {
+        const ev *v = &g_array_index(d.evs, ev, i);
+        if (v->ph == 'X' && !strcmp(v->name, "MEM_LOAD") && v->ts >= 10000000000)
+            load = v;
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(load);
+    for (guint i = 0; i < d.evs->len; i++) {
+        const ev *v = &g_array_index(d.evs, ev, i);
+        if (v->ph != 'X' || strcmp(v->name, "tier leg") != 0)
+            continue;
+        SV_ASSERT_EQ_I64(v->arg_bytes, 33554432);
+        CU_ASSERT_EQUAL(v->tid % 100000, 1); /* link 0: NPU 0 -> NPU 1 */
+        if (v->ts < 10000000000) {
+            writes++;
+            SV_ASSERT_EQ_I64(v->dur, 1875000);
+        } else {
+            reads++;
+            SV_ASSERT_EQ_I64(v->dur, 625000);
+            SV_ASSERT_EQ_I64(v->ts, load->ts);
+            SV_ASSERT_EQ_I64(v->dur, load->dur);
+        }
+    }
+    CU_ASSERT_EQUAL(writes, 3);
+    CU_ASSERT_EQUAL(reads, 1);
+    doc_clear(&d);
+    sv_test_rmtree(dir);
+}
+
 /* Power per component as counters: the test's power block (tests/e2e/test_power_e2e.c's round
  * numbers) gives 150 W besides the accelerator, which is in standby (20 W) from the end of request
  * 0 (~0.05 s) for 5 s: the sample starting at 1 s is npu 20 W, base 100 W. Rows at 1, 2, 3 s and
@@ -876,6 +962,7 @@ int main(void)
                                          {"pd", test_pd},
                                          {"pp2_links", test_pp2_links},
                                          {"tp2_message_links", test_tp2_message_links},
+                                         {"tier_links", test_tier_links},
                                          {"power", test_power},
                                          {NULL, NULL}};
     sv_test_add_suite("trace", cases);
