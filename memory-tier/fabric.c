@@ -79,6 +79,7 @@ struct xfer {
     const sv_memtier_route *r;
     uint64_t bytes;
     int leg;
+    sv_time leg_start; /* when the current leg started on its links (the tap's) */
     sv_net_done_fn done;
     void *ctx;
     uint64_t arg;
@@ -96,6 +97,8 @@ struct sv_memtier_fabric {
     uint64_t bytes_booked, bytes_done;
     sv_memtier_xfer_observer_fn observer;
     void *observer_ctx;
+    sv_memtier_leg_tap_fn tap; /* sv_memtier_fabric_set_tap */
+    void *tap_ctx;
 };
 
 sv_memtier_fabric *sv_memtier_fabric_new(sv_engine *eng, sv_net *net_or_null, GError **error)
@@ -149,6 +152,33 @@ uint64_t sv_memtier_fabric_bytes_booked(const sv_memtier_fabric *f)
 uint64_t sv_memtier_fabric_bytes_done(const sv_memtier_fabric *f)
 {
     return f->bytes_done;
+}
+
+void sv_memtier_fabric_set_tap(sv_memtier_fabric *f, sv_memtier_leg_tap_fn fn, void *ctx)
+{
+    SV_ASSERT(f != NULL);
+    f->tap = fn;
+    f->tap_ctx = fn != NULL ? ctx : NULL;
+}
+
+/* Tell the tap of a leg that has crossed topology links (ids below the network's link count). */
+static void tap_leg(sv_memtier_fabric *f, const struct xfer *x, const struct leg *leg, sv_time now)
+{
+    if (f->net == NULL || x->bytes == 0)
+        return;
+    int topo = sv_net_num_links(f->net), links[LEG_MAX_LINKS], n = 0;
+    for (int i = 0; i < leg->n; i++)
+        if (leg->links[i] >= 0 && leg->links[i] < topo)
+            links[n++] = leg->links[i];
+    if (n == 0)
+        return;
+    struct sv_memtier_leg_tap t = {.src = leg->src,
+                                   .dst = leg->dst,
+                                   .bytes = x->bytes,
+                                   .start_ns = x->leg_start,
+                                   .net_links = links,
+                                   .n_net_links = n};
+    f->tap(f->tap_ctx, &t, now);
 }
 
 void sv_memtier_fabric_set_observer(sv_memtier_fabric *f, sv_memtier_xfer_observer_fn fn, void *ctx)
@@ -497,6 +527,8 @@ static void on_leg_done(sv_engine *eng, void *ctx, uint64_t arg)
                                              .now = sv_engine_now(eng)};
         f->observer(f->observer_ctx, &rep);
     }
+    if (f->tap != NULL)
+        tap_leg(f, x, leg, sv_engine_now(eng));
     if (++x->leg < x->r->nlegs) {
         start_leg(x);
         return;
@@ -521,6 +553,7 @@ static void start_leg(struct xfer *x)
         }
         te->in_service++;
     }
+    x->leg_start = sv_engine_now(f->eng);
     sv_net_solver_start(f->solver, leg->links, leg->n, leg->lat, x->bytes, on_leg_done, x, 0);
 }
 

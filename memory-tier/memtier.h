@@ -461,6 +461,19 @@ typedef void (*sv_memtier_xfer_observer_fn)(void *ctx, const struct sv_memtier_x
 void sv_memtier_fabric_set_observer(sv_memtier_fabric *f, sv_memtier_xfer_observer_fn fn,
                                     void *ctx);
 sv_net_solver *sv_memtier_fabric_solver(sv_memtier_fabric *f);
+/* A passive tap (NULL removes it) told at the end of each leg that crosses links of the cluster
+ * network's topology (a cluster pool's remote read: DRAM of the home node -> the network route):
+ * the leg's ends, bytes, the time it started on its links (after any SSD queue) and those
+ * topology link ids (valid during the call). No event, no effect on the transfer (timelines). */
+struct sv_memtier_leg_tap {
+    struct sv_memtier_loc src, dst;
+    uint64_t bytes;
+    sv_time start_ns;
+    const int *net_links;
+    int n_net_links;
+};
+typedef void (*sv_memtier_leg_tap_fn)(void *ctx, const struct sv_memtier_leg_tap *leg, sv_time now);
+void sv_memtier_fabric_set_tap(sv_memtier_fabric *f, sv_memtier_leg_tap_fn fn, void *ctx);
 
 /* ---- generic LRU of uint64 keys (lru.c) ------------------------------------------------- */
 

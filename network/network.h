@@ -109,6 +109,51 @@ typedef void (*sv_net_observer_fn)(void *ctx, const struct sv_net_delivery *d);
  * messages. Empty messages are not reported, nor flows started with sv_net_solver_start (the
  * memory-tier fabric reports its own). For per-node accounting (power: link, switch, NIC). */
 void sv_net_set_observer(sv_net *net, sv_net_observer_fn fn, void *ctx);
+/* ---- passive taps (network/tap.c; docs/trace.md) ------------------------------------------
+ *
+ * Taps watch the messages of sv_net_send without any effect on the model: no event is added,
+ * nothing is reordered, and they are not the observer (sv_net_observed stays keyed on
+ * sv_net_set_observer alone, so collectives computed in closed form stay so: their messages are
+ * never sent and no tap sees them). What a message is for is the sender's to say with a label. */
+typedef enum {
+    SV_NET_MSG_OTHER,      /* unlabelled (sv_net_send) */
+    SV_NET_MSG_SEND,       /* a point-to-point send of the system layer (pipeline stages) */
+    SV_NET_MSG_COLLECTIVE, /* one message of a collective's algorithm (name: its type) */
+    SV_NET_MSG_TRANSFER,   /* a one-sided transfer (sv_sys_exec_transfer: the KV hand-off) */
+} sv_net_msg_kind;
+const char *sv_net_msg_kind_name(sv_net_msg_kind kind); /* "other", "send", ... */
+struct sv_net_msg_label {
+    sv_net_msg_kind kind;
+    const char *name; /* static storage or outliving the network; may be NULL */
+};
+/* sv_net_send with a label for the taps (NULL: SV_NET_MSG_OTHER). */
+void sv_net_send_labeled(sv_net *net, int src, int dst, uint64_t bytes,
+                         const struct sv_net_msg_label *label, sv_net_done_fn on_arrival, void *ctx,
+                         uint64_t arg);
+/* A message as a tap sees it: `id` numbers the network's tapped messages from 0 in send order;
+ * `links` is its dimension-ordered route (sv_net_route_links), valid during the call only. */
+struct sv_net_tap_msg {
+    uint64_t id;
+    int src, dst;
+    uint64_t bytes;
+    sv_time sent_ns;
+    sv_net_msg_kind kind;
+    const char *name;
+    const int *links;
+    int nlinks;
+};
+struct sv_net_tap {
+    void (*on_start)(void *ctx, const struct sv_net_tap_msg *m);                 /* may be NULL */
+    void (*on_delivery)(void *ctx, const struct sv_net_tap_msg *m, sv_time now); /* may be NULL */
+    void *ctx;
+};
+/* Add a tap (copied) to the messages sent from now on; the network keeps them until freed.
+ * Messages a collective switched from closed form to messages had in flight at that instant
+ * (sv_net_adopt_*) were never sent here and are not tapped. */
+void sv_net_tap_add(sv_net *net, const struct sv_net_tap *tap);
+/* The devices a topology link joins (NPUs 0..npus-1, switches from npus) and its dimension. */
+void sv_net_link_ends(const sv_net *net, int link, int *src_dev, int *dst_dev, int *dim);
+
 /* What the route src -> dst crosses in each dimension d (ndims entries each; either array may be
  * NULL): links_per_dim[d] links (Ring: the shorter way, FullyConnected 1, Switch 2; 0 where the
  * coordinates agree) and switches_per_dim[d] switches (1 in a Switch dimension the route

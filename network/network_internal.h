@@ -138,6 +138,14 @@ struct sv_net {
     sv_net_observer_fn observer;
     void *observer_ctx;
 
+    /* sv_net_tap_add (tap.c): NULL until the first tap */
+    GArray *taps;         /* struct sv_net_tap */
+    GPtrArray *tap_slabs; /* of SV_NET_CHUNK_SLAB struct sv_net__tapped each */
+    struct sv_net__tapped *tap_free;
+    guint tap_slab_used;
+    uint64_t tap_seq;
+    int *tap_route;
+
     /* sv_net_watch_link: traffic entering link l before watch_until[l] calls contend first
      * (NULL until the first watch) */
     sv_time *watch_until;
@@ -183,6 +191,12 @@ static inline void sv_net__enter_link(sv_net *net, int link)
 }
 
 #define SV_NET_CHUNK_SLAB 1024
+
+/* tap.c: sv_net_send_labeled with taps wraps the arrival callback in this record. */
+void sv_net__tap_send(sv_net *net, int src, int dst, uint64_t bytes,
+                      const struct sv_net_msg_label *label, sv_net_done_fn *done, void **ctx,
+                      uint64_t *arg);
+void sv_net__tap_clear(sv_net *net);
 
 /* Floating-point tolerance of a flow's finish-time detection, in ns (network/flow.c, and the lone
  * flow's closed form in network/shadow.c; docs/network.md). */

@@ -78,6 +78,7 @@ void sv_net_free(sv_net *net)
     if (net->tracked != NULL)
         g_array_free(net->tracked, TRUE);
     sv_u64map_clear(&net->track_idx);
+    sv_net__tap_clear(net);
     if (net->chunk_slabs != NULL)
         g_ptr_array_free(net->chunk_slabs, TRUE);
     g_free(net);
@@ -239,9 +240,18 @@ static void ideal_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_don
 void sv_net_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_done_fn on_arrival,
                  void *ctx, uint64_t arg)
 {
+    sv_net_send_labeled(net, src, dst, bytes, NULL, on_arrival, ctx, arg);
+}
+
+void sv_net_send_labeled(sv_net *net, int src, int dst, uint64_t bytes,
+                         const struct sv_net_msg_label *label, sv_net_done_fn on_arrival, void *ctx,
+                         uint64_t arg)
+{
     SV_ASSERT(net != NULL);
     SV_ASSERT(src >= 0 && src < net->geom.npus && dst >= 0 && dst < net->geom.npus);
     SV_ASSERT(src != dst);
+    if (G_UNLIKELY(net->taps != NULL))
+        sv_net__tap_send(net, src, dst, bytes, label, &on_arrival, &ctx, &arg);
     net->stats.messages++;
     net->stats.bytes_sent += bytes;
     switch (net->model) {

@@ -128,6 +128,10 @@ void sv_planner__trace_kv(sv_planner_trace *tr, uint64_t request_id, int32_t src
 void sv_planner__trace_kv_message(sv_planner_trace *tr, sv_net *net, uint64_t request_id,
                                   int32_t src, int32_t dst, uint64_t bytes, sv_time begin_ns,
                                   sv_time end_ns);
+/* Every message of the cluster network (`cn` may be NULL) on the links it crosses (a tap), and
+ * the memory-tier legs that cross them (`fabric` may be NULL). */
+void sv_planner__trace_links(sv_planner_trace *tr, const sv_planner_cluster_net *cn,
+                             sv_memtier_fabric *fabric);
 void sv_planner__pd_set_trace(sv_planner_pd *pd, sv_planner_trace *tr); /* pd may be NULL */
 
 /* Before an instance has run a prefill: its latency model's time for one full prefill chunk

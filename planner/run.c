@@ -1039,6 +1039,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     if (ok && st.pd && st.et)
         sv_planner_pd_set_et(st.pd, sv_planner_et_out(st.et));
     sv_planner__pd_set_trace(st.pd, st.trace); /* KV transfers on the timeline */
+    sv_planner__trace_links(st.trace, st.cnet, st.tiers ? sv_planner_tiers_fabric(st.tiers) : NULL);
     if (ok) {
         res->started = TRUE;
         pump(&st);

@@ -48,6 +48,7 @@ struct sv_planner_trace {
     GHashTable *devices; /* (instance, device) declared */
     gboolean tiers_declared, router_declared, network_declared;
     GHashTable *links; /* link ids declared (set) */
+    sv_net *net;       /* the cluster network tapped (sv_planner__trace_links), or NULL */
     int *route;        /* scratch: a route's link ids */
     int route_cap;
     gboolean *nodes_declared;
@@ -338,16 +339,30 @@ void sv_planner__trace_kv(sv_planner_trace *tr, uint64_t request_id, int32_t src
                           end_ns);
 }
 
+/* The thread of `link` in the network process, declared with its ends at first use. */
+static void declare_link(sv_planner_trace *tr, const sv_net *net, int link)
+{
+    if (!tr->network_declared) {
+        sv_metrics_trace_process(tr->w, PID_NETWORK, "network links");
+        tr->network_declared = TRUE;
+    }
+    if (g_hash_table_contains(tr->links, GINT_TO_POINTER(link + 1)))
+        return;
+    g_hash_table_add(tr->links, GINT_TO_POINTER(link + 1));
+    int a = 0, b = 0, dim = 0, npus = sv_net_npus(net);
+    sv_net_link_ends(net, link, &a, &b, &dim);
+    g_autofree char *tn = g_strdup_printf(
+        "link %d: %s %d -> %s %d (dim %d)", link, a < npus ? "npu" : "switch",
+        a < npus ? a : a - npus, b < npus ? "npu" : "switch", b < npus ? b : b - npus, dim);
+    sv_metrics_trace_thread(tr->w, PID_NETWORK, 1 + link, tn);
+}
+
 void sv_planner__trace_kv_message(sv_planner_trace *tr, sv_net *net, uint64_t request_id,
                                   int32_t src, int32_t dst, uint64_t bytes, sv_time begin_ns,
                                   sv_time end_ns)
 {
     if (!tr || !net || src == dst || !sv_metrics_trace_overlaps(tr->w, begin_ns, end_ns))
         return;
-    if (!tr->network_declared) {
-        sv_metrics_trace_process(tr->w, PID_NETWORK, "network links (KV transfer messages)");
-        tr->network_declared = TRUE;
-    }
     int cap = sv_net_route_max_links(net);
     if (cap > tr->route_cap) {
         tr->route = g_renew(int, tr->route, cap);
@@ -355,21 +370,70 @@ void sv_planner__trace_kv_message(sv_planner_trace *tr, sv_net *net, uint64_t re
     }
     double lat = 0;
     int n = sv_net_route_links(net, src, dst, tr->route, &lat);
-    char name[64], args[128];
+    char name[64], args[160];
     g_snprintf(name, sizeof name, "kv %" G_GUINT64_FORMAT, request_id);
     g_snprintf(args, sizeof args,
-               "{\"request\":%" G_GUINT64_FORMAT
+               "{\"kind\":\"kv transfer\",\"request\":%" G_GUINT64_FORMAT
                ",\"src_npu\":%d,\"dst_npu\":%d,\"bytes\":%" G_GUINT64_FORMAT "}",
                request_id, (int)src, (int)dst, bytes);
     for (int k = 0; k < n; k++) {
-        int link = tr->route[k];
-        if (!g_hash_table_contains(tr->links, GINT_TO_POINTER(link + 1))) {
-            g_hash_table_add(tr->links, GINT_TO_POINTER(link + 1));
-            g_autofree char *tn = g_strdup_printf("link %d", link);
-            sv_metrics_trace_thread(tr->w, PID_NETWORK, 1 + link, tn);
-        }
-        sv_metrics_trace_slice(tr->w, PID_NETWORK, 1 + link, "link", name, begin_ns, end_ns, args);
+        declare_link(tr, net, tr->route[k]);
+        sv_metrics_trace_slice(tr->w, PID_NETWORK, 1 + tr->route[k], "link", name, begin_ns, end_ns,
+                               args);
     }
+}
+
+/* A message of the cluster network has arrived: a slice from its send to now on every link of
+ * its route. One-sided transfers are the KV hand-offs, drawn above with their request. */
+static void on_link_message(void *ctx, const struct sv_net_tap_msg *m, sv_time now)
+{
+    sv_planner_trace *tr = ctx;
+    if (m->kind == SV_NET_MSG_TRANSFER || m->bytes == 0 ||
+        !sv_metrics_trace_overlaps(tr->w, m->sent_ns, now))
+        return;
+    const char *name = m->name != NULL ? m->name : sv_net_msg_kind_name(m->kind);
+    char args[192];
+    g_snprintf(args, sizeof args,
+               "{\"kind\":\"%s\",\"message\":%" G_GUINT64_FORMAT
+               ",\"src_npu\":%d,\"dst_npu\":%d,\"bytes\":%" G_GUINT64_FORMAT "}",
+               sv_net_msg_kind_name(m->kind), m->id, m->src, m->dst, m->bytes);
+    for (int k = 0; k < m->nlinks; k++) {
+        declare_link(tr, tr->net, m->links[k]);
+        sv_metrics_trace_slice(tr->w, PID_NETWORK, 1 + m->links[k], "link", name, m->sent_ns, now,
+                               args);
+    }
+}
+
+/* A memory-tier leg over topology links (a cluster pool's remote read) has ended. */
+static void on_tier_leg(void *ctx, const struct sv_memtier_leg_tap *leg, sv_time now)
+{
+    sv_planner_trace *tr = ctx;
+    if (!tr->net || !sv_metrics_trace_overlaps(tr->w, leg->start_ns, now))
+        return;
+    char args[192];
+    g_snprintf(args, sizeof args,
+               "{\"kind\":\"memory tier\",\"src\":\"%s\",\"src_node\":%d,\"src_device\":%d,"
+               "\"dst\":\"%s\",\"dst_node\":%d,\"dst_device\":%d,\"bytes\":%" G_GUINT64_FORMAT "}",
+               sv_memtier_kind_name(leg->src.kind), (int)leg->src.node, (int)leg->src.device,
+               sv_memtier_kind_name(leg->dst.kind), (int)leg->dst.node, (int)leg->dst.device,
+               leg->bytes);
+    for (int k = 0; k < leg->n_net_links; k++) {
+        declare_link(tr, tr->net, leg->net_links[k]);
+        sv_metrics_trace_slice(tr->w, PID_NETWORK, 1 + leg->net_links[k], "link", "tier leg",
+                               leg->start_ns, now, args);
+    }
+}
+
+void sv_planner__trace_links(sv_planner_trace *tr, const sv_planner_cluster_net *cn,
+                             sv_memtier_fabric *fabric)
+{
+    sv_net *net = tr && cn ? sv_planner_cluster_net_net(cn) : NULL;
+    if (!net)
+        return;
+    tr->net = net;
+    sv_net_tap_add(net, &(struct sv_net_tap){.on_delivery = on_link_message, .ctx = tr});
+    if (fabric)
+        sv_memtier_fabric_set_tap(fabric, on_tier_leg, tr);
 }
 
 /* ---- life cycle ------------------------------------------------------------------------------ */

@@ -18,6 +18,28 @@ const char *sv_sys_coll_type_name(sv_sys_coll_type type)
     return type_names[type];
 }
 
+const struct sv_net_msg_label *sv_sys__coll_label(sv_sys_coll_type type)
+{
+    /* constant, one per type in type_names' order, and "unknown" last */
+    static const struct sv_net_msg_label labels[SV_SYS_TYPE_COUNT + 1] = {
+        {SV_NET_MSG_COLLECTIVE, "all-reduce"},
+        {SV_NET_MSG_COLLECTIVE, "reduce"},
+        {SV_NET_MSG_COLLECTIVE, "all-gather"},
+        {SV_NET_MSG_COLLECTIVE, "gather"},
+        {SV_NET_MSG_COLLECTIVE, "scatter"},
+        {SV_NET_MSG_COLLECTIVE, "broadcast"},
+        {SV_NET_MSG_COLLECTIVE, "all-to-all"},
+        {SV_NET_MSG_COLLECTIVE, "reduce-scatter"},
+        {SV_NET_MSG_COLLECTIVE, "reduce-scatter-block"},
+        {SV_NET_MSG_COLLECTIVE, "barrier"},
+        {SV_NET_MSG_COLLECTIVE, "unknown"},
+    };
+    G_STATIC_ASSERT(G_N_ELEMENTS(labels) == G_N_ELEMENTS(type_names) + 1);
+    if ((int)type < 0 || type >= SV_SYS_TYPE_COUNT)
+        return &labels[SV_SYS_TYPE_COUNT];
+    return &labels[type];
+}
+
 void sv_sys_cfg_init(struct sv_sys_cfg *cfg)
 {
     memset(cfg, 0, sizeof *cfg);

@@ -77,7 +77,8 @@ static void custom_issue_free(coll_stream *s)
         ref->op = k;
         int peer = custom_real_rank(&s->cur, n->peer);
         if (n->kind == SV_SYS_OP_SEND)
-            sv_sys__net_send(sys, npu->id, peer, n->tag, n->bytes, custom_net_done, ref, 0, NULL);
+            sv_sys__net_send(sys, npu->id, peer, n->tag, n->bytes,
+                             sv_sys__coll_label(s->cur.comm_type), custom_net_done, ref, 0, NULL);
         else
             sv_sys__net_recv(sys, npu->id, peer, n->tag, n->bytes, custom_net_done, ref, 0, NULL);
     }

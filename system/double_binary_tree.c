@@ -16,8 +16,8 @@ static void dbt_received(sv_engine *eng, void *ctx, uint64_t arg)
 
 static void dbt_send(coll_stream *s, int dst)
 {
-    sv_sys__net_send(s->owner->sys, s->owner->id, dst, s->stream_id, s->cur.initial_size, NULL,
-                     NULL, 0, &s->send_chan);
+    sv_sys__net_send(s->owner->sys, s->owner->id, dst, s->stream_id, s->cur.initial_size,
+                     sv_sys__coll_label(s->cur.comm_type), NULL, NULL, 0, &s->send_chan);
 }
 
 static void dbt_recv(coll_stream *s, int src)

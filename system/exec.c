@@ -256,8 +256,9 @@ void sv_sys_exec_transfer(sv_dag_exec *ex, sv_dag_node *node, void *ctx)
 {
     struct sv_sys_exec *x = ctx;
     x->ex = ex;
-    sv_net_send(x->net, node->p.comm_src, node->p.comm_dst, node->p.comm_size_bytes, node_done, x,
-                (uint64_t)(uintptr_t)node);
+    static const struct sv_net_msg_label transfer = {SV_NET_MSG_TRANSFER, "transfer"};
+    sv_net_send_labeled(x->net, node->p.comm_src, node->p.comm_dst, node->p.comm_size_bytes,
+                        &transfer, node_done, x, (uint64_t)(uintptr_t)node);
 }
 
 /* Workload::issue_remote_mem: the remote memory model serves tensor_size bytes. */

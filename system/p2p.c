@@ -165,9 +165,11 @@ static void on_arrival(sv_engine *eng, void *ctx, uint64_t arg)
     }
 }
 
-void sv_sys__net_send(sv_sys *sys, int src, int dst, int tag, uint64_t bytes, sv_event_fn fn,
-                      void *ctx, uint64_t arg, struct p2p_chan **cache)
+void sv_sys__net_send(sv_sys *sys, int src, int dst, int tag, uint64_t bytes,
+                      const struct sv_net_msg_label *label, sv_event_fn fn, void *ctx, uint64_t arg,
+                      struct p2p_chan **cache)
 {
+    static const struct sv_net_msg_label p2p_label = {SV_NET_MSG_SEND, "send"};
     struct p2p_chan *c = chan_get(sys, tag, src, dst, bytes, cache);
     int seq = c->sends++;
     struct p2p_entry *e = entry_find(c, seq);
@@ -177,7 +179,8 @@ void sv_sys__net_send(sv_sys *sys, int src, int dst, int tag, uint64_t bytes, sv
     e->send_fn = fn;
     e->send_ctx = ctx;
     e->send_arg = arg;
-    sv_net_send(sys->net, src, dst, bytes, on_arrival, e, 0);
+    sv_net_send_labeled(sys->net, src, dst, bytes, label != NULL ? label : &p2p_label, on_arrival,
+                        e, 0);
 }
 
 void sv_sys__net_recv(sv_sys *sys, int self, int src, int tag, uint64_t bytes, sv_event_fn fn,
@@ -219,7 +222,7 @@ gboolean sv_sys_send(sv_sys *sys, int src, int dst, int tag, uint64_t bytes, sv_
                     dst, tag, bytes, sys->npus);
         return FALSE;
     }
-    sv_sys__net_send(sys, src, dst, tag, bytes, done, ctx, arg, NULL);
+    sv_sys__net_send(sys, src, dst, tag, bytes, NULL, done, ctx, arg, NULL);
     return TRUE;
 }
 

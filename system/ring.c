@@ -83,8 +83,8 @@ static void ring_ready(coll_stream *s)
     sv_sys *sys = s->owner->sys;
     int self = s->owner->id;
     /* Collective sends carry Sys::handleEvent with no data: nothing runs at arrival. */
-    sv_sys__net_send(sys, self, s->cur.receiver, s->stream_id, r->msg_size, NULL, NULL, 0,
-                     &s->send_chan);
+    sv_sys__net_send(sys, self, s->cur.receiver, s->stream_id, r->msg_size,
+                     sv_sys__coll_label(s->cur.comm_type), NULL, NULL, 0, &s->send_chan);
     sv_sys__net_recv(sys, self, s->cur.sender, s->stream_id, r->msg_size, ring_packet_received, s,
                      0, &s->recv_chan);
     ring_process_stream_count(s);
@@ -178,7 +178,8 @@ gboolean sv_sys__rot_ready(coll_stream *s, gboolean use_pkt_size)
     struct algo_pkt p = g_array_index(r->pkts, struct algo_pkt, r->pkt_head);
     uint64_t size = use_pkt_size ? p.size : r->msg_size;
     sv_sys *sys = s->owner->sys;
-    sv_sys__net_send(sys, s->owner->id, p.dst, s->stream_id, size, NULL, NULL, 0, &s->send_chan);
+    sv_sys__net_send(sys, s->owner->id, p.dst, s->stream_id, size,
+                     sv_sys__coll_label(s->cur.comm_type), NULL, NULL, 0, &s->send_chan);
     sv_sys__net_recv(sys, s->owner->id, p.src, s->stream_id, size, rot_packet_received, s, 0,
                      &s->recv_chan);
     r->stream_count--; /* process_stream_count */

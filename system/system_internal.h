@@ -397,8 +397,12 @@ guint sv_sys__p2p_key_hash(gconstpointer p);
 gboolean sv_sys__p2p_key_equal(gconstpointer a, gconstpointer b);
 void sv_sys__chan_free(gpointer p);
 void sv_sys__chan_release(sv_sys *sys, struct p2p_chan **cache);
-void sv_sys__net_send(sv_sys *sys, int src, int dst, int tag, uint64_t bytes, sv_event_fn fn,
-                      void *ctx, uint64_t arg, struct p2p_chan **cache);
+/* `label`: what the message is, for the network's taps (NULL: a point-to-point send). */
+void sv_sys__net_send(sv_sys *sys, int src, int dst, int tag, uint64_t bytes,
+                      const struct sv_net_msg_label *label, sv_event_fn fn, void *ctx, uint64_t arg,
+                      struct p2p_chan **cache);
+/* The label of a collective phase's messages (kind collective, named by its type). */
+const struct sv_net_msg_label *sv_sys__coll_label(sv_sys_coll_type type);
 void sv_sys__net_recv(sv_sys *sys, int self, int src, int tag, uint64_t bytes, sv_event_fn fn,
                       void *ctx, uint64_t arg, struct p2p_chan **cache);
 

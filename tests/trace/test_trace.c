@@ -39,6 +39,8 @@ typedef struct {
     uint64_t id;
     gboolean has_id;
     int64_t arg_request, arg_bytes; /* args "request" / "bytes", -1 when absent */
+    int64_t arg_message;            /* args "message" (link slices), -1 when absent */
+    char *arg_kind;                 /* args "kind" (link slices), NULL when absent */
 } ev;
 
 typedef struct {
@@ -51,6 +53,7 @@ static void doc_clear(trace_doc *d)
     for (guint i = 0; d->evs && i < d->evs->len; i++) {
         g_free(g_array_index(d->evs, ev, i).name);
         g_free(g_array_index(d->evs, ev, i).cat);
+        g_free(g_array_index(d->evs, ev, i).arg_kind);
     }
     if (d->evs)
         g_array_free(d->evs, TRUE);
@@ -110,11 +113,14 @@ static gboolean load_trace(const char *path, int64_t w0, int64_t w1, trace_doc *
                 .tid = json_object_get_int_member(o, "tid"),
                 .dur = -1,
                 .arg_request = -1,
-                .arg_bytes = -1};
+                .arg_bytes = -1,
+                .arg_message = -1};
         JsonObject *va = json_object_get_object_member(o, "args");
         if (va && v.ph != 'C') {
             v.arg_request = json_object_get_int_member_with_default(va, "request", -1);
             v.arg_bytes = json_object_get_int_member_with_default(va, "bytes", -1);
+            v.arg_message = json_object_get_int_member_with_default(va, "message", -1);
+            v.arg_kind = g_strdup(json_object_get_string_member_with_default(va, "kind", NULL));
         }
         if (v.ph != 'M') {
             if (!json_object_has_member(o, "ts")) {
@@ -497,6 +503,8 @@ static void test_tp2(void)
     CU_ASSERT_EQUAL(count(&d, 'X', "compute", NULL), 2 * 9 * 292);
     CU_ASSERT_EQUAL(count(&d, 'X', "comm", NULL), 2 * 9 * 64);
     CU_ASSERT_EQUAL(count(&d, 'X', "compute", "L31.attention"), 2 * 9);
+    /* Collectives in closed form send no message: nothing on the links. */
+    CU_ASSERT_EQUAL(count(&d, 'X', "link", NULL), 0);
     check_request(&d, o1, 1, TRUE);
     doc_clear(&d);
     CU_ASSERT_FATAL(load_trace(t2, 0, 0, &d));
@@ -595,6 +603,248 @@ static void test_pd(void)
     CU_ASSERT_EQUAL(d.errors, 0);
     /* 32 layer messages per request, each on the same route. */
     CU_ASSERT(count(&d, 'X', "link", NULL) > 0 && count(&d, 'X', "link", NULL) % 64 == 0);
+    doc_clear(&d);
+    sv_test_rmtree(dir);
+}
+
+/* The link slices of kind `kind`: how many, how many distinct messages (by "message"; a slice
+ * without one counts alone), the sum of the messages' bytes (each counted once), the number of
+ * links a message crosses (the same for all, else -1) and the most slices on one link. */
+typedef struct {
+    int slices, messages, hops, most_on_link;
+    int64_t bytes;
+} link_sum;
+
+static link_sum link_slices(const trace_doc *d, const char *kind)
+{
+    link_sum s = {0};
+    g_autoptr(GHashTable) per_msg =
+        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    g_autoptr(GHashTable) per_link = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (guint i = 0; i < d->evs->len; i++) {
+        const ev *v = &g_array_index(d->evs, ev, i);
+        if (v->ph != 'X' || strcmp(v->cat, "link") != 0 || !v->arg_kind ||
+            strcmp(v->arg_kind, kind) != 0)
+            continue;
+        s.slices++;
+        CU_ASSERT_FATAL(v->arg_bytes > 0);
+        int64_t *key = g_new(int64_t, 1);
+        *key = v->arg_message >= 0 ? v->arg_message : -1 - (int64_t)i; /* tier legs: no number */
+        int n = GPOINTER_TO_INT(g_hash_table_lookup(per_msg, key));
+        if (n == 0) {
+            s.messages++;
+            s.bytes += v->arg_bytes;
+        }
+        g_hash_table_replace(per_msg, key, GINT_TO_POINTER(n + 1));
+        gpointer link = GINT_TO_POINTER((int)(v->tid % 100000)); /* lanes: tid + 100000 k */
+        int on = GPOINTER_TO_INT(g_hash_table_lookup(per_link, link)) + 1;
+        g_hash_table_replace(per_link, link, GINT_TO_POINTER(on));
+        s.most_on_link = MAX(s.most_on_link, on);
+    }
+    GHashTableIter it;
+    gpointer k, val;
+    g_hash_table_iter_init(&it, per_msg);
+    while (g_hash_table_iter_next(&it, &k, &val)) {
+        int h = GPOINTER_TO_INT(val);
+        s.hops = s.hops == 0 ? h : s.hops == h ? h : -1;
+    }
+    return s;
+}
+
+/* PP 2 (TP 1): the hidden states go from stage 0 (NPU 0) to stage 1 (NPU 1) once per iteration,
+ * tokens x hidden 4096 x 2 bytes (Llama-3.1-8B, bf16; docs/parallelism.md "PP"). TWO_APART runs
+ * 4 + 5 iterations of 100, 1, 1, 1 and 50, 1, 1, 1, 1 tokens: 9 sends, 157 x 8,192 bytes, on
+ * the one link NPU 0 -> NPU 1 of the node's 2-NPU dimension, each alone on it: under the
+ * analytical model a send takes trunc(20,000 ns + bytes / B), B = 16 "GB/s" = 16 x 2^30 / 10^9
+ * bytes per ns (ASTRA-sim's GB/s are GiB/s; docs/network.md). */
+static const char CLUSTER_PP2[] =
+    "{\"num_nodes\": 1, \"link_bw\": 16, \"link_latency\": 20000, \"nodes\": [{"
+    "\"num_instances\": 1, \"cpu_mem\": {\"mem_size\": 512, \"mem_bw\": 256, \"mem_latency\": 0}, "
+    "\"instances\": [{\"model_name\": \"" MODEL "\", \"hardware\": \"H100-SXM\", "
+    "\"npu_mem\": {\"mem_size\": 80, \"mem_bw\": 3350, \"mem_latency\": 0}, "
+    "\"num_npus\": 2, \"tp_size\": 1, \"pp_size\": 2, \"pd_type\": null}]}]}\n";
+
+static void test_pp2_links(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *cl = put(dir, "cluster.json", CLUSTER_PP2);
+    g_autofree char *wl = put(dir, "wl.jsonl", TWO_APART);
+    g_autofree char *o0 = g_build_filename(dir, "o0", NULL);
+    g_autofree char *o1 = g_build_filename(dir, "o1", NULL);
+    g_autofree char *o2 = g_build_filename(dir, "o2", NULL);
+    g_autofree char *t1 = g_build_filename(dir, "t1.json", NULL);
+    g_autofree char *t2 = g_build_filename(dir, "t2.json", NULL);
+    g_autofree char *err = NULL;
+    const char *x1[] = {"--trace", t1, NULL};
+    const char *x2[] = {"--trace", t2, "--trace-window", "0.5:", NULL};
+    CU_ASSERT_FATAL(run(cl, wl, o0, NULL, &err) == 0);
+    g_clear_pointer(&err, g_free);
+    CU_ASSERT_FATAL(run(cl, wl, o1, x1, &err) == 0);
+    g_clear_pointer(&err, g_free);
+    CU_ASSERT_FATAL(run(cl, wl, o2, x2, &err) == 0);
+    assert_outputs_same(o0, o1);
+    assert_outputs_same(o0, o2);
+    trace_doc d;
+    CU_ASSERT_FATAL(load_trace(t1, 0, 0, &d));
+    CU_ASSERT_EQUAL(d.errors, 0);
+    SV_ASSERT_EQ_I64(count(&d, 'X', "iteration", NULL), 9);
+    link_sum s = link_slices(&d, "send");
+    SV_ASSERT_EQ_I64(s.messages, 9);
+    SV_ASSERT_EQ_I64(s.bytes, 157 * 4096 * 2);
+    SV_ASSERT_EQ_I64(s.hops, 1);
+    SV_ASSERT_EQ_I64(s.slices, 9);
+    SV_ASSERT_EQ_I64(s.most_on_link, 9);
+    CU_ASSERT_EQUAL(count(&d, 'X', "link", NULL), s.slices);
+    for (guint i = 0; i < d.evs->len; i++) {
+        const ev *v = &g_array_index(d.evs, ev, i);
+        if (v->ph == 'X' && !strcmp(v->cat, "link")) {
+            int64_t want =
+                (int64_t)floor(20000.0 + (double)v->arg_bytes / (16.0 * 1073741824.0 / 1e9));
+            SV_ASSERT_EQ_I64(v->dur, want);
+        }
+    }
+    /* Each send lies inside the iteration that sends it: from the first stage's end to the
+     * second's start, so no send outlasts the run. */
+    int64_t last_end = 0;
+    for (guint i = 0; i < d.evs->len; i++) {
+        const ev *v = &g_array_index(d.evs, ev, i);
+        if (v->ph == 'X' && !strcmp(v->cat, "iteration"))
+            last_end = MAX(last_end, v->ts + v->dur);
+    }
+    for (guint i = 0; i < d.evs->len; i++) {
+        const ev *v = &g_array_index(d.evs, ev, i);
+        if (v->ph == 'X' && !strcmp(v->cat, "link"))
+            CU_ASSERT(v->dur > 0 && v->ts + v->dur <= last_end);
+    }
+    doc_clear(&d);
+    /* The window from 0.5 s: request 1's 5 iterations (50, 1, 1, 1, 1 tokens). */
+    CU_ASSERT_FATAL(load_trace(t2, 500000000, INT64_MAX, &d));
+    CU_ASSERT_EQUAL(d.errors, 0);
+    s = link_slices(&d, "send");
+    SV_ASSERT_EQ_I64(s.messages, 5);
+    SV_ASSERT_EQ_I64(s.bytes, 54 * 4096 * 2);
+    doc_clear(&d);
+    sv_test_rmtree(dir);
+}
+
+/* TP 2 with --collectives messages, per operator: 64 all-reduces per iteration (o_proj and
+ * down_proj of 32 layers), each a ring on the 2 ranks: every rank sends 2 messages of S / 2
+ * (reduce-scatter and all-gather step), S = tokens x 4096 x 2 bytes (docs/parallelism.md "TP").
+ * 9 iterations: 9 x 64 x 4 messages of 64 x 2 x 157 x 8,192 bytes in all. The other outputs are
+ * the same with and without --trace (they differ from fast collectives only within the bound
+ * docs/collectives.md states, which this does not check). */
+static void test_tp2_message_links(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *cl = put(dir, "cluster.json", CLUSTER_TP2);
+    g_autofree char *wl = put(dir, "wl.jsonl", TWO_APART);
+    g_autofree char *o0 = g_build_filename(dir, "o0", NULL);
+    g_autofree char *o1 = g_build_filename(dir, "o1", NULL);
+    g_autofree char *t1 = g_build_filename(dir, "t1.json", NULL);
+    g_autofree char *err = NULL;
+    const char *x0[] = {"--per-layer-dag", "--collectives", "messages", NULL};
+    const char *x1[] = {"--per-layer-dag", "--collectives", "messages", "--trace", t1, NULL};
+    CU_ASSERT_FATAL(run(cl, wl, o0, x0, &err) == 0);
+    g_clear_pointer(&err, g_free);
+    CU_ASSERT_FATAL(run(cl, wl, o1, x1, &err) == 0);
+    assert_outputs_same(o0, o1);
+    trace_doc d;
+    CU_ASSERT_FATAL(load_trace(t1, 0, 0, &d));
+    CU_ASSERT_EQUAL(d.errors, 0);
+    link_sum s = link_slices(&d, "collective");
+    SV_ASSERT_EQ_I64(s.messages, 9 * 64 * 4);
+    SV_ASSERT_EQ_I64(s.bytes, (int64_t)64 * 2 * 157 * 4096 * 2);
+    CU_ASSERT(s.hops >= 1);
+    SV_ASSERT_EQ_I64(s.slices, 9 * 64 * 4 * s.hops);
+    /* both directions carry half: each link of a route 2 messages per rank and all-reduce */
+    SV_ASSERT_EQ_I64(s.most_on_link, 9 * 64 * 2);
+    CU_ASSERT_EQUAL(count(&d, 'X', "link", NULL), s.slices);
+    doc_clear(&d);
+    sv_test_rmtree(dir);
+}
+
+/* Memory-tier legs over the cluster network: the cluster pool (--prefix-pool cluster) on 2 nodes
+ * x 1 H100, flow network at 50 GB/s, latency 0 (tests/e2e/test_tiers_e2e.c "cluster_pool"): two
+ * 1,025-token prompts with the same tokens, 10 s apart, round robin. Request 0 (node 0) writes
+ * its 4 chunks of 256 tokens x 131,072 B = 33,554,432 B through to the store, sharded by key % 2:
+ * 3 go to node 1's DRAM, three legs at once over the one link NPU 0 -> NPU 1, sharing it:
+ * 3 x 2^25 B / (50 x 2^30 / 10^9 B/ns) = 1,875,000 ns each. Request 1 (node 1) reads the chunk
+ * on node 0 back: one leg of 625,000 ns on that link, the MEM_LOAD slice's interval. */
+static void test_tier_links(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    GString *cs = g_string_new("{\"num_nodes\":2,\"link_bw\":50,\"link_latency\":0,"
+                               "\"network_model\":\"flow\",\"nodes\":[");
+    for (int n = 0; n < 2; n++)
+        g_string_append_printf(
+            cs,
+            "%s{\"num_instances\":1,\"cpu_mem\":{\"mem_size\":128,\"mem_bw\":256,"
+            "\"mem_latency\":0},\"pcie\":{\"bw_gbps\":64},\"instances\":[{\"model_name\":"
+            "\"" MODEL "\",\"hardware\":\"H100\",\"npu_mem\":{\"mem_size\":80,"
+            "\"mem_bw\":3350,\"mem_latency\":0}}]}",
+            n ? "," : "");
+    g_string_append(cs, "]}");
+    g_autofree char *cl = put(dir, "cluster.json", cs->str);
+    g_string_free(cs, TRUE);
+    GString *ws = g_string_new(NULL);
+    for (int r = 0; r < 2; r++) {
+        g_string_append_printf(
+            ws,
+            "{\"input_toks\":1025,\"output_toks\":1,\"arrival_time_ns\":%" G_GINT64_FORMAT
+            ",\"input_tok_ids\":[",
+            (gint64)r * G_GINT64_CONSTANT(10000000000));
+        for (int t = 1; t <= 1025; t++)
+            g_string_append_printf(ws, "%s%d", t > 1 ? "," : "", t);
+        g_string_append(ws, "]}\n");
+    }
+    g_autofree char *wl = put(dir, "wl.jsonl", ws->str);
+    g_string_free(ws, TRUE);
+    g_autofree char *o0 = g_build_filename(dir, "o0", NULL);
+    g_autofree char *o1 = g_build_filename(dir, "o1", NULL);
+    g_autofree char *t = g_build_filename(dir, "t.json", NULL);
+    g_autofree char *err = NULL;
+    const char *x0[] = {"--prefix-storage", "cpu", "--prefix-pool", "cluster", "--router",
+                        "round_robin",      NULL};
+    const char *x1[] = {"--prefix-storage", "cpu",      "--prefix-pool",
+                        "cluster",          "--router", "round_robin",
+                        "--trace",          t,          NULL};
+    CU_ASSERT_FATAL(run(cl, wl, o0, x0, &err) == 0);
+    g_clear_pointer(&err, g_free);
+    CU_ASSERT_FATAL(run(cl, wl, o1, x1, &err) == 0);
+    assert_outputs_same(o0, o1);
+    SV_ASSERT_EQ_I64(csv_value(o1, 1, "prefix_hit_tokens_remote"), 256);
+    trace_doc d;
+    CU_ASSERT_FATAL(load_trace(t, 0, 0, &d));
+    CU_ASSERT_EQUAL(d.errors, 0);
+    link_sum s = link_slices(&d, "memory tier");
+    SV_ASSERT_EQ_I64(s.slices, 4);
+    SV_ASSERT_EQ_I64(count(&d, 'X', "link", "tier leg"), 4);
+    int writes = 0, reads = 0;
+    const ev *load = NULL;
+    for (guint i = 0; i < d.evs->len; i++) {
+        const ev *v = &g_array_index(d.evs, ev, i);
+        if (v->ph == 'X' && !strcmp(v->name, "MEM_LOAD") && v->ts >= 10000000000)
+            load = v;
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(load);
+    for (guint i = 0; i < d.evs->len; i++) {
+        const ev *v = &g_array_index(d.evs, ev, i);
+        if (v->ph != 'X' || strcmp(v->name, "tier leg") != 0)
+            continue;
+        SV_ASSERT_EQ_I64(v->arg_bytes, 33554432);
+        CU_ASSERT_EQUAL(v->tid % 100000, 1); /* link 0: NPU 0 -> NPU 1 */
+        if (v->ts < 10000000000) {
+            writes++;
+            SV_ASSERT_EQ_I64(v->dur, 1875000);
+        } else {
+            reads++;
+            SV_ASSERT_EQ_I64(v->dur, 625000);
+            SV_ASSERT_EQ_I64(v->ts, load->ts);
+            SV_ASSERT_EQ_I64(v->dur, load->dur);
+        }
+    }
+    CU_ASSERT_EQUAL(writes, 3);
+    CU_ASSERT_EQUAL(reads, 1);
     doc_clear(&d);
     sv_test_rmtree(dir);
 }
@@ -710,6 +960,9 @@ int main(void)
                                          {"failed_run", test_failed_run},
                                          {"tp2", test_tp2},
                                          {"pd", test_pd},
+                                         {"pp2_links", test_pp2_links},
+                                         {"tp2_message_links", test_tp2_message_links},
+                                         {"tier_links", test_tier_links},
                                          {"power", test_power},
                                          {NULL, NULL}};
     sv_test_add_suite("trace", cases);
