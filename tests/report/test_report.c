@@ -563,7 +563,8 @@ static void test_instances(void)
         " \"throughput\": {\"output_tokens_per_s\": 10.0},"
         " \"latency_ms\": {\"ttft\": {\"mean\": 1.0}},\n"
         " \"instances\": [{\"id\": 0, \"role\": \"prefill\", \"model\": \"m<1>\","
-        " \"hardware\": \"H100-SXM\", \"tp\": 1, \"pp\": 1, \"kv_blocks\": 1000,"
+        " \"hardware\": \"H100-SXM\", \"tp\": 1, \"pp\": 1, \"max_num_seqs\": 7, \"kv_blocks\": "
+        "1000,"
         " \"kv_usage_mean_pct\": 12.3456, \"requests_served\": 0, \"prefills\": 3},\n"
         "   {\"id\": 1, \"role\": \"decode\", \"model\": \"m<1>\", \"hardware\": \"A100-80GB\","
         " \"tp\": 2, \"pp\": 1, \"kv_blocks\": 2000, \"kv_usage_mean_pct\": 50,"
@@ -578,12 +579,15 @@ static void test_instances(void)
     CU_ASSERT_FATAL(h != NULL);
     CU_ASSERT(strstr(h, "<h2>Instances and pools</h2>") != NULL);
     CU_ASSERT(strstr(h, "<tr><th>id</th><th>role</th><th>model</th><th>hardware</th><th>TP</th>"
-                        "<th>PP</th><th>KV blocks</th><th>KV mean %</th><th>served</th>"
+                        "<th>PP</th><th>max seqs</th><th>KV blocks</th><th>KV mean %</th>"
+                        "<th>served</th>"
                         "<th>prefills</th></tr>") != NULL);
     CU_ASSERT(strstr(h, "<tr><td>0</td><td>prefill</td><td>m&lt;1&gt;</td><td>H100-SXM</td>"
-                        "<td>1</td><td>1</td><td>1000</td><td>12.346</td><td>0</td><td>3</td>"
+                        "<td>1</td><td>1</td><td>7</td><td>1000</td><td>12.346</td><td>0</td>"
+                        "<td>3</td>"
                         "</tr>") != NULL);
-    /* instance 1 has no prefills key: a dash */
+    /* instance 1 has no max_num_seqs (a run before issue 14's limits) and no prefills key */
+    CU_ASSERT(strstr(h, "<td>2</td><td>1</td><td>&#x2013;</td><td>2000</td>") != NULL);
     CU_ASSERT(strstr(h, "<td>2000</td><td>50</td><td>3</td><td>&#x2013;</td></tr>") != NULL);
     CU_ASSERT(strstr(h, "<tr><td>decode</td><td>1, 2</td><td>2000</td></tr>") != NULL);
     CU_ASSERT(strstr(h, "<h3>plain</h3>\n<p class=\"none\">summary.json has no instances or "
