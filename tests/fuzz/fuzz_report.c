@@ -8,9 +8,14 @@
  * alone run at about 40 times the rate of a page), drawn into a page alone (1), or twice, as a
  * comparison of two runs (2). The page must come back, or an error with a message: numbers that
  * parse (1e308, -1e308, 1e-320, "inf" and "nan" where strtod takes them) reach the axes and the
- * tables. */
+ * tables.
+ *
+ * The same folder is also read as a sweep point's (sv_planner_sweep_read, planner/sweep_row.c:
+ * `servesim sweep` and `--merge` read summary.json and, for the GPU count, run.json's instances
+ * or nodes) and its sweep.csv row made, for a fixed spec of two points. */
 #include "fuzz.h"
 
+#include "planner/planner.h"
 #include "report/report.h"
 
 #include <stdio.h>
@@ -42,6 +47,27 @@ static const char *const FIXED[5] = {
     "{\"argv\": [\"servesim\", \"run\", \"--qps\", \"2\"]}\n",
 };
 
+/* The sweep's reading of a point folder; the spec is loaded once. */
+static void sweep_point(const char *dir)
+{
+    static sv_sweep_spec *spec;
+    if (!spec) {
+        static const char text[] = "axes: [{name: qps, values: [1, 2]}]\n";
+        GError *e = NULL;
+        spec = sv_planner_sweep_load(sv_fuzz_aux_file("spec.yaml", text, sizeof text - 1), &e);
+        if (!spec) {
+            fprintf(stderr, "fuzz: the fixed spec: %s\n", e->message);
+            abort();
+        }
+    }
+    struct sv_sweep_result r = {0};
+    sv_planner_sweep_read(spec, 1, dir, 0, "servesim run: latency note\nwhat went wrong\n", &r);
+    if (r.status != SV_SWEEP_OK && r.status != SV_SWEEP_FAILED)
+        abort();
+    g_free(sv_planner_sweep_csv_row(spec, 1, &r));
+    sv_planner_sweep_result_clear(&r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -53,6 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (i != which)
             sv_fuzz_aux_file(NAMES[i], FIXED[i], strlen(FIXED[i]));
     g_autofree char *dir = g_path_get_dirname(path);
+    if (which == 0 || which == 4)
+        sweep_point(dir);
     GError *e = NULL;
     g_autoptr(sv_report_run) run = sv_report_run_load(dir, "fuzz", &e);
     sv_fuzz_check(run != NULL, e, path);

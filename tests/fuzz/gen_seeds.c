@@ -360,6 +360,16 @@ static void study_seeds(void)
             "t,node0_npu_w,node12_storage_w,node0_x_w,total_w\n0,1,2,3,4\n1,-1e308,1e308,0,0\n");
     put_sel("report", "run.json", 9, "{\"argv\": \"servesim run --qps 2 <&>\"}\n");
     put_sel("report", "run-array.json", 4, "{\"argv\": [\"a\", 1, null, \"b\"]}\n");
+    put_sel("report", "run-instances.json", 4,
+            "{\"argv\": [\"servesim\"], \"instances\": [{\"num_npus\": 2}, {\"tp\": 4, \"pp\": "
+            "2}, {\"npu_num\": 1e308, \"npu_group\": -1}]}\n");
+    put_sel("report", "run-nodes.json", 4,
+            "{\"cluster\": {\"nodes\": [{\"instances\": [{\"tp_size\": 2, \"pp_size\": 2}]}, "
+            "7, {\"instances\": [[]]}]}}\n");
+    put_sel("report", "summary-gpus.json", 0,
+            "{\"requests\": {\"finished\": 1}, \"makespan_s\": 1, \"gpus\": 0,\n"
+            " \"throughput\": {\"output_tokens_per_s\": 5, \"total_tokens_per_s\": 9},\n"
+            " \"latency_ms\": {\"ttft\": {\"mean\": 1}}, \"request_goodput\": 0.5}\n");
 
     put_sel("flags", "goodput", 0, "ttft:200 tpot:50,e2el:1e3");
     put_sel("flags", "percentiles", 1, "50, 90,99,99.9,0,100");
