@@ -4,11 +4,10 @@
  * The first byte of an input picks which file of a run folder the rest is: byte % 5 = 0
  * summary.json, 1 requests.csv, 2 timeseries.csv, 3 power.csv, 4 run.json; the other four files
  * are small valid ones written beside it. The folder is loaded with sv_report_run_load (an error
- * must name the fuzzed file); by (byte / 5) % 3, a loaded run is then not drawn (0: the readers
- * alone run at about 40 times the rate of a page), drawn into a page alone (1), or twice, as a
- * comparison of two runs (2). The page must come back, or an error with a message: numbers that
- * parse (1e308, -1e308, 1e-320, "inf" and "nan" where strtod takes them) reach the axes and the
- * tables.
+ * must name the fuzzed file); by (byte / 5) % 3, a loaded run is then not drawn (0), drawn into
+ * a page alone (1), or twice, as a comparison of two runs (2). The page must come back, or an
+ * error with a message: the finite numbers that parse (+-1.8e308, 4.9e-324, -0; the CSV readers
+ * refuse inf and nan, JSON has none) reach the axes and the tables.
  *
  * The same folder is also read as a sweep point's (sv_planner_sweep_read, planner/sweep_row.c:
  * `servesim sweep` and `--merge` read summary.json and, for the GPU count, run.json's instances
