@@ -136,6 +136,9 @@ static void test_errors(void)
          "goal.at: 3 is not a value of axis 'qps'"},
         {"axes: [{name: tp, values: [1, 2]}]\ngoal: {slo: {p99_ttft_ms: 9}}\n",
          "goal.load: no axis named 'qps'"},
+        /* 1e309 overflows to inf (fuzz_sweep, regressions/sweep/extreme-goal-loads.yaml) */
+        {"axes: [{name: qps, values: [1, 1e309]}]\ngoal: {slo: {p99_ttft_ms: 9}}\n",
+         "bad.yaml:1: goal.load: axis 'qps' value '1e309' is not a positive number"},
         {"axes:\n  - {name: tp, values: [1]}\n  - {name: tp, values: [2]}\n",
          "bad.yaml:3: axes[1]: 'tp' is already an axis"},
     };
