@@ -84,14 +84,15 @@ int sv_cli_run_check_inputs(const struct sv_cli_run_inputs *o, gboolean *builtin
     return 0;
 }
 
-/* "P:D" -> two counts (their range is the planner's to check, with its message). */
+/* "P:D" -> two counts (their range is the planner's to check, with its message). 0:0 is refused
+ * here: the planner reads it as "no --pd" and would build one combined instance. */
 gboolean sv_cli_parse_pd(const char *v, int32_t *p, int32_t *d)
 {
     g_auto(GStrv) parts = g_strsplit(v, ":", -1);
     int64_t a, b;
     if (g_strv_length(parts) != 2 || !sv_num_parse_int(parts[0], &a) ||
         !sv_num_parse_int(parts[1], &b) || a < 0 || b < 0 || a > SV_RANGE_DEVICES_MAX ||
-        b > SV_RANGE_DEVICES_MAX)
+        b > SV_RANGE_DEVICES_MAX || (a == 0 && b == 0))
         return FALSE;
     *p = (int32_t)a;
     *d = (int32_t)b;

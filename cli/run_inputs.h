@@ -20,7 +20,7 @@ struct sv_cli_run_inputs {
  * flags (--requests --qps --input-len --output-len --arrival). 0, or exit status 2 with the
  * conflicting flags named on stderr. *builtin: nothing given (the built-in default study). */
 int sv_cli_run_check_inputs(const struct sv_cli_run_inputs *in, gboolean *builtin);
-/* "P:D" -> two counts in [0, SV_RANGE_DEVICES_MAX] (the planner checks P, D >= 1). */
+/* "P:D" -> two counts in [0, SV_RANGE_DEVICES_MAX], not both 0 (the planner checks P, D >= 1). */
 gboolean sv_cli_parse_pd(const char *v, int32_t *p, int32_t *d);
 /* The --workload trace, rescaled by --time-scale or to --qps. A first pass over the file finds
  * its span (--qps) and, when `count` (a progress display), its request count: *total, else 0. */

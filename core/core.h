@@ -401,7 +401,10 @@ guint sv_csv_split(char *line, char **fields, guint max);
 /* The one YAML reader (core/yaml.c, libyaml): the first document of a file as a tree of maps,
  * sequences and scalars. Every node has the 1-based line it starts on, so that a reader names
  * PATH:LINE when a value is wrong; an alias is a copy of its anchored node; an empty document is
- * an empty scalar. Load errors (SV_CORE_ERROR_IO, SV_CORE_ERROR_PARSE) name PATH:LINE:COLUMN. */
+ * an empty scalar. Load errors (SV_CORE_ERROR_IO, SV_CORE_ERROR_PARSE) name PATH:LINE:COLUMN.
+ * Aliases may copy at most SV_YAML_MAX_ALIAS_NODES nodes in all (a file of nested aliases would
+ * otherwise expand exponentially: an error "PATH:LINE: alias *NAME: aliases expand to ..."). */
+#define SV_YAML_MAX_ALIAS_NODES 100000
 typedef enum { SV_YAML_SCALAR, SV_YAML_MAP, SV_YAML_SEQ } sv_yaml_kind;
 typedef struct sv_yaml_node sv_yaml_node;
 struct sv_yaml_node {

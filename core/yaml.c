@@ -52,10 +52,20 @@ static sv_yaml_node *node_copy(const sv_yaml_node *src, int line)
     return n;
 }
 
+/* Nodes in a tree (a node and everything under it). */
+static guint64 node_count(const sv_yaml_node *n)
+{
+    guint64 c = 1;
+    for (guint i = 0; n->items && i < n->items->len; i++)
+        c += node_count(n->items->pdata[i]) + (n->keys ? 1 : 0);
+    return c;
+}
+
 typedef struct {
     yaml_parser_t parser;
     const char *path;
     GHashTable *anchors; /* name -> completed node (borrowed from the tree) */
+    guint64 copied;      /* nodes made by aliases so far (SV_YAML_MAX_ALIAS_NODES) */
 } yaml_reader;
 
 static gboolean next_event(yaml_reader *r, yaml_event_t *ev, GError **error)
@@ -92,6 +102,14 @@ static sv_yaml_node *read_node(yaml_reader *r, yaml_event_t *ev, GError **error)
         if (!src) /* also an alias inside its own anchor's node: trees have no cycles */
             g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_PARSE, "%s:%d: undefined alias *%s",
                         r->path, line, (const char *)ev->data.alias.anchor);
+        /* Copies nest (an anchor's node made of aliases): ten lines of ten aliases each would
+         * make 10^10 nodes from 300 bytes (a "billion laughs"). */
+        else if ((r->copied += node_count(src)) > SV_YAML_MAX_ALIAS_NODES) {
+            g_set_error(error, SV_CORE_ERROR, SV_CORE_ERROR_PARSE,
+                        "%s:%d: alias *%s: aliases expand to more than %d nodes", r->path, line,
+                        (const char *)ev->data.alias.anchor, SV_YAML_MAX_ALIAS_NODES);
+            src = NULL;
+        }
         yaml_event_delete(ev);
         return src ? node_copy(src, line) : NULL;
     }

@@ -67,15 +67,18 @@ gboolean sv_metrics_trace_window_parse(const char *text, const char *flag, sv_ti
         b = g_ascii_strtod(colon + 1, &end);
         ok = *end == '\0' && b > a && b < 1e9;
     }
-    if (!ok) {
+    /* T0 < T1 in whole ns, as the window is applied: "0:1e-12" would be empty (fuzz_flags). */
+    sv_time w0 = ok ? sv_time_from_ns(a * 1e9) : 0;
+    sv_time w1 = ok && !open_end ? sv_time_from_ns(b * 1e9) : SV_TIME_MAX;
+    if (!ok || w1 <= w0) {
         g_set_error(error, SV_METRICS_ERROR, SV_METRICS_ERROR_INPUT,
-                    "%s: '%s' is not a window T0:T1 in seconds (0 <= T0 < T1, or T0: for the "
-                    "rest of the run)",
+                    "%s: '%s' is not a window T0:T1 in seconds (0 <= T0 < T1, at least 1 ns "
+                    "apart, or T0: for the rest of the run)",
                     flag, text ? text : "");
         return FALSE;
     }
-    *begin_ns = sv_time_from_ns(a * 1e9);
-    *end_ns = open_end ? SV_TIME_MAX : sv_time_from_ns(b * 1e9);
+    *begin_ns = w0;
+    *end_ns = w1;
     return TRUE;
 }
 

@@ -8,6 +8,7 @@
  *   goal:  {load: qps, at: 4, slo: {p99_ttft_ms: 2000}, minimize: gpus}   (sweep_sched.c)
  */
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -492,7 +493,7 @@ static gboolean resolve_goal(sv_sweep_spec *s, GError **error)
         const char *v = ((char **)ax->values->pdata[i])[0];
         char *end = NULL;
         double x = g_ascii_strtod(v, &end);
-        if (*end || !(x > 0))
+        if (*end || !(x > 0) || !isfinite(x)) /* 1e309 reads as inf: no run takes it */
             return fail(error, s, ax->line,
                         "goal.load: axis '%s' value '%s' is not a positive "
                         "number",

@@ -1,7 +1,7 @@
 # Shared by scripts/fuzz-smoke.sh and scripts/fuzz.sh (sourced): the fuzz build and per-target
 # settings. docs/reliability.md "Fuzzing".
 
-SV_FUZZ_TARGETS="et cluster workload azure lengths system network memory groups"
+SV_FUZZ_TARGETS="et cluster workload azure lengths system network memory groups sweep report flags"
 FUZZ_BUILD=${SV_FUZZ_BUILD:-build-fuzz}
 
 # Configure and build the libFuzzer targets with clang (ASan + UBSan + coverage), then write the

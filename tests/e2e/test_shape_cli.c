@@ -382,6 +382,9 @@ static void test_errors(void)
     expect_error(a9, 1, "--decode-hardware: unknown hardware \"H999\" (known: A100-80GB");
     const char *a10[] = {"--pd", "x", "--output-dir", o, NULL};
     expect_error(a10, 2, "--pd: 'x' is not P:D");
+    /* 0:0 was read as "no --pd" (one combined instance): fuzz_flags, regressions/flags/pd-0-0 */
+    const char *a10b[] = {"--pd", "0:0", "--output-dir", o, NULL};
+    expect_error(a10b, 2, "--pd: '0:0' is not P:D");
     const char *a11[] = {"--decode-hardware", "A100", "--output-dir", o, NULL};
     expect_error(a11, 1, "--decode-hardware needs --pd P:D");
     const char *a12[] = {"--hardware", "H100", "--workload", trace, "--time-scale", "0", NULL};

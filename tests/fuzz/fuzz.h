@@ -20,13 +20,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * reached from input is a bug), and the folder is removed at exit. */
 const char *sv_fuzz_input_file(const uint8_t *data, size_t size, const char *name);
 
+/* Write a fixed companion file `name` (no '/') of the input into the same private folder (an
+ * input file of the same name is the target's to avoid) and return its path (owned by the helper,
+ * valid until exit); writing it again replaces it. Removed at exit. */
+const char *sv_fuzz_aux_file(const char *name, const void *data, size_t size);
+
 /* A path in the same private folder, for a target's own outputs (g_free; the target removes the
  * file). */
 char *sv_fuzz_tmp_path(const char *name);
 
 /* The oracle on a reader's answer: success without an error, or failure with one error whose
  * message is non-empty and names the file (its base name). Anything else aborts with the
- * details, which libFuzzer reports as a crash. */
+ * details, which libFuzzer reports as a crash. With SV_FUZZ_VERBOSE set in the environment,
+ * prints "fuzz: ok" or the error (to see what a seed or a regression input ends in). */
 void sv_fuzz_check(gboolean ok, const GError *error, const char *path);
 
 #endif

@@ -8,6 +8,7 @@
 
 static char *tmp_dir;
 static char *tmp_path;
+static GPtrArray *aux_paths; /* sv_fuzz_aux_file's, removed at exit */
 
 static void log_handler(const gchar *domain, GLogLevelFlags level, const gchar *message,
                         gpointer user)
@@ -35,6 +36,10 @@ static void cleanup(void)
 {
     if (tmp_path)
         g_unlink(tmp_path);
+    for (guint i = 0; aux_paths && i < aux_paths->len; i++)
+        g_unlink(aux_paths->pdata[i]);
+    if (aux_paths)
+        g_ptr_array_unref(aux_paths);
     if (tmp_dir)
         g_rmdir(tmp_dir);
     g_free(tmp_path);
@@ -71,6 +76,30 @@ const char *sv_fuzz_input_file(const uint8_t *data, size_t size, const char *nam
     return tmp_path;
 }
 
+const char *sv_fuzz_aux_file(const char *name, const void *data, size_t size)
+{
+    if (!tmp_dir)
+        setup();
+    if (!aux_paths)
+        aux_paths = g_ptr_array_new_with_free_func(g_free);
+    char *path = NULL;
+    for (guint i = 0; i < aux_paths->len && !path; i++) {
+        g_autofree char *base = g_path_get_basename(aux_paths->pdata[i]);
+        if (!strcmp(base, name))
+            path = aux_paths->pdata[i];
+    }
+    if (!path) {
+        path = g_build_filename(tmp_dir, name, NULL);
+        g_ptr_array_add(aux_paths, path);
+    }
+    GError *e = NULL;
+    if (!g_file_set_contents(path, data, (gssize)size, &e)) {
+        fprintf(stderr, "fuzz: cannot write %s: %s\n", path, e->message);
+        exit(2);
+    }
+    return path;
+}
+
 char *sv_fuzz_tmp_path(const char *name)
 {
     if (!tmp_dir)
@@ -80,6 +109,8 @@ char *sv_fuzz_tmp_path(const char *name)
 
 void sv_fuzz_check(gboolean ok, const GError *error, const char *path)
 {
+    if (g_getenv("SV_FUZZ_VERBOSE")) /* what each input ends in, when writing seeds */
+        fprintf(stderr, "fuzz: %s\n", ok ? "ok" : error && error->message ? error->message : "?");
     if (ok) {
         if (error) {
             fprintf(stderr, "fuzz: success with an error set: %s\n", error->message);

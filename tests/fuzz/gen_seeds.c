@@ -303,6 +303,83 @@ static void replay_cfg_seeds(void)
     put_text("groups", "empty.json", "{}\n");
 }
 
+/* Issue 14's inputs: sweep specs (the base cluster base.json is the target's own), report run
+ * files (first byte: which file, fuzz_report.c) and flag values (first byte: which flag,
+ * fuzz_flags.c). */
+static void put_sel(const char *target, const char *name, char sel, const char *text)
+{
+    size_t n = strlen(text);
+    g_autofree char *buf = g_malloc(n + 1);
+    buf[0] = sel;
+    memcpy(buf + 1, text, n);
+    put(target, name, buf, n + 1);
+}
+
+static void study_seeds(void)
+{
+    put_text("sweep", "grid.yaml",
+             "run: {cluster: base.json, requests: 8, latency: roofline, seed: 1}\n"
+             "axes:\n  - {name: qps, values: [1, 2, 4]}\n"
+             "  - {name: max-num-seqs, values: [16, 64]}\n");
+    put_text("sweep", "path.yaml",
+             "run:\n  cluster: base.json\n  enable-prefix-caching: true\n  plugin: [a.so, b.so]\n"
+             "axes:\n  - name: tp\n    path: \"nodes[*].instances[*].tp_size\"\n"
+             "    values: [1, 2]\n"
+             "  - {name: npus, path: \"nodes[0].instances[1].num_npus\", values: [2, 4]}\n");
+    put_text("sweep", "zip.yaml",
+             "run: {cluster: base.json, model: meta-llama/Llama-3.1-8B, requests: 16}\n"
+             "axes:\n  - zip: [instances, tp]\n    values: [[8, 1], [4, 2], [2, 4]]\n"
+             "  - {zip: [{name: bw, path: link_bw}, pd], values: [[16, \"1:1\"]]}\n"
+             "  - {name: enable-chunked-prefill, values: [true, false]}\n");
+    put_text("sweep", "goal.yaml",
+             "run: {cluster: base.json, requests: 8, goodput: \"ttft:200\"}\n"
+             "axes:\n  - {name: instances, values: [1, 2, 4]}\n"
+             "  - {name: qps, values: [4, 1, 2, 8]}\n"
+             "goal: {load: qps, at: 2, slo: {p99_ttft_ms: 2000, mean_tpot_ms: 50},\n"
+             "       minimize: gpus}\n");
+    put_text("sweep", "goal-max.yaml",
+             "run: {requests: 4}\naxes:\n  - &q {name: qps, values: [1, 2]}\n"
+             "  - {name: seed, values: [1, 2, 3]}\n"
+             "goal: {slo: {median_e2el_ms: 100}, maximize: load_per_gpu}\n");
+
+    put_sel("report", "summary.json", 5,
+            "{\"requests\": {\"finished\": 2}, \"makespan_s\": 1e308,\n"
+            " \"throughput\": {\"output_tokens_per_s\": 0, \"requests_per_s\": -1},\n"
+            " \"latency_ms\": {\"ttft\": {\"mean\": 1, \"p99\": 1e-320},\n"
+            "   \"itl\": {\"mean\": 2, \"count\": 0}},\n"
+            " \"instances\": [{\"id\": 0, \"tp\": 1e300, \"role\": \"<b>\"}, 7],\n"
+            " \"pools\": {}}\n");
+    put_sel("report", "requests.csv", 6,
+            "id,status,ttft_ns,tpot_ns,e2e_ns\n0,finished,1e308,0,-5\n1,finished,,,1\n"
+            "2,finished,3,4,5\n");
+    put_sel("report", "requests-cmp.csv", 11, "ttft_ns,tpot_ns,e2e_ns\n1,1,1\n1,1,1\n");
+    put_sel("report", "timeseries.csv", 7,
+            "t,prompt_throughput,gen_throughput,running,waiting,kv_cache_pct,cpu_mem_bytes\n"
+            "0,0,0,0,0,0,0\n1e300,1,-1e300,2,3,100,1e19\n1e300,1,1,1,1,1,1\n");
+    put_sel("report", "power.csv", 13,
+            "t,node0_npu_w,node12_storage_w,node0_x_w,total_w\n0,1,2,3,4\n1,-1e308,1e308,0,0\n");
+    put_sel("report", "run.json", 9, "{\"argv\": \"servesim run --qps 2 <&>\"}\n");
+    put_sel("report", "run-array.json", 4, "{\"argv\": [\"a\", 1, null, \"b\"]}\n");
+    put_sel("report", "run-instances.json", 4,
+            "{\"argv\": [\"servesim\"], \"instances\": [{\"num_npus\": 2}, {\"tp\": 4, \"pp\": "
+            "2}, {\"npu_num\": 1e308, \"npu_group\": -1}]}\n");
+    put_sel("report", "run-nodes.json", 4,
+            "{\"cluster\": {\"nodes\": [{\"instances\": [{\"tp_size\": 2, \"pp_size\": 2}]}, "
+            "7, {\"instances\": [[]]}]}}\n");
+    put_sel("report", "summary-gpus.json", 0,
+            "{\"requests\": {\"finished\": 1}, \"makespan_s\": 1, \"gpus\": 0,\n"
+            " \"throughput\": {\"output_tokens_per_s\": 5, \"total_tokens_per_s\": 9},\n"
+            " \"latency_ms\": {\"ttft\": {\"mean\": 1}}, \"request_goodput\": 0.5}\n");
+
+    put_sel("flags", "goodput", 0, "ttft:200 tpot:50,e2el:1e3");
+    put_sel("flags", "percentiles", 1, "50, 90,99,99.9,0,100");
+    put_sel("flags", "window", 2, "0.5:2.25");
+    put_sel("flags", "window-open", 8, "3:");
+    put_sel("flags", "pd", 3, "2:6");
+    put_sel("flags", "time-scale", 4, "0.5");
+    put_sel("flags", "qps", 5, "2.5");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -314,6 +391,7 @@ int main(int argc, char **argv)
     cluster_seeds();
     workload_seeds();
     replay_cfg_seeds();
+    study_seeds();
     printf("fuzz_seeds: seed corpora in %s\n", out_root);
     return 0;
 }

@@ -136,6 +136,9 @@ static void test_errors(void)
          "goal.at: 3 is not a value of axis 'qps'"},
         {"axes: [{name: tp, values: [1, 2]}]\ngoal: {slo: {p99_ttft_ms: 9}}\n",
          "goal.load: no axis named 'qps'"},
+        /* 1e309 overflows to inf (fuzz_sweep, regressions/sweep/extreme-goal-loads.yaml) */
+        {"axes: [{name: qps, values: [1, 1e309]}]\ngoal: {slo: {p99_ttft_ms: 9}}\n",
+         "bad.yaml:1: goal.load: axis 'qps' value '1e309' is not a positive number"},
         {"axes:\n  - {name: tp, values: [1]}\n  - {name: tp, values: [2]}\n",
          "bad.yaml:3: axes[1]: 'tp' is already an axis"},
     };
@@ -150,6 +153,70 @@ static void test_errors(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(e->message, cases[i].want));
         CU_ASSERT_PTR_NOT_NULL(strstr(e->message, "bad.yaml:"));
     }
+}
+
+/* "axes:" then n axes of v values each: a0: [1, 2, ..., v]. */
+static char *grid_text(int n, int v)
+{
+    GString *g = g_string_new("axes:\n");
+    for (int a = 0; a < n; a++) {
+        g_string_append_printf(g, "  - {name: a%d, values: [", a);
+        for (int i = 1; i <= v; i++)
+            g_string_append_printf(g, "%s%d", i > 1 ? ", " : "", i);
+        g_string_append(g, "]}\n");
+    }
+    return g_string_free(g, FALSE);
+}
+
+/* Levels a0..a<levels-1> of ten: a0 ten scalars, each next level ten aliases of the one before. */
+static char *laughs_text(int levels)
+{
+    GString *g = g_string_new("x0: &a0 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n");
+    for (int l = 1; l < levels; l++) {
+        g_string_append_printf(g, "x%d: &a%d [", l, l);
+        for (int i = 0; i < 10; i++)
+            g_string_append_printf(g, "%s*a%d", i ? ", " : "", l - 1);
+        g_string_append(g, "]\n");
+    }
+    g_string_append(g, "axes: [{name: qps, values: [1]}]\n");
+    return g_string_free(g, FALSE);
+}
+
+/* The grid cap (docs/sweep.md): 10^6 points load, one more axis of two is refused at its line;
+ * YAML aliases copy at most 100,000 nodes (core.h SV_YAML_MAX_ALIAS_NODES). Found by fuzz_sweep:
+ * a 300-byte spec of nested aliases expanded to 10^6 nodes in 3 s, 10^10 nodes past memory. */
+static void test_caps(void)
+{
+    g_autofree char *t6 = grid_text(6, 10);
+    g_autofree char *p6 = write_spec("cap.yaml", t6);
+    g_autoptr(GError) e = NULL;
+    g_autoptr(sv_sweep_spec) s6 = sv_planner_sweep_load(p6, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s6);
+    CU_ASSERT_EQUAL(sv_planner_sweep_n_points(s6), 1000000);
+    g_autofree char *t7 = g_strconcat(t6, "  - {name: a6, values: [1, 2]}\n", NULL);
+    g_autofree char *p7 = write_spec("cap.yaml", t7);
+    g_autoptr(sv_sweep_spec) s7 = sv_planner_sweep_load(p7, &e);
+    CU_ASSERT_PTR_NULL(s7);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e->message, "cap.yaml:8: axes: more than 1,000,000 points"));
+    g_clear_error(&e);
+    /* Four levels copy 10 x 11 + 10 x 111 + 10 x 1111 = 12,330 nodes: the YAML loads (and the
+     * sweep refuses its first key, the anchors' holder). Five: the fifth
+     * line's aliases copy 11,111 nodes each, the 8th passes 100,000 (12,330 + 8 x 11,111). */
+    g_autofree char *l4 = laughs_text(4);
+    g_autofree char *pl4 = write_spec("laughs.yaml", l4);
+    g_autoptr(sv_sweep_spec) sl4 = sv_planner_sweep_load(pl4, &e);
+    CU_ASSERT_PTR_NULL(sl4); /* the YAML loads; the spec has no key x0 */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e->message, "laughs.yaml:1: x0: unknown key"));
+    g_clear_error(&e);
+    g_autofree char *l9 = laughs_text(9);
+    g_autofree char *pl9 = write_spec("laughs.yaml", l9);
+    g_autoptr(sv_sweep_spec) sl9 = sv_planner_sweep_load(pl9, &e);
+    CU_ASSERT_PTR_NULL(sl9);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(e->message, "laughs.yaml:5: alias *a3: aliases expand to more than 100000 nodes"));
 }
 
 /* --shard 1/3 of 7 points: 1 and 4 (k % 3 == 1), then nothing. */
@@ -326,6 +393,7 @@ int main(void)
     static const sv_test_case cases[] = {
         {"expansion", test_expansion},
         {"errors", test_errors},
+        {"caps", test_caps},
         {"cluster_patch", test_cluster_patch},
         {"shard", test_shard},
         {"goal_pruning", test_goal_pruning},

@@ -436,6 +436,13 @@ static void test_window(void)
     const char *bad_w[] = {"--trace", t, "--trace-window", "2:1", NULL};
     CU_ASSERT_EQUAL(run(cl, wl, o, bad_w, &err), 2);
     CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "--trace-window"));
+    /* T0 < T1 as doubles but the same ns (1e-12 s rounds to 0 ns): an empty window, refused
+     * (fuzz_flags, regressions/flags/window-sub-ns). */
+    g_clear_pointer(&err, g_free);
+    const char *sub_ns[] = {"--trace", t, "--trace-window", "0:1e-12", NULL};
+    CU_ASSERT_EQUAL(run(cl, wl, o, sub_ns, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "'0:1e-12' is not a window T0:T1"));
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "at least 1 ns apart"));
     sv_test_rmtree(dir);
 }
 
