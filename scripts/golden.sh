@@ -71,8 +71,9 @@ mkdir -p "$OUT/default-cwd"
 (cd "$OUT/default-cwd" && "$BIN" >/dev/null 2>"$OUT/default.stderr") || fails=$((fails + 1))
 mv "$OUT/default-cwd/servesim-out" "$OUT/default" 2>/dev/null
 rm -rf "$OUT/default-cwd"
-# run.json names the commit it was built from (git_describe): not an output a change may keep.
-sed -i '/"git_describe"/d' "$OUT"/*/run.json 2>/dev/null
+# run.json names the commit it was built from (git_describe) and the output folder given on the
+# command line: neither is an output a change may keep, so two OUTDIRs compare.
+sed -i -e '/"git_describe"/d' -e "s#$OUT/#OUT/#g" "$OUT"/*/run.json 2>/dev/null
 
 # 4. Every ASTRA-sim vector through replay, with each network model that reproduces ASTRA-sim
 # (analytical, fifo) and the two of our own (flow, ideal).
