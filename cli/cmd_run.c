@@ -85,6 +85,9 @@ static const char usage[] =
     "                            --instances, if given, must be P + D)\n"
     "  --decode-hardware NAME    the decode instances' hardware (default --hardware)\n"
     "  --decode-tp N             the decode instances' TP degree (default --tp)\n"
+    "  --dtype D                 every instance's weights: bf16 fp16 fp8 w8a8 w8a16 w4a16\n"
+    "                            (over a config's dtype; docs/quantisation.md)\n"
+    "  --kv-cache-dtype D        every instance's KV cache: auto bf16 fp8\n"
     "generated workload (with the quick cluster or --cluster, instead of --workload):\n"
     "  --requests N              number of requests (default 1000)\n"
     "  --qps R                   arrival rate, requests/s (default 10)\n"
@@ -242,6 +245,8 @@ typedef struct {
     double time_scale; /* docs/workloads.md "Scaled replay"; 0 = unset */
     gboolean progress; /* --progress given */
     double progress_s; /* its period, s */
+    /* --dtype, --kv-cache-dtype: docs/quantisation.md */
+    char *dtype, *kv_cache_dtype;
     gboolean strict;
     double qps;
     double gpu_clock; /* docs/power.md "DVFS"; 0 = unset */
@@ -266,7 +271,7 @@ static void run_opts_clear(run_opts *o)
         &o->prefix_evict,    &o->offload_overlap, &o->kv_load_overlap, &o->memory_model,
         &o->pim_dir,         &o->pim_model,       &o->pim_placement,   &o->engine,
         &o->frontend,        &o->collectives,     &o->et_scope,        &o->pd,
-        &o->decode_hardware};
+        &o->decode_hardware, &o->dtype,           &o->kv_cache_dtype};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_clear_pointer(strs[i], g_free);
     g_clear_pointer(&o->trace, g_free);
@@ -487,6 +492,8 @@ static int parse_args(int argc, char **argv, run_opts *o)
         NUMBER("time-scale", "X"),
         STR("pd", pd, "P:D"),
         STR("decode-hardware", decode_hardware, "NAME"),
+        STR("dtype", dtype, "D"),
+        STR("kv-cache-dtype", kv_cache_dtype, "D"),
         {"progress", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer)parse_progress,
          NULL, "S"},
         NUMBER("requests", "N"),
@@ -674,6 +681,10 @@ static int run(const run_opts *o)
         else
             return bad_value("--latency", o->latency, "profile or roofline");
     }
+    if (o->dtype && !sv_compute_quant_canonical(o->dtype, NULL))
+        return bad_value("--dtype", o->dtype, "auto, bf16, fp16, fp8, w8a8, w8a16 or w4a16");
+    if (o->kv_cache_dtype && !sv_compute_quant_kv_canonical(o->kv_cache_dtype, NULL))
+        return bad_value("--kv-cache-dtype", o->kv_cache_dtype, "auto, bf16, fp16 or fp8");
     if (o->host_overhead && !sv_msg_host_parse(o->host_overhead, &cfg.host_model, NULL))
         return bad_value("--host-overhead", o->host_overhead, "fitted or none");
     sv_msg_engine_kind engine;
@@ -884,6 +895,14 @@ static int run(const run_opts *o)
         cluster = sv_planner_cluster_quick(&q, hw_cat, &err);
         if (!cluster)
             goto fail;
+    }
+    for (int32_t i = 0; i < cluster->n_instances; i++) { /* --dtype, --kv-cache-dtype */
+        struct sv_planner_instance_cfg *ic = &cluster->instances[i];
+        if (o->dtype)
+            g_strlcpy(ic->dtype, sv_compute_quant_canonical(o->dtype, NULL), sizeof ic->dtype);
+        if (o->kv_cache_dtype)
+            g_strlcpy(ic->kv_cache_dtype, sv_compute_quant_kv_canonical(o->kv_cache_dtype, NULL),
+                      sizeof ic->kv_cache_dtype);
     }
     if (o->workload) {
         src = sv_cli_run_trace(&in, pmode != SV_CLI_PROGRESS_OFF, &total, &err);

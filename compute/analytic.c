@@ -64,6 +64,7 @@ void sv_compute__an_dev_init(struct sv_compute__an_dev *d, const struct sv_compu
     d->tpu = sv_compute__an_is_tpu(hw);
     d->p = p ? p : sv_compute_analytic_fit(d->tpu);
     d->peak_flops = sv_compute_hw_peak_flops(hw, dtype_bytes) * clock;
+    d->wgemm_peak = d->peak_flops;
     d->bw = hw->mem_bw_gbps * 1e9;
     /* SMs / CUs; a TPU's TensorCores are not CTA slots (its own calibration has no waves). */
     d->sms = !d->tpu && hw->compute_units > 0 ? hw->compute_units : 0;
@@ -114,20 +115,34 @@ static double gemm_quant(const struct sv_compute_analytic_params *p, double grou
     return best;
 }
 
-double sv_compute__an_gemm_ns(const struct sv_compute__an_dev *d, double groups, double m, double n,
-                              double k, double b)
+/* wb: bytes per weight element (b when unquantised: the same arithmetic as before). */
+static double gemm_ns(const struct sv_compute__an_dev *d, double peak, double groups, double m,
+                      double n, double k, double b, double wb)
 {
     if (!(m > 0 && n > 0 && k > 0 && groups > 0))
         return 0;
     const struct sv_compute_analytic_params *p = d->p;
     double tc = 2 * groups * m * n * k * gemm_quant(p, groups, m, n, d->sms) /
-                (d->peak_flops * p->gemm_compute_eff * d->compute_scale);
-    double tm =
-        groups * (n * k + m * k + m * n) * b / (d->bw * p->gemm_memory_eff * d->memory_scale);
+                (peak * p->gemm_compute_eff * d->compute_scale);
+    double by = wb == b ? groups * (n * k + m * k + m * n) * b
+                        : groups * (n * k * wb + (m * k + m * n) * b);
+    double tm = by / (d->bw * p->gemm_memory_eff * d->memory_scale);
     double e = fmax(1, p->gemm_blend);
     /* Soft maximum, scaled so that the larger term does not overflow. */
     double hi = fmax(tc, tm), lo = fmin(tc, tm);
     return hi * pow(1 + pow(lo / hi, e), 1 / e) * 1e9;
+}
+
+double sv_compute__an_gemm_ns(const struct sv_compute__an_dev *d, double groups, double m, double n,
+                              double k, double b)
+{
+    return gemm_ns(d, d->peak_flops, groups, m, n, k, b, b);
+}
+
+double sv_compute__an_wgemm_ns(const struct sv_compute__an_dev *d, double groups, double m,
+                               double n, double k, double b)
+{
+    return gemm_ns(d, d->wgemm_peak, groups, m, n, k, b, d->w_bytes > 0 ? d->w_bytes : b);
 }
 
 /* ---- attention --------------------------------------------------------------------------- */
@@ -259,7 +274,7 @@ double sv_compute__an_op_ns(const struct sv_compute__an_dev *d,
     double nh = (double)m->num_heads / tp, nkv = (double)sv_compute__kv_heads_per_rank(m, tp);
     double I = (double)m->intermediate_size / tp, V = (double)m->vocab_size / tp;
     double T = (double)(s->tokens > 0 ? s->tokens : 0), S = (double)s->n_seqs;
-    double t = 0;
+    double t = 0, kvb = (double)sv_compute_model_kv_elem_bytes(m);
     switch (op) {
     case SV_COMPUTE_OP_EMBEDDING:
         t = sv_compute__an_ew_ns(d, 2 * T * H * b); /* gather the rows, write them */
@@ -269,7 +284,7 @@ double sv_compute__an_op_ns(const struct sv_compute__an_dev *d,
         t = sv_compute__an_ew_ns(d, 4 * T * H * b); /* x, residual in; both out */
         break;
     case SV_COMPUTE_OP_QKV_PROJ:
-        t = sv_compute__an_gemm_ns(d, 1, T, (nh + 2 * nkv) * hd, H, b);
+        t = sv_compute__an_wgemm_ns(d, 1, T, (nh + 2 * nkv) * hd, H, b);
         break;
     case SV_COMPUTE_OP_QK_NORM:
     case SV_COMPUTE_OP_ROTARY_EMB:
@@ -278,22 +293,22 @@ double sv_compute__an_op_ns(const struct sv_compute__an_dev *d,
     case SV_COMPUTE_OP_ATTENTION:
         if (s->n_prefill_tokens == 0 && s->n_decode == 0)
             return 0;
-        t = sv_compute__an_attn_ns(d, nh, nkv, hd, b, (double)s->n_prefill_tokens,
+        t = sv_compute__an_attn_ns(d, nh, nkv, hd, kvb, (double)s->n_prefill_tokens,
                                    (double)s->prefill_kv, (double)s->n_prefill_seqs,
                                    (double)s->n_decode, (double)s->decode_kv_sum,
                                    (double)s->decode_kv_max);
         break;
     case SV_COMPUTE_OP_O_PROJ:
-        t = sv_compute__an_gemm_ns(d, 1, T, H, nh * hd, b);
+        t = sv_compute__an_wgemm_ns(d, 1, T, H, nh * hd, b);
         break;
     case SV_COMPUTE_OP_GATE_UP_PROJ:
-        t = sv_compute__an_gemm_ns(d, 1, T, 2 * I, H, b);
+        t = sv_compute__an_wgemm_ns(d, 1, T, 2 * I, H, b);
         break;
     case SV_COMPUTE_OP_ACT_FN:
         t = sv_compute__an_ew_ns(d, 3 * T * I * b); /* gate and up in, one out */
         break;
     case SV_COMPUTE_OP_DOWN_PROJ:
-        t = sv_compute__an_gemm_ns(d, 1, T, H, I, b);
+        t = sv_compute__an_wgemm_ns(d, 1, T, H, I, b);
         break;
     case SV_COMPUTE_OP_MOE: {
         double Im = (double)m->moe_intermediate_size / tp, E = (double)m->num_experts;
@@ -307,9 +322,9 @@ double sv_compute__an_op_ns(const struct sv_compute__an_dev *d,
         double per = Tl * k / A; /* tokens per activated expert, taken as equal */
         t = sv_compute__an_gemm_ns(d, 1, Tl, E, H, b);             /* router */
         t += sv_compute__an_ew_ns(d, Tl * E * 4 * 2);              /* top-k softmax */
-        t += sv_compute__an_gemm_ns(d, A, per, 2 * Im, H, b);      /* w13 */
+        t += sv_compute__an_wgemm_ns(d, A, per, 2 * Im, H, b);     /* w13 */
         t += sv_compute__an_ew_ns(d, 3 * Tl * k * Im * b);         /* silu_and_mul */
-        t += sv_compute__an_gemm_ns(d, A, per, H, Im, b);          /* w2 */
+        t += sv_compute__an_wgemm_ns(d, A, per, H, Im, b);         /* w2 */
         t += sv_compute__an_ew_ns(d, Tl * k * H * b + Tl * H * b); /* weighted sum */
         break;
     }

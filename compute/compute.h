@@ -55,11 +55,38 @@ struct sv_compute_model_cfg {
     gboolean tie_embeddings;
     gboolean attention_bias;
     int64_t dtype_bytes; /* torch_dtype: 2 for bf16/fp16, 4 for fp32, 1 for fp8 */
+    /* Quantisation (compute/quant.c, docs/quantisation.md); 0 = dtype_bytes and its peak. */
+    double weight_bytes; /* bytes per parameter of the decoder blocks (linear layers) */
+    int64_t kv_bytes;    /* bytes per K or V element of the KV cache */
+    int32_t gemm_peak;   /* sv_compute_peak of the decoder's GEMMs */
     /* Context length: config.json max_position_embeddings, vLLM's max_model_len when none is
      * given (none of the built-ins has a rope scaling that vLLM multiplies it by); 0 = unknown,
      * no limit. */
     int64_t max_position_embeddings;
 };
+
+/* The tensor-core peak a GEMM runs at (compute/quant.c). */
+typedef enum {
+    SV_COMPUTE_PEAK_DTYPE = 0, /* by dtype_bytes (sv_compute_hw_peak_flops) */
+    SV_COMPUTE_PEAK_BF16,
+    SV_COMPUTE_PEAK_FP8,
+    SV_COMPUTE_PEAK_INT8,
+} sv_compute_peak;
+
+/* Quantisation (docs/quantisation.md). `dtype`: NULL, "" or "auto" keep the model's torch_dtype;
+ * else bf16 | fp16 | fp8 | w8a8 | w8a16 | w4a16 or an alias (bfloat16, float16, half, int8,
+ * int8-wo, int4, awq, gptq, ...). `kv_cache_dtype`: NULL, "" or "auto" (the activation width)
+ * | bf16 | fp16 | fp8 (fp8_e4m3, fp8_e5m2). Unknown words are an error listing the valid ones
+ * (the caller prefixes the config path). */
+gboolean sv_compute_quant_apply(struct sv_compute_model_cfg *m, const char *dtype,
+                                const char *kv_cache_dtype, GError **error);
+/* The canonical name of a dtype word (bf16, fp16, fp8, w8a8, w8a16, w4a16; "" for auto), or
+ * NULL with the error. */
+const char *sv_compute_quant_canonical(const char *dtype, GError **error);
+const char *sv_compute_quant_kv_canonical(const char *kv_cache_dtype, GError **error);
+/* Bytes per decoder weight parameter and per KV element of `m` after quantisation. */
+double sv_compute_model_weight_param_bytes(const struct sv_compute_model_cfg *m);
+int64_t sv_compute_model_kv_elem_bytes(const struct sv_compute_model_cfg *m);
 
 /* Built-in catalog or `<model_dir>/<org>/<name>.json` (model_dir may be NULL). Names match with
  * or without the org ("meta-llama/Llama-3.1-8B" or "Llama-3.1-8B"), case-insensitively. A file
@@ -197,6 +224,10 @@ gboolean sv_compute_hw_apply_overrides(struct sv_compute_hw_cfg *hw, JsonObject 
                                        const char *where, GError **error);
 /* Peak FLOP/s for a weight dtype size (1: fp8, 2: bf16/fp16, 4: fp32). */
 double sv_compute_hw_peak_flops(const struct sv_compute_hw_cfg *hw, int dtype_bytes);
+/* Peak FLOP/s (or OP/s) of the decoder's GEMMs of `m` on `hw`: the quantised dtype's peak where
+ * the catalog has one, else the bf16 peak (docs/quantisation.md). */
+double sv_compute_hw_gemm_peak_flops(const struct sv_compute_hw_cfg *hw,
+                                     const struct sv_compute_model_cfg *m);
 /* Device memory in bytes (mem_gib x 2^30). */
 uint64_t sv_compute_hw_mem_bytes(const struct sv_compute_hw_cfg *hw);
 

@@ -65,6 +65,8 @@ double sv_compute__us_to_ns(double us);
 struct sv_compute__an_dev {
     const struct sv_compute_analytic_params *p;
     double peak_flops;    /* dtype peak (x DVFS clock), FLOP/s */
+    double wgemm_peak;    /* the decoder GEMMs' peak under quantisation (x clock), FLOP/s */
+    double w_bytes;       /* bytes per decoder weight parameter; 0: the GEMM's b */
     double bw;            /* bytes/s */
     int sms;              /* 0: not known (no tile or wave quantisation) */
     double l2_bytes;      /* last-level cache; 0: not known */
@@ -89,6 +91,10 @@ const struct sv_compute__an_device_fit *sv_compute__an_device_fit(const char *na
  * products (MoE experts; 1 for a dense layer), b bytes per element. */
 double sv_compute__an_gemm_ns(const struct sv_compute__an_dev *d, double groups, double m, double n,
                               double k, double b);
+/* A decoder GEMM (qkv, o, gate_up, down, MoE experts): as above, at the quantised weights'
+ * peak and bytes per weight (docs/quantisation.md); b is the activations'. */
+double sv_compute__an_wgemm_ns(const struct sv_compute__an_dev *d, double groups, double m,
+                               double n, double k, double b);
 /* Attention of one layer on one rank: nh query and nkv KV heads of hd, b bytes; prefill of
  * n_pf_tokens in np requests with kv_prefill tokens of history in all; nd decodes reading
  * kv_sum tokens in all, kv_max the longest. */

@@ -193,6 +193,8 @@ void sv_compute_op_cost(const struct sv_compute_model_cfg *m, int tp, sv_compute
                         const struct sv_compute_batch_shape *s, double *flops, double *bytes)
 {
     double b = (double)m->dtype_bytes, H = (double)m->hidden_size, hd = (double)m->head_dim;
+    double wb = sv_compute_model_weight_param_bytes(m);
+    double kvb = (double)sv_compute_model_kv_elem_bytes(m);
     double nh = (double)m->num_heads / tp, nkv = (double)sv_compute__kv_heads_per_rank(m, tp);
     double I = (double)m->intermediate_size / tp, V = (double)m->vocab_size / tp;
     double T = (double)(s->tokens > 0 ? s->tokens : 0), S = (double)s->n_seqs;
@@ -209,7 +211,7 @@ void sv_compute_op_cost(const struct sv_compute_model_cfg *m, int tp, sv_compute
     case SV_COMPUTE_OP_QKV_PROJ: {
         double out = (nh + 2 * nkv) * hd;
         f = 2 * T * H * out;
-        by = H * out * b + T * (H + out) * b;
+        by = H * out * wb + T * (H + out) * b;
         break;
     }
     case SV_COMPUTE_OP_QK_NORM:
@@ -229,16 +231,16 @@ void sv_compute_op_cost(const struct sv_compute_model_cfg *m, int tp, sv_compute
         f = 4 * nh * hd * (ctx + (double)s->decode_kv_sum);
         double kv_tokens =
             (double)s->prefill_kv + P + (double)s->decode_kv_sum + (double)s->n_decode;
-        by = kv_tokens * 2 * nkv * hd * b + 2 * T * nh * hd * b;
+        by = kv_tokens * 2 * nkv * hd * kvb + 2 * T * nh * hd * b;
         break;
     }
     case SV_COMPUTE_OP_O_PROJ:
         f = 2 * T * nh * hd * H;
-        by = nh * hd * H * b + T * (nh * hd + H) * b;
+        by = nh * hd * H * wb + T * (nh * hd + H) * b;
         break;
     case SV_COMPUTE_OP_GATE_UP_PROJ:
         f = 2 * T * H * 2 * I;
-        by = 2 * H * I * b + T * (H + 2 * I) * b;
+        by = 2 * H * I * wb + T * (H + 2 * I) * b;
         break;
     case SV_COMPUTE_OP_ACT_FN:
         f = 5 * T * I;
@@ -246,7 +248,7 @@ void sv_compute_op_cost(const struct sv_compute_model_cfg *m, int tp, sv_compute
         break;
     case SV_COMPUTE_OP_DOWN_PROJ:
         f = 2 * T * I * H;
-        by = I * H * b + T * (I + H) * b;
+        by = I * H * wb + T * (I + H) * b;
         break;
     case SV_COMPUTE_OP_MOE: {
         double Im = (double)m->moe_intermediate_size / tp, E = (double)m->num_experts;
@@ -255,7 +257,7 @@ void sv_compute_op_cost(const struct sv_compute_model_cfg *m, int tp, sv_compute
         if (A <= 0)
             A = fmin(E, Tl * (double)m->experts_per_tok);
         f = 2 * Tl * (double)m->experts_per_tok * 3 * H * Im + 2 * Tl * H * E;
-        by = A * 3 * H * Im * b + H * E * b + 2 * Tl * H * b;
+        by = A * 3 * H * Im * wb + H * E * b + 2 * Tl * H * b;
         break;
     }
     case SV_COMPUTE_OP_LM_HEAD:
@@ -285,6 +287,8 @@ static double analytic_ns(const sv_compute_latency *lat, const struct sv_compute
         return 0;
     struct sv_compute__an_dev d;
     sv_compute__an_dev_init(&d, hw, (int)lat->model.dtype_bytes, p, clock);
+    d.wgemm_peak = sv_compute_hw_gemm_peak_flops(hw, &lat->model) * clock;
+    d.w_bytes = sv_compute_model_weight_param_bytes(&lat->model);
     int graph = 0;
     struct sv_compute_batch_shape g = *s;
     if (!d.tpu && op != SV_COMPUTE_OP_LM_HEAD && op != SV_COMPUTE_OP_SAMPLER &&

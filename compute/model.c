@@ -353,9 +353,14 @@ uint64_t sv_compute_model_weight_bytes(const struct sv_compute_model_cfg *m, int
         tp = 1;
     gboolean qk;
     double emb = (double)m->vocab_size * (double)m->hidden_size / tp;
+    double wb = sv_compute_model_weight_param_bytes(m), b = (double)m->dtype_bytes;
+    if (wb != b) /* quantised decoder blocks; embedding, lm_head, final norm at dtype_bytes */
+        return (uint64_t)llround((emb * (m->tie_embeddings ? 1.0 : 2.0) + (double)m->hidden_size) *
+                                     b +
+                                 (double)m->num_layers * layer_params(m, tp, &qk) * wb);
     double p = emb * (m->tie_embeddings ? 1.0 : 2.0) +
                (double)m->num_layers * layer_params(m, tp, &qk) + (double)m->hidden_size;
-    return (uint64_t)llround(p * (double)m->dtype_bytes);
+    return (uint64_t)llround(p * b);
 }
 
 /* Parts of sv_compute_model_weight_bytes, for weight placement (docs/memory-tiers.md). Each is
@@ -363,7 +368,8 @@ uint64_t sv_compute_model_weight_bytes(const struct sv_compute_model_cfg *m, int
 uint64_t sv_compute_model_layer_weight_bytes(const struct sv_compute_model_cfg *m, int tp)
 {
     gboolean qk;
-    return (uint64_t)llround(layer_params(m, MAX(tp, 1), &qk) * (double)m->dtype_bytes);
+    return (uint64_t)llround(layer_params(m, MAX(tp, 1), &qk) *
+                             sv_compute_model_weight_param_bytes(m));
 }
 
 uint64_t sv_compute_model_embedding_bytes(const struct sv_compute_model_cfg *m, int tp)
@@ -384,7 +390,8 @@ uint64_t sv_compute_model_final_norm_bytes(const struct sv_compute_model_cfg *m)
 
 uint64_t sv_compute_model_kv_bytes_per_token_layer(const struct sv_compute_model_cfg *m, int tp)
 {
-    return (uint64_t)(2 * sv_compute__kv_heads_per_rank(m, tp) * m->head_dim * m->dtype_bytes);
+    return (uint64_t)(2 * sv_compute__kv_heads_per_rank(m, tp) * m->head_dim *
+                      sv_compute_model_kv_elem_bytes(m));
 }
 
 /* ---- operators ---------------------------------------------------------------------------- */

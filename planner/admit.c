@@ -108,7 +108,7 @@ gboolean sv_planner__check_limits(const struct sv_planner_run_cfg *cfg, GError *
         struct sv_compute_model_cfg m;
         struct sv_planner__limits lim;
         /* An unknown model is reported by the run, with its own message. */
-        if (sv_compute_model_lookup(cl->instances[i].model_name, cfg->model_dir, &m, NULL) &&
+        if (sv_planner__instance_model(cfg, &cl->instances[i], &m, NULL) &&
             !sv_planner__instance_limits(cfg, &cl->instances[i], &m, &lim, error))
             return FALSE;
     }

@@ -893,7 +893,7 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
         ic->role = SV_MSG_ROLE_DECODE;
     else
         return bad(error, where, "pd_type", "must be \"prefill\", \"decode\" or null");
-    if (!get_str(o, "dtype", where, FALSE, ic->dtype, sizeof ic->dtype, error))
+    if (!sv_planner__read_quant(o, where, ic, error)) /* dtype, kv_cache_dtype */
         return FALSE;
     if (!get_int(o, "max_num_seqs", where, -1, RANGE_SEQS, &ic->max_num_seqs, error) ||
         !get_int(o, "max_num_batched_tokens", where, -1, RANGE_BUDGET, &ic->max_num_batched_tokens,

@@ -157,7 +157,8 @@ struct sv_planner_instance_cfg {
     int32_t ep_size;
     sv_msg_role role;  /* pd_type: null = BOTH, "prefill", "decode" */
     char dp_group[64]; /* "" = none; instances sharing a name form a data-parallel group */
-    char dtype[16];    /* "" = the model's */
+    char dtype[16];    /* canonical (planner/quant.c, docs/quantisation.md); "" = the model's */
+    char kv_cache_dtype[16]; /* canonical; "" = auto (the activation width) */
     /* Runtime overrides; -1 / SV_CFG_UNSET = take the run default. */
     int64_t max_num_seqs;
     int64_t max_num_batched_tokens;

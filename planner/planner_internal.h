@@ -67,6 +67,15 @@ struct sv_planner__limits {
     gboolean chunked_prefill;
     int64_t max_model_len;
 };
+/* Quantisation (planner/quant.c, docs/quantisation.md): read and validate an instance's "dtype"
+ * and "kv_cache_dtype" (errors name `where`.key and list the valid words); the instance's model
+ * with them applied; the profile variant folder of its dtype (NULL: the default, bf16). */
+gboolean sv_planner__read_quant(JsonObject *o, const char *where,
+                                struct sv_planner_instance_cfg *ic, GError **error);
+gboolean sv_planner__instance_model(const struct sv_planner_run_cfg *cfg,
+                                    const struct sv_planner_instance_cfg *ic,
+                                    struct sv_compute_model_cfg *m, GError **error);
+const char *sv_planner__profile_variant(const struct sv_planner_instance_cfg *ic);
 gboolean sv_planner__instance_limits(const struct sv_planner_run_cfg *cfg,
                                      const struct sv_planner_instance_cfg *ic,
                                      const struct sv_compute_model_cfg *m,

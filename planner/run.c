@@ -512,9 +512,10 @@ static sv_compute_latency *make_latency(const struct sv_planner_run_cfg *cfg,
                                         GError **error)
 {
     GError *e = NULL;
+    const char *variant = sv_planner__profile_variant(ic); /* NULL: bf16; legacy, Vidur too */
     if (cfg->latency != SV_PLANNER_RUN_LATENCY_ROOFLINE && cfg->profiles_root) {
         g_autofree char *dir =
-            sv_compute_profile_find(cfg->profiles_root, ic->hardware, ic->model_name, NULL, &e);
+            sv_compute_profile_find(cfg->profiles_root, ic->hardware, ic->model_name, variant, &e);
         if (dir) {
             sv_compute_latency *lat = sv_compute_latency_new_profile(dir, m, ic->tp_size, error);
             if (!lat) {
@@ -533,8 +534,10 @@ static sv_compute_latency *make_latency(const struct sv_planner_run_cfg *cfg,
         }
         /* LLMServingSim's older perf_models layout (<hw>/<org>/<model>/tp<N>/layers.csv: the
          * ISPASS'26 artifact's), when no bundle matches. */
-        g_autofree char *tp_dir = sv_compute_legacy_find(cfg->profiles_root, ic->hardware,
-                                                         ic->model_name, ic->tp_size, NULL);
+        g_autofree char *tp_dir = variant
+                                      ? NULL
+                                      : sv_compute_legacy_find(cfg->profiles_root, ic->hardware,
+                                                               ic->model_name, ic->tp_size, NULL);
         if (tp_dir) {
             g_clear_error(&e);
             sv_compute_latency *lat = sv_compute_latency_new_legacy(tp_dir, m, ic->tp_size, error);
@@ -553,7 +556,7 @@ static sv_compute_latency *make_latency(const struct sv_planner_run_cfg *cfg,
         /* Vidur's profiling layout (<root>/compute/<device>/<org>/<model>/mlp.csv), when the
          * root is one: its error replaces the bundle's. */
         g_autofree char *vroot = g_build_filename(cfg->profiles_root, "compute", NULL);
-        if (g_file_test(vroot, G_FILE_TEST_IS_DIR)) {
+        if (!variant && g_file_test(vroot, G_FILE_TEST_IS_DIR)) {
             struct sv_compute_hw_cfg vhw;
             gboolean known =
                 sv_compute_hw_catalog_lookup(cfg->cluster->hw_catalog, ic->hardware, &vhw, NULL);
@@ -680,7 +683,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     const struct sv_planner_run_cfg *cfg = st->cfg;
     const struct sv_planner_instance_cfg *ic = &cfg->cluster->instances[i];
     struct sv_compute_model_cfg m;
-    if (!sv_compute_model_lookup(ic->model_name, cfg->model_dir, &m, error)) {
+    if (!sv_planner__instance_model(cfg, ic, &m, error)) { /* with its dtype (quant.c) */
         g_prefix_error(error, "instance %d: ", i);
         return FALSE;
     }

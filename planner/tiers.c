@@ -25,7 +25,7 @@ static int32_t stage_of(int32_t layer, int32_t num_layers, int32_t pp)
 static uint64_t expert_bytes(const struct sv_compute_model_cfg *m, int32_t tp)
 {
     return (uint64_t)llround(3.0 * (double)m->hidden_size * (double)m->moe_intermediate_size /
-                             MAX(tp, 1) * (double)m->dtype_bytes);
+                             MAX(tp, 1) * sv_compute_model_weight_param_bytes(m));
 }
 
 /* Experts cached per MoE layer per rank when expert_offload applies, else -1 (every expert in
