@@ -73,6 +73,7 @@ static const char *const inst_keys[] = {"model_name",
                                         "expert_offload",
                                         "gpu_clock",
                                         "max_model_len",
+                                        "stages",
                                         NULL};
 
 static void warn_unknown(JsonObject *obj, const char *const *known, const char *where)
@@ -880,6 +881,8 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
     ic->pp_size = (int32_t)pp;
     ic->num_npus = (int32_t)npus;
     ic->ep_size = (int32_t)ep;
+    if (!sv_planner__stages_parse(o, where, ic, error)) /* heterogeneous stages (stages.c) */
+        return FALSE;
     if (!get_str(o, "dp_group", where, FALSE, ic->dp_group, sizeof ic->dp_group, error))
         return FALSE;
     char pd_type[16];
