@@ -30,6 +30,10 @@ gboolean sv_planner__stages_parse(JsonObject *o, const char *where,
                                       "must be a list of stages ({\"hardware\": ...})");
     JsonArray *a = json_node_get_array(n);
     guint len = json_array_get_length(a);
+    if (ic->pp_size < 2)
+        return sv_planner__path_error(error, path,
+                                      "needs pp_size 2 or more (one stage: name its device in "
+                                      "the instance's \"hardware\")");
     if (len != (guint)ic->pp_size)
         return sv_planner__path_error(error, path, "%u stage(s) but pp_size is %d", len,
                                       ic->pp_size);

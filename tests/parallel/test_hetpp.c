@@ -233,6 +233,10 @@ static void test_errors(void)
                  "t.json: nodes[0].instances[0].stages[1]: no hardware");
     expect_error(CLUSTER(", \"stages\": [{\"hardware\": \"H100\"}]"), TRUE,
                  "t.json: nodes[0].instances[0].stages: 1 stage(s) but pp_size is 2");
+    expect_error("{\"nodes\": [{\"instances\": [{\"model_name\": \"meta-llama/Llama-3.1-8B\", "
+                 "\"hardware\": \"H100\", \"npu_mem\": {\"mem_size\": 80}, \"stages\": "
+                 "[{\"hardware\": \"A100\"}]}]}]}",
+                 TRUE, "t.json: nodes[0].instances[0].stages: needs pp_size 2 or more");
     expect_error(CLUSTER(", \"stages\": {\"hardware\": \"H100\"}"), TRUE,
                  "t.json: nodes[0].instances[0].stages: must be a list");
     expect_error(CLUSTER(", \"stages\": [{\"hardware\": \"H100\", \"layers\": 16}, "
