@@ -1082,8 +1082,10 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
     }
     return c;
 fail_insts:
-    for (guint i = 0; i < insts->len; i++)
+    for (guint i = 0; i < insts->len; i++) {
         g_free(g_array_index(insts, struct sv_planner_instance_cfg, i).placement.rules);
+        g_free(g_array_index(insts, struct sv_planner_instance_cfg, i).stages);
+    }
     g_array_free(insts, TRUE);
 fail:
     sv_planner_cluster_free(c);
@@ -1139,8 +1141,10 @@ void sv_planner_cluster_free(struct sv_planner_cluster_cfg *cfg)
     for (int32_t ni = 0; cfg->nodes && ni < cfg->n_nodes; ni++)
         sv_power_node_cfg_clear(&cfg->nodes[ni].power);
     g_free(cfg->nodes);
-    for (int32_t i = 0; cfg->instances && i < cfg->n_instances; i++)
+    for (int32_t i = 0; cfg->instances && i < cfg->n_instances; i++) {
         g_free(cfg->instances[i].placement.rules);
+        g_free(cfg->instances[i].stages);
+    }
     g_free(cfg->instances);
     g_strfreev(cfg->unsupported);
     g_free(cfg);

@@ -188,9 +188,10 @@ struct sv_planner_instance_cfg {
     int enable_sub_batch_interleaving;
     int enable_local_offloading;
     double gpu_clock; /* DVFS: instances[].gpu_clock in (0, 1]; 0 = unset (nominal) */
-    /* instances[].stages: 0 = every stage on `hardware`, else pp_size entries. */
+    /* instances[].stages: 0 / NULL = every stage on `hardware`, else pp_size entries (owned,
+     * freed by sv_planner_cluster_free). */
     int32_t n_stages;
-    struct sv_planner_stage_cfg stages[SV_PLANNER_MAX_STAGES];
+    struct sv_planner_stage_cfg *stages;
     char stages_where[160]; /* "cluster.json: nodes[0].instances[1].stages", for errors */
 };
 

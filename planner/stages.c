@@ -41,6 +41,7 @@ gboolean sv_planner__stages_parse(JsonObject *o, const char *where,
         return sv_planner__path_error(error, path, "%u stages: at most %d", len,
                                       SV_PLANNER_MAX_STAGES);
     int with_layers = 0;
+    ic->stages = g_new0(struct sv_planner_stage_cfg, len); /* freed with the config */
     for (guint s = 0; s < len; s++) {
         g_autofree char *sw = g_strdup_printf("%s[%u]", path, s);
         JsonNode *e = json_array_get_element(a, s);
@@ -57,7 +58,6 @@ gboolean sv_planner__stages_parse(JsonObject *o, const char *where,
                 g_warning("%s.%s: unknown key, ignored", sw, (const char *)l->data);
         }
         struct sv_planner_stage_cfg *sc = &ic->stages[s];
-        memset(sc, 0, sizeof *sc);
         const char *hw = NULL;
         int64_t layers = 0;
         GError *ge = NULL;
@@ -139,6 +139,7 @@ static void stage_instance_cfg(const struct sv_planner_instance_cfg *ic,
                            : same              ? ic->npu_mem_bw_gbps
                                                : hw->mem_bw_gbps;
     out->n_stages = 0;
+    out->stages = NULL; /* borrowed copy: never freed */
 }
 
 /* Features whose per-stage model assumes one device kind or vLLM's split (they read the
