@@ -115,10 +115,10 @@ static sv_time stage_ns(const char *hw_name, int64_t lb, int64_t le, int64_t kv)
  * latency + floor(bytes / rate) = 500 + floor(8192 / 483.18) = 516 ns. */
 #define HOP_NS (500 + (8192LL * 1000000000LL) / (450LL * 1073741824LL))
 
-/* Each decode iteration = stage 0's 16 layers on its device + the hop + stage 1's 16 layers on
- * its device + the host's step. The same formula holds for H100 + H100 (today's PP) and for H100 +
- * A100. */
-static void check_decodes(const char *hw0, const char *hw1, const char *json)
+/* Each decode iteration = stage 0's layers [0, split) on its device + the hop + stage 1's layers
+ * [split, 32) on its device + the host's step. The same formula holds for H100 + H100 (today's PP)
+ * and for H100 + A100. */
+static void check_decodes(const char *hw0, const char *hw1, int64_t split, const char *json)
 {
     iters x = {0};
     struct sv_planner_run_result r;
@@ -135,7 +135,7 @@ static void check_decodes(const char *hw0, const char *hw1, const char *json)
             continue;
         /* + the host's step time (msg/host.c: the fitted C0 + C1 x 1 sequence, the run's
          * default, the same on every device) */
-        sv_time want = stage_ns(hw0, 0, 16, kv) + HOP_NS + stage_ns(hw1, 16, 32, kv) +
+        sv_time want = stage_ns(hw0, 0, split, kv) + HOP_NS + stage_ns(hw1, split, 32, kv) +
                        sv_msg_host_step_ns(SV_MSG_HOST_FITTED, 1);
         SV_ASSERT_EQ_I64(s->end_ns - s->start_ns, want);
         kv++;
@@ -147,10 +147,14 @@ static void check_decodes(const char *hw0, const char *hw1, const char *json)
 
 static void test_stage_times(void)
 {
-    check_decodes("H100-SXM", "H100-SXM", CLUSTER(""));
-    check_decodes("H100-SXM", "A100-80GB",
+    check_decodes("H100-SXM", "H100-SXM", 16, CLUSTER(""));
+    check_decodes("H100-SXM", "A100-80GB", 16,
                   CLUSTER(", \"stages\": [{\"hardware\": \"H100\"}, {\"hardware\": "
                           "\"A100-80GB\"}]"));
+    /* An explicit split: 20 layers on the H100, 12 on the A100. */
+    check_decodes("H100-SXM", "A100-80GB", 20,
+                  CLUSTER(", \"stages\": [{\"hardware\": \"H100\", \"layers\": 20}, "
+                          "{\"hardware\": \"A100-80GB\", \"layers\": 12}]"));
     /* The A100 stage is slower: its 16 layers read the same weights at 2,039 GB/s, not 3,350. */
     CU_ASSERT(stage_ns("A100-80GB", 16, 32, 64) > stage_ns("H100-SXM", 16, 32, 64));
 }
