@@ -600,9 +600,9 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     struct sv_planner_placement_map map;
     if (!sv_planner_placement_resolve(ic, (int32_t)m.num_layers, &map, error))
         return FALSE;
-    uint64_t blocks;
-    gboolean cap_ok =
-        sv_planner_instance_kv_blocks(ic, &m, &map, (uint32_t)block_size, &blocks, error);
+    uint64_t blocks = 0; /* with stages: the stages' own (stages.c, below) */
+    gboolean cap_ok = ic->n_stages > 0 || sv_planner_instance_kv_blocks(
+                                              ic, &m, &map, (uint32_t)block_size, &blocks, error);
     if (!cap_ok) {
         sv_planner_placement_map_clear(&map);
         g_prefix_error(error, "instance %d (%s on %s): ", i, ic->model_name, ic->hardware);

@@ -207,6 +207,26 @@ static void test_kv_min(void)
     CU_ASSERT(blocks_by_hand(60, 12) > h);
     SV_ASSERT_EQ_I64(r.kv_blocks, h);
     g_array_free(x.it, TRUE);
+    /* The instance's npu_mem (8 GiB: too small for half the weights, an error without stages)
+     * does not matter when every stage has its own memory: 80 GiB each, 16 layers each:
+     * (77,309,411,328 - 8,030,261,248) / 1,048,576 = 66,069. */
+    x = (iters){0};
+    g_clear_error(&e);
+    const char *small = "{\"link_bw\": 450, \"link_latency\": 500, \"nodes\": [{\"instances\": "
+                        "[{\"model_name\": \"meta-llama/Llama-3.1-8B\", \"hardware\": \"H100\", "
+                        "\"npu_mem\": {\"mem_size\": 8}, \"pp_size\": 2%s}]}]}";
+    g_autofree char *no_stages = g_strdup_printf(small, "");
+    g_autofree char *with = g_strdup_printf(
+        small, ", \"stages\": [{\"hardware\": \"H100\", \"mem_size\": 80}, {\"hardware\": "
+               "\"A100-80GB\"}]");
+    CU_ASSERT_FALSE(run(no_stages, &x, &r, &e));
+    g_array_free(x.it, TRUE);
+    x = (iters){0};
+    g_clear_error(&e);
+    CU_ASSERT_FATAL(run(with, &x, &r, &e));
+    SV_ASSERT_EQ_I64(blocks_by_hand(80, 16), 66069);
+    SV_ASSERT_EQ_I64(r.kv_blocks, 66069);
+    g_array_free(x.it, TRUE);
 }
 
 static void expect_error(const char *json, gboolean at_parse, const char *want)
@@ -256,6 +276,10 @@ static void test_errors(void)
     expect_error(CLUSTER(", \"stages\": [{\"hardware\": \"H100\", \"layers\": 0}, "
                          "{\"hardware\": \"A100\", \"layers\": 32}]"),
                  TRUE, "t.json: nodes[0].instances[0].stages[0].layers");
+    /* 4 GiB x 0.9 cannot hold half of Llama-3.1-8B's 16 GB of weights */
+    expect_error(CLUSTER(", \"stages\": [{\"hardware\": \"H100\", \"mem_size\": 4}, "
+                         "{\"hardware\": \"A100\"}]"),
+                 FALSE, "t.json: nodes[0].instances[0].stages[0] (H100): kv cache: ");
 }
 
 int main(void)
