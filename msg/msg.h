@@ -392,6 +392,11 @@ struct sv_msg_cfg {
     sv_sys *coll;
     int32_t pp_size;       /* pipeline stages (0 = 1); num_devices = tp x pp, tp fastest */
     int32_t tp_group_base; /* communicator group of stage s's TP ranks: tp_group_base + s */
+    /* Heterogeneous stages (docs/parallelism.md): stage s's layers are timed by stage_lat[s] and
+     * are stage_layers[s] of the model's (the counts sum to its layers); NULL: `lat` for every
+     * stage / vLLM's split (sv_msg_pp_split). Borrowed, pp_size entries each. */
+    sv_compute_latency *const *stage_lat;
+    const int64_t *stage_layers;
     /* Expert parallelism (MoE models, ep_size > 1): EP rank of this instance's TP rank r is
      * ep_rank_base + r, the EP ranks form communicator group ep_group. */
     int32_t ep_size;

@@ -151,6 +151,10 @@ uint32_t sv_msg__schedule(sv_msg *m);
  * pipeline stages) commits what this step computed. Returns prompt / gen tokens. */
 void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t);
 void sv_msg__req_free(msg_req *r);
+/* Layers [begin, end) of pipeline stage `stage`: c->stage_layers when given, else vLLM's split
+ * (msg/parallel.c). */
+void sv_msg__stage_range(const struct sv_msg_cfg *c, int64_t num_layers, int32_t stage,
+                         int64_t *begin, int64_t *end);
 /* msg.c: a PREFILL group's request whose prompt completed leaves the running list. */
 void sv_msg__pd_detach(sv_msg *m, msg_req *r);
 /* msg.c: call hooks.on_prefill_launch for the prompts the launched iteration completes. */

@@ -1058,8 +1058,8 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
     sv_dag_node *kv_join = sv_msg__kv_loads(m); /* prefix loads (msg/offload.c) */
     for (int32_t s = 0; s < P->pp; s++) {
         int64_t lb, le;
-        sv_msg_pp_split(mc->num_layers, P->pp, s, &lb, &le);
-        sv_compute_iter_time(c->lat, &shape, lb, le, &it);
+        sv_msg__stage_range(c, mc->num_layers, s, &lb, &le);
+        sv_compute_iter_time(c->stage_lat ? c->stage_lat[s] : c->lat, &shape, lb, le, &it);
         sv_time fold_ns = 0;
         gboolean fold =
             P->fold && !dummy && !sv_msg__pim_active(m) && par_fold_ns(m, &it, &fold_ns);

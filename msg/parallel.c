@@ -31,6 +31,23 @@ void sv_msg_pp_split(int64_t num_layers, int32_t pp_size, int32_t stage, int64_t
     }
 }
 
+void sv_msg__stage_range(const struct sv_msg_cfg *c, int64_t num_layers, int32_t stage,
+                         int64_t *begin, int64_t *end)
+{
+    int32_t pp = c->pp_size > 1 ? c->pp_size : 1;
+    if (!c->stage_layers) {
+        sv_msg_pp_split(num_layers, pp, stage, begin, end);
+        return;
+    }
+    /* An explicit split (instances[].stages[].layers), checked by the planner. */
+    int64_t b = 0;
+    for (int32_t s = 0; s < stage; s++)
+        b += c->stage_layers[s];
+    *begin = b;
+    *end = b + c->stage_layers[stage];
+    SV_ASSERT(*end <= num_layers);
+}
+
 /* ---- experts -------------------------------------------------------------------------------- */
 
 int32_t sv_msg_expert_owner(int32_t expert, int32_t ep_size, int32_t n_experts)

@@ -73,6 +73,7 @@ static const char *const inst_keys[] = {"model_name",
                                         "expert_offload",
                                         "gpu_clock",
                                         "max_model_len",
+                                        "stages",
                                         NULL};
 
 static void warn_unknown(JsonObject *obj, const char *const *known, const char *where)
@@ -880,6 +881,8 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
     ic->pp_size = (int32_t)pp;
     ic->num_npus = (int32_t)npus;
     ic->ep_size = (int32_t)ep;
+    if (!sv_planner__stages_parse(o, where, ic, error)) /* heterogeneous stages (stages.c) */
+        return FALSE;
     if (!get_str(o, "dp_group", where, FALSE, ic->dp_group, sizeof ic->dp_group, error))
         return FALSE;
     char pd_type[16];
@@ -1079,8 +1082,10 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
     }
     return c;
 fail_insts:
-    for (guint i = 0; i < insts->len; i++)
+    for (guint i = 0; i < insts->len; i++) {
         g_free(g_array_index(insts, struct sv_planner_instance_cfg, i).placement.rules);
+        g_free(g_array_index(insts, struct sv_planner_instance_cfg, i).stages);
+    }
     g_array_free(insts, TRUE);
 fail:
     sv_planner_cluster_free(c);
@@ -1136,8 +1141,10 @@ void sv_planner_cluster_free(struct sv_planner_cluster_cfg *cfg)
     for (int32_t ni = 0; cfg->nodes && ni < cfg->n_nodes; ni++)
         sv_power_node_cfg_clear(&cfg->nodes[ni].power);
     g_free(cfg->nodes);
-    for (int32_t i = 0; cfg->instances && i < cfg->n_instances; i++)
+    for (int32_t i = 0; cfg->instances && i < cfg->n_instances; i++) {
         g_free(cfg->instances[i].placement.rules);
+        g_free(cfg->instances[i].stages);
+    }
     g_free(cfg->instances);
     g_strfreev(cfg->unsupported);
     g_free(cfg);

@@ -140,6 +140,16 @@ gboolean sv_planner_tier_flags_resolve(const struct sv_planner_tier_flags *run,
                                        const struct sv_planner_tier_flags *cluster,
                                        struct sv_planner_tier_run *out, GError **error);
 
+/* One pipeline stage of an instance whose stages run on different hardware (instances[].stages,
+ * a servesim extension: docs/parallelism.md "Heterogeneous pipeline stages"). */
+#define SV_PLANNER_MAX_STAGES 32
+struct sv_planner_stage_cfg {
+    char hardware[64];  /* stages[].hardware (required): a hardware catalog name */
+    double mem_gib;     /* stages[].mem_size, GiB; 0: see planner/stages.c stage_instance_cfg */
+    double mem_bw_gbps; /* stages[].mem_bw, GB/s; 0: see planner/stages.c stage_instance_cfg */
+    int64_t layers;     /* stages[].layers; 0: vLLM's split (sv_msg_pp_split) */
+};
+
 /* One instance of LLMServingSim's cluster config (docs/reference/cluster-config.md) with the
  * per-instance runtime overrides resolved against the run's defaults. */
 struct sv_planner_instance_cfg {
@@ -179,6 +189,11 @@ struct sv_planner_instance_cfg {
     int enable_sub_batch_interleaving;
     int enable_local_offloading;
     double gpu_clock; /* DVFS: instances[].gpu_clock in (0, 1]; 0 = unset (nominal) */
+    /* instances[].stages: 0 / NULL = every stage on `hardware`, else pp_size entries (owned,
+     * freed by sv_planner_cluster_free). */
+    int32_t n_stages;
+    struct sv_planner_stage_cfg *stages;
+    char stages_where[160]; /* "cluster.json: nodes[0].instances[1].stages", for errors */
 };
 
 /* One level of the cluster network (docs/cluster-network.md): a node's device interconnect

@@ -10,6 +10,31 @@ G_BEGIN_DECLS
  * --npu-memory-utilization default. */
 #define SV_PLANNER__DEFAULT_MEM_UTIL 0.9
 
+/* The latency model of instance `ic` (planner/latency.c): its profile bundle when profiles are
+ * given and one matches (unless roofline is asked for), else the roofline; *source says which. */
+sv_compute_latency *sv_planner__make_latency(const struct sv_planner_run_cfg *cfg,
+                                             const struct sv_planner_instance_cfg *ic,
+                                             const struct sv_compute_model_cfg *m, char **source,
+                                             GError **error);
+
+/* Heterogeneous pipeline stages (planner/stages.c, docs/parallelism.md). parse: reads
+ * instances[].stages once pp_size is known. The run's side: per instance, a latency model per
+ * stage (owned here) for mc->stage_lat, the layer split for mc->stage_layers, and *blocks the
+ * minimum of the stages' KV capacities. Instances without stages are left alone. */
+gboolean sv_planner__stages_parse(JsonObject *o, const char *where,
+                                  struct sv_planner_instance_cfg *ic, GError **error);
+typedef struct sv_planner__stages sv_planner__stages;
+sv_planner__stages *sv_planner__stages_new(int32_t n_inst);
+void sv_planner__stages_free(sv_planner__stages *s);
+gboolean sv_planner__stages_instance(sv_planner__stages *s, const struct sv_planner_run_cfg *cfg,
+                                     int32_t i, const struct sv_compute_model_cfg *m,
+                                     const struct sv_planner_placement_map *map,
+                                     uint32_t block_size, uint64_t *blocks, struct sv_msg_cfg *mc,
+                                     GError **error);
+/* vLLM's CUDA-graph sizes on every stage's latency model (sv_compute_latency_set_cudagraph). */
+void sv_planner__stages_cudagraph(sv_planner__stages *s, int32_t i, int64_t max_num_seqs,
+                                  int64_t max_num_batched_tokens);
+
 /* A node SSD with the defaults of an absent nodes[].storage (planner/config.c). */
 void sv_planner__storage_defaults(struct sv_planner_tier_cfg *t);
 

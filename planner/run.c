@@ -31,6 +31,7 @@ typedef struct {
     sv_msg **msgs;
     sv_memtier_kv_manager **kvs;
     sv_compute_latency **lats;
+    sv_planner__stages *stages; /* heterogeneous pipeline stages (stages.c) */
     struct sv_planner_router_inst *inst_scratch;
     sv_rng *router_rng;
     /* Policies from the registry (plugin.c, router.c). */
@@ -503,109 +504,6 @@ static void on_token(void *ctx, uint64_t request_id, int32_t instance, sv_time t
 
 /* ---- setup ---------------------------------------------------------------------------------- */
 
-/* The latency model of one instance: the profile bundle when profiles are given and one
- * matches (unless roofline is asked for), else the roofline. *source says which (struct
- * sv_planner_run_observer.on_instance), so that outputs and stderr can say it. */
-static sv_compute_latency *make_latency(const struct sv_planner_run_cfg *cfg,
-                                        const struct sv_planner_instance_cfg *ic,
-                                        const struct sv_compute_model_cfg *m, char **source,
-                                        GError **error)
-{
-    GError *e = NULL;
-    const char *variant = sv_planner__profile_variant(ic); /* NULL: bf16; legacy, Vidur too */
-    if (cfg->latency != SV_PLANNER_RUN_LATENCY_ROOFLINE && cfg->profiles_root) {
-        g_autofree char *dir =
-            sv_compute_profile_find(cfg->profiles_root, ic->hardware, ic->model_name, variant, &e);
-        if (dir) {
-            sv_compute_latency *lat = sv_compute_latency_new_profile(dir, m, ic->tp_size, error);
-            if (!lat) {
-                g_prefix_error(error, "instance %d (%s on %s): ", ic->index, ic->model_name,
-                               ic->hardware);
-                return NULL;
-            }
-            /* The bundle relative to the root: summary.json must not depend on where the
-             * bundles are installed. */
-            size_t n = strlen(cfg->profiles_root);
-            const char *rel = dir;
-            if (strncmp(dir, cfg->profiles_root, n) == 0 && dir[n] == '/')
-                rel = dir + n + 1;
-            *source = g_strconcat("profile:", rel, NULL);
-            return lat;
-        }
-        /* LLMServingSim's older perf_models layout (<hw>/<org>/<model>/tp<N>/layers.csv: the
-         * ISPASS'26 artifact's), when no bundle matches. */
-        g_autofree char *tp_dir = variant
-                                      ? NULL
-                                      : sv_compute_legacy_find(cfg->profiles_root, ic->hardware,
-                                                               ic->model_name, ic->tp_size, NULL);
-        if (tp_dir) {
-            g_clear_error(&e);
-            sv_compute_latency *lat = sv_compute_latency_new_legacy(tp_dir, m, ic->tp_size, error);
-            if (!lat) {
-                g_prefix_error(error, "instance %d (%s on %s): ", ic->index, ic->model_name,
-                               ic->hardware);
-                return NULL;
-            }
-            size_t n = strlen(cfg->profiles_root);
-            const char *rel = tp_dir;
-            if (strncmp(tp_dir, cfg->profiles_root, n) == 0 && tp_dir[n] == '/')
-                rel = tp_dir + n + 1;
-            *source = g_strconcat("legacy:", rel, NULL);
-            return lat;
-        }
-        /* Vidur's profiling layout (<root>/compute/<device>/<org>/<model>/mlp.csv), when the
-         * root is one: its error replaces the bundle's. */
-        g_autofree char *vroot = g_build_filename(cfg->profiles_root, "compute", NULL);
-        if (!variant && g_file_test(vroot, G_FILE_TEST_IS_DIR)) {
-            struct sv_compute_hw_cfg vhw;
-            gboolean known =
-                sv_compute_hw_catalog_lookup(cfg->cluster->hw_catalog, ic->hardware, &vhw, NULL);
-            g_clear_error(&e);
-            g_autofree char *vdir = sv_compute_vidur_find(cfg->profiles_root, ic->hardware,
-                                                          known ? vhw.name : NULL, m->name, &e);
-            if (vdir && !known)
-                g_set_error(&e, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
-                            "Vidur's profiles need the hardware in the catalog (lm_head and "
-                            "sampler take its roofline): --hardware-file can add %s",
-                            ic->hardware);
-            if (vdir && known) {
-                sv_compute_latency *lat =
-                    sv_compute_latency_new_vidur(vdir, m, ic->tp_size, &vhw, error);
-                if (!lat) {
-                    g_prefix_error(error, "instance %d (%s on %s): ", ic->index, ic->model_name,
-                                   ic->hardware);
-                    return NULL;
-                }
-                *source = g_strdup_printf("vidur:%s (roofline: %s)", vdir + strlen(vroot) + 1,
-                                          sv_compute_latency_fallback_ops(lat));
-                return lat;
-            }
-        }
-    }
-    if (cfg->latency == SV_PLANNER_RUN_LATENCY_PROFILE) {
-        if (e)
-            g_propagate_prefixed_error(error, e,
-                                       "instance %d (%s on %s): --latency profile: ", ic->index,
-                                       ic->model_name, ic->hardware);
-        else
-            g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
-                        "instance %d (%s on %s): --latency profile: no profiles folder given "
-                        "(--profiles DIR or SERVESIM_PROFILES)",
-                        ic->index, ic->model_name, ic->hardware);
-        return NULL;
-    }
-    g_clear_error(&e);
-    struct sv_compute_hw_cfg hw;
-    if (!sv_compute_hw_catalog_lookup(cfg->cluster->hw_catalog, ic->hardware, &hw, error))
-        return NULL;
-    if (ic->npu_mem_bw_gbps > 0)
-        hw.mem_bw_gbps = ic->npu_mem_bw_gbps; /* the config's npu_mem.mem_bw wins */
-    sv_compute_latency *lat = sv_compute_latency_new_roofline(m, &hw, ic->tp_size, NULL, error);
-    if (lat)
-        *source = g_strdup("roofline");
-    return lat;
-}
-
 /* Disaggregation: any pd_type makes every prefill instance hand its requests to a decode
  * instance over the cluster network (pd.c). */
 static gboolean setup_pd(run_state *st, GError **error)
@@ -688,7 +586,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         return FALSE;
     }
     g_autofree char *latency_source = NULL;
-    st->lats[i] = make_latency(cfg, ic, &m, &latency_source, error);
+    st->lats[i] = sv_planner__make_latency(cfg, ic, &m, &latency_source, error);
     if (!st->lats[i])
         return FALSE;
     double clock = sv_planner_apply_gpu_clock(cfg, ic, st->lats[i]); /* DVFS (docs/power.md) */
@@ -702,9 +600,9 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     struct sv_planner_placement_map map;
     if (!sv_planner_placement_resolve(ic, (int32_t)m.num_layers, &map, error))
         return FALSE;
-    uint64_t blocks;
-    gboolean cap_ok =
-        sv_planner_instance_kv_blocks(ic, &m, &map, (uint32_t)block_size, &blocks, error);
+    uint64_t blocks = 0; /* with stages: the stages' own (stages.c, below) */
+    gboolean cap_ok = ic->n_stages > 0 || sv_planner_instance_kv_blocks(
+                                              ic, &m, &map, (uint32_t)block_size, &blocks, error);
     if (!cap_ok) {
         sv_planner_placement_map_clear(&map);
         g_prefix_error(error, "instance %d (%s on %s): ", i, ic->model_name, ic->hardware);
@@ -763,11 +661,14 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     }
     if (st->et)
         sv_planner_et_instance(st->et, i, &mc);
-    /* Memory tiers (planner/tiers.c): routes, ledgers and the prefix hierarchy of this
-     * instance. */
-    gboolean tiers_ok =
-        !st->tiers || sv_planner_tiers_instance(st->tiers, i, &m, &map, mc.first_device,
-                                                (uint32_t)block_size, &blocks, &mc.tiers, error);
+    /* Heterogeneous stages (stages.c): a latency model per stage, KV blocks the stages' minimum.
+     * Memory tiers (planner/tiers.c): routes, ledgers and the prefix hierarchy of this instance. */
+    gboolean tiers_ok = sv_planner__stages_instance(st->stages, cfg, i, &m, &map,
+                                                    (uint32_t)block_size, &blocks, &mc, error);
+    tiers_ok =
+        tiers_ok &&
+        (!st->tiers || sv_planner_tiers_instance(st->tiers, i, &m, &map, mc.first_device,
+                                                 (uint32_t)block_size, &blocks, &mc.tiers, error));
     sv_planner_placement_map_clear(&map);
     /* PIM attention offload / local weight loads (planner/pim.c): KV in PIM memory. */
     if (tiers_ok && st->pim)
@@ -798,6 +699,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         mc.max_num_batched_tokens = INT64_MAX / 4;
     /* vLLM's CUDA-graph capture sizes follow these two (the analytic latency model's graphs). */
     sv_compute_latency_set_cudagraph(st->lats[i], mc.max_num_seqs, mc.max_num_batched_tokens);
+    sv_planner__stages_cudagraph(st->stages, i, mc.max_num_seqs, mc.max_num_batched_tokens);
     struct sv_msg_hooks hooks = {
         .on_token = on_token,
         .on_req_done = on_req_done,
@@ -961,6 +863,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     st.msgs = g_new0(sv_msg *, st.n_inst);
     st.kvs = g_new0(sv_memtier_kv_manager *, st.n_inst);
     st.lats = g_new0(sv_compute_latency *, st.n_inst);
+    st.stages = sv_planner__stages_new(st.n_inst);
     st.inst_scratch = g_new0(struct sv_planner_router_inst, st.n_inst);
     st.models = g_new0(struct sv_compute_model_cfg, st.n_inst);
     st.npus = g_new0(int32_t *, st.n_inst);
@@ -1154,6 +1057,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
         sv_memtier_kv_manager_free(st.kvs[i]);
         sv_compute_latency_free(st.lats[i]);
     }
+    sv_planner__stages_free(st.stages);
     if (st.cnet) {
         for (int32_t d = 0; d < sv_planner_cluster_net_num_dp(st.cnet); d++)
             sv_msg_dp_free(st.dps[d]);
