@@ -25,10 +25,12 @@ gboolean sv_compute_spec_validate(const char *path, const char *method, const ch
     for (int i = 0; i < (int)G_N_ELEMENTS(method_names); i++)
         if (method && strcmp(method, method_names[i]) == 0)
             mi = i;
+    if (method && strcmp(method, "draft_model") == 0)
+        mi = SV_COMPUTE_SPEC_DRAFT; /* vLLM >= 0.10's name (vllm/config/speculative.py) */
     if (mi < 0) {
         g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_INVALID,
-                    "%s.method: '%s' is not a speculative method (draft, eagle, mtp)", path,
-                    method ? method : "(missing)");
+                    "%s.method: '%s' is not a speculative method (draft, draft_model, eagle, mtp)",
+                    path, method ? method : "(missing)");
         return FALSE;
     }
     out->method = (sv_compute_spec_method)mi;
@@ -75,7 +77,7 @@ gboolean sv_compute_spec_parse_flag(const char *text, const char *model_dir,
     /* METHOD:K:A (eagle, mtp) or draft:MODEL:K:A. The model name may hold no ':'. */
     g_auto(GStrv) f = g_strsplit(text ? text : "", ":", -1);
     guint n = g_strv_length(f);
-    gboolean draft = n > 0 && strcmp(f[0], "draft") == 0;
+    gboolean draft = n > 0 && (strcmp(f[0], "draft") == 0 || strcmp(f[0], "draft_model") == 0);
     if (n != (draft ? 4u : 3u)) {
         g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_INVALID,
                     "--speculative: '%s' is not METHOD:K:A or draft:MODEL:K:A", text);

@@ -36,7 +36,7 @@ static void test_validation(void)
     expect_error("eagle", NULL, 4, NAN, "acceptance_rate: nan is outside [0, 1]");
     expect_error("medusa", NULL, 4, 0.5,
                  "instances[0].speculative.method: 'medusa' is not a speculative method "
-                 "(draft, eagle, mtp)");
+                 "(draft, draft_model, eagle, mtp)");
     expect_error(NULL, NULL, 4, 0.5, "method: '(missing)' is not");
     expect_error("draft", NULL, 4, 0.5,
                  "instances[0].speculative.draft_model: required with method \"draft\"");
@@ -55,6 +55,9 @@ static void test_validation(void)
     CU_ASSERT_TRUE(c.has_draft);
     CU_ASSERT_EQUAL(c.draft.num_layers, 32);
     CU_ASSERT_STRING_EQUAL(sv_compute_spec_method_name(c.method), "draft");
+    CU_ASSERT_TRUE(
+        sv_compute_spec_validate("x", "draft_model", "Llama-3.1-8B", NULL, 1, 0, &c, NULL));
+    CU_ASSERT_EQUAL(c.method, SV_COMPUTE_SPEC_DRAFT);
 
     CU_ASSERT_TRUE(sv_compute_spec_parse_flag("mtp:2:0.25", NULL, &c, NULL));
     CU_ASSERT_EQUAL(c.method, SV_COMPUTE_SPEC_MTP);
