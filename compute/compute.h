@@ -535,6 +535,63 @@ sv_time sv_compute_pim_iter_time(const struct sv_compute_pim_cfg *pim,
                                  sv_compute_pim_pack_fn pack, void *pack_user, int *channel_of,
                                  double *channel_ns, int *slowest);
 
+/* ---- speculative decoding (compute/specdec.c, docs/speculative.md) ----------------------- */
+
+/* vLLM's --speculative-config "method": a separate draft model, or a head of the target. */
+typedef enum {
+    SV_COMPUTE_SPEC_DRAFT = 0,
+    SV_COMPUTE_SPEC_EAGLE,
+    SV_COMPUTE_SPEC_MTP,
+} sv_compute_spec_method;
+#define SV_COMPUTE_SPEC_MAX_K 64
+struct sv_compute_spec_cfg {
+    sv_compute_spec_method method;
+    int32_t k;         /* num_speculative_tokens, 1 .. SV_COMPUTE_SPEC_MAX_K */
+    double acceptance; /* per draft token, i.i.d., [0, 1] */
+    gboolean has_draft;
+    struct sv_compute_model_cfg draft; /* method draft: the draft model */
+};
+const char *sv_compute_spec_method_name(sv_compute_spec_method m);
+/* Validate the keys of a "speculative" object; errors name `path`.<key>. `draft_model` is looked
+ * up like a target model (model_dir may be NULL); it is required with "draft", refused
+ * otherwise. */
+gboolean sv_compute_spec_validate(const char *path, const char *method, const char *draft_model,
+                                  const char *model_dir, int64_t k, double acceptance,
+                                  struct sv_compute_spec_cfg *out, GError **error);
+/* The quick form: "eagle:K:A", "mtp:K:A" or "draft:MODEL:K:A". */
+gboolean sv_compute_spec_parse_flag(const char *text, const char *model_dir,
+                                    struct sv_compute_spec_cfg *out, GError **error);
+/* Tokens one verify step emits (1 .. k + 1): the run of accepted drafts before the first
+ * rejection, plus the target's bonus token. */
+int32_t sv_compute_spec_sample(sv_rng *rng, int32_t k, double acceptance);
+/* Its expectation, (1 - a^(k+1)) / (1 - a) (Leviathan et al. 2023, Eq. 1); k + 1 at a = 1. */
+double sv_compute_spec_expected_tokens(int32_t k, double a);
+/* One rank's forward pass (prologue, layers, head; no TP collectives): a decode step of n_seqs
+ * requests with KV kv each, and the verify pass (a chunk of k + 1 tokens per request after kv
+ * of history). */
+sv_time sv_compute_spec_decode_pass_ns(sv_compute_latency *lat, int64_t n_seqs, int64_t kv);
+sv_time sv_compute_spec_verify_pass_ns(sv_compute_latency *lat, int64_t n_seqs, int64_t kv,
+                                       int32_t k);
+/* The k sequential draft passes of one step: the draft model's decode passes (method draft,
+ * `draft` its latency model) or one target decoder layer plus the head per draft token (EAGLE,
+ * MTP; `draft` unused). */
+sv_time sv_compute_spec_draft_ns(const struct sv_compute_spec_cfg *c, sv_compute_latency *target,
+                                 sv_compute_latency *draft, int64_t n_seqs, int64_t kv);
+/* Decode of one request's output tokens by speculative steps of draft_ns + verify_ns each; the
+ * tokens of a step are emitted together at its end (token_ns[i], from the start of decode). */
+struct sv_compute_spec_result {
+    int64_t steps;
+    int64_t n_tokens;
+    sv_time total_ns;
+    sv_time *token_ns; /* n_tokens entries, owned */
+};
+gboolean sv_compute_spec_decode_request(const struct sv_compute_spec_cfg *c, sv_rng *rng,
+                                        int64_t output_tokens, sv_time draft_ns, sv_time verify_ns,
+                                        struct sv_compute_spec_result *out);
+void sv_compute_spec_result_clear(struct sv_compute_spec_result *r);
+/* Weight bytes of the draft model on one rank (0 for heads: counted in the target's). */
+uint64_t sv_compute_spec_draft_weight_bytes(const struct sv_compute_spec_cfg *c, int tp);
+
 G_END_DECLS
 
 #endif

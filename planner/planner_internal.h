@@ -17,6 +17,11 @@ sv_compute_latency *sv_planner__make_latency(const struct sv_planner_run_cfg *cf
                                              const struct sv_compute_model_cfg *m, char **source,
                                              GError **error);
 
+/* instances[].speculative (planner/spec.c, docs/speculative.md): TRUE when absent; otherwise the
+ * object is validated (errors name its path) and, valid, refused: the engine does not simulate it
+ * yet. */
+gboolean sv_planner__spec_check(JsonObject *o, const char *where, GError **error);
+
 /* Heterogeneous pipeline stages (planner/stages.c, docs/parallelism.md). parse: reads
  * instances[].stages once pp_size is known. The run's side: per instance, a latency model per
  * stage (owned here) for mc->stage_lat, the layer split for mc->stage_layers, and *blocks the
