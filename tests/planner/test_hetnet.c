@@ -195,6 +195,66 @@ static void test_bad_input(void)
     sv_test_rmtree(dir);
 }
 
+/* End to end: the KV of one 512-token Llama-3.1-8B prompt, prefilled on a PCIe node (A100,
+ * TP2, 16 GB/s, 2,500 ns per link) and decoded on an NVLink node (H100, TP1), over a 50 GB/s
+ * switch fabric (2,000 ns per link). KV = 512 x 32 layers x 2 x 8 heads x 128 x 2 B = 67,108,864 B,
+ * 33,554,432 B per prefill rank. Rank 1 crosses its node's PCIe switch, then the fabric link it
+ * shares with rank 0 (which gets the rest of it): PCIe is its bottleneck throughout,
+ * 33,554,432 / (16 x 2^30 / 10^9) = 1,953,125 ns, + 2 x 2,500 + 2 x 2,000 = 1,962,125 ns from
+ * the end of prefill to the KV on the decode instance. The flow model truncates once at the end
+ * and the rate change when rank 0 finishes leaves the last byte a rounding error early: 1 ns
+ * below is accepted, nothing else. (docs/cluster-network.md, the worked example.) */
+static void test_kv_transfer_e2e(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *cluster = g_build_filename(dir, "c.json", NULL);
+    g_autofree char *trace = g_build_filename(dir, "t.jsonl", NULL);
+    g_autofree char *out = g_build_filename(dir, "out", NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(
+        cluster,
+        "{\"num_nodes\": 2, \"link_bw\": 50, \"link_latency\": 2000,"
+        " \"fabric\": {\"kind\": \"switch\", \"bw_gbps\": 50, \"latency_ns\": 2000},"
+        " \"nodes\": [{\"topology\": {\"kind\": \"nvlink\", \"bw_gbps\": 450, \"latency_ns\": 500},"
+        " \"instances\": [{\"model_name\": \"meta-llama/Llama-3.1-8B\", \"hardware\": \"H100\","
+        " \"npu_mem\": {\"mem_size\": 80}, \"num_npus\": 1, \"tp_size\": 1, \"pd_type\": "
+        "\"decode\"}]},"
+        " {\"topology\": {\"kind\": \"pcie\", \"bw_gbps\": 16, \"latency_ns\": 2500},"
+        " \"instances\": [{\"model_name\": \"meta-llama/Llama-3.1-8B\", \"hardware\": \"A100\","
+        " \"npu_mem\": {\"mem_size\": 80}, \"num_npus\": 2, \"tp_size\": 2, \"pd_type\": "
+        "\"prefill\"}]}]}",
+        -1, NULL));
+    CU_ASSERT_FATAL(g_file_set_contents(
+        trace, "{\"input_toks\": 512, \"output_toks\": 4, \"arrival_time_ns\": 0}\n", -1, NULL));
+    g_autofree char *bin = g_canonicalize_filename(SV_SERVESIM_BIN, NULL);
+    const char *argv[] = {bin,   "run",          "--cluster", cluster, "--workload",
+                          trace, "--output-dir", out,         NULL};
+    char *sout = NULL, *serr = NULL;
+    int status = -1;
+    CU_ASSERT_FATAL(sv_test_spawn(argv, &sout, &serr, &status));
+    if (status != 0)
+        fprintf(stderr, "%s\n", serr);
+    CU_ASSERT_EQUAL_FATAL(status, 0);
+    g_free(sout);
+    g_free(serr);
+    g_autofree char *csv_path = g_build_filename(out, "requests.csv", NULL);
+    g_autofree char *csv = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(csv_path, &csv, NULL, NULL));
+    g_auto(GStrv) lines = g_strsplit(csv, "\n", -1);
+    CU_ASSERT_FATAL(lines[0] && lines[1] && lines[1][0]);
+    g_auto(GStrv) head = g_strsplit(lines[0], ",", -1);
+    g_auto(GStrv) row = g_strsplit(lines[1], ",", -1);
+    int64_t done = -1, ready = -1;
+    for (int k = 0; head[k] && row[k]; k++) {
+        if (strcmp(head[k], "prefill_done_ns") == 0)
+            done = g_ascii_strtoll(row[k], NULL, 10);
+        if (strcmp(head[k], "kv_ready_ns") == 0)
+            ready = g_ascii_strtoll(row[k], NULL, 10);
+    }
+    CU_ASSERT_FATAL(done > 0 && ready > 0);
+    CU_ASSERT(ready - done == 1962125 || ready - done == 1962124);
+    sv_test_rmtree(dir);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
@@ -203,6 +263,7 @@ int main(void)
         {"shared_bottleneck_halves", test_shared_bottleneck_halves},
         {"analytical_uses_node_links", test_analytical_uses_node_links},
         {"bad_input", test_bad_input},
+        {"kv_transfer_e2e", test_kv_transfer_e2e},
         {NULL, NULL},
     };
     sv_test_add_suite("hetnet", cases);
