@@ -18,6 +18,7 @@ typedef enum {
 } sv_net_error_code;
 
 #define SV_NET_MAX_DIMS 8
+#define SV_NET_MAX_LINE_OVER 64
 
 typedef enum {
     SV_NET_TOPO_RING,
@@ -32,6 +33,17 @@ struct sv_net_topo_cfg {
     int npus[SV_NET_MAX_DIMS];              /* each > 1 */
     double bandwidth_gbps[SV_NET_MAX_DIMS]; /* per link per direction, ASTRA-sim "GB/s" */
     double latency_ns[SV_NET_MAX_DIMS];     /* per link, >= 0 */
+    /* Lines (groups of NPUs that differ only in dimension `dim`; line = the NPU's other
+     * coordinates, dims below `dim` fastest) whose links have their own bandwidth and latency,
+     * e.g. a PCIe node beside NVLink nodes (docs/cluster-network.md). Not ASTRA-sim's: a
+     * topology with overrides cannot be saved as its YAML. */
+    int n_line_over;
+    struct sv_net_line_over {
+        int dim;
+        int line;
+        double bandwidth_gbps;
+        double latency_ns;
+    } line_over[SV_NET_MAX_LINE_OVER];
 };
 
 /* Read ASTRA-sim's network YAML (topology, npus_count, bandwidth, latency). */

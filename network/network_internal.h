@@ -81,6 +81,10 @@ int sv_net__geom_dim_hops(const struct sv_net_geom *g, int d, int i, int j);
  * dimension's switch). In 1-D this is exactly ASTRA-sim's congestion-aware route. */
 int sv_net__geom_next_link(const struct sv_net_geom *g, int cur, int dst);
 
+/* A link of the line of dimension d through NPU `npu`: every link of a line has the same
+ * bandwidth and latency (the dimension's, or the line's override). */
+const struct sv_net_link *sv_net__geom_line_link(const struct sv_net_geom *g, int d, int npu);
+
 /* Total number of links and the sum of their latencies on the route src -> dst. The latency sum
  * is accumulated as sum over dims of hops_d * L_d, which in 1-D is ASTRA-sim's hops * L. */
 int sv_net__geom_route(const struct sv_net_geom *g, int src, int dst, int *links_out,

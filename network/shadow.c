@@ -23,8 +23,8 @@ void sv_net_lone_message(const sv_net *net, int src, int dst, uint64_t bytes,
         int d = sv_net__geom_first_diff_dim(g, src, dst);
         int hops = sv_net__geom_dim_hops(g, d, sv_net__geom_coord(g, src, d),
                                          sv_net__geom_coord(g, dst, d));
-        out->delay_ns =
-            sv_time_from_ns(hops * g->cfg.latency_ns[d] + (double)bytes / g->bw_bpns[d]);
+        const struct sv_net_link *ll = sv_net__geom_line_link(g, d, src);
+        out->delay_ns = sv_time_from_ns(hops * ll->lat_ns + (double)bytes / ll->bw_bpns);
         out->stat_links = hops;
         return;
     }

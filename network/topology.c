@@ -75,6 +75,26 @@ gboolean sv_net__topo_validate(const struct sv_net_topo_cfg *cfg, const char *wh
             !in_range(lat, cfg->latency_ns[d], SV_RANGE_LATENCY_NS, error))
             return FALSE;
     }
+    if (cfg->n_line_over < 0 || cfg->n_line_over > SV_NET_MAX_LINE_OVER) {
+        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "%s: %d line overrides (at most %d)",
+                    where, cfg->n_line_over, SV_NET_MAX_LINE_OVER);
+        return FALSE;
+    }
+    for (int k = 0; k < cfg->n_line_over; k++) {
+        const struct sv_net_line_over *o = &cfg->line_over[k];
+        if (o->dim < 0 || o->dim >= cfg->ndims || o->line < 0 ||
+            o->line >= total / cfg->npus[o->dim]) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "%s: line override %d: no line %d in dimension %d", where, k, o->line,
+                        o->dim);
+            return FALSE;
+        }
+        g_autofree char *bw = g_strdup_printf("%s: line override %d: bandwidth", where, k);
+        g_autofree char *lat = g_strdup_printf("%s: line override %d: latency", where, k);
+        if (!in_range(bw, o->bandwidth_gbps, SV_RANGE_BW_GBPS, error) ||
+            !in_range(lat, o->latency_ns, SV_RANGE_LATENCY_NS, error))
+            return FALSE;
+    }
     return TRUE;
 }
 
@@ -257,6 +277,13 @@ gboolean sv_net_topo_save_yaml(const struct sv_net_topo_cfg *t, const char *path
                                         [SV_NET_TOPO_SWITCH] = "Switch"};
     if (!sv_net__topo_validate(t, path, error))
         return FALSE;
+    if (t->n_line_over > 0) {
+        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                    "%s: the topology has links of their own bandwidth or latency per line (a "
+                    "node topology of its own), which ASTRA-sim's network YAML cannot express",
+                    path);
+        return FALSE;
+    }
     g_autoptr(GString) out = g_string_new("topology: [ ");
     for (int d = 0; d < t->ndims; d++)
         g_string_append_printf(out, "%s%s", d > 0 ? ", " : "", kinds[t->kind[d]]);
@@ -350,9 +377,16 @@ gboolean sv_net__geom_init(struct sv_net_geom *g, const struct sv_net_topo_cfg *
             int hi = line / g->stride[d];
             int base_npu = lo + hi * g->stride[d] * n;
             struct sv_net_link *L = g->links + g->link_base[d] + line * g->links_per_line[d];
+            double bw = g->bw_bpns[d], lat = cfg->latency_ns[d];
+            for (int o = 0; o < cfg->n_line_over; o++) {
+                if (cfg->line_over[o].dim == d && cfg->line_over[o].line == line) {
+                    bw = sv_bw_gbps_to_bytes_per_ns(cfg->line_over[o].bandwidth_gbps);
+                    lat = cfg->line_over[o].latency_ns;
+                }
+            }
             for (int k = 0; k < g->links_per_line[d]; k++) {
-                L[k].bw_bpns = g->bw_bpns[d];
-                L[k].lat_ns = cfg->latency_ns[d];
+                L[k].bw_bpns = bw;
+                L[k].lat_ns = lat;
             }
             for (int i = 0; i < n; i++) {
                 int npu_i = base_npu + i * g->stride[d];
@@ -472,6 +506,14 @@ int sv_net__geom_next_link(const struct sv_net_geom *g, int cur, int dst)
     g_assert_not_reached();
 }
 
+const struct sv_net_link *sv_net__geom_line_link(const struct sv_net_geom *g, int d, int npu)
+{
+    int lo = npu % g->stride[d];
+    int hi = npu / (g->stride[d] * g->cfg.npus[d]);
+    int line = lo + hi * g->stride[d];
+    return &g->links[g->link_base[d] + line * g->links_per_line[d]];
+}
+
 int sv_net__geom_route(const struct sv_net_geom *g, int src, int dst, int *links_out,
                        double *lat_sum_ns)
 {
@@ -484,7 +526,17 @@ int sv_net__geom_route(const struct sv_net_geom *g, int src, int dst, int *links
         SV_ASSERT(nl <= g->max_route_links);
         cur = g->links[l].dst_dev;
     }
-    if (lat_sum_ns != NULL) {
+    if (lat_sum_ns != NULL && g->cfg.n_line_over > 0) {
+        /* lines of their own latency: the links' sum (without overrides, the closed form below,
+         * which outputs have always used) */
+        double lat = 0;
+        for (int cur = src; cur != dst;) {
+            int l = sv_net__geom_next_link(g, cur, dst);
+            lat += g->links[l].lat_ns;
+            cur = g->links[l].dst_dev;
+        }
+        *lat_sum_ns = lat;
+    } else if (lat_sum_ns != NULL) {
         double lat = 0;
         for (int d = 0; d < g->cfg.ndims; d++) {
             int i = sv_net__geom_coord(g, src, d), j = sv_net__geom_coord(g, dst, d);

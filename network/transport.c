@@ -215,8 +215,9 @@ static void analytical_send(sv_net *net, int src, int dst, uint64_t bytes, sv_ne
     int d = sv_net__geom_first_diff_dim(g, src, dst);
     int hops =
         sv_net__geom_dim_hops(g, d, sv_net__geom_coord(g, src, d), sv_net__geom_coord(g, dst, d));
-    double link_delay = hops * g->cfg.latency_ns[d];
-    double serialization = (double)bytes / g->bw_bpns[d];
+    const struct sv_net_link *ll = sv_net__geom_line_link(g, d, src);
+    double link_delay = hops * ll->lat_ns;
+    double serialization = (double)bytes / ll->bw_bpns;
     sv_time delay = sv_time_from_ns(link_delay + serialization);
     net->stats.link_bytes += bytes * (uint64_t)hops;
     net->stats.link_transfers += (uint64_t)hops;

@@ -23,13 +23,6 @@ struct sv_planner_cluster_net {
     int32_t *dp_size;
 };
 
-static gboolean level_equal(const struct sv_planner_net_level_cfg *a,
-                            const struct sv_planner_net_level_cfg *b)
-{
-    return a->set == b->set && (!a->set || (a->kind == b->kind && a->bw_gbps == b->bw_gbps &&
-                                            a->latency_ns == b->latency_ns));
-}
-
 static gboolean fill_dim(const struct sv_planner_cluster_cfg *c, int dim, int npus,
                          const struct sv_planner_net_level_cfg *lv, struct sv_net_topo_cfg *t,
                          int at, GError **error)
@@ -58,6 +51,19 @@ static gboolean fill_dim(const struct sv_planner_cluster_cfg *c, int dim, int np
     return TRUE;
 }
 
+static const char *level_kind_name(sv_net_topo_kind k)
+{
+    switch (k) {
+    case SV_NET_TOPO_RING:
+        return "ring";
+    case SV_NET_TOPO_FULLY_CONNECTED:
+        return "fully_connected";
+    case SV_NET_TOPO_SWITCH:
+        return "switch";
+    }
+    return "?";
+}
+
 static gboolean build_topo(const struct sv_planner_cluster_cfg *c, struct sv_net_topo_cfg *out,
                            int32_t *npus_per_node, GError **error)
 {
@@ -69,13 +75,6 @@ static gboolean build_topo(const struct sv_planner_cluster_cfg *c, struct sv_net
             if (c->instances[i].node == n)
                 k += c->instances[i].num_npus;
         ppn = MAX(ppn, k);
-        if (n > 0 && !level_equal(&c->nodes[n].topology, &c->nodes[0].topology)) {
-            g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
-                        "nodes[%d].topology: differs from nodes[0].topology; the cluster network "
-                        "has one topology per dimension (docs/cluster-network.md)",
-                        n);
-            return FALSE;
-        }
     }
     *npus_per_node = ppn;
     int dims = (ppn > 1 ? 1 : 0) + (c->n_nodes > 1 ? 1 : 0);
@@ -91,6 +90,37 @@ static gboolean build_topo(const struct sv_planner_cluster_cfg *c, struct sv_net
     int at = 0;
     if (ppn > 1 && !fill_dim(c, 0, ppn, &c->nodes[0].topology, out, at++, error))
         return FALSE;
+    /* A topology per node: each node is one line of dimension 0; one whose links differ from
+     * node 0's gets its own bandwidth and latency (a PCIe node beside NVLink nodes). The kind
+     * must agree: nvlink, pcie and switch are all switch levels. */
+    for (int32_t n = 1; ppn > 1 && n < c->n_nodes; n++) {
+        struct sv_net_topo_cfg one = {0};
+        if (!fill_dim(c, 0, ppn, &c->nodes[n].topology, &one, 0, error))
+            return FALSE;
+        if (one.kind[0] != out->kind[0]) {
+            g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                        "nodes[%d].topology.kind: a %s level beside nodes[0]'s %s level; nodes "
+                        "may differ in bw_gbps and latency_ns, not in kind (nvlink, pcie and "
+                        "switch are all switch levels; docs/cluster-network.md)",
+                        n, level_kind_name(one.kind[0]), level_kind_name(out->kind[0]));
+            return FALSE;
+        }
+        if (one.bandwidth_gbps[0] == out->bandwidth_gbps[0] &&
+            one.latency_ns[0] == out->latency_ns[0])
+            continue;
+        if (out->n_line_over == SV_NET_MAX_LINE_OVER) {
+            g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                        "nodes[%d].topology: more than %d nodes with links unlike nodes[0]'s", n,
+                        SV_NET_MAX_LINE_OVER);
+            return FALSE;
+        }
+        out->line_over[out->n_line_over++] = (struct sv_net_line_over){
+            .dim = 0,
+            .line = n,
+            .bandwidth_gbps = one.bandwidth_gbps[0],
+            .latency_ns = one.latency_ns[0],
+        };
+    }
     if (c->n_nodes > 1 && !fill_dim(c, 1, c->n_nodes, &c->fabric, out, at++, error))
         return FALSE;
     out->ndims = at;

@@ -124,6 +124,13 @@ static gboolean write_unit(sv_planner_et *e, const char *unit, const GArray *npu
     int32_t ppn = 0;
     if (!sv_planner_cluster_topo(e->c, &full, &ppn, error))
         return FALSE;
+    if (full.n_line_over > 0) {
+        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                    "%s: nodes[].topology: nodes with links unlike nodes[0]'s cannot be written "
+                    "as ASTRA-sim's network YAML (one bandwidth and latency per dimension)",
+                    e->c->where[0] ? e->c->where : "cluster config");
+        return FALSE;
+    }
     const char *note = NULL;
     if (strcmp(unit, "run") == 0)
         t = full;
