@@ -1,5 +1,5 @@
-/* Attention/FFN disaggregation (MegaScale-Infer, arXiv 2504.02263, section 4 "ping-pong
- * pipeline"): attention devices hold the KV cache and run each layer's attention side (norms,
+/* Attention/FFN disaggregation (MegaScale-Infer, arXiv 2504.02263, "ping-pong pipeline
+ * parallelism"): attention devices hold the KV cache and run each layer's attention side (norms,
  * qkv/o projections, attention), FFN devices run the layer's dense MLP or MoE experts. A batch is
  * split into m micro-batches that ping-pong between the two groups: per layer and micro-batch the
  * activations go attention -> FFN (dispatch) and FFN -> attention (combine), tokens x hidden x 2
