@@ -122,6 +122,12 @@ gboolean sv_msg_afd_iter_run(const struct sv_msg_afd_iter_req *q, struct sv_msg_
                 SV_MSG_AFD_MAX_MB, m, q->tokens);
         return FALSE;
     }
+    for (int32_t i = 0; i < m; i++) {
+        if (q->attn_ns[i] < 0 || q->ffn_ns[i] < 0) {
+            AFD_ERR(error, "afd iteration: micro-batch %d: negative operator time", i);
+            return FALSE;
+        }
+    }
     sv_msg_afd_split(q->tokens, m, out->mb_tokens);
     g_autoptr(GError) e = NULL;
     sv_dag *dag = sv_dag_new();

@@ -113,6 +113,11 @@ static void test_bad_iteration(void)
     g_autoptr(GError) e = NULL;
     CU_ASSERT_FALSE(sv_msg_afd_iter_run(&q, &r, &e));
     CU_ASSERT_PTR_NOT_NULL(e && strstr(e->message, "micro_batches <= tokens"));
+    g_clear_error(&e);
+    q = req(2, 2, 4, 4, 100, 100, 2.0, 2);
+    q.ffn_ns[1] = -1;
+    CU_ASSERT_FALSE(sv_msg_afd_iter_run(&q, &r, &e));
+    CU_ASSERT_PTR_NOT_NULL(e && strstr(e->message, "micro-batch 1: negative operator time"));
 }
 
 /* The layer's operators split by side: Llama's attention side is layernorm, qkv_proj,
