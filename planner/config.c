@@ -74,6 +74,7 @@ static const char *const inst_keys[] = {"model_name",
                                         "gpu_clock",
                                         "max_model_len",
                                         "stages",
+                                        "afd", /* refused in parse_instance (docs/afd.md) */
                                         NULL};
 
 static void warn_unknown(JsonObject *obj, const char *const *known, const char *where)
@@ -830,6 +831,10 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
                                int32_t n_cxl, GError **error)
 {
     warn_unknown(o, inst_keys, where);
+    if (json_object_has_member(o, "afd")) /* not ignored as unknown: it would change the model */
+        return bad(error, where, "afd",
+                   "attention/FFN disaggregation is not part of servesim run yet (docs/afd.md; "
+                   "servesim afd times one iteration)");
     if (!parse_placement(o, where, n_cxl, &ic->placement, error) ||
         !parse_expert_offload(o, where, n_cxl, ic, error) ||
         !read_offload_flags(o, where, ic, error))

@@ -6,6 +6,14 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
+static char *replace_first(const char *s, const char *old, const char *new_)
+{
+    const char *p = strstr(s, old);
+    if (!p)
+        return g_strdup(s);
+    return g_strdup_printf("%.*s%s%s", (int)(p - s), s, new_, p + strlen(old));
+}
+
 static int run(const char *afd, int64_t decode, char **out, char **err)
 {
     g_autofree char *d = g_strdup_printf("%" G_GINT64_FORMAT, decode);
@@ -78,11 +86,37 @@ static void test_bad_input(void)
     }
 }
 
+/* servesim run refuses an instance with "afd" (not wired into the serving run yet) rather than
+ * ignoring it as an unknown key, naming the config path, exit nonzero. */
+static void test_run_refuses_afd(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *cl = sv_test_write_cluster(dir, "meta-llama/Llama-3.1-8B", "H100", 80);
+    g_autofree char *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(cl, &text, NULL, NULL));
+    g_autofree char *with = replace_first(text, "\"tp_size\": 1,",
+                                          "\"tp_size\": 1, \"afd\": {\"ffn_hardware\": \"A100\"},");
+    CU_ASSERT_FATAL(g_file_set_contents(cl, with, -1, NULL));
+    g_autofree char *out_dir = g_build_filename(dir, "out", NULL);
+    const char *argv[] = {SV_SERVESIM_BIN, "run",   "--cluster",   cl,  "--latency",    "roofline",
+                          "--requests",    "1",     "--input-len", "8", "--output-len", "2",
+                          "--output-dir",  out_dir, NULL};
+    g_autofree char *out = NULL, *err = NULL;
+    int status = -1;
+    CU_ASSERT_FATAL(sv_test_spawn(argv, &out, &err, &status));
+    SV_ASSERT_EQ_I64(status, 1);
+    CU_ASSERT_PTR_NULL(strstr(err, "unknown key"));
+    CU_ASSERT_FALSE(g_file_test(out_dir, G_FILE_TEST_EXISTS));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "nodes[0].instances[0].afd: attention/FFN disaggregation"));
+    sv_test_rmtree(dir);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
         {"worked example: bytes and ping-pong makespan", test_worked_example},
         {"bad afd object", test_bad_input},
+        {"servesim run refuses afd", test_run_refuses_afd},
         {NULL, NULL},
     };
     sv_test_add_suite("afd cli", cases);
