@@ -13,6 +13,7 @@ int sv_cli_run(int argc, char **argv);
 int sv_cli_validate(int argc, char **argv);
 int sv_cli_report(int argc, char **argv);
 int sv_cli_sweep(int argc, char **argv);
+int sv_cli_afd(int argc, char **argv);
 
 /* Parse the options of `servesim CMD` (`entries`, may be NULL, plus --help/-h, which prints
  * `usage` to stdout) with GOptionContext; GLib's own help is off, `usage` is the documented text.

@@ -21,6 +21,7 @@ static const struct command commands[] = {
     {"replay", sv_cli_replay, "run Chakra ET files on the system simulator (ASTRA-sim semantics)"},
     {"convert", sv_cli_convert, "re-encode a Chakra ET file (.et, .et.gz) or decode it to .json"},
     {"inspect", sv_cli_inspect, "summarise a Chakra ET file"},
+    {"afd", sv_cli_afd, "time one decode iteration under attention/FFN disaggregation"},
 };
 
 static void usage(FILE *out)

@@ -665,6 +665,50 @@ sv_time sv_msg_busy_since(const sv_msg *msg);
 uint32_t sv_msg_schedule_step(sv_msg *msg, GArray *out);
 void sv_msg_commit(sv_msg *msg, sv_time finish_ns);
 
+/* ---- attention/FFN disaggregation (msg/afd.c; docs/afd.md) ---------------------------------- */
+
+#define SV_MSG_AFD_MAX_MB 64
+/* An instance's "afd" object: {"ffn_hardware": name, "ffn_npus": N (1), "micro_batches": m (2)}. */
+struct sv_msg_afd_cfg {
+    char ffn_hardware[32]; /* canonical catalog name of the FFN devices */
+    int32_t ffn_npus;      /* FFN devices (1..4096) */
+    int32_t micro_batches; /* m (1..SV_MSG_AFD_MAX_MB) */
+};
+/* Parse and validate `obj` (found at config path `where`); errors name where.key: an unknown key,
+ * an ffn_hardware not in `cat` (NULL: built-ins), a count out of range, or pp_size > 1. */
+gboolean sv_msg_afd_parse(JsonObject *obj, const char *where, const sv_compute_hw_catalog *cat,
+                          int32_t pp_size, struct sv_msg_afd_cfg *out, GError **error);
+/* Tokens of each of m micro-batches: tokens / m, the first tokens % m one more. */
+void sv_msg_afd_split(int64_t tokens, int32_t m, int64_t *mb_tokens);
+/* One iteration of n_layers, its tokens split into micro_batches; per layer and micro-batch i the
+ * attention side takes attn_ns[i], the FFN side ffn_ns[i], and each way a transfer of
+ * mb_tokens[i] x hidden_size x 2 bytes takes net_latency_ns + ceil(bytes / net_gbps) ns. */
+struct sv_msg_afd_iter_req {
+    int64_t n_layers;
+    int32_t micro_batches;
+    int64_t tokens;
+    int64_t hidden_size;
+    sv_time attn_ns[SV_MSG_AFD_MAX_MB];
+    sv_time ffn_ns[SV_MSG_AFD_MAX_MB];
+    double net_gbps; /* GB/s (1e9 B/s = bytes per ns) */
+    sv_time net_latency_ns;
+};
+struct sv_msg_afd_iter {
+    sv_time end_ns;     /* when the last micro-batch's last combine arrives (iteration start 0) */
+    sv_time serial_ns;  /* the same work without overlap (sum of every op and transfer) */
+    uint64_t a2f_bytes; /* dispatch bytes, all layers and micro-batches */
+    uint64_t f2a_bytes; /* combine bytes */
+    uint64_t n_transfers;
+    int64_t mb_tokens[SV_MSG_AFD_MAX_MB];
+};
+/* Build the ping-pong DAG and run it with dag/'s executor (ASTRA-sim hardware rule). */
+gboolean sv_msg_afd_iter_run(const struct sv_msg_afd_iter_req *q, struct sv_msg_afd_iter *out,
+                             GError **error);
+/* Per-layer times of one micro-batch of shape `s`: the attention side (every layer op but the
+ * MLP/MoE ones) from attn_lat, the MLP/MoE ops from ffn_lat (same model). */
+void sv_msg_afd_op_times(sv_compute_latency *attn_lat, sv_compute_latency *ffn_lat,
+                         const struct sv_compute_batch_shape *s, sv_time *attn_ns, sv_time *ffn_ns);
+
 G_END_DECLS
 
 #endif

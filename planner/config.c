@@ -75,6 +75,7 @@ static const char *const inst_keys[] = {"model_name",
                                         "max_model_len",
                                         "stages",
                                         "speculative",
+                                        "afd", /* refused in parse_instance (docs/afd.md) */
                                         NULL};
 
 static void warn_unknown(JsonObject *obj, const char *const *known, const char *where)
@@ -833,6 +834,10 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
     warn_unknown(o, inst_keys, where);
     if (!sv_planner__spec_check(o, where, error))
         return FALSE;
+    if (json_object_has_member(o, "afd")) /* not ignored as unknown: it would change the model */
+        return bad(error, where, "afd",
+                   "attention/FFN disaggregation is not part of servesim run yet (docs/afd.md; "
+                   "servesim afd times one iteration)");
     if (!parse_placement(o, where, n_cxl, &ic->placement, error) ||
         !parse_expert_offload(o, where, n_cxl, ic, error) ||
         !read_offload_flags(o, where, ic, error))
