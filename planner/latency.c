@@ -1,8 +1,16 @@
-/* The latency model of an instance (or of one of its pipeline stages, planner/stages.c): moved
- * out of run.c unchanged. */
+/* The latency model of an instance (or of one of its pipeline stages, planner/stages.c). */
 #include "planner/planner_internal.h"
 
 #include <string.h>
+
+/* `kind:` and `dir` relative to the profiles root: summary.json must not depend on where the
+ * bundles are installed. */
+static char *source_name(const char *kind, const char *root, const char *dir)
+{
+    size_t n = strlen(root);
+    const char *rel = strncmp(dir, root, n) == 0 && dir[n] == '/' ? dir + n + 1 : dir;
+    return g_strconcat(kind, rel, NULL);
+}
 
 /* The latency model of one instance: the profile bundle when profiles are given and one
  * matches (unless roofline is asked for), else the roofline. *source says which (struct
@@ -24,13 +32,7 @@ sv_compute_latency *sv_planner__make_latency(const struct sv_planner_run_cfg *cf
                                ic->hardware);
                 return NULL;
             }
-            /* The bundle relative to the root: summary.json must not depend on where the
-             * bundles are installed. */
-            size_t n = strlen(cfg->profiles_root);
-            const char *rel = dir;
-            if (strncmp(dir, cfg->profiles_root, n) == 0 && dir[n] == '/')
-                rel = dir + n + 1;
-            *source = g_strconcat("profile:", rel, NULL);
+            *source = source_name("profile:", cfg->profiles_root, dir);
             return lat;
         }
         /* LLMServingSim's older perf_models layout (<hw>/<org>/<model>/tp<N>/layers.csv: the
@@ -47,11 +49,7 @@ sv_compute_latency *sv_planner__make_latency(const struct sv_planner_run_cfg *cf
                                ic->hardware);
                 return NULL;
             }
-            size_t n = strlen(cfg->profiles_root);
-            const char *rel = tp_dir;
-            if (strncmp(tp_dir, cfg->profiles_root, n) == 0 && tp_dir[n] == '/')
-                rel = tp_dir + n + 1;
-            *source = g_strconcat("legacy:", rel, NULL);
+            *source = source_name("legacy:", cfg->profiles_root, tp_dir);
             return lat;
         }
         /* Vidur's profiling layout (<root>/compute/<device>/<org>/<model>/mlp.csv), when the
