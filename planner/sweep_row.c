@@ -137,8 +137,7 @@ static JsonArray *array_member(JsonObject *o, const char *name)
     return n && JSON_NODE_HOLDS_ARRAY(n) ? json_node_get_array(n) : NULL;
 }
 
-/* Accelerators of a list of instances: num_npus (npu_num), else tp_size x pp_size (npu_group),
- * or run.json's tp x pp. */
+/* Accelerators of run.json's instances: num_npus, else tp x pp. */
 static gboolean count_instances(JsonArray *inst, double *gpus)
 {
     double n = 0;
@@ -147,35 +146,13 @@ static gboolean count_instances(JsonArray *inst, double *gpus)
         if (!JSON_NODE_HOLDS_OBJECT(in))
             return FALSE;
         JsonObject *ic = json_node_get_object(in);
-        double npus = 0, tp = 0, pp = 1;
-        if (!num_at(ic, "num_npus", &npus))
-            num_at(ic, "npu_num", &npus);
-        if (!num_at(ic, "tp_size", &tp))
+        double npus = 0, tp = 1, pp = 1;
+        if (!num_at(ic, "num_npus", &npus)) {
             num_at(ic, "tp", &tp);
-        if (!num_at(ic, "pp_size", &pp) && !num_at(ic, "npu_group", &pp))
             num_at(ic, "pp", &pp);
-        n += npus > 0 ? npus : MAX(tp, 1) * pp;
-    }
-    *gpus = n;
-    return n > 0;
-}
-
-/* Accelerators of a cluster config: per instance num_npus (npu_num), else tp_size x pp_size
- * (npu_group), as planner/config.c reads them. */
-static gboolean count_gpus(JsonNode *root, double *gpus)
-{
-    if (!root || !JSON_NODE_HOLDS_OBJECT(root))
-        return FALSE;
-    JsonArray *nodes = array_member(json_node_get_object(root), "nodes");
-    if (!nodes)
-        return FALSE;
-    double n = 0;
-    for (guint i = 0; i < json_array_get_length(nodes); i++) {
-        JsonNode *nn = json_array_get_element(nodes, i);
-        JsonObject *node = JSON_NODE_HOLDS_OBJECT(nn) ? json_node_get_object(nn) : NULL;
-        double in = 0;
-        if (count_instances(array_member(node, "instances"), &in))
-            n += in;
+            npus = tp * pp;
+        }
+        n += npus;
     }
     *gpus = n;
     return n > 0;
@@ -189,68 +166,17 @@ static JsonNode *load_json(const char *path)
     return json_node_copy(json_parser_get_root(p));
 }
 
-/* The value point k gives run flag f (its axis, else the base), or NULL. */
-static const char *point_flag(const sv_sweep_spec *s, guint k, const char *f)
-{
-    for (guint a = 0; a < s->axes->len; a++) {
-        const sv_sweep_axis *ax = s->axes->pdata[a];
-        for (guint j = 0; j < ax->members->len; j++) {
-            const sv_sweep_member *m = ax->members->pdata[j];
-            if (m->flag && !strcmp(m->flag, f))
-                return ((char **)ax->values->pdata[sv_planner__sweep_index(s, k, a)])[j];
-        }
-    }
-    for (guint i = 0; i < s->base->len; i++) {
-        const sv_sweep_arg *b = s->base->pdata[i];
-        if (!strcmp(b->flag, f))
-            return b->value;
-    }
-    return NULL;
-}
-
-/* GPUs of point k: summary.json's `gpus` when it has one; run.json's resolved `instances` (or any
- * top-level object with `nodes`); the cluster file it ran with; else the quick form's
- * instances x tp x pp (with --pd P:D, P + D instances). */
-static gboolean point_gpus(const sv_sweep_spec *s, guint k, const char *dir, JsonObject *summary,
-                           double *gpus)
+/* GPUs of point k: summary.json's `gpus` when it has one, else run.json's resolved `instances`
+ * (every `servesim run` writes it beside summary.json): the planner's own count, not one derived
+ * again here from the cluster file or the quick-form flags. */
+static gboolean point_gpus(const char *dir, JsonObject *summary, double *gpus)
 {
     if (num_at(summary, "gpus", gpus))
         return TRUE;
     g_autofree char *run_json = g_build_filename(dir, "run.json", NULL);
     g_autoptr(JsonNode) run = load_json(run_json);
-    if (run && JSON_NODE_HOLDS_OBJECT(run)) {
-        JsonObject *o = json_node_get_object(run);
-        /* the resolved instances (issue 14's run.json): their num_npus */
-        if (count_instances(array_member(o, "instances"), gpus))
-            return TRUE;
-        g_autoptr(GList) members = json_object_get_members(o);
-        for (GList *l = members; l; l = l->next)
-            if (count_gpus(json_object_get_member(o, l->data), gpus))
-                return TRUE;
-    }
-    g_autofree char *patched = g_build_filename(dir, "cluster.json", NULL);
-    const char *cfg = point_flag(s, k, "cluster");
-    gboolean is_patched = g_file_test(patched, G_FILE_TEST_EXISTS);
-    if (cfg || is_patched) {
-        g_autoptr(JsonNode) c = load_json(is_patched ? patched : cfg);
-        return count_gpus(c, gpus);
-    }
-    double tp = 1, pp = 1, inst = 1;
-    const char *v;
-    if ((v = point_flag(s, k, "tp")))
-        tp = g_ascii_strtod(v, NULL);
-    if ((v = point_flag(s, k, "pp")))
-        pp = g_ascii_strtod(v, NULL);
-    if ((v = point_flag(s, k, "instances")))
-        inst = g_ascii_strtod(v, NULL);
-    if ((v = point_flag(s, k, "pd"))) {
-        char *end = NULL;
-        double p = g_ascii_strtod(v, &end);
-        if (*end == ':')
-            inst = p + g_ascii_strtod(end + 1, NULL);
-    }
-    *gpus = tp * pp * inst;
-    return *gpus > 0;
+    return run && JSON_NODE_HOLDS_OBJECT(run) &&
+           count_instances(array_member(json_node_get_object(run), "instances"), gpus);
 }
 
 void sv_planner_sweep_read(const sv_sweep_spec *s, guint k, const char *dir, int wait_status,
@@ -283,7 +209,7 @@ void sv_planner_sweep_read(const sv_sweep_spec *s, guint k, const char *dir, int
     JsonObject *o = json_node_get_object(root);
     read_summary(o, r);
     double gpus;
-    if (point_gpus(s, k, dir, o, &gpus)) {
+    if (point_gpus(dir, o, &gpus)) {
         set(r, SV_SWEEP_M_GPUS, gpus);
         if (have(r, SV_SWEEP_M_OUT_TPUT))
             set(r, SV_SWEEP_M_OUT_TPUT_GPU, r->m[SV_SWEEP_M_OUT_TPUT] / gpus);
