@@ -108,6 +108,21 @@ gboolean sv_test_spawn(const char *const *argv, char **out, char **err, int *sta
     return TRUE;
 }
 
+gboolean sv_test_servesim(const char *bin, const char *cmd, const char *const *args, char **out,
+                          char **err, int *status)
+{
+    GPtrArray *argv = g_ptr_array_new();
+    g_autofree char *abs = g_canonicalize_filename(bin, NULL);
+    g_ptr_array_add(argv, abs);
+    g_ptr_array_add(argv, (char *)cmd);
+    for (int i = 0; args[i]; i++)
+        g_ptr_array_add(argv, (char *)args[i]);
+    g_ptr_array_add(argv, NULL);
+    gboolean ok = sv_test_spawn((const char *const *)argv->pdata, out, err, status);
+    g_ptr_array_free(argv, TRUE);
+    return ok;
+}
+
 char *sv_test_tmpdir(void)
 {
     GError *error = NULL;

@@ -47,6 +47,11 @@ int sv_test_run(void);
  * status. Returns FALSE if it could not be spawned. */
 gboolean sv_test_spawn(const char *const *argv, char **out, char **err, int *status);
 
+/* `bin cmd args...` (args NULL-terminated) through sv_test_spawn: a servesim command as the CLI
+ * tests run it (bin: their SV_SERVESIM_BIN). */
+gboolean sv_test_servesim(const char *bin, const char *cmd, const char *const *args, char **out,
+                          char **err, int *status);
+
 /* A fresh temporary directory (removed recursively by sv_test_rmtree). */
 char *sv_test_tmpdir(void);
 void sv_test_rmtree(const char *path);

@@ -12,17 +12,8 @@
 /* servesim CMD ARGS... with the repository root as cwd; returns the exit status. */
 static int servesim(const char *cmd, const char *const *args, char **out, char **err)
 {
-    GPtrArray *argv = g_ptr_array_new();
-    g_autofree char *bin = g_canonicalize_filename(SV_SERVESIM_BIN, NULL);
-    g_ptr_array_add(argv, bin);
-    g_ptr_array_add(argv, (char *)cmd);
-    for (int i = 0; args[i]; i++)
-        g_ptr_array_add(argv, (char *)args[i]);
-    g_ptr_array_add(argv, NULL);
     int status = -1;
-    gboolean ok = sv_test_spawn((const char *const *)argv->pdata, out, err, &status);
-    g_ptr_array_free(argv, TRUE);
-    CU_ASSERT_FATAL(ok);
+    CU_ASSERT_FATAL(sv_test_servesim(SV_SERVESIM_BIN, cmd, args, out, err, &status));
     return status;
 }
 

@@ -16,18 +16,11 @@
 
 static int run(const char *const *args, char **err_out)
 {
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (char *)SV_SERVESIM_BIN);
-    g_ptr_array_add(argv, (char *)"run");
-    for (const char *const *a = args; *a; a++)
-        g_ptr_array_add(argv, (char *)*a);
-    g_ptr_array_add(argv, NULL);
     g_autofree char *out = NULL;
     char *err = NULL;
     int status = -1;
-    if (!sv_test_spawn((const char *const *)argv->pdata, &out, &err, &status))
+    if (!sv_test_servesim(SV_SERVESIM_BIN, "run", args, &out, &err, &status))
         status = -1;
-    g_ptr_array_free(argv, TRUE);
     if (err_out)
         *err_out = err;
     else

@@ -31,15 +31,17 @@ static void route(const char *router, int id, int *instance, long *hit)
     g_autofree char *wl = g_build_filename(tmp, "trace.jsonl", NULL);
     g_assert(g_file_set_contents(wl, trace, -1, NULL));
     g_autofree char *out = g_build_filename(tmp, router, NULL);
-    g_autofree char *bin = g_canonicalize_filename(SV_SERVESIM_BIN, NULL);
-    const char *argv[] = {bin,          "run",      "--model",     "meta-llama/Llama-3.1-8B",
-                          "--hardware", "H100-SXM", "--instances", "2",
-                          "--latency",  "roofline", "--workload",  wl,
-                          "--router",   router,     "--quiet",     "--output-dir",
-                          out,          NULL};
+    const char *args[] = {"--model",     "meta-llama/Llama-3.1-8B",
+                          "--hardware",  "H100-SXM",
+                          "--instances", "2",
+                          "--latency",   "roofline",
+                          "--workload",  wl,
+                          "--router",    router,
+                          "--quiet",     "--output-dir",
+                          out,           NULL};
     g_autofree char *o = NULL, *e = NULL;
     int status = -1;
-    CU_ASSERT_FATAL(sv_test_spawn(argv, &o, &e, &status));
+    CU_ASSERT_FATAL(sv_test_servesim(SV_SERVESIM_BIN, "run", args, &o, &e, &status));
     if (status != 0)
         fprintf(stderr, "servesim run --router %s: %s\n", router, e);
     CU_ASSERT_FATAL(status == 0);

@@ -20,17 +20,8 @@ static int run(const char *const *args, char **out, char **err)
 {
     g_clear_pointer(out, g_free);
     g_clear_pointer(err, g_free);
-    GPtrArray *argv = g_ptr_array_new();
-    g_autofree char *bin = g_canonicalize_filename(SV_SERVESIM_BIN, NULL);
-    g_ptr_array_add(argv, bin);
-    g_ptr_array_add(argv, (char *)"run");
-    for (int i = 0; args[i]; i++)
-        g_ptr_array_add(argv, (char *)args[i]);
-    g_ptr_array_add(argv, NULL);
     int status = -1;
-    gboolean ok = sv_test_spawn((const char *const *)argv->pdata, out, err, &status);
-    g_ptr_array_free(argv, TRUE);
-    return ok ? status : -1;
+    return sv_test_servesim(SV_SERVESIM_BIN, "run", args, out, err, &status) ? status : -1;
 }
 
 static char *dir_of(const char *name)
