@@ -294,6 +294,7 @@ void sv_metrics_free(sv_metrics *m)
     for (int i = 0; m->summary.latency_sources && i < m->n_instances; i++)
         g_free(m->summary.latency_sources[i]);
     g_free(m->summary.latency_sources);
+    g_free(m->summary.spec);
     g_free(m);
 }
 
@@ -787,6 +788,7 @@ static char *summary_json(sv_metrics *m, sv_time end_ns)
         json_int(b, "xfer_bytes", (int64_t)p->xfer_bytes);
         json_builder_end_object(b);
     }
+    sv_metrics__spec_json(b, s);
     json_builder_set_member_name(b, "latency_ms");
     json_builder_begin_object(b);
     json_stat(b, "ttft", &s->ttft);
@@ -975,6 +977,13 @@ void sv_metrics_set_pim(sv_metrics *m, const struct sv_metrics_pim *p)
 {
     m->summary.has_pim = TRUE;
     m->summary.pim = *p;
+}
+
+void sv_metrics_add_spec(sv_metrics *m, const struct sv_metrics_spec *sp)
+{
+    struct sv_metrics_summary *s = &m->summary;
+    s->spec = g_renew(struct sv_metrics_spec, s->spec, (gsize)s->n_spec + 1);
+    s->spec[s->n_spec++] = *sp;
 }
 
 void sv_metrics_set_pd(sv_metrics *m, const struct sv_metrics_pd *pd)
