@@ -35,6 +35,9 @@ gboolean sv_planner__spec_instance(sv_planner__spec *s, const struct sv_planner_
                                    int32_t i, const struct sv_compute_model_cfg *m,
                                    uint32_t block_size, uint64_t *blocks, struct sv_msg_cfg *mc,
                                    GError **error);
+/* The draft model's CUDA graphs follow the instance's limits (its passes are decode batches). */
+void sv_planner__spec_cudagraph(sv_planner__spec *s, int32_t i, int64_t max_num_seqs,
+                                int64_t max_num_batched_tokens);
 void sv_planner__spec_report(const sv_planner__spec *s, sv_msg *const *msgs,
                              const struct sv_planner_run_observer *obs);
 

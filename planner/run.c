@@ -704,6 +704,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     /* vLLM's CUDA-graph capture sizes follow these two (the analytic latency model's graphs). */
     sv_compute_latency_set_cudagraph(st->lats[i], mc.max_num_seqs, mc.max_num_batched_tokens);
     sv_planner__stages_cudagraph(st->stages, i, mc.max_num_seqs, mc.max_num_batched_tokens);
+    sv_planner__spec_cudagraph(st->spec, i, mc.max_num_seqs, mc.max_num_batched_tokens);
     struct sv_msg_hooks hooks = {
         .on_token = on_token,
         .on_req_done = on_req_done,

@@ -140,7 +140,7 @@ gboolean sv_planner__spec_flag_check(const struct sv_planner_run_cfg *cfg, GErro
 {
     struct sv_compute_spec_cfg c;
     GError *e = NULL;
-    if (cfg->speculative && !sv_compute_spec_parse_flag(cfg->speculative, NULL, &c, &e))
+    if (cfg->speculative && !sv_compute_spec_parse_flag(cfg->speculative, cfg->model_dir, &c, &e))
         return compute_error(error, e);
     return TRUE;
 }
@@ -229,6 +229,13 @@ gboolean sv_planner__spec_instance(sv_planner__spec *s, const struct sv_planner_
     mc->spec_draft_lat = s->draft_lat[i];
     mc->spec_seed = cfg->seed;
     return TRUE;
+}
+
+void sv_planner__spec_cudagraph(sv_planner__spec *s, int32_t i, int64_t max_num_seqs,
+                                int64_t max_num_batched_tokens)
+{
+    if (s->draft_lat[i])
+        sv_compute_latency_set_cudagraph(s->draft_lat[i], max_num_seqs, max_num_batched_tokens);
 }
 
 void sv_planner__spec_report(const sv_planner__spec *s, sv_msg *const *msgs,

@@ -196,6 +196,59 @@ static void test_config_beta(void)
     sv_test_rmtree(tmp);
 }
 
+/* A draft model from --model-dir: Llama-3.2-1B's config.json (16 layers, hidden 2048, 8 KV heads
+ * of 64, tied embeddings). Its weights: embedding 128,256 x 2,048 = 262,668,288; a layer q 2,048
+ * x 2,048 + k and v 2 x 2,048 x 512 + o 2,048 x 2,048 + MLP 3 x 2,048 x 8,192 + 2 norms x 2,048 =
+ * 60,821,504, x 16 = 973,144,064; final norm 2,048: 1,235,814,400 parameters, 2,471,628,800
+ * bytes. The pool: 61,248,888,832 - 2,471,628,800 = 58,777,260,032 bytes over blocks of 16 x
+ * (131,072 + 16 layers x 2 x 8 x 64 x 2 = 32,768) = 2,621,440 bytes: 22,421 blocks (22,421.7). */
+static void test_draft_model(void)
+{
+    g_autofree char *tmp = sv_test_tmpdir();
+    g_autofree char *mdir = g_build_filename(tmp, "models", "meta-llama", NULL);
+    CU_ASSERT_FATAL(g_mkdir_with_parents(mdir, 0755) == 0);
+    g_autofree char *mfile = g_build_filename(mdir, "Llama-3.2-1B.json", NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(
+        mfile,
+        "{\"model_type\": \"llama\", \"hidden_size\": 2048, \"num_attention_heads\": 32, "
+        "\"num_key_value_heads\": 8, \"head_dim\": 64, \"num_hidden_layers\": 16, "
+        "\"intermediate_size\": 8192, \"vocab_size\": 128256, \"tie_word_embeddings\": true, "
+        "\"max_position_embeddings\": 131072}",
+        -1, NULL));
+    g_autofree char *models = g_build_filename(tmp, "models", NULL);
+    g_autofree char *out = g_build_filename(tmp, "out", NULL);
+    const char *flag[] = {"--model-dir", models, "--speculative",
+                          "draft:meta-llama/Llama-3.2-1B:4:1", NULL};
+    g_autofree char *err = NULL;
+    SV_ASSERT_EQ_I64(run(out, flag, &err), 0);
+    SV_ASSERT_EQ_I64(kv_blocks(out), 22421);
+    /* acceptance 1, k = 4: 8 tokens after the first in 2 steps (5, then 3 of 5) per request */
+    g_autoptr(JsonParser) p = json_parser_new();
+    JsonObject *sd =
+        json_object_get_object_member(load(p, out, "summary.json"), "speculative_decoding");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sd);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(sd, "num_drafts"), 8);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(sd, "num_accepted_tokens"), 32);
+    sv_test_rmtree(tmp);
+}
+
+/* Tensor parallelism (TP 2 over the node's links): the same tokens per step as TP 1. */
+static void test_tp(void)
+{
+    g_autofree char *tmp = sv_test_tmpdir();
+    g_autofree char *out = g_build_filename(tmp, "out", NULL);
+    const char *flag[] = {"--tp", "2", "--speculative", "eagle:3:1", NULL};
+    g_autofree char *err = NULL;
+    SV_ASSERT_EQ_I64(run(out, flag, &err), 0);
+    g_autoptr(JsonParser) p = json_parser_new();
+    JsonObject *sd =
+        json_object_get_object_member(load(p, out, "summary.json"), "speculative_decoding");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sd);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(sd, "num_drafts"), 8);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(sd, "num_accepted_tokens"), 24);
+    sv_test_rmtree(tmp);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
@@ -203,6 +256,8 @@ int main(void)
         {"same seed, same bytes", test_deterministic},
         {"bad input: one error naming the flag or config path", test_bad_input},
         {"a per-request Beta acceptance from the config", test_config_beta},
+        {"a draft model from --model-dir: its weights and KV in the pool", test_draft_model},
+        {"tensor parallelism", test_tp},
         {NULL, NULL},
     };
     sv_test_add_suite("spec_cli", cases);
