@@ -1074,6 +1074,7 @@ void sv_metrics_print_summary(const sv_metrics *m, FILE *out)
                 " in sub-batches); attention %.3f s, channels busy %.3f s; %.3f GB NPU<->PIM\n",
                 (gint64)s->pim.channels, (guint64)s->pim.iterations, (guint64)s->pim.sub_batched,
                 s->pim.attn_s, s->pim.busy_channel_s, (double)s->pim.xfer_bytes / 1e9);
+    sv_metrics__spec_print(out, s); /* "speculative:" when an instance speculates */
     if (s->has_energy)
         fprintf(out,
                 "energy: %.1f J (%.3f J/output token, %.1f J/request; %.1f J unattributed idle)\n",

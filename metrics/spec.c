@@ -5,6 +5,9 @@
  * run and per instance. */
 #include "metrics/metrics_internal.h"
 
+#include <stdio.h>
+#include <string.h>
+
 static void put_int(JsonBuilder *b, const char *name, int64_t v)
 {
     json_builder_set_member_name(b, name);
@@ -35,20 +38,45 @@ static void counters(JsonBuilder *b, const struct sv_metrics_spec *c)
     json_builder_end_array(b);
 }
 
+static void total(const struct sv_metrics_summary *s, struct sv_metrics_spec *all)
+{
+    memset(all, 0, sizeof *all);
+    for (int i = 0; i < s->n_spec; i++) {
+        const struct sv_metrics_spec *c = &s->spec[i];
+        all->k = MAX(all->k, c->k);
+        all->num_drafts += c->num_drafts;
+        all->num_draft_tokens += c->num_draft_tokens;
+        all->num_accepted_tokens += c->num_accepted_tokens;
+        for (int j = 0; j < c->k && j < SV_METRICS_SPEC_MAX_K; j++)
+            all->accepted_per_pos[j] += c->accepted_per_pos[j];
+    }
+}
+
+void sv_metrics__spec_print(FILE *out, const struct sv_metrics_summary *s)
+{
+    if (s->n_spec == 0)
+        return;
+    struct sv_metrics_spec all;
+    total(s, &all);
+    double d = (double)all.num_drafts;
+    fprintf(out,
+            "speculative: %" G_GUINT64_FORMAT " drafts, %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+            " draft tokens accepted (%.1f %%), mean acceptance length "
+            "%.3f\n",
+            (guint64)all.num_drafts, (guint64)all.num_accepted_tokens,
+            (guint64)all.num_draft_tokens,
+            all.num_draft_tokens
+                ? 100.0 * (double)all.num_accepted_tokens / (double)all.num_draft_tokens
+                : 0.0,
+            d > 0 ? 1.0 + (double)all.num_accepted_tokens / d : 0.0);
+}
+
 void sv_metrics__spec_json(JsonBuilder *b, const struct sv_metrics_summary *s)
 {
     if (s->n_spec == 0)
         return;
-    struct sv_metrics_spec all = {.k = 0};
-    for (int i = 0; i < s->n_spec; i++) {
-        const struct sv_metrics_spec *c = &s->spec[i];
-        all.k = MAX(all.k, c->k);
-        all.num_drafts += c->num_drafts;
-        all.num_draft_tokens += c->num_draft_tokens;
-        all.num_accepted_tokens += c->num_accepted_tokens;
-        for (int j = 0; j < c->k && j < SV_METRICS_SPEC_MAX_K; j++)
-            all.accepted_per_pos[j] += c->accepted_per_pos[j];
-    }
+    struct sv_metrics_spec all;
+    total(s, &all);
     json_builder_set_member_name(b, "speculative_decoding");
     json_builder_begin_object(b);
     counters(b, &all);
