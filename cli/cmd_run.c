@@ -123,6 +123,9 @@ static const char usage[] =
     "                            overlaps the next step) | vllm-0.10 (host work in series)\n"
     "                            (default the config's \"engine\", else vllm-0.19;\n"
     "                            docs/serving.md)\n"
+    "  --speculative SPEC        speculative decoding on every instance: eagle:K:A |\n"
+    "                            mtp:K:A | draft:MODEL:K:A (K drafts, acceptance A;\n"
+    "                            docs/speculative.md)\n"
     "  --frontend SPEC           API server, tokenisation and stream return on top of the\n"
     "                            engine's times: off | on | IN_MS:OUT_MS (default off)\n"
     "parallelism (docs/parallelism.md):\n"
@@ -222,6 +225,7 @@ typedef struct {
     char *network_model, *expert_routing, *moe_comm, *host_overhead;
     char *engine, *frontend; /* msg/engine.c */
     char *collectives;       /* docs/collectives.md "Closed form" */
+    char *speculative;       /* docs/speculative.md */
     char *et_scope;          /* docs/chakra.md "Emitted sets" */
     /* The timeline (docs/trace.md). */
     char *trace, *trace_window;
@@ -276,6 +280,7 @@ static void run_opts_clear(run_opts *o)
         g_clear_pointer(strs[i], g_free);
     g_clear_pointer(&o->trace, g_free);
     g_clear_pointer(&o->trace_window, g_free);
+    g_clear_pointer(&o->speculative, g_free);
     g_clear_pointer(&o->plugins, g_strfreev);
     g_clear_pointer(&o->hardware_files, g_strfreev);
     g_clear_pointer(&o->goodput, g_free);
@@ -452,6 +457,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         STR("host-overhead", host_overhead, "MODEL"),
         STR("engine", engine, "NAME"),
         STR("frontend", frontend, "SPEC"),
+        STR("speculative", speculative, "SPEC"),
         STR("model", model, "NAME"),
         STR("hardware", hardware, "NAME"),
         STR("input-len", input_len, "SPEC"),
@@ -691,6 +697,7 @@ static int run(const run_opts *o)
     if (o->engine && !sv_msg_engine_parse(o->engine, &engine, NULL))
         return bad_value("--engine", o->engine, "vllm-0.19 or vllm-0.10");
     cfg.engine = o->engine;
+    cfg.speculative = o->speculative; /* checked by sv_planner_run_check */
     if (o->frontend && !sv_msg_frontend_parse(o->frontend, &cfg.frontend, NULL))
         return bad_value("--frontend", o->frontend, "off, on or IN_MS:OUT_MS");
     if (o->network_model) {

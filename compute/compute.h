@@ -544,12 +544,21 @@ typedef enum {
     SV_COMPUTE_SPEC_MTP,
 } sv_compute_spec_method;
 #define SV_COMPUTE_SPEC_MAX_K 64
+/* How a request's acceptance rate is chosen: the configured rate for every request, or one rate
+ * per request drawn once from Beta(mean x c, (1 - mean) x c) (mean `acceptance`, concentration
+ * c: variance mean (1 - mean) / (c + 1)). */
+typedef enum {
+    SV_COMPUTE_SPEC_ACCEPT_FIXED = 0,
+    SV_COMPUTE_SPEC_ACCEPT_BETA,
+} sv_compute_spec_accept_dist;
 struct sv_compute_spec_cfg {
     sv_compute_spec_method method;
     int32_t k;         /* num_speculative_tokens, 1 .. SV_COMPUTE_SPEC_MAX_K */
-    double acceptance; /* per draft token, i.i.d., [0, 1] */
+    double acceptance; /* per draft token, i.i.d., [0, 1]; the mean with a distribution */
     gboolean has_draft;
     struct sv_compute_model_cfg draft; /* method draft: the draft model */
+    sv_compute_spec_accept_dist dist;
+    double concentration; /* beta: c > 0 */
 };
 const char *sv_compute_spec_method_name(sv_compute_spec_method m);
 /* Validate the keys of a "speculative" object; errors name `path`.<key>. `draft_model` is looked
@@ -591,6 +600,25 @@ gboolean sv_compute_spec_decode_request(const struct sv_compute_spec_cfg *c, sv_
 void sv_compute_spec_result_clear(struct sv_compute_spec_result *r);
 /* Weight bytes of the draft model on one rank (0 for heads: counted in the target's). */
 uint64_t sv_compute_spec_draft_weight_bytes(const struct sv_compute_spec_cfg *c, int tp);
+/* Per-request acceptance "acceptance": {"distribution": "beta", "mean": m, "concentration": c}:
+ * 0 < m < 1, 0 < c <= 1e6; errors name path.mean / path.concentration. */
+gboolean sv_compute_spec_set_beta(const char *path, double mean, double concentration,
+                                  struct sv_compute_spec_cfg *c, GError **error);
+/* A request's acceptance rate: the configured one (fixed: `rng` unused, may be NULL) or one draw
+ * of the distribution from `rng` (the request's own stream). */
+double sv_compute_spec_request_rate(const struct sv_compute_spec_cfg *c, sv_rng *rng);
+/* One draw of Beta(a, b), a, b > 0 (two gamma draws, Marsaglia and Tsang 2000). */
+double sv_compute_spec_beta_draw(sv_rng *rng, double a, double b);
+/* The draft passes of one step over a batch: request j proposes n_spec[j] tokens (0: none) with
+ * kv[j] tokens of history; pass i (0-based) runs over the requests with n_spec[j] > i at KV
+ * kv[j] + i, as sv_compute_spec_draft_ns times one pass. */
+sv_time sv_compute_spec_draft_batch_ns(const struct sv_compute_spec_cfg *c,
+                                       sv_compute_latency *target, sv_compute_latency *draft,
+                                       const int64_t *kv, const int32_t *n_spec, int64_t n);
+/* KV bytes the speculator adds per token on one rank: the draft model's (every layer), or one
+ * layer of the target's for an EAGLE / MTP head. */
+uint64_t sv_compute_spec_kv_bytes_per_token(const struct sv_compute_spec_cfg *c,
+                                            const struct sv_compute_model_cfg *target, int tp);
 
 G_END_DECLS
 

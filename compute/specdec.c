@@ -173,22 +173,42 @@ sv_time sv_compute_spec_verify_pass_ns(sv_compute_latency *lat, int64_t n_seqs, 
 sv_time sv_compute_spec_draft_ns(const struct sv_compute_spec_cfg *c, sv_compute_latency *target,
                                  sv_compute_latency *draft, int64_t n_seqs, int64_t kv)
 {
+    int64_t *kvs = g_new(int64_t, n_seqs);
+    int32_t *ns = g_new(int32_t, n_seqs);
+    for (int64_t j = 0; j < n_seqs; j++) {
+        kvs[j] = kv;
+        ns[j] = c->k;
+    }
+    sv_time t = sv_compute_spec_draft_batch_ns(c, target, draft, kvs, ns, n_seqs);
+    g_free(kvs);
+    g_free(ns);
+    return t;
+}
+
+sv_time sv_compute_spec_draft_batch_ns(const struct sv_compute_spec_cfg *c,
+                                       sv_compute_latency *target, sv_compute_latency *draft,
+                                       const int64_t *kv, const int32_t *n_spec, int64_t n)
+{
+    int32_t passes = 0;
+    for (int64_t j = 0; j < n; j++)
+        passes = MAX(passes, n_spec[j]);
+    int64_t *kvs = g_new(int64_t, MAX(n, 1));
     sv_time t = 0;
-    for (int32_t i = 0; i < c->k; i++) {
-        if (c->method == SV_COMPUTE_SPEC_DRAFT) {
-            t += sv_compute_spec_decode_pass_ns(draft, n_seqs, kv + i);
-        } else {
+    for (int32_t i = 0; i < passes; i++) {
+        int64_t m = 0;
+        for (int64_t j = 0; j < n; j++)
+            if (n_spec[j] > i)
+                kvs[m++] = kv[j] + i;
+        struct sv_compute_batch_shape s;
+        sv_compute_batch_shape_init(&s, NULL, NULL, 0, kvs, m);
+        if (c->method == SV_COMPUTE_SPEC_DRAFT)
+            t += pass_ns(draft, &s, sv_compute_latency_model(draft)->num_layers, TRUE);
+        else
             /* EAGLE / MTP head: one decoder layer of the target plus its lm_head and sampler per
              * draft token, decode-shaped (one token per request against its KV). */
-            int64_t *kvs = g_new(int64_t, n_seqs);
-            for (int64_t j = 0; j < n_seqs; j++)
-                kvs[j] = kv + i;
-            struct sv_compute_batch_shape s;
-            sv_compute_batch_shape_init(&s, NULL, NULL, 0, kvs, n_seqs);
-            g_free(kvs);
             t += pass_ns(target, &s, 1, FALSE);
-        }
     }
+    g_free(kvs);
     return t;
 }
 
@@ -224,4 +244,70 @@ uint64_t sv_compute_spec_draft_weight_bytes(const struct sv_compute_spec_cfg *c,
     if (c->method == SV_COMPUTE_SPEC_DRAFT)
         return sv_compute_model_weight_bytes(&c->draft, tp);
     return 0;
+}
+
+gboolean sv_compute_spec_set_beta(const char *path, double mean, double concentration,
+                                  struct sv_compute_spec_cfg *c, GError **error)
+{
+    /* Beta(m c, (1 - m) c) needs both shapes positive: a mean of exactly 0 or 1 is a fixed rate
+     * (acceptance_rate), not a distribution. */
+    if (!(mean > 0.0 && mean < 1.0)) {
+        g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_INVALID,
+                    "%s.mean: %g is outside (0, 1) (a fixed rate is acceptance_rate)", path, mean);
+        return FALSE;
+    }
+    if (!(concentration > 0.0 && concentration <= 1e6)) {
+        g_set_error(error, SV_COMPUTE_ERROR, SV_COMPUTE_ERROR_INVALID,
+                    "%s.concentration: %g is outside (0, 1e6]", path, concentration);
+        return FALSE;
+    }
+    c->dist = SV_COMPUTE_SPEC_ACCEPT_BETA;
+    c->acceptance = mean;
+    c->concentration = concentration;
+    return TRUE;
+}
+
+/* Gamma(shape, 1) by Marsaglia and Tsang, "A Simple Method for Generating Gamma Variables", ACM
+ * TOMS 26(3), 2000: shape >= 1 directly, shape < 1 as Gamma(shape + 1) x U^(1 / shape). */
+static double gamma_draw(sv_rng *rng, double shape)
+{
+    if (shape < 1.0) {
+        double u = sv_rng_uniform(rng);
+        return gamma_draw(rng, shape + 1.0) * pow(u > 0 ? u : 1e-300, 1.0 / shape);
+    }
+    double d = shape - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+    for (;;) {
+        double x = sv_rng_normal(rng, 0.0, 1.0), v = 1.0 + c * x;
+        if (v <= 0.0)
+            continue;
+        v = v * v * v;
+        double u = sv_rng_uniform(rng);
+        if (u < 1.0 - 0.0331 * x * x * x * x ||
+            (u > 0 && log(u) < 0.5 * x * x + d * (1.0 - v + log(v))))
+            return d * v;
+    }
+}
+
+double sv_compute_spec_beta_draw(sv_rng *rng, double a, double b)
+{
+    double x = gamma_draw(rng, a), y = gamma_draw(rng, b);
+    return x + y > 0 ? x / (x + y) : 0.5;
+}
+
+double sv_compute_spec_request_rate(const struct sv_compute_spec_cfg *c, sv_rng *rng)
+{
+    if (c->dist == SV_COMPUTE_SPEC_ACCEPT_BETA)
+        return sv_compute_spec_beta_draw(rng, c->acceptance * c->concentration,
+                                         (1.0 - c->acceptance) * c->concentration);
+    return c->acceptance;
+}
+
+uint64_t sv_compute_spec_kv_bytes_per_token(const struct sv_compute_spec_cfg *c,
+                                            const struct sv_compute_model_cfg *target, int tp)
+{
+    if (c->method == SV_COMPUTE_SPEC_DRAFT)
+        return sv_compute_model_kv_bytes_per_token_layer(&c->draft, tp) *
+               (uint64_t)c->draft.num_layers;
+    /* EAGLE's head is one decoder layer with its own KV; DeepSeek-V3's MTP module likewise. */
+    return sv_compute_model_kv_bytes_per_token_layer(target, tp);
 }

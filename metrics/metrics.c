@@ -294,6 +294,7 @@ void sv_metrics_free(sv_metrics *m)
     for (int i = 0; m->summary.latency_sources && i < m->n_instances; i++)
         g_free(m->summary.latency_sources[i]);
     g_free(m->summary.latency_sources);
+    g_free(m->summary.spec);
     g_free(m);
 }
 
@@ -787,6 +788,7 @@ static char *summary_json(sv_metrics *m, sv_time end_ns)
         json_int(b, "xfer_bytes", (int64_t)p->xfer_bytes);
         json_builder_end_object(b);
     }
+    sv_metrics__spec_json(b, s);
     json_builder_set_member_name(b, "latency_ms");
     json_builder_begin_object(b);
     json_stat(b, "ttft", &s->ttft);
@@ -977,6 +979,13 @@ void sv_metrics_set_pim(sv_metrics *m, const struct sv_metrics_pim *p)
     m->summary.pim = *p;
 }
 
+void sv_metrics_add_spec(sv_metrics *m, const struct sv_metrics_spec *sp)
+{
+    struct sv_metrics_summary *s = &m->summary;
+    s->spec = g_renew(struct sv_metrics_spec, s->spec, (gsize)s->n_spec + 1);
+    s->spec[s->n_spec++] = *sp;
+}
+
 void sv_metrics_set_pd(sv_metrics *m, const struct sv_metrics_pd *pd)
 {
     m->summary.has_pd = TRUE;
@@ -1065,6 +1074,7 @@ void sv_metrics_print_summary(const sv_metrics *m, FILE *out)
                 " in sub-batches); attention %.3f s, channels busy %.3f s; %.3f GB NPU<->PIM\n",
                 (gint64)s->pim.channels, (guint64)s->pim.iterations, (guint64)s->pim.sub_batched,
                 s->pim.attn_s, s->pim.busy_channel_s, (double)s->pim.xfer_bytes / 1e9);
+    sv_metrics__spec_print(out, s); /* "speculative:" when an instance speculates */
     if (s->has_energy)
         fprintf(out,
                 "energy: %.1f J (%.3f J/output token, %.1f J/request; %.1f J unattributed idle)\n",

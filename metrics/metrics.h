@@ -242,11 +242,28 @@ struct sv_metrics_summary {
         double attn_s;         /* sum of the slowest channel's time per layer */
         uint64_t xfer_bytes;   /* NPU <-> PIM */
     } pim;
+    /* Speculative decoding (sv_metrics_add_spec): summary.json "speculative_decoding", one
+     * entry per speculative instance in the order added (n_spec; none: the key is absent). */
+    int n_spec;
+    struct sv_metrics_spec *spec;
     /* Per instance (n_instances entries), what computed its operator latency ("roofline",
      * "profile:<bundle>"); NULL where sv_metrics_set_latency_source was not called. */
     char **latency_sources;
 };
+/* One speculative instance's counters (vLLM's SpecDecodingStats, vllm/v1/spec_decode/metrics.py:
+ * a draft is one request's proposal in one step; accepted_per_pos[i] counts the drafts whose
+ * position i was accepted). */
+#define SV_METRICS_SPEC_MAX_K 64
+struct sv_metrics_spec {
+    int instance;
+    char method[16];
+    int k; /* num_speculative_tokens */
+    uint64_t num_drafts, num_draft_tokens, num_accepted_tokens;
+    uint64_t accepted_per_pos[SV_METRICS_SPEC_MAX_K];
+};
 const struct sv_metrics_summary *sv_metrics_get_summary(const sv_metrics *m);
+/* Add one speculative instance's counters (copied; call before finish). */
+void sv_metrics_add_spec(sv_metrics *m, const struct sv_metrics_spec *s);
 /* Prefill/decode disaggregation figures (planner.h's struct sv_planner_run_result kv_*), reported
  * in summary.json's "disaggregation" object and in the human summary. Call before finish, only when
  * the cluster has prefill/decode instances (docs/outputs.md). */

@@ -16,6 +16,9 @@
 /* The finished document of `b` as pretty JSON text, 2-space indent (the layout summary.json and
  * validation.json share); caller frees. */
 char *sv_metrics__json_text(JsonBuilder *b);
+/* spec.c: summary.json "speculative_decoding" (nothing without speculative instances). */
+void sv_metrics__spec_json(JsonBuilder *b, const struct sv_metrics_summary *s);
+void sv_metrics__spec_print(FILE *out, const struct sv_metrics_summary *s);
 
 /* vLLM benchmark_serving's keys (vllm.c): goodput, duration and the percentiles asked for. */
 struct sv_metrics__vllm {

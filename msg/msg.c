@@ -103,6 +103,8 @@ sv_msg *sv_msg_new(sv_engine *eng, const struct sv_msg_cfg *cfg, const struct sv
     int32_t pp = cfg->pp_size > 1 ? cfg->pp_size : 1;
     gboolean async =
         sv_msg_engine_async(cfg->engine) && !cfg->manual && !cfg->tiers.preemption_swap;
+    if (cfg->spec)
+        async = FALSE; /* speculative decoding schedules synchronously (msg/spec.c) */
     m->placeholders = async && pp == 1;
     m->queue_cap = pp > 1 ? pp : async ? 2 : 1;
     m->detached = g_hash_table_new_full(g_direct_hash, g_direct_equal,
@@ -115,7 +117,8 @@ sv_msg *sv_msg_new(sv_engine *eng, const struct sv_msg_cfg *cfg, const struct sv
     m->dec_kv = g_array_new(FALSE, FALSE, sizeof(int64_t));
     /* Parallel path (opmap.c) and data-parallel membership (parallel.c). */
     if (!sv_msg__tiers_init(m, error) || !sv_msg__pim_init(m, error) ||
-        !sv_msg__par_init(m, error) || (m->cfg.dp && !sv_msg__dp_join(m, error))) {
+        !sv_msg__par_init(m, error) || (m->cfg.dp && !sv_msg__dp_join(m, error)) ||
+        !sv_msg__spec_check(m, error)) {
         sv_msg_free(m);
         return NULL;
     }
@@ -475,6 +478,7 @@ gboolean sv_msg_submit(sv_msg *m, const sv_wl_req *q, void *user, GError **error
     r->is_init = TRUE;
     r->seq = seq;
     r->user = user;
+    sv_msg__spec_req_init(m, r);
     if (m->cfg.frontend.in_ns > 0 && !m->cfg.manual) {
         /* Through the API server first (a constant delay: the queue stays in arrival order). */
         g_queue_push_tail(&m->arriving, r);

@@ -430,6 +430,15 @@ struct sv_msg_cfg {
      * 0 = off. Not combined with weight streaming from lower tiers. */
     double local_load_bytes_per_ns;
     double local_load_latency_ns;
+    /* Speculative decoding (msg/spec.c; docs/speculative.md): NULL = off. Borrowed. A decoding
+     * request is scheduled 1 + k tokens per step, the step runs k draft passes before the
+     * target's forward, and its commit emits the accepted drafts and one more token together.
+     * spec_draft_lat times the draft model (method draft); spec_seed roots the per-request
+     * streams "spec/<id>" (acceptance) and "spec/rate/<id>" (the request's rate). Single-device
+     * path or TP, synchronous scheduling (sv_msg_new refuses the rest). */
+    const struct sv_compute_spec_cfg *spec;
+    sv_compute_latency *spec_draft_lat;
+    uint64_t spec_seed;
 };
 
 /* One committed iteration. */
@@ -621,6 +630,16 @@ struct sv_msg_tier_stats {
     uint64_t tier_bytes;
 };
 void sv_msg_get_tier_stats(const sv_msg *msg, struct sv_msg_tier_stats *out);
+/* Speculative decoding counters of the group (vLLM's SpecDecodingStats,
+ * vllm/v1/spec_decode/metrics.py): a draft is one request's proposal in one step. */
+struct sv_msg_spec_stats {
+    uint64_t num_drafts;
+    uint64_t num_draft_tokens;
+    uint64_t num_accepted_tokens;
+    uint64_t accepted_per_pos[SV_COMPUTE_SPEC_MAX_K]; /* drafts whose position i was accepted */
+    int32_t k;                                        /* positions in use (0: no speculation) */
+};
+void sv_msg_get_spec_stats(const sv_msg *msg, struct sv_msg_spec_stats *out);
 /* Requests swapped out and not yet back (also counted in sv_msg_num_waiting). */
 uint32_t sv_msg_num_swapped(const sv_msg *msg);
 /* Error raised inside an event (ET write failure); NULL when none. Owned by the msg. */

@@ -30,6 +30,8 @@ typedef struct msg_req {
     uint64_t swap_bytes;     /* KV bytes held in the swap tier while swapped out */
     sv_memtier_kv_seq *seq;
     void *user;
+    sv_rng *spec_rng; /* speculative decoding: acceptance draws (spec.c); NULL when off */
+    double spec_rate; /* its acceptance rate */
 } msg_req;
 
 /* One request's share of the iteration in flight. */
@@ -37,6 +39,7 @@ typedef struct {
     msg_req *req;
     int64_t num_new;
     int64_t computed_before;
+    int32_t spec; /* draft tokens scheduled after its last token (speculative decoding) */
 } msg_slot;
 
 /* A scheduled batch of the single-device path (msg.c): waiting for the GPU, running on it, or
@@ -138,6 +141,8 @@ struct sv_msg {
     GQueue spare_batches; /* msg_batch* committed, for reuse (slots empty) */
     gboolean commit_due;  /* a commit event is scheduled for the head batch (single path) */
     GQueue arriving;      /* msg_req*: through the frontend, not yet at the engine */
+    struct sv_msg_spec_stats spec_stats;
+    sv_time spec_draft_ns; /* the draft passes of the launch being built (spec.c) */
 };
 
 /* sched.c: the length a running request has reached for the scheduler, output placeholders
@@ -281,6 +286,18 @@ gboolean sv_msg__kv_per_layer(const sv_msg *m); /* layer gates set for this laun
 void sv_msg__kv_loads_done(sv_msg *m);          /* after the launch was built */
 /* A LOGICAL node on `dev` after a and b (either may be NULL). */
 sv_dag_node *sv_msg__join(sv_msg *m, int32_t dev, sv_dag_node *a, sv_dag_node *b);
+
+/* spec.c: speculative decoding (docs/speculative.md). check: refuse what the group cannot
+ * combine with it; req_init: the request's streams and rate (at submit); draft_node: the launch's
+ * draft passes as a node on `dev` after `parent` (returns `parent` when the batch drafts nothing);
+ * accept: a committed slot with s->spec > 0 draws its accepted drafts, rolls back the rejected
+ * ones (num_computed) and returns the tokens it emits (accepted + 1, capped at the output left). */
+gboolean sv_msg__spec_check(const sv_msg *m, GError **error);
+void sv_msg__spec_req_init(sv_msg *m, msg_req *r);
+sv_dag_node *sv_msg__spec_draft_node(sv_msg *m, int32_t dev, sv_dag_node *parent);
+int64_t sv_msg__spec_accept(sv_msg *m, msg_req *r, const msg_slot *s);
+/* The lookahead the scheduler sees for a decoding request (0 when off or not caught up). */
+int64_t sv_msg__spec_lookahead(const sv_msg *m, const msg_req *r);
 
 /* parallel.c: data-parallel groups. */
 gboolean sv_msg__dp_join(sv_msg *m, GError **error);

@@ -200,7 +200,7 @@ static void build_dag(sv_msg *m, const struct sv_compute_iter_time *it)
     gboolean stream = sv_msg__streams(m) || sv_msg__kv_per_layer(m);
     for (int32_t r = 0; r < m->cfg.num_devices; r++) {
         int32_t dev = m->cfg.first_device + r;
-        sv_dag_node *prev = kv_join;
+        sv_dag_node *prev = sv_msg__spec_draft_node(m, dev, kv_join); /* speculative: drafts */
         if (stream) {
             build_streamed(m, it, r, dev, 0, it->n_layers, detailed, prev);
         } else if (detailed) {
@@ -1075,6 +1075,7 @@ static gboolean par_launch(sv_msg *m, const struct sv_compute_batch_shape *shape
              * per operator, and ranks whose expert loads differ would issue the EP group's
              * collectives of different batches in different orders. */
             sv_dag_node *prev = P->tail[s * P->tp + r];
+            prev = s == 0 ? sv_msg__spec_draft_node(m, dev, prev) : prev; /* speculative */
             if (s == 0 && kv_join)
                 prev = sv_msg__join(m, dev, prev, kv_join);
             if (s > 0) {

@@ -28,6 +28,7 @@ void sv_msg__req_free(msg_req *r)
     if (!r)
         return;
     sv_memtier_kv_seq_free(r->seq);
+    sv_rng_free(r->spec_rng);
     g_free(r);
 }
 
@@ -43,8 +44,8 @@ void sv_msg__req_free(msg_req *r)
  * its prompt completes). Waiting requests use num_reached: placeholders count for running ones. */
 int64_t sv_msg__reach(const sv_msg *m, const msg_req *r)
 {
-    if (r->ph == 0)
-        return r->num_reached;
+    if (r->ph == 0) /* speculative decoding: 1 + k tokens (no placeholders then, msg/spec.c) */
+        return r->num_reached + sv_msg__spec_lookahead(m, r);
     int64_t cap = m->cfg.role == SV_MSG_ROLE_PREFILL ? r->out.input_tokens : r->total - 1;
     return MAX(r->num_reached, MIN(r->num_reached + r->ph, cap));
 }
@@ -135,7 +136,11 @@ static void add_slot(sv_msg *m, msg_req *r, int64_t num_new, int64_t before)
     /* In place: g_array_append_val's generic copy showed in profiles of large runs. */
     guint n = m->inflight->len;
     g_array_set_size(m->inflight, n + 1);
-    g_array_index(m->inflight, msg_slot, n) = (msg_slot){r, num_new, before};
+    /* Speculative decoding: a caught-up decoding request's tokens past its last one are drafts
+     * (vLLM's scheduled_spec_decode_tokens). */
+    int32_t spec =
+        m->cfg.spec && !r->is_init && before == r->num_reached - 1 ? (int32_t)(num_new - 1) : 0;
+    g_array_index(m->inflight, msg_slot, n) = (msg_slot){r, num_new, before, spec};
     r->step_mark = m->step_seq;
     if (r->out.first_scheduled_ns < 0)
         r->out.first_scheduled_ns = sv_engine_now(m->eng);
@@ -514,20 +519,26 @@ void sv_msg__commit(sv_msg *m, sv_time finish, int64_t *prompt_t, int64_t *gen_t
         }
         /* A token is produced when the request has caught up with the length it reached. */
         if (end >= r->num_reached) {
-            r->num_reached++;
+            /* Speculative decoding: the accepted drafts and the bonus token, emitted together
+             * (the step's later tokens have a gap of 0); rejected drafts roll num_computed back,
+             * so only accepted KV is cached. Otherwise one token. */
+            int64_t n_tok = s->spec > 0 ? sv_msg__spec_accept(m, r, s) : 1;
+            r->num_reached += n_tok;
             if (r->ph > 0)
                 r->ph--;
             if (parked)
                 m->waiting_tokens++;
-            (*gen_t)++;
+            *gen_t += n_tok;
             if (!prefill_done_now) {
                 sv_time gap = finish - r->recent_end_ns;
                 r->recent_end_ns = finish;
-                if (m->hooks.on_token)
-                    m->hooks.on_token(m->hooks.ctx, r->out.request_id, c->instance, finish, gap);
+                for (int64_t t = 0; t < n_tok && m->hooks.on_token; t++)
+                    m->hooks.on_token(m->hooks.ctx, r->out.request_id, c->instance, finish,
+                                      t == 0 ? gap : 0);
             }
             if (cache)
-                sv_memtier_kv_manager_cache_blocks(c->kv, r->seq, (uint64_t)end);
+                sv_memtier_kv_manager_cache_blocks(c->kv, r->seq,
+                                                   (uint64_t)MIN(end, r->num_computed));
         }
         if (m->tiers && !parked) {
             int64_t later = r->num_computed;

@@ -832,7 +832,7 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
                                int32_t n_cxl, GError **error)
 {
     warn_unknown(o, inst_keys, where);
-    if (!sv_planner__spec_check(o, where, error))
+    if (!sv_planner__spec_parse(o, where, ic, error))
         return FALSE;
     if (json_object_has_member(o, "afd")) /* not ignored as unknown: it would change the model */
         return bad(error, where, "afd",

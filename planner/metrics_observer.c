@@ -112,6 +112,20 @@ void sv_planner_tier_stats_to_metrics(const struct sv_planner_tier_stats *s,
     out->expert_fetch_bytes = s->msg.expert_fetch_bytes;
 }
 
+static void on_spec(void *ctx, int32_t instance, const char *method,
+                    const struct sv_msg_spec_stats *st)
+{
+    struct sv_metrics_spec s = {.instance = instance,
+                                .k = st->k,
+                                .num_drafts = st->num_drafts,
+                                .num_draft_tokens = st->num_draft_tokens,
+                                .num_accepted_tokens = st->num_accepted_tokens};
+    g_strlcpy(s.method, method, sizeof s.method);
+    G_STATIC_ASSERT(SV_METRICS_SPEC_MAX_K == SV_COMPUTE_SPEC_MAX_K);
+    memcpy(s.accepted_per_pos, st->accepted_per_pos, sizeof s.accepted_per_pos);
+    sv_metrics_add_spec(ctx, &s);
+}
+
 void sv_planner_metrics_observer_init(sv_metrics *m, struct sv_planner_run_observer *obs)
 {
     obs->on_request = on_request;
@@ -121,6 +135,7 @@ void sv_planner_metrics_observer_init(sv_metrics *m, struct sv_planner_run_obser
     obs->on_tiers = on_tiers;
     obs->on_power = on_power;
     obs->on_instance_kv = on_instance_kv;
+    obs->on_spec = on_spec;
     obs->ctx = m;
 }
 
@@ -143,6 +158,8 @@ void sv_planner__report_kv(const struct sv_planner_run_cfg *cfg, int32_t i,
         .enable_prefix_caching = prefix_caching};
     /* K and V of every layer and every KV head (the TP ranks' shares together) */
     uint64_t per_token = sv_compute_model_kv_bytes_per_token_layer(m, 1) * (uint64_t)m->num_layers;
+    if (mc->spec) /* the speculator's KV shares the blocks (planner/spec.c) */
+        per_token += sv_compute_spec_kv_bytes_per_token(mc->spec, m, 1);
     obs->on_instance_kv(obs->ctx, i, &cfg->cluster->instances[i], blocks, (uint32_t)block_size,
                         blocks * (uint64_t)block_size * per_token, &limits);
 }

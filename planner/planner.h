@@ -194,6 +194,9 @@ struct sv_planner_instance_cfg {
     int32_t n_stages;
     struct sv_planner_stage_cfg *stages;
     char stages_where[160]; /* "cluster.json: nodes[0].instances[1].stages", for errors */
+    /* instances[].speculative (docs/speculative.md), validated; has_spec FALSE = none. */
+    gboolean has_spec;
+    struct sv_compute_spec_cfg spec;
 };
 
 /* One level of the cluster network (docs/cluster-network.md): a node's device interconnect
@@ -665,6 +668,10 @@ struct sv_planner_run_observer {
     void (*on_instance_kv)(void *ctx, int32_t instance, const struct sv_planner_instance_cfg *ic,
                            uint64_t kv_blocks, uint32_t kv_block_size, uint64_t kv_bytes,
                            const struct sv_planner_instance_limits *limits);
+    /* At the end of a run, once per speculative instance (config order): its spec-decode
+     * counters and method (docs/speculative.md; summary.json "speculative_decoding"). */
+    void (*on_spec)(void *ctx, int32_t instance, const char *method,
+                    const struct sv_msg_spec_stats *s);
 };
 
 /* Fill `obs` so that a run feeds the output writer `m` (planner/metrics_observer.c): on_request
@@ -763,6 +770,9 @@ struct sv_planner_run_cfg {
     int enable_attn_offloading; /* PIM and weight offload switches (docs/pim.md) */
     int enable_sub_batch_interleaving;
     int enable_local_offloading;
+    /* --speculative METHOD:K:A / draft:MODEL:K:A (NULL = none): every instance speculates so,
+     * whatever its config's `speculative` says (docs/speculative.md). */
+    const char *speculative;
     /* Memory-tier run flags from the command line (NULL = none given); same precedence. */
     const struct sv_planner_tier_flags *tier_flags;
     const struct sv_planner_run_observer *observer;

@@ -20,7 +20,26 @@ sv_compute_latency *sv_planner__make_latency(const struct sv_planner_run_cfg *cf
 /* instances[].speculative (planner/spec.c, docs/speculative.md): TRUE when absent; otherwise the
  * object is validated (errors name its path) and, valid, refused: the engine does not simulate it
  * yet. */
-gboolean sv_planner__spec_check(JsonObject *o, const char *where, GError **error);
+/* Speculative decoding (planner/spec.c, docs/speculative.md). parse: instances[].speculative
+ * into ic (has_spec); every bad key one error with its path. The run's side: the --speculative
+ * flag (flag_check, also from sv_planner_run_check), per instance the draft model's latency model,
+ * the KV pool with the draft's weights and KV, and the msg's spec fields; report: the counters to
+ * the observer at the end. */
+gboolean sv_planner__spec_parse(JsonObject *o, const char *where,
+                                struct sv_planner_instance_cfg *ic, GError **error);
+gboolean sv_planner__spec_flag_check(const struct sv_planner_run_cfg *cfg, GError **error);
+typedef struct sv_planner__spec sv_planner__spec;
+sv_planner__spec *sv_planner__spec_new(int32_t n_inst);
+void sv_planner__spec_free(sv_planner__spec *s); /* accepts NULL */
+gboolean sv_planner__spec_instance(sv_planner__spec *s, const struct sv_planner_run_cfg *cfg,
+                                   int32_t i, const struct sv_compute_model_cfg *m,
+                                   uint32_t block_size, uint64_t *blocks, struct sv_msg_cfg *mc,
+                                   GError **error);
+/* The draft model's CUDA graphs follow the instance's limits (its passes are decode batches). */
+void sv_planner__spec_cudagraph(sv_planner__spec *s, int32_t i, int64_t max_num_seqs,
+                                int64_t max_num_batched_tokens);
+void sv_planner__spec_report(const sv_planner__spec *s, sv_msg *const *msgs,
+                             const struct sv_planner_run_observer *obs);
 
 /* Heterogeneous pipeline stages (planner/stages.c, docs/parallelism.md). parse: reads
  * instances[].stages once pp_size is known. The run's side: per instance, a latency model per

@@ -32,6 +32,7 @@ typedef struct {
     sv_memtier_kv_manager **kvs;
     sv_compute_latency **lats;
     sv_planner__stages *stages; /* heterogeneous pipeline stages (stages.c) */
+    sv_planner__spec *spec;     /* speculative decoding (spec.c) */
     struct sv_planner_router_inst *inst_scratch;
     sv_rng *router_rng;
     /* Policies from the registry (plugin.c, router.c). */
@@ -674,6 +675,9 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     if (tiers_ok && st->pim)
         tiers_ok =
             sv_planner_pim_instance(st->pim, i, &m, (uint32_t)block_size, &blocks, &mc, error);
+    if (tiers_ok) /* speculative decoding (spec.c): the draft's weights and KV in the pool */
+        tiers_ok = sv_planner__spec_instance(st->spec, cfg, i, &m, (uint32_t)block_size, &blocks,
+                                             &mc, error);
     if (!tiers_ok) {
         g_prefix_error(error, "instance %d: ", i);
         return FALSE;
@@ -700,6 +704,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     /* vLLM's CUDA-graph capture sizes follow these two (the analytic latency model's graphs). */
     sv_compute_latency_set_cudagraph(st->lats[i], mc.max_num_seqs, mc.max_num_batched_tokens);
     sv_planner__stages_cudagraph(st->stages, i, mc.max_num_seqs, mc.max_num_batched_tokens);
+    sv_planner__spec_cudagraph(st->spec, i, mc.max_num_seqs, mc.max_num_batched_tokens);
     struct sv_msg_hooks hooks = {
         .on_token = on_token,
         .on_req_done = on_req_done,
@@ -831,8 +836,8 @@ gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **err
         g_propagate_error(error, perr);
         return FALSE;
     }
-    /* Configurations vLLM refuses to start with (planner/admit.c). */
-    return sv_planner__check_limits(cfg, error);
+    /* Configurations vLLM refuses to start with (planner/admit.c); --speculative (spec.c). */
+    return sv_planner__check_limits(cfg, error) && sv_planner__spec_flag_check(cfg, error);
 }
 
 gboolean sv_planner_run_uses_tiers(const struct sv_planner_run_cfg *cfg)
@@ -864,6 +869,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     st.kvs = g_new0(sv_memtier_kv_manager *, st.n_inst);
     st.lats = g_new0(sv_compute_latency *, st.n_inst);
     st.stages = sv_planner__stages_new(st.n_inst);
+    st.spec = sv_planner__spec_new(st.n_inst);
     st.inst_scratch = g_new0(struct sv_planner_router_inst, st.n_inst);
     st.models = g_new0(struct sv_compute_model_cfg, st.n_inst);
     st.npus = g_new0(int32_t *, st.n_inst);
@@ -1050,6 +1056,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
             res->tiers.expert_cache |= cfg->cluster->instances[i].expert_offload;
         }
     }
+    sv_planner__spec_report(st.spec, st.msgs, cfg->observer);
     sv_planner_pd_free(st.pd); /* before the msgs: their held handoffs go with them */
     for (int32_t i = 0; i < st.n_inst; i++) {
         g_free(st.npus[i]);
@@ -1058,6 +1065,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
         sv_compute_latency_free(st.lats[i]);
     }
     sv_planner__stages_free(st.stages);
+    sv_planner__spec_free(st.spec);
     if (st.cnet) {
         for (int32_t d = 0; d < sv_planner_cluster_net_num_dp(st.cnet); d++)
             sv_msg_dp_free(st.dps[d]);

@@ -197,6 +197,87 @@ static void test_times(void)
     sv_compute_spec_result_clear(&r);
 }
 
+/* Per-request rates from Beta(m c, (1 - m) c): mean m and variance m (1 - m) / (c + 1) (the Beta
+ * distribution's moments). m = 0.7, c = 10: variance 0.21 / 11 = 0.019091; m = 0.2, c = 2 (shape
+ * 0.4 < 1, the other branch of the gamma sampler): variance 0.16 / 3 = 0.053333. 40,000 draws:
+ * the mean's standard error is under 0.0012, so 0.006 is five of them. */
+static void test_beta(void)
+{
+    const double m[2] = {0.7, 0.2}, c[2] = {10, 2}, var[2] = {0.019091, 0.053333};
+    for (int k = 0; k < 2; k++) {
+        struct sv_compute_spec_cfg cfg;
+        CU_ASSERT_FATAL(sv_compute_spec_parse_flag("eagle:4:0.5", NULL, &cfg, NULL));
+        CU_ASSERT_FATAL(sv_compute_spec_set_beta("x", m[k], c[k], &cfg, NULL));
+        g_autoptr(sv_rng) rng = sv_rng_new(3, "spec/rate");
+        double sum = 0, sum2 = 0;
+        const int n = 40000;
+        for (int i = 0; i < n; i++) {
+            double r = sv_compute_spec_request_rate(&cfg, rng);
+            CU_ASSERT_FATAL(r >= 0 && r <= 1);
+            sum += r;
+            sum2 += r * r;
+        }
+        double mean = sum / n, v = sum2 / n - mean * mean;
+        CU_ASSERT_DOUBLE_EQUAL(mean, m[k], 0.006);
+        CU_ASSERT_DOUBLE_EQUAL(v, var[k], 0.1 * var[k]);
+    }
+    /* Same stream name and seed: the same rate; the fixed rate draws nothing. */
+    struct sv_compute_spec_cfg cfg;
+    CU_ASSERT_FATAL(sv_compute_spec_parse_flag("mtp:2:0.5", NULL, &cfg, NULL));
+    CU_ASSERT_DOUBLE_EQUAL(sv_compute_spec_request_rate(&cfg, NULL), 0.5, 0);
+    CU_ASSERT_FATAL(sv_compute_spec_set_beta("x", 0.6, 5, &cfg, NULL));
+    g_autoptr(sv_rng) a = sv_rng_new(9, "spec/rate/12");
+    g_autoptr(sv_rng) b = sv_rng_new(9, "spec/rate/12");
+    CU_ASSERT_EQUAL(sv_compute_spec_request_rate(&cfg, a), sv_compute_spec_request_rate(&cfg, b));
+    GError *e = NULL;
+    CU_ASSERT_FALSE(sv_compute_spec_set_beta("p.acceptance", 0, 5, &cfg, &e));
+    CU_ASSERT_PTR_NOT_NULL(e && strstr(e->message, "p.acceptance.mean: 0 is outside (0, 1)"));
+    g_clear_error(&e);
+    CU_ASSERT_FALSE(sv_compute_spec_set_beta("p.acceptance", 0.5, -1, &cfg, &e));
+    CU_ASSERT_PTR_NOT_NULL(e && strstr(e->message, "p.acceptance.concentration: -1 is outside"));
+    g_clear_error(&e);
+}
+
+/* Draft passes over a batch with mixed draft counts: pass i covers the requests proposing more
+ * than i tokens. Two requests at KV 100 and 300 with 2 and 1 drafts: pass 0 is both (KV 100,
+ * 300), pass 1 the first alone (KV 101), each one EAGLE layer plus the head, decode-shaped. And
+ * the KV a speculator adds per token: Llama-3.1-8B, one layer's K and V, 2 x 8 heads x 128 x 2
+ * bytes = 4,096 bytes at TP 1, 2,048 at TP 2. */
+static void test_batch_draft(void)
+{
+    struct sv_compute_model_cfg mc;
+    struct sv_compute_hw_cfg hw;
+    CU_ASSERT_FATAL(sv_compute_model_lookup("meta-llama/Llama-3.1-8B", NULL, &mc, NULL));
+    CU_ASSERT_FATAL(sv_compute_hw_lookup("H100", &hw, NULL));
+    sv_compute_latency *lat = sv_compute_latency_new_roofline(&mc, &hw, 1, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(lat);
+    struct sv_compute_spec_cfg c;
+    CU_ASSERT_FATAL(sv_compute_spec_parse_flag("eagle:2:0.5", NULL, &c, NULL));
+    const int64_t kv[2] = {100, 300};
+    const int32_t ns[2] = {2, 1};
+    sv_time got = sv_compute_spec_draft_batch_ns(&c, lat, NULL, kv, ns, 2);
+    /* by hand: sum the layer's and head's operators over the two pass shapes */
+    const struct sv_compute_layer_seq *q = sv_compute_layer_seq(mc.arch);
+    sv_time want = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t kvs[2] = {pass == 0 ? 100 : 101, 300};
+        struct sv_compute_batch_shape s;
+        sv_compute_batch_shape_init(&s, NULL, NULL, 0, kvs, pass == 0 ? 2 : 1);
+        for (int i = 0; i < q->n_pre_attn; i++)
+            want += sv_compute_op_time(lat, q->pre_attn[i], &s);
+        for (int i = 0; i < q->n_post_attn; i++)
+            want += sv_compute_op_time(lat, q->post_attn[i], &s);
+        for (int i = 0; i < q->n_mlp; i++)
+            want += sv_compute_op_time(lat, q->mlp[i], &s);
+        for (int i = 0; i < q->n_head; i++)
+            want += sv_compute_op_time(lat, q->head[i], &s);
+    }
+    SV_ASSERT_EQ_I64(got, want);
+    SV_ASSERT_EQ_I64(sv_compute_spec_kv_bytes_per_token(&c, &mc, 1), 4096);
+    SV_ASSERT_EQ_I64(sv_compute_spec_kv_bytes_per_token(&c, &mc, 2), 2048);
+    sv_compute_latency_free(lat);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
@@ -205,6 +286,8 @@ int main(void)
         {"mean tokens per step vs Leviathan et al.", test_mean},
         {"seeded streams are deterministic", test_determinism},
         {"draft and verify times from the latency model", test_times},
+        {"per-request Beta rates: moments by hand, seeded", test_beta},
+        {"draft passes over a mixed batch; the speculator's KV", test_batch_draft},
         {NULL, NULL},
     };
     sv_test_add_suite("specdec", cases);
