@@ -1,0 +1,366 @@
+/* An explicit network graph: NPUs and switches joined by links of their own bandwidth and
+ * latency, with every NPU pair's route computed once (docs/cluster-network.md "An explicit
+ * fabric graph").
+ *
+ * Route metric: the fewest links, then the lowest sum of link latencies. Hops first because that
+ * is what a Clos fabric's routing counts (BGP's AS-path length, OSPF with unit costs: RFC 7938
+ * section 5), and every hop is a store-and-forward or a switch traversal; latency breaks the tie
+ * so that a slower of two equally long paths is not taken. Bandwidth is not part of the metric:
+ * routing protocols do not see load, the timing model does (flow: max-min over the route).
+ *
+ * Among the routes of equal (hops, latency) that remain, shortest routing takes at each device
+ * the outgoing link with the lowest id (deterministic, config order); ECMP picks among the
+ * equal-cost next links by a hash of (source, destination, device), as a switch hashes a flow's
+ * 5-tuple to one of its equal-cost next hops (flow-level ECMP: RFC 2992, "hash-threshold"), so a
+ * message's whole route is fixed by its ends and every message of a pair takes the same one. */
+#include "network/network_internal.h"
+
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+struct sv_net_graph_cfg *sv_net_graph_cfg_new(int npus, int nswitches)
+{
+    struct sv_net_graph_cfg *g = g_new0(struct sv_net_graph_cfg, 1);
+    g->npus = npus;
+    g->nswitches = nswitches;
+    g->routing = SV_NET_ROUTE_SHORTEST;
+    g->links = g_array_new(FALSE, TRUE, sizeof(struct sv_net_graph_link));
+    return g;
+}
+
+void sv_net_graph_cfg_free(struct sv_net_graph_cfg *g)
+{
+    if (g == NULL)
+        return;
+    if (g->names != NULL) {
+        for (int d = 0; d < g->npus + g->nswitches; d++)
+            g_free(g->names[d]);
+        g_free(g->names);
+    }
+    g_array_free(g->links, TRUE);
+    g_free(g);
+}
+
+void sv_net_graph_cfg_set_name(struct sv_net_graph_cfg *g, int dev, const char *name)
+{
+    SV_ASSERT(dev >= 0 && dev < g->npus + g->nswitches);
+    if (g->names == NULL)
+        g->names = g_new0(char *, (size_t)(g->npus + g->nswitches));
+    g_free(g->names[dev]);
+    g->names[dev] = g_strdup(name);
+}
+
+void sv_net_graph_cfg_add_link(struct sv_net_graph_cfg *g, int a, int b, double bandwidth_gbps,
+                               double latency_ns, gboolean directed)
+{
+    struct sv_net_graph_link l = {.a = a,
+                                  .b = b,
+                                  .bandwidth_gbps = bandwidth_gbps,
+                                  .latency_ns = latency_ns,
+                                  .directed = directed};
+    g_array_append_val(g->links, l);
+}
+
+const char *sv_net_graph_cfg_name(const struct sv_net_graph_cfg *g, int dev, char *buf, size_t len)
+{
+    if (g->names != NULL && dev >= 0 && dev < g->npus + g->nswitches && g->names[dev] != NULL)
+        return g->names[dev];
+    if (dev < g->npus)
+        g_snprintf(buf, len, "npu %d", dev);
+    else
+        g_snprintf(buf, len, "switch %d", dev - g->npus);
+    return buf;
+}
+
+static struct sv_net_graph_cfg *graph_copy(const struct sv_net_graph_cfg *src)
+{
+    struct sv_net_graph_cfg *g = sv_net_graph_cfg_new(src->npus, src->nswitches);
+    g->routing = src->routing;
+    g_array_append_vals(g->links, src->links->data, src->links->len);
+    if (src->names != NULL)
+        for (int d = 0; d < src->npus + src->nswitches; d++)
+            if (src->names[d] != NULL)
+                sv_net_graph_cfg_set_name(g, d, src->names[d]);
+    return g;
+}
+
+static gboolean range_ok(const char *path, double v, struct sv_range_double r, GError **error)
+{
+    GError *e = NULL;
+    if (sv_range_check_double(path, v, r, &e))
+        return TRUE;
+    g_set_error_literal(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, e->message);
+    g_error_free(e);
+    return FALSE;
+}
+
+static gboolean graph_validate(const struct sv_net_graph_cfg *gc, GError **error)
+{
+    if (gc->npus < 2 || gc->npus > SV_NET_GRAPH_MAX_NPUS || gc->nswitches < 0 ||
+        gc->nswitches > (1 << 20)) {
+        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                    "network graph: %d npus and %d switches (2 to %d npus)", gc->npus,
+                    gc->nswitches, SV_NET_GRAPH_MAX_NPUS);
+        return FALSE;
+    }
+    if (gc->routing != SV_NET_ROUTE_SHORTEST && gc->routing != SV_NET_ROUTE_ECMP) {
+        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "network graph: unknown routing %d",
+                    (int)gc->routing);
+        return FALSE;
+    }
+    int ndevs = gc->npus + gc->nswitches;
+    if (gc->links->len > (guint)(INT_MAX / 4)) {
+        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "network graph: too many links");
+        return FALSE;
+    }
+    for (guint k = 0; k < gc->links->len; k++) {
+        const struct sv_net_graph_link *l = &g_array_index(gc->links, struct sv_net_graph_link, k);
+        if (l->a < 0 || l->a >= ndevs || l->b < 0 || l->b >= ndevs) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "network graph: links[%u]: device %d or %d out of range [0, %d)", k, l->a,
+                        l->b, ndevs);
+            return FALSE;
+        }
+        if (l->a == l->b) {
+            char buf[32];
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                        "network graph: links[%u]: a link from '%s' to itself", k,
+                        sv_net_graph_cfg_name(gc, l->a, buf, sizeof buf));
+            return FALSE;
+        }
+        g_autofree char *bw = g_strdup_printf("network graph: links[%u]: bandwidth", k);
+        g_autofree char *lat = g_strdup_printf("network graph: links[%u]: latency", k);
+        if (!range_ok(bw, l->bandwidth_gbps, SV_RANGE_BW_GBPS, error) ||
+            !range_ok(lat, l->latency_ns, SV_RANGE_LATENCY_NS, error))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* Adjacency in CSR form, links in id order. */
+struct adj {
+    int *start; /* ndevs + 1 */
+    int *link;
+};
+
+static void adj_build(struct adj *a, const struct sv_net_geom *g, gboolean reverse)
+{
+    a->start = g_new0(int, (size_t)g->ndevs + 1);
+    a->link = g_new(int, (size_t)MAX(g->nlinks, 1));
+    for (int l = 0; l < g->nlinks; l++)
+        a->start[(reverse ? g->links[l].dst_dev : g->links[l].src_dev) + 1]++;
+    for (int d = 0; d < g->ndevs; d++)
+        a->start[d + 1] += a->start[d];
+    g_autofree int *fill = g_memdup2(a->start, sizeof(int) * (size_t)g->ndevs);
+    for (int l = 0; l < g->nlinks; l++)
+        a->link[fill[reverse ? g->links[l].dst_dev : g->links[l].src_dev]++] = l;
+}
+
+static void adj_clear(struct adj *a)
+{
+    g_free(a->start);
+    g_free(a->link);
+}
+
+/* The ECMP choice among `n` equal-cost next links at device `cur` for the pair (src, dst). */
+static int ecmp_pick(int src, int dst, int cur, int n)
+{
+    uint64_t h = sv_hash_mix64(((uint64_t)(uint32_t)src << 32) | (uint32_t)dst);
+    h = sv_hash_mix64(h ^ (uint64_t)(uint32_t)cur);
+    return (int)(h % (uint64_t)n);
+}
+
+gboolean sv_net__geom_init_graph(struct sv_net_geom *g, const struct sv_net_graph_cfg *gc,
+                                 GError **error)
+{
+    memset(g, 0, sizeof *g);
+    if (!graph_validate(gc, error))
+        return FALSE;
+    g->graph = graph_copy(gc);
+    g->npus = gc->npus;
+    g->ndevs = gc->npus + gc->nswitches;
+    int nl = 0;
+    for (guint k = 0; k < gc->links->len; k++)
+        nl += g_array_index(gc->links, struct sv_net_graph_link, k).directed ? 1 : 2;
+    g->nlinks = nl;
+    g->links = g_new0(struct sv_net_link, (size_t)MAX(nl, 1));
+    double min_bw = INFINITY;
+    nl = 0;
+    for (guint k = 0; k < gc->links->len; k++) {
+        const struct sv_net_graph_link *l = &g_array_index(gc->links, struct sv_net_graph_link, k);
+        double bw = sv_bw_gbps_to_bytes_per_ns(l->bandwidth_gbps);
+        min_bw = MIN(min_bw, l->bandwidth_gbps);
+        g->links[nl++] = (struct sv_net_link){l->a, l->b, bw, l->latency_ns};
+        if (!l->directed)
+            g->links[nl++] = (struct sv_net_link){l->b, l->a, bw, l->latency_ns};
+    }
+    /* For the system layer: one dimension of every NPU (docs/collectives.md). */
+    g->cfg.ndims = 1;
+    g->cfg.kind[0] = SV_NET_TOPO_SWITCH;
+    g->cfg.npus[0] = g->npus;
+    g->cfg.bandwidth_gbps[0] = isfinite(min_bw) ? min_bw : 1;
+    g->cfg.latency_ns[0] = 0;
+    g->stride[0] = 1;
+    g->lines[0] = 1;
+    g->links_per_line[0] = g->nlinks;
+    g->switch_base[0] = -1;
+    g->bw_bpns[0] = sv_bw_gbps_to_bytes_per_ns(g->cfg.bandwidth_gbps[0]);
+    g->switch_dim = g_new0(int, 1);
+    g->switch_line = g_new0(int, 1);
+
+    struct adj out, in;
+    adj_build(&out, g, FALSE);
+    adj_build(&in, g, TRUE);
+    int n = g->npus, nd = g->ndevs;
+    g_autofree int *hops = g_new(int, (size_t)nd);
+    g_autofree double *lat = g_new(double, (size_t)nd);
+    g_autofree int *order = g_new(int, (size_t)nd);
+    g_autofree int *cand = g_new(int, (size_t)MAX(g->nlinks, 1));
+    /* Routes are built destination by destination, stored source-major. */
+    g_autofree int *len = g_new0(int, (size_t)n *(size_t)n);
+    GArray *per_dst = g_array_new(FALSE, FALSE, sizeof(int)); /* routes to d, sources in order */
+    g_autofree int *per_dst_off = g_new(int, (size_t)n + 1);
+    GPtrArray *all = g_ptr_array_new_with_free_func(g_free); /* per destination: int[] */
+    gboolean ok = TRUE;
+    int64_t total = 0;
+    for (int d = 0; d < n && ok; d++) {
+        /* fewest links to d: breadth-first over the reversed links */
+        for (int v = 0; v < nd; v++)
+            hops[v] = -1;
+        int head = 0, tail = 0;
+        hops[d] = 0;
+        lat[d] = 0;
+        order[tail++] = d;
+        while (head < tail) {
+            int v = order[head++];
+            for (int k = in.start[v]; k < in.start[v + 1]; k++) {
+                int u = g->links[in.link[k]].src_dev;
+                if (hops[u] < 0) {
+                    hops[u] = hops[v] + 1;
+                    order[tail++] = u;
+                }
+            }
+        }
+        /* then the lowest latency sum, in breadth-first order (a device's next hops are one
+         * link closer, so already final) */
+        for (int i = 1; i < tail; i++) {
+            int v = order[i];
+            double best = INFINITY;
+            for (int k = out.start[v]; k < out.start[v + 1]; k++) {
+                const struct sv_net_link *L = &g->links[out.link[k]];
+                if (hops[L->dst_dev] == hops[v] - 1)
+                    best = MIN(best, L->lat_ns + lat[L->dst_dev]);
+            }
+            lat[v] = best;
+        }
+        g_array_set_size(per_dst, 0);
+        for (int s = 0; s < n; s++) {
+            per_dst_off[s] = (int)per_dst->len;
+            if (s == d)
+                continue;
+            if (hops[s] < 0) {
+                char b1[32], b2[32];
+                g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                            "network graph: '%s' cannot reach '%s'",
+                            sv_net_graph_cfg_name(gc, s, b1, sizeof b1),
+                            sv_net_graph_cfg_name(gc, d, b2, sizeof b2));
+                ok = FALSE;
+                break;
+            }
+            for (int cur = s; cur != d;) {
+                int nc = 0;
+                for (int k = out.start[cur]; k < out.start[cur + 1]; k++) {
+                    const struct sv_net_link *L = &g->links[out.link[k]];
+                    if (hops[L->dst_dev] == hops[cur] - 1 &&
+                        L->lat_ns + lat[L->dst_dev] == lat[cur])
+                        cand[nc++] = out.link[k];
+                }
+                SV_ASSERT(nc > 0);
+                int pick =
+                    gc->routing == SV_NET_ROUTE_ECMP && nc > 1 ? ecmp_pick(s, d, cur, nc) : 0;
+                int l = cand[pick];
+                g_array_append_val(per_dst, l);
+                cur = g->links[l].dst_dev;
+            }
+            len[(size_t)s * n + d] = hops[s];
+            g->max_route_links = MAX(g->max_route_links, hops[s]);
+            total += hops[s];
+            if (total > INT_MAX / 2) {
+                g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
+                            "network graph: routes too long to store");
+                ok = FALSE;
+                break;
+            }
+        }
+        per_dst_off[n] = (int)per_dst->len;
+        if (ok) {
+            /* keep this destination's routes and where each source's starts */
+            int *copy = g_new(int, (size_t)per_dst->len + (size_t)n + 1);
+            memcpy(copy, per_dst_off, sizeof(int) * ((size_t)n + 1));
+            memcpy(copy + n + 1, per_dst->data, sizeof(int) * per_dst->len);
+            g_ptr_array_add(all, copy);
+        }
+    }
+    if (ok) {
+        g->route_start = g_new(int, (size_t)n *n + 1);
+        g->route_link = g_new(int, (size_t)MAX(total, 1));
+        int at = 0;
+        for (int s = 0; s < n; s++) {
+            for (int d = 0; d < n; d++) {
+                g->route_start[(size_t)s * n + d] = at;
+                if (s == d)
+                    continue;
+                const int *rd = all->pdata[d];
+                const int *links = rd + n + 1 + rd[s];
+                memcpy(g->route_link + at, links, sizeof(int) * (size_t)len[(size_t)s * n + d]);
+                at += len[(size_t)s * n + d];
+            }
+        }
+        g->route_start[(size_t)n * n] = at;
+    }
+    g_ptr_array_free(all, TRUE);
+    g_array_free(per_dst, TRUE);
+    adj_clear(&out);
+    adj_clear(&in);
+    if (!ok)
+        sv_net__geom_clear_graph(g);
+    return ok;
+}
+
+void sv_net__geom_clear_graph(struct sv_net_geom *g)
+{
+    sv_net_graph_cfg_free(g->graph);
+    g->graph = NULL;
+    g_clear_pointer(&g->route_start, g_free);
+    g_clear_pointer(&g->route_link, g_free);
+    g_clear_pointer(&g->links, g_free);
+    g_clear_pointer(&g->switch_dim, g_free);
+    g_clear_pointer(&g->switch_line, g_free);
+}
+
+double sv_net__graph_route_min_bw(const struct sv_net_geom *g, int src, int dst, double *lat_ns)
+{
+    int n;
+    const int *r = sv_net__graph_route(g, src, dst, &n);
+    double bw = INFINITY, lat = 0;
+    for (int h = 0; h < n; h++) {
+        bw = MIN(bw, g->links[r[h]].bw_bpns);
+        lat += g->links[r[h]].lat_ns;
+    }
+    if (lat_ns != NULL)
+        *lat_ns = lat;
+    return bw;
+}
+
+sv_net *sv_net_new_graph(sv_engine *eng, const struct sv_net_graph_cfg *g, sv_net_model model,
+                         GError **error)
+{
+    SV_ASSERT(g != NULL);
+    return sv_net__new_any(eng, NULL, g, model, FALSE, error);
+}
+
+const struct sv_net_graph_cfg *sv_net_graph(const sv_net *net)
+{
+    return net->geom.graph;
+}
