@@ -77,12 +77,19 @@ static struct sv_net_graph_cfg *graph_copy(const struct sv_net_graph_cfg *src)
 {
     struct sv_net_graph_cfg *g = sv_net_graph_cfg_new(src->npus, src->nswitches);
     g->routing = src->routing;
+    memcpy(g->where, src->where, sizeof g->where);
     g_array_append_vals(g->links, src->links->data, src->links->len);
     if (src->names != NULL)
         for (int d = 0; d < src->npus + src->nswitches; d++)
             if (src->names[d] != NULL)
                 sv_net_graph_cfg_set_name(g, d, src->names[d]);
     return g;
+}
+
+/* The prefix of error messages. */
+static const char *W(const struct sv_net_graph_cfg *g)
+{
+    return g->where[0] ? g->where : "network graph";
 }
 
 static gboolean range_ok(const char *path, double v, struct sv_range_double r, GError **error)
@@ -100,37 +107,37 @@ static gboolean graph_validate(const struct sv_net_graph_cfg *gc, GError **error
     if (gc->npus < 2 || gc->npus > SV_NET_GRAPH_MAX_NPUS || gc->nswitches < 0 ||
         gc->nswitches > (1 << 20)) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
-                    "network graph: %d npus and %d switches (2 to %d npus)", gc->npus,
-                    gc->nswitches, SV_NET_GRAPH_MAX_NPUS);
+                    "%s: %d npus and %d switches (2 to %d npus)", W(gc), gc->npus, gc->nswitches,
+                    SV_NET_GRAPH_MAX_NPUS);
         return FALSE;
     }
     if (gc->routing != SV_NET_ROUTE_SHORTEST && gc->routing != SV_NET_ROUTE_ECMP) {
-        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "network graph: unknown routing %d",
+        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "%s: unknown routing %d", W(gc),
                     (int)gc->routing);
         return FALSE;
     }
     int ndevs = gc->npus + gc->nswitches;
     if (gc->links->len > (guint)(INT_MAX / 4)) {
-        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "network graph: too many links");
+        g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "%s: too many links", W(gc));
         return FALSE;
     }
     for (guint k = 0; k < gc->links->len; k++) {
         const struct sv_net_graph_link *l = &g_array_index(gc->links, struct sv_net_graph_link, k);
         if (l->a < 0 || l->a >= ndevs || l->b < 0 || l->b >= ndevs) {
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
-                        "network graph: links[%u]: device %d or %d out of range [0, %d)", k, l->a,
-                        l->b, ndevs);
+                        "%s: links[%u]: device %d or %d out of range [0, %d)", W(gc), k, l->a, l->b,
+                        ndevs);
             return FALSE;
         }
         if (l->a == l->b) {
             char buf[32];
             g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
-                        "network graph: links[%u]: a link from '%s' to itself", k,
+                        "%s: links[%u]: a link from '%s' to itself", W(gc), k,
                         sv_net_graph_cfg_name(gc, l->a, buf, sizeof buf));
             return FALSE;
         }
-        g_autofree char *bw = g_strdup_printf("network graph: links[%u]: bandwidth", k);
-        g_autofree char *lat = g_strdup_printf("network graph: links[%u]: latency", k);
+        g_autofree char *bw = g_strdup_printf("%s: links[%u]: bandwidth", W(gc), k);
+        g_autofree char *lat = g_strdup_printf("%s: links[%u]: latency", W(gc), k);
         if (!range_ok(bw, l->bandwidth_gbps, SV_RANGE_BW_GBPS, error) ||
             !range_ok(lat, l->latency_ns, SV_RANGE_LATENCY_NS, error))
             return FALSE;
@@ -261,9 +268,8 @@ gboolean sv_net__geom_init_graph(struct sv_net_geom *g, const struct sv_net_grap
                 continue;
             if (hops[s] < 0) {
                 char b1[32], b2[32];
-                g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
-                            "network graph: '%s' cannot reach '%s'",
-                            sv_net_graph_cfg_name(gc, s, b1, sizeof b1),
+                g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "%s: '%s' cannot reach '%s'",
+                            W(gc), sv_net_graph_cfg_name(gc, s, b1, sizeof b1),
                             sv_net_graph_cfg_name(gc, d, b2, sizeof b2));
                 ok = FALSE;
                 break;
@@ -288,7 +294,7 @@ gboolean sv_net__geom_init_graph(struct sv_net_geom *g, const struct sv_net_grap
             total += hops[s];
             if (total > INT_MAX / 2) {
                 g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
-                            "network graph: routes too long to store");
+                            "%s: routes too long to store", W(gc));
                 ok = FALSE;
                 break;
             }
@@ -351,6 +357,15 @@ double sv_net__graph_route_min_bw(const struct sv_net_geom *g, int src, int dst,
     if (lat_ns != NULL)
         *lat_ns = lat;
     return bw;
+}
+
+gboolean sv_net_graph_cfg_check(const struct sv_net_graph_cfg *g, GError **error)
+{
+    struct sv_net_geom geom;
+    if (!sv_net__geom_init_graph(&geom, g, error))
+        return FALSE;
+    sv_net__geom_clear_graph(&geom);
+    return TRUE;
 }
 
 sv_net *sv_net_new_graph(sv_engine *eng, const struct sv_net_graph_cfg *g, sv_net_model model,

@@ -93,8 +93,9 @@ struct sv_net_graph_cfg {
     int npus;
     int nswitches;
     sv_net_routing routing;
-    GArray *links; /* struct sv_net_graph_link */
-    char **names;  /* npus + nswitches device names for messages (owned), or NULL */
+    GArray *links;   /* struct sv_net_graph_link */
+    char **names;    /* npus + nswitches device names for messages (owned), or NULL */
+    char where[160]; /* prefix of error messages ("" = "network graph") */
 };
 
 #define SV_NET_GRAPH_MAX_NPUS 2048
@@ -110,6 +111,8 @@ const char *sv_net_graph_cfg_name(const struct sv_net_graph_cfg *g, int dev, cha
 /* A network over graph `g` (copied): the same sv_net as sv_net_new's for every timing model.
  * Errors: a link to itself, an unknown device, bandwidth or latency out of range ("links[k]"),
  * an NPU that cannot reach another ("<a> cannot reach <b>"), more than SV_NET_GRAPH_MAX_NPUS. */
+/* The errors sv_net_new_graph would give, without building a network. */
+gboolean sv_net_graph_cfg_check(const struct sv_net_graph_cfg *g, GError **error);
 sv_net *sv_net_new_graph(sv_engine *eng, const struct sv_net_graph_cfg *g, sv_net_model model,
                          GError **error);
 /* The network's graph (its copy), or NULL for a dimensional topology. sv_net_topo of a graph

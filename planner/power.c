@@ -161,6 +161,12 @@ sv_planner_power *sv_planner_power_new(const struct sv_planner_cluster_cfg *c,
     pw->npus_per_node = MAX(ppn, 1);
     pw->dim_dev = ppn > 1 ? 0 : -1;
     pw->dim_node = c->n_nodes > 1 ? (ppn > 1 ? 1 : 0) : -1;
+    if (c->fabric_graph != NULL) {
+        /* a graph is one dimension: its routes' links and switches go to the sending node, no
+         * NIC is charged (docs/cluster-network.md "An explicit fabric graph", left out) */
+        pw->dim_dev = 0;
+        pw->dim_node = -1;
+    }
     for (int32_t i = 0; i < c->n_instances; i++) {
         const struct sv_planner_instance_cfg *ic = &c->instances[i];
         SV_ASSERT(ic->node >= 0 && ic->node < c->n_nodes);
