@@ -178,12 +178,148 @@ static int ecmp_pick(int src, int dst, int cur, int n)
     return (int)(h % (uint64_t)n);
 }
 
-gboolean sv_net__geom_init_graph(struct sv_net_geom *g, const struct sv_net_graph_cfg *gc,
-                                 GError **error)
+static void routes_unref(struct sv_net__graph_routes *r)
+{
+    if (r == NULL || --r->ref > 0)
+        return;
+    g_free(r->start);
+    g_free(r->link);
+    g_free(r);
+}
+
+/* Every NPU pair's route (see the top of this file), built destination by destination: the
+ * fewest links to d by a breadth-first search over the reversed links, then the lowest latency
+ * sum in breadth-first order (a device's next hops are one link closer, so already final), then
+ * per device the outgoing links on a cheapest route (the candidates), among which each source's
+ * walk picks. O(NPUs x (devices + links) + NPUs^2 x route length). */
+static struct sv_net__graph_routes *routes_build(const struct sv_net_geom *g,
+                                                 const struct sv_net_graph_cfg *gc,
+                                                 gboolean check_only, GError **error)
+{
+    struct adj out, in;
+    adj_build(&out, g, FALSE);
+    adj_build(&in, g, TRUE);
+    int n = g->npus, nd = g->ndevs;
+    g_autofree int *hops = g_new(int, (size_t)nd);
+    g_autofree double *lat = g_new(double, (size_t)nd);
+    g_autofree int *order = g_new(int, (size_t)nd);
+    g_autofree int *cstart = g_new(int, (size_t)nd + 1);
+    g_autofree int *cand = g_new(int, (size_t)MAX(g->nlinks, 1));
+    /* routes are found per destination and stored per source: lengths first, then the links */
+    g_autofree int *len = g_new0(int, (size_t)n *(size_t)n);
+    GPtrArray *per_dst = g_ptr_array_new_with_free_func(g_free); /* int[]: routes to d */
+    struct sv_net__graph_routes *r = NULL;
+    int64_t total = 0;
+    int max_links = 0;
+    for (int d = 0; d < n; d++) {
+        for (int v = 0; v < nd; v++)
+            hops[v] = -1;
+        int head = 0, tail = 0;
+        hops[d] = 0;
+        lat[d] = 0;
+        order[tail++] = d;
+        while (head < tail) {
+            int v = order[head++];
+            for (int k = in.start[v]; k < in.start[v + 1]; k++) {
+                int u = g->links[in.link[k]].src_dev;
+                if (hops[u] < 0) {
+                    hops[u] = hops[v] + 1;
+                    order[tail++] = u;
+                }
+            }
+        }
+        for (int i = 1; i < tail; i++) {
+            int v = order[i];
+            double best = INFINITY;
+            for (int k = out.start[v]; k < out.start[v + 1]; k++) {
+                const struct sv_net_link *L = &g->links[out.link[k]];
+                if (hops[L->dst_dev] == hops[v] - 1)
+                    best = MIN(best, L->lat_ns + lat[L->dst_dev]);
+            }
+            lat[v] = best;
+        }
+        int nc = 0;
+        for (int v = 0; v < nd; v++) {
+            cstart[v] = nc;
+            if (hops[v] <= 0)
+                continue;
+            for (int k = out.start[v]; k < out.start[v + 1]; k++) {
+                const struct sv_net_link *L = &g->links[out.link[k]];
+                if (hops[L->dst_dev] == hops[v] - 1 && L->lat_ns + lat[L->dst_dev] == lat[v])
+                    cand[nc++] = out.link[k];
+            }
+            SV_ASSERT(nc > cstart[v]);
+        }
+        cstart[nd] = nc;
+        int64_t dlen = 0;
+        for (int s = 0; s < n; s++) {
+            if (s != d && hops[s] < 0) {
+                char b1[32], b2[32];
+                g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "%s: '%s' cannot reach '%s'",
+                            W(gc), sv_net_graph_cfg_name(gc, s, b1, sizeof b1),
+                            sv_net_graph_cfg_name(gc, d, b2, sizeof b2));
+                goto out;
+            }
+            len[(size_t)s * n + d] = s == d ? 0 : hops[s];
+            dlen += s == d ? 0 : hops[s];
+            max_links = MAX(max_links, hops[s]);
+        }
+        total += dlen;
+        if (check_only)
+            continue;
+        if (total > INT_MAX / 2) {
+            g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "%s: routes too long to store",
+                        W(gc));
+            goto out;
+        }
+        int *routes = g_new(int, (size_t)MAX(dlen, 1));
+        g_ptr_array_add(per_dst, routes);
+        int at = 0;
+        for (int s = 0; s < n; s++) {
+            for (int cur = s; cur != d;) {
+                int c0 = cstart[cur], cn = cstart[cur + 1] - c0;
+                int pick =
+                    gc->routing == SV_NET_ROUTE_ECMP && cn > 1 ? ecmp_pick(s, d, cur, cn) : 0;
+                int l = cand[c0 + pick];
+                routes[at++] = l;
+                cur = g->links[l].dst_dev;
+            }
+        }
+    }
+    r = g_new0(struct sv_net__graph_routes, 1);
+    r->ref = 1;
+    r->max_links = max_links;
+    if (check_only)
+        goto out; /* every pair reachable: an empty table says so */
+    r->start = g_new(int, (size_t)n *(size_t)n + 1);
+    r->link = g_new(int, (size_t)MAX(total, 1));
+    {
+        /* source-major: route (s, d) sits in destination d's block after the routes of the
+         * sources before s */
+        g_autofree int *off = g_new0(int, (size_t)n); /* per destination: read position */
+        int at = 0;
+        for (int s = 0; s < n; s++) {
+            for (int d = 0; d < n; d++) {
+                int k = len[(size_t)s * n + d];
+                r->start[(size_t)s * n + d] = at;
+                memcpy(r->link + at, (int *)per_dst->pdata[d] + off[d], sizeof(int) * (size_t)k);
+                off[d] += k;
+                at += k;
+            }
+        }
+        r->start[(size_t)n * n] = at;
+    }
+out:
+    g_ptr_array_free(per_dst, TRUE);
+    adj_clear(&out);
+    adj_clear(&in);
+    return r;
+}
+
+/* The geometry's devices and links from a validated graph (no routes yet). */
+static void geom_links(struct sv_net_geom *g, const struct sv_net_graph_cfg *gc)
 {
     memset(g, 0, sizeof *g);
-    if (!graph_validate(gc, error))
-        return FALSE;
     g->graph = graph_copy(gc);
     g->npus = gc->npus;
     g->ndevs = gc->npus + gc->nswitches;
@@ -215,131 +351,36 @@ gboolean sv_net__geom_init_graph(struct sv_net_geom *g, const struct sv_net_grap
     g->bw_bpns[0] = sv_bw_gbps_to_bytes_per_ns(g->cfg.bandwidth_gbps[0]);
     g->switch_dim = g_new0(int, 1);
     g->switch_line = g_new0(int, 1);
+}
 
-    struct adj out, in;
-    adj_build(&out, g, FALSE);
-    adj_build(&in, g, TRUE);
-    int n = g->npus, nd = g->ndevs;
-    g_autofree int *hops = g_new(int, (size_t)nd);
-    g_autofree double *lat = g_new(double, (size_t)nd);
-    g_autofree int *order = g_new(int, (size_t)nd);
-    g_autofree int *cand = g_new(int, (size_t)MAX(g->nlinks, 1));
-    /* Routes are built destination by destination, stored source-major. */
-    g_autofree int *len = g_new0(int, (size_t)n *(size_t)n);
-    GArray *per_dst = g_array_new(FALSE, FALSE, sizeof(int)); /* routes to d, sources in order */
-    g_autofree int *per_dst_off = g_new(int, (size_t)n + 1);
-    GPtrArray *all = g_ptr_array_new_with_free_func(g_free); /* per destination: int[] */
-    gboolean ok = TRUE;
-    int64_t total = 0;
-    for (int d = 0; d < n && ok; d++) {
-        /* fewest links to d: breadth-first over the reversed links */
-        for (int v = 0; v < nd; v++)
-            hops[v] = -1;
-        int head = 0, tail = 0;
-        hops[d] = 0;
-        lat[d] = 0;
-        order[tail++] = d;
-        while (head < tail) {
-            int v = order[head++];
-            for (int k = in.start[v]; k < in.start[v + 1]; k++) {
-                int u = g->links[in.link[k]].src_dev;
-                if (hops[u] < 0) {
-                    hops[u] = hops[v] + 1;
-                    order[tail++] = u;
-                }
-            }
-        }
-        /* then the lowest latency sum, in breadth-first order (a device's next hops are one
-         * link closer, so already final) */
-        for (int i = 1; i < tail; i++) {
-            int v = order[i];
-            double best = INFINITY;
-            for (int k = out.start[v]; k < out.start[v + 1]; k++) {
-                const struct sv_net_link *L = &g->links[out.link[k]];
-                if (hops[L->dst_dev] == hops[v] - 1)
-                    best = MIN(best, L->lat_ns + lat[L->dst_dev]);
-            }
-            lat[v] = best;
-        }
-        g_array_set_size(per_dst, 0);
-        for (int s = 0; s < n; s++) {
-            per_dst_off[s] = (int)per_dst->len;
-            if (s == d)
-                continue;
-            if (hops[s] < 0) {
-                char b1[32], b2[32];
-                g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "%s: '%s' cannot reach '%s'",
-                            W(gc), sv_net_graph_cfg_name(gc, s, b1, sizeof b1),
-                            sv_net_graph_cfg_name(gc, d, b2, sizeof b2));
-                ok = FALSE;
-                break;
-            }
-            for (int cur = s; cur != d;) {
-                int nc = 0;
-                for (int k = out.start[cur]; k < out.start[cur + 1]; k++) {
-                    const struct sv_net_link *L = &g->links[out.link[k]];
-                    if (hops[L->dst_dev] == hops[cur] - 1 &&
-                        L->lat_ns + lat[L->dst_dev] == lat[cur])
-                        cand[nc++] = out.link[k];
-                }
-                SV_ASSERT(nc > 0);
-                int pick =
-                    gc->routing == SV_NET_ROUTE_ECMP && nc > 1 ? ecmp_pick(s, d, cur, nc) : 0;
-                int l = cand[pick];
-                g_array_append_val(per_dst, l);
-                cur = g->links[l].dst_dev;
-            }
-            len[(size_t)s * n + d] = hops[s];
-            g->max_route_links = MAX(g->max_route_links, hops[s]);
-            total += hops[s];
-            if (total > INT_MAX / 2) {
-                g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG,
-                            "%s: routes too long to store", W(gc));
-                ok = FALSE;
-                break;
-            }
-        }
-        per_dst_off[n] = (int)per_dst->len;
-        if (ok) {
-            /* keep this destination's routes and where each source's starts */
-            int *copy = g_new(int, (size_t)per_dst->len + (size_t)n + 1);
-            memcpy(copy, per_dst_off, sizeof(int) * ((size_t)n + 1));
-            memcpy(copy + n + 1, per_dst->data, sizeof(int) * per_dst->len);
-            g_ptr_array_add(all, copy);
-        }
+gboolean sv_net__geom_init_graph(struct sv_net_geom *g, const struct sv_net_graph_cfg *gc,
+                                 const struct sv_net_geom *like, GError **error)
+{
+    memset(g, 0, sizeof *g);
+    if (!graph_validate(gc, error))
+        return FALSE;
+    geom_links(g, gc);
+    if (like != NULL) {
+        SV_ASSERT(like->graph != NULL && like->npus == g->npus && like->nlinks == g->nlinks);
+        g->routes = like->routes;
+        g->routes->ref++;
+    } else {
+        g->routes = routes_build(g, gc, FALSE, error);
     }
-    if (ok) {
-        g->route_start = g_new(int, (size_t)n *n + 1);
-        g->route_link = g_new(int, (size_t)MAX(total, 1));
-        int at = 0;
-        for (int s = 0; s < n; s++) {
-            for (int d = 0; d < n; d++) {
-                g->route_start[(size_t)s * n + d] = at;
-                if (s == d)
-                    continue;
-                const int *rd = all->pdata[d];
-                const int *links = rd + n + 1 + rd[s];
-                memcpy(g->route_link + at, links, sizeof(int) * (size_t)len[(size_t)s * n + d]);
-                at += len[(size_t)s * n + d];
-            }
-        }
-        g->route_start[(size_t)n * n] = at;
-    }
-    g_ptr_array_free(all, TRUE);
-    g_array_free(per_dst, TRUE);
-    adj_clear(&out);
-    adj_clear(&in);
-    if (!ok)
+    if (g->routes == NULL) {
         sv_net__geom_clear_graph(g);
-    return ok;
+        return FALSE;
+    }
+    g->max_route_links = g->routes->max_links;
+    return TRUE;
 }
 
 void sv_net__geom_clear_graph(struct sv_net_geom *g)
 {
     sv_net_graph_cfg_free(g->graph);
     g->graph = NULL;
-    g_clear_pointer(&g->route_start, g_free);
-    g_clear_pointer(&g->route_link, g_free);
+    routes_unref(g->routes);
+    g->routes = NULL;
     g_clear_pointer(&g->links, g_free);
     g_clear_pointer(&g->switch_dim, g_free);
     g_clear_pointer(&g->switch_line, g_free);
@@ -361,18 +402,23 @@ double sv_net__graph_route_min_bw(const struct sv_net_geom *g, int src, int dst,
 
 gboolean sv_net_graph_cfg_check(const struct sv_net_graph_cfg *g, GError **error)
 {
-    struct sv_net_geom geom;
-    if (!sv_net__geom_init_graph(&geom, g, error))
+    /* the links, and every pair's reachability without storing the routes */
+    if (!graph_validate(g, error))
         return FALSE;
+    struct sv_net_geom geom;
+    geom_links(&geom, g);
+    struct sv_net__graph_routes *r = routes_build(&geom, g, TRUE, error);
+    gboolean ok = r != NULL;
+    routes_unref(r);
     sv_net__geom_clear_graph(&geom);
-    return TRUE;
+    return ok;
 }
 
 sv_net *sv_net_new_graph(sv_engine *eng, const struct sv_net_graph_cfg *g, sv_net_model model,
                          GError **error)
 {
     SV_ASSERT(g != NULL);
-    return sv_net__new_any(eng, NULL, g, model, FALSE, error);
+    return sv_net__new_any(eng, NULL, g, NULL, model, FALSE, error);
 }
 
 const struct sv_net_graph_cfg *sv_net_graph(const sv_net *net)

@@ -164,9 +164,10 @@ const sv_time *sv_net_busy_until(const sv_net *net)
 sv_net *sv_net_new_shadow(sv_engine *eng, const sv_net *like, gboolean track)
 {
     GError *error = NULL;
-    sv_net *net = like->geom.graph != NULL
-                      ? sv_net__new_any(eng, NULL, like->geom.graph, like->model, TRUE, &error)
-                      : sv_net__new(eng, &like->geom.cfg, like->model, TRUE, &error);
+    sv_net *net =
+        like->geom.graph != NULL
+            ? sv_net__new_any(eng, NULL, like->geom.graph, like, like->model, TRUE, &error)
+            : sv_net__new(eng, &like->geom.cfg, like->model, TRUE, &error);
     SV_ASSERT(net != NULL); /* the topology of a network that exists */
     if (track) {
         net->track = TRUE;

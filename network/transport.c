@@ -42,12 +42,12 @@ sv_net *sv_net__new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_mo
                     gboolean quiet, GError **error)
 {
     SV_ASSERT(cfg != NULL);
-    return sv_net__new_any(eng, cfg, NULL, model, quiet, error);
+    return sv_net__new_any(eng, cfg, NULL, NULL, model, quiet, error);
 }
 
 sv_net *sv_net__new_any(sv_engine *eng, const struct sv_net_topo_cfg *cfg,
-                        const struct sv_net_graph_cfg *graph, sv_net_model model, gboolean quiet,
-                        GError **error)
+                        const struct sv_net_graph_cfg *graph, const sv_net *like,
+                        sv_net_model model, gboolean quiet, GError **error)
 {
     SV_ASSERT(eng != NULL && (cfg != NULL) != (graph != NULL));
     if ((int)model < 0 || (int)model >= (int)G_N_ELEMENTS(model_names)) {
@@ -60,8 +60,9 @@ sv_net *sv_net__new_any(sv_engine *eng, const struct sv_net_topo_cfg *cfg,
     net->model = model;
     net->chunk_slabs = g_ptr_array_new_with_free_func(g_free);
     net->chunk_slab_used = SV_NET_CHUNK_SLAB;
-    if (graph != NULL ? !sv_net__geom_init_graph(&net->geom, graph, error)
-                      : !sv_net__geom_init(&net->geom, cfg, error)) {
+    if (graph != NULL
+            ? !sv_net__geom_init_graph(&net->geom, graph, like != NULL ? &like->geom : NULL, error)
+            : !sv_net__geom_init(&net->geom, cfg, error)) {
         sv_net_free(net);
         return NULL;
     }

@@ -304,6 +304,7 @@ static void test_ecmp(void)
     sv_net *ns = graph_net(eng, gs, SV_NET_MODEL_FLOW);
     sv_net *ne = graph_net(eng, ge, SV_NET_MODEL_FLOW);
     sv_net *ne2 = graph_net(eng, ge, SV_NET_MODEL_FLOW);
+    CU_ASSERT_TRUE(sv_net_graph_cfg_check(ge, NULL));
     int used[2] = {0, 0};
     int p0[2] = {-1, -1}, p1[2] = {-1, -1}; /* a pair from leaf0 on each spine */
     for (int s = 0; s < 8; s++) {
@@ -362,6 +363,11 @@ static void expect_error(struct sv_net_graph_cfg *g, const char *want)
     CU_ASSERT_PTR_NOT_NULL_FATAL(err);
     if (strcmp(err->message, want) != 0)
         fprintf(stderr, "\n  got:  %s\n  want: %s\n", err->message, want);
+    CU_ASSERT_STRING_EQUAL(err->message, want);
+    g_clear_error(&err);
+    /* the check without building gives the same error */
+    CU_ASSERT_FALSE(sv_net_graph_cfg_check(g, &err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
     CU_ASSERT_STRING_EQUAL(err->message, want);
     g_error_free(err);
     sv_net_free(net);
