@@ -227,8 +227,17 @@ static void test_kv_transfer_e2e(void)
     CU_ASSERT_FATAL(g_file_set_contents(
         trace, "{\"input_toks\": 512, \"output_toks\": 4, \"arrival_time_ns\": 0}\n", -1, NULL));
     g_autofree char *bin = g_canonicalize_filename(SV_SERVESIM_BIN, NULL);
-    const char *argv[] = {bin,          "run", "--cluster",    "examples/hetnet/graph_nic.json",
-                          "--workload", trace, "--output-dir", out,
+    g_autofree char *tr = g_build_filename(dir, "trace.json", NULL);
+    const char *argv[] = {bin,
+                          "run",
+                          "--cluster",
+                          "examples/hetnet/graph_nic.json",
+                          "--workload",
+                          trace,
+                          "--output-dir",
+                          out,
+                          "--trace",
+                          tr,
                           NULL};
     char *sout = NULL, *serr = NULL;
     int status = -1;
@@ -256,6 +265,13 @@ static void test_kv_transfer_e2e(void)
     if (ready - done != 3912250 && ready - done != 3912249)
         fprintf(stderr, "\n  kv transfer %" G_GINT64_FORMAT " ns\n", ready - done);
     CU_ASSERT(ready - done == 3912250 || ready - done == 3912249);
+    /* the trace names a graph's links by their devices: ids 0-3 node0's NVSwitch links, 4-7
+     * node1's PCIe links, then the graph's links in order, each a -> b then b -> a: 10 is the
+     * second link's a -> b */
+    g_autofree char *tjson = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(tr, &tjson, NULL, NULL));
+    CU_ASSERT(strstr(tjson, "\"link 10: node1.switch -> node1.nic\"") != NULL);
+    CU_ASSERT(strstr(tjson, "\"link 14: node1.nic -> spine0\"") != NULL);
 
     /* --emit-et: ASTRA-sim's network YAML cannot hold a graph, an error and no files */
     g_autofree char *et = g_build_filename(dir, "et", NULL);
@@ -279,11 +295,79 @@ static void test_kv_transfer_e2e(void)
     sv_test_rmtree(dir);
 }
 
+/* ECMP is deterministic across runs: examples/hetnet/graph_nic.json with a second spine and
+ * "routing": "ecmp", run twice, the same requests.csv and timeseries.csv byte for byte. */
+static void test_ecmp_runs_deterministic(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents("examples/hetnet/graph_nic.json", &text, NULL, NULL));
+    GError *e = NULL;
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(p, text, -1, &e));
+    JsonObject *graph = json_object_get_object_member(
+        json_object_get_object_member(json_node_get_object(json_parser_get_root(p)), "fabric"),
+        "graph");
+    json_object_set_string_member(graph, "routing", "ecmp");
+    JsonObject *sw = json_object_new();
+    json_object_set_string_member(sw, "name", "spine1");
+    json_array_add_object_element(json_object_get_array_member(graph, "switches"), sw);
+    for (int n = 0; n < 2; n++) {
+        JsonObject *l = json_object_new();
+        json_object_set_string_member(l, "a", n == 0 ? "node0.nic" : "node1.nic");
+        json_object_set_string_member(l, "b", "spine1");
+        json_object_set_double_member(l, "bw_gbps", 50);
+        json_object_set_double_member(l, "latency_ns", 1000);
+        json_array_add_object_element(json_object_get_array_member(graph, "links"), l);
+    }
+    g_autoptr(JsonGenerator) gen = json_generator_new();
+    json_generator_set_root(gen, json_parser_get_root(p));
+    g_autofree char *cluster = g_build_filename(dir, "c.json", NULL);
+    CU_ASSERT_FATAL(json_generator_to_file(gen, cluster, NULL));
+    g_autofree char *bin = g_canonicalize_filename(SV_SERVESIM_BIN, NULL);
+    char *got[2][2] = {{NULL, NULL}, {NULL, NULL}};
+    for (int r = 0; r < 2; r++) {
+        g_autofree char *out = g_strdup_printf("%s/out%d", dir, r);
+        const char *argv[] = {bin,
+                              "run",
+                              "--cluster",
+                              cluster,
+                              "--workload",
+                              "examples/hetnet/trace.jsonl",
+                              "--output-dir",
+                              out,
+                              NULL};
+        char *sout = NULL, *serr = NULL;
+        int status = -1;
+        CU_ASSERT_FATAL(sv_test_spawn(argv, &sout, &serr, &status));
+        if (status != 0)
+            fprintf(stderr, "%s\n", serr);
+        CU_ASSERT_EQUAL_FATAL(status, 0);
+        g_free(sout);
+        g_free(serr);
+        static const char *const files[] = {"requests.csv", "timeseries.csv"};
+        for (int f = 0; f < 2; f++) {
+            g_autofree char *path = g_build_filename(out, files[f], NULL);
+            CU_ASSERT_FATAL(g_file_get_contents(path, &got[r][f], NULL, NULL));
+        }
+    }
+    for (int f = 0; f < 2; f++) {
+        CU_ASSERT_STRING_EQUAL(got[0][f], got[1][f]);
+        g_free(got[0][f]);
+        g_free(got[1][f]);
+    }
+    sv_test_rmtree(dir);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
-        {"layout_and_route", test_layout_and_route}, {"ecmp", test_ecmp}, {"errors", test_errors},
-        {"kv_transfer_e2e", test_kv_transfer_e2e},   {NULL, NULL},
+        {"layout_and_route", test_layout_and_route},
+        {"ecmp", test_ecmp},
+        {"errors", test_errors},
+        {"kv_transfer_e2e", test_kv_transfer_e2e},
+        {"ecmp_runs_deterministic", test_ecmp_runs_deterministic},
+        {NULL, NULL},
     };
     sv_test_add_suite("fabric graph", cases);
     return sv_test_run();
