@@ -3,8 +3,8 @@
  * fabric graph").
  *
  * Route metric: the fewest links, then the lowest sum of link latencies. Hops first because that
- * is what a Clos fabric's routing counts (BGP's AS-path length, OSPF with unit costs: RFC 7938
- * section 5), and every hop is a store-and-forward or a switch traversal; latency breaks the tie
+ * is what a Clos fabric's routing counts (BGP's AS-path length, OSPF with unit costs: RFC 7938),
+ * and every hop is a store-and-forward or a switch traversal; latency breaks the tie
  * so that a slower of two equally long paths is not taken. Bandwidth is not part of the metric:
  * routing protocols do not see load, the timing model does (flow: max-min over the route).
  *
