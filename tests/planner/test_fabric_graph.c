@@ -359,6 +359,79 @@ static void test_ecmp_runs_deterministic(void)
     sv_test_rmtree(dir);
 }
 
+/* Power on a graph (docs/power.md "Traffic", per link): examples/hetnet/graph_nic.json with a
+ * power block on each node (link 1 pJ/bit, NIC 2 pJ/bit, every other draw 0) and one request of
+ * 512 tokens in, 4 out.
+ *   TP2 prefill on node 1 (one iteration of 512 tokens): 2 all-reduces per layer x 32 layers of
+ *   512 x 4,096 x 2 B each, a 2-rank ring sending 2 x size: 1,048,576 x 512 = 536,870,912 B,
+ *   every message npu -> node1.switch -> npu: 2 node-1 links and 1 node-1 switch each.
+ *   KV hand-off: 67,108,864 B over npu -> node1.switch -> node1.nic -> spine0 -> node0.nic ->
+ *   node0.switch -> node0.npu0: 2 links of a node (the first and the last), 2 node switches
+ *   (node1's, node0's); NIC, spine links: the fabric's; node 1 -> node 0: both NICs.
+ * link_bytes = 2 x 536,870,912 + 2 x 67,108,864 = 1,207,959,552; switch_bytes = 536,870,912 +
+ * 2 x 67,108,864 = 671,088,640; nic_bytes = 2 x 67,108,864 = 134,217,728; energy: link
+ * 1,207,959,552 x 8 x 1e-12 = 0.009663676416 J, nic 134,217,728 x 8 x 2e-12 = 0.002147483648 J. */
+static void test_power_traffic(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents("examples/hetnet/graph_nic.json", &text, NULL, NULL));
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(p, text, -1, NULL));
+    JsonArray *nodes =
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "nodes");
+    static const char power[] =
+        "{\"base_node_power\": 0, \"npu\": {"
+        "\"H100\": {\"idle_power\": 0, \"standby_power\": 0, \"active_power\": 0, "
+        "\"standby_duration\": 5},"
+        "\"A100\": {\"idle_power\": 0, \"standby_power\": 0, \"active_power\": 0, "
+        "\"standby_duration\": 5}},"
+        "\"cpu\": {\"idle_power\": 0, \"active_power\": 0, \"util\": 0},"
+        "\"dram\": {\"dimm_size\": 512, \"idle_power\": 0, \"energy_per_bit\": 0},"
+        "\"link\": {\"num_links\": 1, \"idle_power\": 0, \"energy_per_bit\": 1},"
+        "\"nic\": {\"num_nics\": 1, \"idle_power\": 0, \"energy_per_bit\": 2},"
+        "\"storage\": {\"num_devices\": 1, \"idle_power\": 0}}";
+    static const char cpu_mem[] = "{\"mem_size\": 512, \"mem_bw\": 256, \"mem_latency\": 0}";
+    for (guint n = 0; n < 2; n++) {
+        JsonObject *no = json_array_get_object_element(nodes, n);
+        json_object_set_member(no, "power", json_from_string(power, NULL));
+        json_object_set_member(no, "cpu_mem", json_from_string(cpu_mem, NULL));
+    }
+    g_autoptr(JsonGenerator) gen = json_generator_new();
+    json_generator_set_root(gen, json_parser_get_root(p));
+    g_autofree char *cluster = g_build_filename(dir, "c.json", NULL);
+    g_autofree char *trace = g_build_filename(dir, "t.jsonl", NULL);
+    g_autofree char *out = g_build_filename(dir, "out", NULL);
+    CU_ASSERT_FATAL(json_generator_to_file(gen, cluster, NULL));
+    CU_ASSERT_FATAL(g_file_set_contents(
+        trace, "{\"input_toks\": 512, \"output_toks\": 4, \"arrival_time_ns\": 0}\n", -1, NULL));
+    g_autofree char *bin = g_canonicalize_filename(SV_SERVESIM_BIN, NULL);
+    const char *argv[] = {bin,   "run",     "--cluster",    cluster, "--workload",
+                          trace, "--quiet", "--output-dir", out,     "--no-prefix-caching",
+                          NULL};
+    char *sout = NULL, *serr = NULL;
+    int status = -1;
+    CU_ASSERT_FATAL(sv_test_spawn(argv, &sout, &serr, &status));
+    if (status != 0)
+        fprintf(stderr, "%s\n", serr);
+    CU_ASSERT_EQUAL_FATAL(status, 0);
+    g_free(sout);
+    g_free(serr);
+    g_autofree char *sum = g_build_filename(out, "summary.json", NULL);
+    g_autoptr(JsonParser) sp = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_file(sp, sum, NULL));
+    JsonObject *e =
+        json_object_get_object_member(json_node_get_object(json_parser_get_root(sp)), "energy");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(e, "link_bytes"), 1207959552.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(e, "switch_bytes"), 671088640.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(e, "nic_bytes"), 134217728.0, 0);
+    JsonObject *bc = json_object_get_object_member(e, "by_component_j");
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(bc, "link"), 0.009663676416, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(bc, "nic"), 0.002147483648, 1e-15);
+    sv_test_rmtree(dir);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
@@ -367,6 +440,7 @@ int main(void)
         {"errors", test_errors},
         {"kv_transfer_e2e", test_kv_transfer_e2e},
         {"ecmp_runs_deterministic", test_ecmp_runs_deterministic},
+        {"power_traffic", test_power_traffic},
         {NULL, NULL},
     };
     sv_test_add_suite("fabric graph", cases);
