@@ -68,6 +68,57 @@ const char *sv_net_model_name(sv_net_model model);
 
 typedef struct sv_net sv_net;
 
+/* ---- an explicit graph (network/graph.c; docs/cluster-network.md "An explicit fabric graph") --
+ *
+ * Devices 0..npus-1 are the NPUs, npus..npus+nswitches-1 switches (NICs, PCIe switches, spines:
+ * anything that forwards but neither sends nor receives). Each link has its own bandwidth and
+ * latency; an undirected link is full duplex: two directed links (a -> b, then b -> a) of that
+ * bandwidth each. Routes are computed once, when the network is built: the fewest links, then
+ * the lowest latency sum; among the equal-cost routes that remain, `SV_NET_ROUTE_SHORTEST` takes
+ * the lowest link id at each device and `SV_NET_ROUTE_ECMP` hashes (src, dst, device) to pick
+ * one (flow-level ECMP, RFC 2992). For the system layer a graph is one dimension of all NPUs. */
+typedef enum {
+    SV_NET_ROUTE_SHORTEST,
+    SV_NET_ROUTE_ECMP,
+} sv_net_routing;
+
+struct sv_net_graph_link {
+    int a, b;              /* device ids */
+    double bandwidth_gbps; /* per direction, ASTRA-sim GB/s (2^30 B per 10^9 ns) */
+    double latency_ns;     /* >= 0 */
+    gboolean directed;     /* a -> b only */
+};
+
+struct sv_net_graph_cfg {
+    int npus;
+    int nswitches;
+    sv_net_routing routing;
+    GArray *links;   /* struct sv_net_graph_link */
+    char **names;    /* npus + nswitches device names for messages (owned), or NULL */
+    char where[160]; /* prefix of error messages ("" = "network graph") */
+};
+
+#define SV_NET_GRAPH_MAX_NPUS 2048
+
+struct sv_net_graph_cfg *sv_net_graph_cfg_new(int npus, int nswitches);
+void sv_net_graph_cfg_free(struct sv_net_graph_cfg *g); /* accepts NULL */
+/* Name device `dev` for error messages (copied). */
+void sv_net_graph_cfg_set_name(struct sv_net_graph_cfg *g, int dev, const char *name);
+void sv_net_graph_cfg_add_link(struct sv_net_graph_cfg *g, int a, int b, double bandwidth_gbps,
+                               double latency_ns, gboolean directed);
+/* The name of device `dev` ("npu 3" / "switch 1" without names); valid while g lives. */
+const char *sv_net_graph_cfg_name(const struct sv_net_graph_cfg *g, int dev, char *buf, size_t len);
+/* A network over graph `g` (copied): the same sv_net as sv_net_new's for every timing model.
+ * Errors: a link to itself, an unknown device, bandwidth or latency out of range ("links[k]"),
+ * an NPU that cannot reach another ("<a> cannot reach <b>"), more than SV_NET_GRAPH_MAX_NPUS. */
+/* The errors sv_net_new_graph would give, without building a network. */
+gboolean sv_net_graph_cfg_check(const struct sv_net_graph_cfg *g, GError **error);
+sv_net *sv_net_new_graph(sv_engine *eng, const struct sv_net_graph_cfg *g, sv_net_model model,
+                         GError **error);
+/* The network's graph (its copy), or NULL for a dimensional topology. sv_net_topo of a graph
+ * network is one FullyConnected-like dimension of all NPUs (kind and rates not meaningful). */
+const struct sv_net_graph_cfg *sv_net_graph(const sv_net *net);
+
 sv_net *sv_net_new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_model model,
                    GError **error);
 void sv_net_free(sv_net *net); /* accepts NULL; call before freeing the engine */

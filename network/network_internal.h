@@ -38,6 +38,19 @@ struct sv_net_geom {
     struct sv_net_link *links; /* nlinks */
     int *switch_dim;           /* per switch device (index dev - npus): its dim */
     int *switch_line;          /* per switch device: its line within that dim */
+    /* An explicit graph (network/graph.c): its own copy, and every NPU pair's route precomputed
+     * (shared with the network's shadows). */
+    struct sv_net_graph_cfg *graph;
+    struct sv_net__graph_routes *routes;
+};
+
+/* Route (s, d) = link[start[s * npus + d] .. start[s * npus + d + 1]). Reference-counted: a
+ * shadow of a graph network shares its routes. */
+struct sv_net__graph_routes {
+    int ref;
+    int *start;
+    int *link;
+    int max_links;
 };
 
 /* Validate a cfg (also one built by hand, not from YAML). */
@@ -46,6 +59,20 @@ gboolean sv_net__topo_validate(const struct sv_net_topo_cfg *cfg, const char *wh
 gboolean sv_net__geom_init(struct sv_net_geom *g, const struct sv_net_topo_cfg *cfg,
                            GError **error);
 void sv_net__geom_clear(struct sv_net_geom *g);
+/* The geometry of an explicit graph: links, routes (network/graph.c); with `like` (a geometry of
+ * the same graph) its routes are shared instead of computed again. */
+gboolean sv_net__geom_init_graph(struct sv_net_geom *g, const struct sv_net_graph_cfg *gc,
+                                 const struct sv_net_geom *like, GError **error);
+void sv_net__geom_clear_graph(struct sv_net_geom *g);
+/* Graph geometry: the route of (src, dst) and its length. */
+static inline const int *sv_net__graph_route(const struct sv_net_geom *g, int src, int dst, int *n)
+{
+    size_t k = (size_t)src * (size_t)g->npus + (size_t)dst;
+    *n = g->routes->start[k + 1] - g->routes->start[k];
+    return g->routes->link + g->routes->start[k];
+}
+/* The bottleneck (lowest bandwidth, bytes/ns) of a graph route and its latency sum. */
+double sv_net__graph_route_min_bw(const struct sv_net_geom *g, int src, int dst, double *lat_ns);
 
 /* Coordinate of NPU `npu` in dimension d (dim 0 varies fastest). */
 static inline int sv_net__geom_coord(const struct sv_net_geom *g, int npu, int d)
@@ -80,6 +107,8 @@ int sv_net__geom_dim_hops(const struct sv_net_geom *g, int d, int i, int j);
  * ASTRA-sim route (Ring shorter way, ties clockwise; FullyConnected direct; Switch via the
  * dimension's switch). In 1-D this is exactly ASTRA-sim's congestion-aware route. */
 int sv_net__geom_next_link(const struct sv_net_geom *g, int cur, int dst);
+/* The same for a message sent by `src`: on a graph the route depends on the source (ECMP). */
+int sv_net__geom_next_link_src(const struct sv_net_geom *g, int src, int cur, int dst);
 
 /* A link of the line of dimension d through NPU `npu`: every link of a line has the same
  * bandwidth and latency (the dimension's, or the line's override). */
@@ -224,6 +253,11 @@ void sv_net__schedule_delivery(sv_net *net, sv_time at, int src, int dst, uint64
 /* sv_net_new, optionally without its log line (shadows). */
 sv_net *sv_net__new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_model model,
                     gboolean quiet, GError **error);
+/* Either a topology cfg or a graph (exactly one non-NULL); `like`: a network of that graph whose
+ * routes to share (or NULL). */
+sv_net *sv_net__new_any(sv_engine *eng, const struct sv_net_topo_cfg *cfg,
+                        const struct sv_net_graph_cfg *graph, const sv_net *like,
+                        sv_net_model model, gboolean quiet, GError **error);
 
 void sv_net__fifo_init(sv_net *net);
 void sv_net__fifo_clear(sv_net *net);

@@ -20,6 +20,13 @@ void sv_net_lone_message(const sv_net *net, int src, int dst, uint64_t bytes,
     out->busy_ns = 0;
     switch (net->model) {
     case SV_NET_MODEL_ANALYTICAL: {
+        if (g->graph != NULL) {
+            double lat = 0;
+            double bw = sv_net__graph_route_min_bw(g, src, dst, &lat);
+            sv_net__graph_route(g, src, dst, &out->stat_links);
+            out->delay_ns = sv_time_from_ns(lat + (double)bytes / bw);
+            return;
+        }
         int d = sv_net__geom_first_diff_dim(g, src, dst);
         int hops = sv_net__geom_dim_hops(g, d, sv_net__geom_coord(g, src, d),
                                          sv_net__geom_coord(g, dst, d));
@@ -39,7 +46,7 @@ void sv_net_lone_message(const sv_net *net, int src, int dst, uint64_t bytes,
         sv_time delay = 0, busy = 0;
         int nl = 0;
         for (int cur = src; cur != dst; nl++) {
-            int l = sv_net__geom_next_link(g, cur, dst);
+            int l = sv_net__geom_next_link_src(g, src, cur, dst);
             const struct sv_net_link *L = &g->links[l];
             double ser = (double)bytes / L->bw_bpns;
             delay += sv_time_from_ns(L->lat_ns + ser);
@@ -56,7 +63,7 @@ void sv_net_lone_message(const sv_net *net, int src, int dst, uint64_t bytes,
         double rate = INFINITY;
         int nl = 0;
         for (int cur = src; cur != dst; nl++) {
-            int l = sv_net__geom_next_link(g, cur, dst);
+            int l = sv_net__geom_next_link_src(g, src, cur, dst);
             rate = MIN(rate, g->links[l].bw_bpns); /* the lone flow's max-min share */
             cur = g->links[l].dst_dev;
         }
@@ -157,7 +164,10 @@ const sv_time *sv_net_busy_until(const sv_net *net)
 sv_net *sv_net_new_shadow(sv_engine *eng, const sv_net *like, gboolean track)
 {
     GError *error = NULL;
-    sv_net *net = sv_net__new(eng, &like->geom.cfg, like->model, TRUE, &error);
+    sv_net *net =
+        like->geom.graph != NULL
+            ? sv_net__new_any(eng, NULL, like->geom.graph, like, like->model, TRUE, &error)
+            : sv_net__new(eng, &like->geom.cfg, like->model, TRUE, &error);
     SV_ASSERT(net != NULL); /* the topology of a network that exists */
     if (track) {
         net->track = TRUE;

@@ -433,6 +433,10 @@ gboolean sv_net__geom_init(struct sv_net_geom *g, const struct sv_net_topo_cfg *
 
 void sv_net__geom_clear(struct sv_net_geom *g)
 {
+    if (g->graph != NULL) {
+        sv_net__geom_clear_graph(g);
+        return;
+    }
     g_clear_pointer(&g->links, g_free);
     g_clear_pointer(&g->switch_dim, g_free);
     g_clear_pointer(&g->switch_line, g_free);
@@ -474,6 +478,7 @@ static inline int line_of(const struct sv_net_geom *g, int npu, int d)
 
 int sv_net__geom_next_link(const struct sv_net_geom *g, int cur, int dst)
 {
+    SV_ASSERT(g->graph == NULL);
     SV_ASSERT(cur != dst && dst >= 0 && dst < g->npus && cur >= 0 && cur < g->ndevs);
     if (cur >= g->npus) {
         /* At a switch: go down to the NPU of this line whose coordinate in the switch's
@@ -514,9 +519,34 @@ const struct sv_net_link *sv_net__geom_line_link(const struct sv_net_geom *g, in
     return &g->links[g->link_base[d] + line * g->links_per_line[d]];
 }
 
+int sv_net__geom_next_link_src(const struct sv_net_geom *g, int src, int cur, int dst)
+{
+    if (g->graph == NULL)
+        return sv_net__geom_next_link(g, cur, dst);
+    int n;
+    const int *r = sv_net__graph_route(g, src, dst, &n);
+    for (int h = 0; h < n; h++)
+        if (g->links[r[h]].src_dev == cur)
+            return r[h];
+    g_assert_not_reached();
+}
+
 int sv_net__geom_route(const struct sv_net_geom *g, int src, int dst, int *links_out,
                        double *lat_sum_ns)
 {
+    if (g->graph != NULL) {
+        int n;
+        const int *r = sv_net__graph_route(g, src, dst, &n);
+        double lat = 0;
+        for (int h = 0; h < n; h++) {
+            if (links_out != NULL)
+                links_out[h] = r[h];
+            lat += g->links[r[h]].lat_ns;
+        }
+        if (lat_sum_ns != NULL)
+            *lat_sum_ns = lat;
+        return n;
+    }
     int nl = 0;
     for (int cur = src; cur != dst;) {
         int l = sv_net__geom_next_link(g, cur, dst);

@@ -41,7 +41,15 @@ sv_net *sv_net_new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_mod
 sv_net *sv_net__new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_model model,
                     gboolean quiet, GError **error)
 {
-    SV_ASSERT(eng != NULL && cfg != NULL);
+    SV_ASSERT(cfg != NULL);
+    return sv_net__new_any(eng, cfg, NULL, NULL, model, quiet, error);
+}
+
+sv_net *sv_net__new_any(sv_engine *eng, const struct sv_net_topo_cfg *cfg,
+                        const struct sv_net_graph_cfg *graph, const sv_net *like,
+                        sv_net_model model, gboolean quiet, GError **error)
+{
+    SV_ASSERT(eng != NULL && (cfg != NULL) != (graph != NULL));
     if ((int)model < 0 || (int)model >= (int)G_N_ELEMENTS(model_names)) {
         g_set_error(error, SV_NET_ERROR, SV_NET_ERROR_CONFIG, "unknown network model %d",
                     (int)model);
@@ -52,7 +60,9 @@ sv_net *sv_net__new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_mo
     net->model = model;
     net->chunk_slabs = g_ptr_array_new_with_free_func(g_free);
     net->chunk_slab_used = SV_NET_CHUNK_SLAB;
-    if (!sv_net__geom_init(&net->geom, cfg, error)) {
+    if (graph != NULL
+            ? !sv_net__geom_init_graph(&net->geom, graph, like != NULL ? &like->geom : NULL, error)
+            : !sv_net__geom_init(&net->geom, cfg, error)) {
         sv_net_free(net);
         return NULL;
     }
@@ -61,8 +71,8 @@ sv_net *sv_net__new(sv_engine *eng, const struct sv_net_topo_cfg *cfg, sv_net_mo
     if (model == SV_NET_MODEL_FLOW)
         net->flow = sv_net__flow_model_new(net);
     if (!quiet)
-        g_debug("network: %d NPUs in %d dimension(s), %s transport", net->geom.npus, cfg->ndims,
-                sv_net_model_name(model));
+        g_debug("network: %d NPUs in %d dimension(s)%s, %s transport", net->geom.npus,
+                net->geom.cfg.ndims, graph != NULL ? " (a graph)" : "", sv_net_model_name(model));
     return net;
 }
 
@@ -121,6 +131,20 @@ int sv_net_route_dims(const sv_net *net, int src, int dst, int *links_per_dim,
 {
     const struct sv_net_geom *g = &net->geom;
     SV_ASSERT(src >= 0 && src < g->npus && dst >= 0 && dst < g->npus);
+    if (g->graph != NULL) {
+        /* one dimension: every link of the route, every switch device it passes */
+        int n = 0, sw = 0;
+        if (src != dst) {
+            const int *r = sv_net__graph_route(g, src, dst, &n);
+            for (int h = 0; h + 1 < n; h++)
+                sw += g->links[r[h]].dst_dev >= g->npus;
+        }
+        if (links_per_dim != NULL)
+            links_per_dim[0] = n;
+        if (switches_per_dim != NULL)
+            switches_per_dim[0] = sw;
+        return n;
+    }
     int total = 0;
     for (int d = 0; d < g->cfg.ndims; d++) {
         int i = sv_net__geom_coord(g, src, d), j = sv_net__geom_coord(g, dst, d);
@@ -212,13 +236,23 @@ static void analytical_send(sv_net *net, int src, int dst, uint64_t bytes, sv_ne
                             void *ctx, uint64_t arg)
 {
     const struct sv_net_geom *g = &net->geom;
-    int d = sv_net__geom_first_diff_dim(g, src, dst);
-    int hops =
-        sv_net__geom_dim_hops(g, d, sv_net__geom_coord(g, src, d), sv_net__geom_coord(g, dst, d));
-    const struct sv_net_link *ll = sv_net__geom_line_link(g, d, src);
-    double link_delay = hops * ll->lat_ns;
-    double serialization = (double)bytes / ll->bw_bpns;
-    sv_time delay = sv_time_from_ns(link_delay + serialization);
+    int hops;
+    sv_time delay;
+    if (g->graph != NULL) {
+        /* a graph: the route's latency sum + bytes at its bottleneck (docs/cluster-network.md) */
+        double lat = 0;
+        double bw = sv_net__graph_route_min_bw(g, src, dst, &lat);
+        sv_net__graph_route(g, src, dst, &hops);
+        delay = sv_time_from_ns(lat + (double)bytes / bw);
+    } else {
+        int d = sv_net__geom_first_diff_dim(g, src, dst);
+        hops = sv_net__geom_dim_hops(g, d, sv_net__geom_coord(g, src, d),
+                                     sv_net__geom_coord(g, dst, d));
+        const struct sv_net_link *ll = sv_net__geom_line_link(g, d, src);
+        double link_delay = hops * ll->lat_ns;
+        double serialization = (double)bytes / ll->bw_bpns;
+        delay = sv_time_from_ns(link_delay + serialization);
+    }
     net->stats.link_bytes += bytes * (uint64_t)hops;
     net->stats.link_transfers += (uint64_t)hops;
     sv_net__schedule_delivery(net, sv_engine_now(net->eng) + delay, src, dst, bytes, done, ctx,

@@ -75,7 +75,7 @@ static void on_chunk_arrived(sv_engine *eng, void *ctx, uint64_t arg)
         return;
     }
     sv_net *net = c->net;
-    link_send(net, sv_net__geom_next_link(&net->geom, c->cur_dev, c->dst), c);
+    link_send(net, sv_net__geom_next_link_src(&net->geom, c->src, c->cur_dev, c->dst), c);
 }
 
 /* Link::link_become_free: free, then serve the oldest pending chunk. */
@@ -127,7 +127,7 @@ void sv_net__fifo_send(sv_net *net, int src, int dst, uint64_t bytes, sv_net_don
                        void *ctx, uint64_t arg)
 {
     struct sv_net_chunk *c = sv_net__chunk_alloc(net, src, dst, bytes, done, ctx, arg);
-    link_send(net, sv_net__geom_next_link(&net->geom, src, dst), c);
+    link_send(net, sv_net__geom_next_link_src(&net->geom, src, src, dst), c);
 }
 
 /* ---- adoption from a shadow (network/shadow.c) ---------------------------------------------- */

@@ -92,8 +92,9 @@ static gboolean build_topo(const struct sv_planner_cluster_cfg *c, struct sv_net
         return FALSE;
     /* A topology per node: each node is one line of dimension 0; one whose links differ from
      * node 0's gets its own bandwidth and latency (a PCIe node beside NVLink nodes). The kind
-     * must agree: nvlink, pcie and switch are all switch levels. */
-    for (int32_t n = 1; ppn > 1 && n < c->n_nodes; n++) {
+     * must agree: nvlink, pcie and switch are all switch levels. With an explicit fabric graph
+     * each node's topology is expanded there instead (planner/fabric_graph.c). */
+    for (int32_t n = 1; ppn > 1 && !c->fabric_graph && n < c->n_nodes; n++) {
         struct sv_net_topo_cfg one = {0};
         if (!fill_dim(c, 0, ppn, &c->nodes[n].topology, &one, 0, error))
             return FALSE;
@@ -228,9 +229,16 @@ sv_planner_cluster_net *sv_planner_cluster_net_new(sv_engine *eng,
     if (total < 2 && topo.ndims == 0)
         return cn; /* one device: nothing to connect */
 
-    cn->net = sv_net_new(eng, &topo, model, error);
+    struct sv_net_graph_cfg *graph = NULL;
+    if (!sv_planner_cluster_graph(c, &graph, error))
+        goto fail;
+    cn->net = graph != NULL ? sv_net_new_graph(eng, graph, model, error)
+                            : sv_net_new(eng, &topo, model, error);
+    sv_net_graph_cfg_free(graph);
     if (!cn->net)
         goto fail;
+    if (graph != NULL)
+        topo = *sv_net_topo(cn->net); /* one dimension of every NPU for the system layer */
     sv_sys_groups *groups = sv_sys_groups_new();
     int32_t next = 1;
     for (int32_t i = 0; i < ni; i++) {

@@ -782,6 +782,24 @@ static gboolean parse_level(JsonObject *parent, const char *key, const char *whe
     return TRUE;
 }
 
+/* "fabric": a level, or an explicit graph (planner/fabric_graph.c), not both. */
+static gboolean parse_fabric(JsonObject *top, const char *where, struct sv_planner_cluster_cfg *c,
+                             GError **error)
+{
+    JsonNode *n = json_object_get_member(top, "fabric");
+    if (!n || !JSON_NODE_HOLDS_OBJECT(n) ||
+        !json_object_has_member(json_node_get_object(n), "graph"))
+        return parse_level(top, "fabric", where, &c->fabric, error);
+    JsonObject *o = json_node_get_object(n);
+    if (json_object_get_size(o) > 1)
+        return bad(error, where, "fabric",
+                   "give either \"graph\" or a level (kind, bw_gbps, "
+                   "latency_ns), not both");
+    g_autofree char *w = g_strdup_printf("%s: fabric.graph", where);
+    return sv_planner__fabric_graph_parse(json_object_get_member(o, "graph"), w, &c->fabric_graph,
+                                          error);
+}
+
 /* link_bw / link_latency as an array: one value per network dimension, each in `r`. */
 static gboolean get_dims(JsonObject *o, const char *key, const char *where,
                          struct sv_range_double r, double *vals, int32_t *n_out, GError **error)
@@ -948,7 +966,7 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
         !get_dims(top, "link_bw", where, SV_RANGE_BW_GBPS, c->link_bw_dims, &c->n_link_bw, error) ||
         !get_dims(top, "link_latency", where, SV_RANGE_LATENCY_NS, c->link_latency_dims,
                   &c->n_link_latency, error) ||
-        !parse_level(top, "fabric", where, &c->fabric, error) ||
+        !parse_fabric(top, where, c, error) ||
         !get_str(top, "network_model", where, FALSE, c->network_model, sizeof c->network_model,
                  error) ||
         !get_str(top, "kv_transfer", where, FALSE, c->kv_transfer, sizeof c->kv_transfer, error) ||
@@ -1075,6 +1093,8 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
             first_without = ni;
     }
     c->power = n_power == c->n_nodes;
+    if (!sv_planner__fabric_graph_check(c, error))
+        goto fail;
     if (n_power > 0 && !c->power) {
         g_ptr_array_add(notes, g_strdup_printf("%s: nodes[%d]: no power block: the power model "
                                                "needs one on every node (it is off)",
@@ -1155,5 +1175,6 @@ void sv_planner_cluster_free(struct sv_planner_cluster_cfg *cfg)
     }
     g_free(cfg->instances);
     g_strfreev(cfg->unsupported);
+    sv_planner__fabric_graph_free(cfg->fabric_graph);
     g_free(cfg);
 }

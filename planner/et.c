@@ -237,6 +237,14 @@ sv_planner_et *sv_planner_et_new(const struct sv_planner_run_cfg *cfg,
         sv_planner_et_free(e);
         return NULL;
     }
+    if (c->fabric_graph != NULL) {
+        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
+                    "%s: fabric.graph: an explicit fabric graph cannot be written as ASTRA-sim's "
+                    "network YAML (one topology kind, bandwidth and latency per dimension)",
+                    c->where[0] ? c->where : "cluster config");
+        sv_planner_et_free(e);
+        return NULL;
+    }
     int32_t n_npus = 0, dev = 0;
     for (int32_t i = 0; i < e->n_inst; i++) {
         const struct sv_planner_instance_cfg *ic = &c->instances[i];

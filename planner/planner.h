@@ -234,6 +234,8 @@ struct sv_planner_cluster_cfg {
     double link_bw_dims[SV_NET_MAX_DIMS];
     double link_latency_dims[SV_NET_MAX_DIMS];
     struct sv_planner_net_level_cfg fabric; /* top-level "fabric" (between nodes) */
+    /* top-level "fabric": {"graph": ...} (planner/fabric_graph.c), NULL when not given */
+    struct sv_planner_fabric_graph *fabric_graph;
     char network_model[16]; /* top-level "network_model" ("" = the run's, default flow) */
     /* Disaggregation and routing defaults (docs/disaggregation.md, docs/routing.md); the run's
      * kv_transfer / slo_ttft_ms (command line) win over them. */
@@ -894,6 +896,12 @@ typedef struct sv_planner_cluster_net sv_planner_cluster_net;
 gboolean sv_planner_cluster_topo(const struct sv_planner_cluster_cfg *cfg,
                                  struct sv_net_topo_cfg *out, int32_t *npus_per_node,
                                  GError **error);
+/* The cluster's explicit fabric graph (docs/cluster-network.md "An explicit fabric graph"): its
+ * nodes' topologies expanded into links, then the graph's switches and links; *out = NULL (and
+ * TRUE) when the config gives none. Caller frees with sv_net_graph_cfg_free. NPU ids are those
+ * of sv_planner_cluster_topo (node x devices per node + device). */
+gboolean sv_planner_cluster_graph(const struct sv_planner_cluster_cfg *cfg,
+                                  struct sv_net_graph_cfg **out, GError **error);
 /* Build the network and system layer. A cluster with a single device gets no network
  * (sv_planner_cluster_net_net returns NULL). */
 sv_planner_cluster_net *sv_planner_cluster_net_new(sv_engine *eng,

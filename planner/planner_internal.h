@@ -66,6 +66,14 @@ void sv_planner__storage_defaults(struct sv_planner_tier_cfg *t);
 gboolean sv_planner__path_error(GError **error, const char *path, const char *fmt, ...)
     G_GNUC_PRINTF(3, 4);
 
+/* fabric.graph (planner/fabric_graph.c): parse `node` (its path `where`), free, and check the
+ * graph a whole config gives (names, links, every NPU reaching every other). */
+struct sv_planner_fabric_graph;
+gboolean sv_planner__fabric_graph_parse(JsonNode *node, const char *where,
+                                        struct sv_planner_fabric_graph **out, GError **error);
+void sv_planner__fabric_graph_free(struct sv_planner_fabric_graph *g);
+gboolean sv_planner__fabric_graph_check(const struct sv_planner_cluster_cfg *c, GError **error);
+
 /* An instance's host link (PCIe) per direction, decimal GB/s: its node's `pcie.bw_gbps`, else the
  * hardware catalog's `pcie_gbps` (0: not published; the caller decides whether that is an
  * error). FALSE only when the hardware is not in the catalog. */

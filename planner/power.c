@@ -10,6 +10,7 @@
  * impulse at its end) goes to that iteration alone. */
 #include "planner/planner.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* One iteration in flight: its requests and their tokens, and its DRAM bytes. */
@@ -37,6 +38,8 @@ struct sv_planner_power {
     int32_t npus_per_node; /* cluster network NPU id = node x npus_per_node + device */
     int dim_dev, dim_node; /* network dimension of a node's devices / of the nodes; -1: none */
     sv_net *net;           /* watched (sv_planner_power_watch), or NULL */
+    int32_t *dev_node;     /* a graph network: per device its node, -1 = the fabric's; or NULL */
+    int *route;            /* room for a graph route */
     sv_memtier_fabric *fabric;
     power_node *nodes;
     int32_t *inst_node, *inst_first_dev, *inst_devs; /* per instance */
@@ -191,6 +194,8 @@ void sv_planner_power_free(sv_planner_power *pw)
         return;
     if (pw->net)
         sv_net_set_observer(pw->net, NULL, NULL);
+    g_free(pw->dev_node);
+    g_free(pw->route);
     if (pw->fabric)
         sv_memtier_fabric_set_observer(pw->fabric, NULL, NULL);
     for (int32_t n = 0; n < pw->n_nodes; n++) {
@@ -407,9 +412,15 @@ void sv_planner_power_iter_pim(sv_planner_power *pw, int32_t i, double busy_ns)
  * bytes x switches crossed on its switches; dimension-ordered routes cross a node's devices
  * first, so those hops are on the sending NPU's node. Between nodes, the NIC of each end. The
  * inter-node fabric's own links and switches belong to no node's power block: not charged. */
+static void on_graph_delivery(sv_planner_power *pw, const struct sv_net_delivery *d);
+
 static void on_net_delivery(void *ctx, const struct sv_net_delivery *d)
 {
     sv_planner_power *pw = ctx;
+    if (pw->dev_node != NULL) {
+        on_graph_delivery(pw, d);
+        return;
+    }
     int links[SV_NET_MAX_DIMS], sws[SV_NET_MAX_DIMS];
     sv_net_route_dims(pw->net, d->src, d->dst, links, sws);
     int32_t sn = d->src / pw->npus_per_node, dn = d->dst / pw->npus_per_node;
@@ -426,6 +437,36 @@ static void on_net_delivery(void *ctx, const struct sv_net_delivery *d)
         }
     }
     if (pw->dim_node >= 0 && links[pw->dim_node] > 0) {
+        sv_power_bytes(pw->nodes[sn].dom, SV_POWER_NIC, d->bytes, d->now);
+        sv_power_bytes(pw->nodes[dn].dom, SV_POWER_NIC, d->bytes, d->now);
+        pw->nic_bytes += 2.0 * (double)d->bytes;
+    }
+}
+
+/* On an explicit fabric graph (docs/cluster-network.md "An explicit fabric graph"), the same
+ * rules link by link: a link whose two ends are one node's devices (its NPUs, its node switch)
+ * is charged to that node's `link`, each of that node's switches crossed to its `switch`; links
+ * and switches of the fabric (the graph's own switches: NICs, spines) belong to no node's power
+ * block, as the fabric level's do; a message between nodes adds bytes at both nodes' `nic`. */
+static void on_graph_delivery(sv_planner_power *pw, const struct sv_net_delivery *d)
+{
+    int n = sv_net_route_links(pw->net, d->src, d->dst, pw->route, NULL);
+    int32_t sn = d->src / pw->npus_per_node, dn = d->dst / pw->npus_per_node;
+    ticks_before(pw, d->now);
+    for (int h = 0; h < n; h++) {
+        int a, b;
+        sv_net_link_ends(pw->net, pw->route[h], &a, &b, NULL);
+        int32_t na = pw->dev_node[a], nb = pw->dev_node[b];
+        if (na >= 0 && na == nb) {
+            sv_power_bytes(pw->nodes[na].dom, SV_POWER_LINK, d->bytes, d->now);
+            pw->link_bytes += (double)d->bytes;
+        }
+        if (h + 1 < n && b >= sv_net_npus(pw->net) && nb >= 0) {
+            sv_power_switch_bytes(pw->nodes[nb].dom, d->bytes, d->now);
+            pw->switch_bytes += (double)d->bytes;
+        }
+    }
+    if (sn != dn) {
         sv_power_bytes(pw->nodes[sn].dom, SV_POWER_NIC, d->bytes, d->now);
         sv_power_bytes(pw->nodes[dn].dom, SV_POWER_NIC, d->bytes, d->now);
         pw->nic_bytes += 2.0 * (double)d->bytes;
@@ -480,6 +521,27 @@ void sv_planner_power_watch(sv_planner_power *pw, sv_net *net, sv_memtier_fabric
     pw->fabric = fabric;
     if (net) {
         SV_ASSERT(sv_net_npus(net) <= pw->n_nodes * pw->npus_per_node);
+        const struct sv_net_graph_cfg *g = sv_net_graph(net);
+        if (g != NULL) {
+            /* NPUs by their id; a switch is node n's when planner/fabric_graph.c named it
+             * node<n>.switch (the graph's own switches are the fabric's) */
+            int nd = g->npus + g->nswitches;
+            pw->dev_node = g_new(int32_t, (size_t)nd);
+            for (int v = 0; v < nd; v++) {
+                int node = -1, end = 0;
+                if (v < g->npus)
+                    node = v / pw->npus_per_node;
+                else if (g->names != NULL && g->names[v] != NULL &&
+                         sscanf(g->names[v], "node%d.switch%n", &node, &end) == 1 &&
+                         g->names[v][end] == '\0' && node >= 0 && node < pw->n_nodes) {
+                    /* node set */
+                } else {
+                    node = -1;
+                }
+                pw->dev_node[v] = node;
+            }
+            pw->route = g_new(int, (size_t)MAX(1, sv_net_route_max_links(net)));
+        }
         sv_net_set_observer(net, on_net_delivery, pw);
     }
     if (fabric)

@@ -351,9 +351,15 @@ static void declare_link(sv_planner_trace *tr, const sv_net *net, int link)
     g_hash_table_add(tr->links, GINT_TO_POINTER(link + 1));
     int a = 0, b = 0, dim = 0, npus = sv_net_npus(net);
     sv_net_link_ends(net, link, &a, &b, &dim);
-    g_autofree char *tn = g_strdup_printf(
-        "link %d: %s %d -> %s %d (dim %d)", link, a < npus ? "npu" : "switch",
-        a < npus ? a : a - npus, b < npus ? "npu" : "switch", b < npus ? b : b - npus, dim);
+    const struct sv_net_graph_cfg *g = sv_net_graph(net);
+    char ba[32], bb[32];
+    g_autofree char *tn =
+        g != NULL /* an explicit fabric graph: its device names */
+            ? g_strdup_printf("link %d: %s -> %s", link, sv_net_graph_cfg_name(g, a, ba, sizeof ba),
+                              sv_net_graph_cfg_name(g, b, bb, sizeof bb))
+            : g_strdup_printf("link %d: %s %d -> %s %d (dim %d)", link, a < npus ? "npu" : "switch",
+                              a < npus ? a : a - npus, b < npus ? "npu" : "switch",
+                              b < npus ? b : b - npus, dim);
     sv_metrics_trace_thread(tr->w, PID_NETWORK, 1 + link, tn);
 }
 
