@@ -138,6 +138,7 @@ struct sv_msg {
     GQueue spare_batches; /* msg_batch* committed, for reuse (slots empty) */
     gboolean commit_due;  /* a commit event is scheduled for the head batch (single path) */
     GQueue arriving;      /* msg_req*: through the frontend, not yet at the engine */
+    struct msg_afd *afd;  /* attention/FFN disaggregation (afd_run.c); NULL when off */
 };
 
 /* sched.c: the length a running request has reached for the scheduler, output placeholders
@@ -281,6 +282,13 @@ gboolean sv_msg__kv_per_layer(const sv_msg *m); /* layer gates set for this laun
 void sv_msg__kv_loads_done(sv_msg *m);          /* after the launch was built */
 /* A LOGICAL node on `dev` after a and b (either may be NULL). */
 sv_dag_node *sv_msg__join(sv_msg *m, int32_t dev, sv_dag_node *a, sv_dag_node *b);
+
+/* afd_run.c: attention/FFN disaggregation (docs/afd.md "In servesim run"). init validates
+ * cfg.afd and sets m->afd (nothing when micro_batches is 0); launch builds the ping-pong DAG of
+ * m->inflight (shape: the whole batch's) and runs it as the single-device path runs its DAG. */
+gboolean sv_msg__afd_init(sv_msg *m, GError **error);
+void sv_msg__afd_free(sv_msg *m);
+gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shape, GError **error);
 
 /* parallel.c: data-parallel groups. */
 gboolean sv_msg__dp_join(sv_msg *m, GError **error);
