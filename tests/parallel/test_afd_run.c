@@ -200,6 +200,30 @@ static void test_same_seed_and_m1(void)
     g_array_free(r3.it, TRUE);
 }
 
+/* TP 2 on both sides (ffn_npus 2), one request of 100 + 2 tokens (a prefill of 100, a decode of
+ * 1; one sequence: one micro-batch whatever micro_batches says). Per layer and iteration of T
+ * tokens: FFN rank j gets the activations from attention rank j, attention rank r gets them back
+ * from FFN rank r: 4 messages of T x 8,192 bytes; and two TP all-reduces (o_proj on the attention
+ * pair, down_proj on the FFN pair), each 2 messages of S/2 per rank on a 2-rank ring: 2 S bytes
+ * with S = T x 8,192 (as tests/parallel/test_parallel.c's tp_sizes). Over T = 100 + 1:
+ * 32 x (4 + 2 x 2) x 101 x 8,192 bytes; messages 32 x 4 x 2 + 2 x 32 x 2 x 2 x 2. */
+static void test_tp2_both_sides(void)
+{
+    g_autofree char *json = cluster_json("{\"ffn_hardware\": \"A100\", \"ffn_npus\": 2}",
+                                         ", \"num_npus\": 2, \"tp_size\": 2");
+    rec r = {0};
+    struct sv_planner_run_result res;
+    g_autoptr(GError) e = NULL;
+    gboolean ok = run(json, 1, 100, &r, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    SV_ASSERT_EQ_I64(r.it->len, 2);
+    SV_ASSERT_EQ_I64(res.net_bytes, (uint64_t)LAYERS * 8 * 101 * HIDDEN * 2);
+    SV_ASSERT_EQ_I64(res.net_messages, LAYERS * 4 * 2 + 2 * 32 * 2 * 2 * 2);
+    g_array_free(r.it, TRUE);
+}
+
 static void expect_error(const char *afd, const char *extra, gboolean at_parse, const char *what)
 {
     g_autofree char *json = cluster_json(afd, extra);
@@ -275,6 +299,7 @@ int main(void)
     static const sv_test_case cases[] = {
         {"decode_makespan", test_decode_makespan},
         {"same_seed_and_m1", test_same_seed_and_m1},
+        {"tp2_both_sides", test_tp2_both_sides},
         {"errors", test_errors},
         {NULL, NULL},
     };
