@@ -134,7 +134,7 @@ static char *slurp(const char *dir, const char *name)
 }
 
 /* servesim run serves an instance with "afd" (docs/afd.md "In servesim run"): run.json shows both
- * groups, and the same seed gives byte-identical outputs. */
+ * groups, summary.json's instance its FFN group, and the same seed gives byte-identical outputs. */
 static void test_run_afd(void)
 {
     g_autofree char *dir = sv_test_tmpdir();
@@ -155,6 +155,9 @@ static void test_run_afd(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(ri, "\"afd\" : {"));
     CU_ASSERT_PTR_NOT_NULL(strstr(ri, "\"ffn_hardware\" : \"A100-80GB\""));
     CU_ASSERT_PTR_NOT_NULL(strstr(ri, "\"attention_hardware\" : \"H100\""));
+    g_autofree char *sm = slurp(o1, "summary.json");
+    CU_ASSERT_PTR_NOT_NULL(strstr(sm, "\"afd\" : {"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sm, "\"ffn_hardware\" : \"A100-80GB\""));
     sv_test_rmtree(dir);
 }
 
