@@ -2,8 +2,8 @@
  * run"): instances[].afd read and checked, the FFN devices placed after the instance's own on its
  * node, the memory split between the groups, and the FFN side's latency model.
  *
- * Memory (MegaScale-Infer, arXiv 2504.02263 section 3: attention nodes keep the KV cache and the
- * attention weights, expert nodes only the FFN / expert weights): an attention device holds one TP
+ * Memory (MegaScale-Infer, arXiv 2504.02263: the attention modules and their KV cache on attention
+ * GPUs, the FFN / expert modules on separate GPUs): an attention device holds one TP
  * rank's weights minus its MLP or MoE part (sv_compute_model_mlp_weight_bytes), so its KV pool is
  * LLMServingSim's formula (memory_model.py: trunc(mem_size x mem_util) - weights) with those
  * weights; an FFN device holds the MLP part at TP ffn_npus, which must fit its catalog memory x the
