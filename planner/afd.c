@@ -68,6 +68,23 @@ gboolean sv_planner__afd_any(const struct sv_planner_cluster_cfg *c)
     return FALSE;
 }
 
+gboolean sv_planner__afd_check(const struct sv_planner_run_cfg *cfg, GError **error)
+{
+    for (int32_t i = 0; cfg->cluster && i < cfg->cluster->n_instances; i++) {
+        const struct sv_planner_instance_cfg *ic = &cfg->cluster->instances[i];
+        if (ic->afd.micro_batches <= 0)
+            continue;
+        if (cfg->cluster->power)
+            return sv_planner__path_error(error, ic->afd_where,
+                                          "the power model does not cover the FFN devices yet: "
+                                          "remove nodes[].power or afd (docs/afd.md)");
+        if (cfg->emit_et_dir)
+            return sv_planner__path_error(error, ic->afd_where,
+                                          "--emit-et is not supported with afd");
+    }
+    return TRUE;
+}
+
 struct sv_planner__afd {
     int32_t n;
     sv_compute_latency **ffn_lat; /* per instance, NULL without afd */
@@ -100,12 +117,8 @@ gboolean sv_planner__afd_instance(sv_planner__afd *a, const struct sv_planner_ru
     if (ic->afd.micro_batches <= 0)
         return TRUE;
     const char *path = ic->afd_where;
-    if (power)
-        return sv_planner__path_error(error, path,
-                                      "the power model does not cover the FFN devices yet: "
-                                      "remove nodes[].power or afd (docs/afd.md)");
-    if (cfg->emit_et_dir)
-        return sv_planner__path_error(error, path, "--emit-et is not supported with afd");
+    if (power || cfg->emit_et_dir) /* sv_planner__afd_check refused these before the run */
+        return sv_planner__path_error(error, path, "power model or --emit-et with afd");
     if (!cn || !sv_planner_cluster_net_coll(cn))
         return sv_planner__path_error(error, path, "needs the cluster network");
     struct sv_compute_hw_cfg hw;

@@ -29,6 +29,8 @@ gboolean sv_planner__spec_check(JsonObject *o, const char *where, GError **error
 gboolean sv_planner__afd_parse(JsonObject *o, const char *where, struct sv_planner_instance_cfg *ic,
                                GError **error);
 gboolean sv_planner__afd_any(const struct sv_planner_cluster_cfg *c);
+/* What afd does not combine with at run level (the power model, --emit-et): before any output. */
+gboolean sv_planner__afd_check(const struct sv_planner_run_cfg *cfg, GError **error);
 typedef struct sv_planner__afd sv_planner__afd;
 sv_planner__afd *sv_planner__afd_new(int32_t n_inst);
 void sv_planner__afd_free(sv_planner__afd *a);

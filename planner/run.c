@@ -838,8 +838,8 @@ gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **err
         g_propagate_error(error, perr);
         return FALSE;
     }
-    /* Configurations vLLM refuses to start with (planner/admit.c). */
-    return sv_planner__check_limits(cfg, error);
+    /* Configurations vLLM refuses to start with (planner/admit.c); afd's exclusions (afd.c). */
+    return sv_planner__check_limits(cfg, error) && sv_planner__afd_check(cfg, error);
 }
 
 gboolean sv_planner_run_uses_tiers(const struct sv_planner_run_cfg *cfg)

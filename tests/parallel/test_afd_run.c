@@ -294,14 +294,55 @@ static void test_errors(void)
         g_array_free(r2.it, TRUE);
 }
 
+/* What afd does not combine with at run level, refused by sv_planner_run_check (before any output
+ * is opened), naming the instance's afd path: the power model and --emit-et. */
+static void test_run_level_errors(void)
+{
+    g_autofree char *json = cluster_json("{\"ffn_hardware\": \"A100\"}", "");
+    g_autoptr(GError) e = NULL;
+    struct sv_planner_cluster_cfg *c = parse(json, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    struct sv_planner_run_cfg cfg = {0};
+    cfg.cluster = c;
+    cfg.enable_prefix_caching = -1;
+    cfg.enable_chunked_prefill = -1;
+    cfg.reserve_full_isl = -1;
+    CU_ASSERT_TRUE(sv_planner_run_check(&cfg, &e));
+    cfg.emit_et_dir = "et";
+    CU_ASSERT_FALSE(sv_planner_run_check(&cfg, &e));
+    CU_ASSERT(e &&
+              strstr(e->message,
+                     "t.json: nodes[0].instances[0].afd: --emit-et is not supported with afd"));
+    g_clear_error(&e);
+    cfg.emit_et_dir = NULL;
+    sv_planner_cluster_free(c);
+    const char *power =
+        "{\"link_bw\": 100, \"link_latency\": 1000, \"nodes\": [{\"cpu_mem\": {\"mem_size\": 512, "
+        "\"mem_bw\": 256, \"mem_latency\": 0}, \"instances\": [{\"model_name\": "
+        "\"meta-llama/Llama-3.1-8B\", \"hardware\": \"H100\", \"npu_mem\": {\"mem_size\": 80}, "
+        "\"afd\": {\"ffn_hardware\": \"A100\"}}], \"power\": {\"base_node_power\": 100, "
+        "\"cpu\": {\"idle_power\": 10, \"active_power\": 10, \"util\": 0.5}, "
+        "\"dram\": {\"dimm_size\": 512, \"idle_power\": 10, \"energy_per_bit\": 0}, "
+        "\"link\": {\"num_links\": 1, \"idle_power\": 10, \"energy_per_bit\": 0}, "
+        "\"nic\": {\"num_nics\": 1, \"idle_power\": 10}, "
+        "\"storage\": {\"num_devices\": 1, \"idle_power\": 10}}}]}";
+    c = parse(power, &e);
+    if (!c)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    cfg.cluster = c;
+    CU_ASSERT_FALSE(sv_planner_run_check(&cfg, &e));
+    CU_ASSERT(e && strstr(e->message, "t.json: nodes[0].instances[0].afd: the power model does "
+                                      "not cover the FFN devices yet"));
+    sv_planner_cluster_free(c);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
-        {"decode_makespan", test_decode_makespan},
-        {"same_seed_and_m1", test_same_seed_and_m1},
-        {"tp2_both_sides", test_tp2_both_sides},
-        {"errors", test_errors},
-        {NULL, NULL},
+        {"decode_makespan", test_decode_makespan},   {"same_seed_and_m1", test_same_seed_and_m1},
+        {"tp2_both_sides", test_tp2_both_sides},     {"errors", test_errors},
+        {"run_level_errors", test_run_level_errors}, {NULL, NULL},
     };
     sv_test_add_suite("afd_run", cases);
     return sv_test_run();
