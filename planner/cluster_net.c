@@ -323,6 +323,10 @@ sv_planner_cluster_net *sv_planner_cluster_net_new(sv_engine *eng,
             bw = hw.mem_bw_gbps;
         if (bw > 0 && (sc.local_mem_bw <= 0 || bw < sc.local_mem_bw))
             sc.local_mem_bw = bw;
+        /* An afd instance's FFN devices are devices of the cluster too (docs/afd.md). */
+        if (ic->afd.micro_batches > 0 && sv_compute_hw_lookup(ic->afd.ffn_hardware, &hw, NULL) &&
+            hw.mem_bw_gbps > 0 && (sc.local_mem_bw <= 0 || hw.mem_bw_gbps < sc.local_mem_bw))
+            sc.local_mem_bw = hw.mem_bw_gbps;
     }
     int nd = topo.ndims > 0 ? topo.ndims : 1;
     static const sv_sys_coll_type types[] = {SV_SYS_ALL_REDUCE, SV_SYS_ALL_GATHER,
