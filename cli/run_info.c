@@ -117,6 +117,16 @@ char *sv_cli_run_info_json(const struct sv_cli_run_info *ri, GError **error)
         put_int(b, "pp", ic->pp_size);
         put_int(b, "ep", ic->ep_size);
         put_str(b, "latency_source", ri->latency_sources ? ri->latency_sources[i] : NULL);
+        if (ic->afd.micro_batches > 0) { /* attention/FFN disaggregation (docs/afd.md) */
+            json_builder_set_member_name(b, "afd");
+            json_builder_begin_object(b);
+            put_str(b, "attention_hardware", ic->hardware);
+            put_int(b, "attention_npus", ic->num_npus);
+            put_str(b, "ffn_hardware", ic->afd.ffn_hardware);
+            put_int(b, "ffn_npus", ic->afd.ffn_npus);
+            put_int(b, "micro_batches", ic->afd.micro_batches);
+            json_builder_end_object(b);
+        }
         struct sv_metrics_instance_info in;
         if (ri->metrics && sv_metrics_get_instance(ri->metrics, i, &in) && in.has_limits) {
             /* What the planner resolved: flags over the config over vLLM's defaults. */

@@ -111,6 +111,10 @@ uint64_t sv_compute_model_layer_weight_bytes(const struct sv_compute_model_cfg *
 uint64_t sv_compute_model_embedding_bytes(const struct sv_compute_model_cfg *m, int tp);
 uint64_t sv_compute_model_head_bytes(const struct sv_compute_model_cfg *m, int tp);
 uint64_t sv_compute_model_final_norm_bytes(const struct sv_compute_model_cfg *m);
+/* The MLP or MoE (experts and router) weights of every decoder layer on one rank under TP `tp`:
+ * what attention/FFN disaggregation holds on the FFN devices (docs/afd.md); the attention side
+ * holds sv_compute_model_weight_bytes minus this. */
+uint64_t sv_compute_model_mlp_weight_bytes(const struct sv_compute_model_cfg *m, int tp);
 /* KV-cache bytes per token per layer on one rank (K and V). */
 uint64_t sv_compute_model_kv_bytes_per_token_layer(const struct sv_compute_model_cfg *m, int tp);
 

@@ -363,6 +363,24 @@ uint64_t sv_compute_model_weight_bytes(const struct sv_compute_model_cfg *m, int
     return (uint64_t)llround(p * b);
 }
 
+/* The MLP (dense gate, up, down) or MoE part (experts and router) of one decoder layer's
+ * parameters on one rank: the terms of layer_params that attention/FFN disaggregation moves to the
+ * FFN devices (docs/afd.md). */
+static double mlp_params(const struct sv_compute_model_cfg *m, int tp)
+{
+    double H = (double)m->hidden_size;
+    if (sv_compute_model_is_moe(m))
+        return (double)m->num_experts * 3.0 * H * (double)m->moe_intermediate_size / tp +
+               H * (double)m->num_experts;
+    return 3.0 * H * (double)m->intermediate_size / tp;
+}
+
+uint64_t sv_compute_model_mlp_weight_bytes(const struct sv_compute_model_cfg *m, int tp)
+{
+    return (uint64_t)llround((double)m->num_layers * mlp_params(m, MAX(tp, 1)) *
+                             sv_compute_model_weight_param_bytes(m));
+}
+
 /* Parts of sv_compute_model_weight_bytes, for weight placement (docs/memory-tiers.md). Each is
  * rounded on its own, so their sum may differ from the total by a byte or so per part. */
 uint64_t sv_compute_model_layer_weight_bytes(const struct sv_compute_model_cfg *m, int tp)

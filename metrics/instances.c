@@ -13,6 +13,8 @@ struct inst {
     char *role, *model, *hardware;
     int tp, pp;
     uint64_t kv_blocks, kv_block_size, kv_bytes;
+    char *ffn_hardware; /* attention/FFN disaggregation: the FFN group (NULL = none) */
+    int ffn_npus, micro_batches;
     struct sv_metrics_instance_info limits; /* has_limits and the limits (engine owned) */
     /* step functions: the last sample and the integral up to it */
     sv_time last_t;
@@ -50,6 +52,7 @@ void sv_metrics__insts_free(sv_metrics__insts *s)
         g_free(s->v[i].role);
         g_free(s->v[i].model);
         g_free(s->v[i].hardware);
+        g_free(s->v[i].ffn_hardware);
         g_free((char *)s->v[i].limits.engine);
     }
     g_free(s->v);
@@ -72,11 +75,15 @@ void sv_metrics__insts_set_info(sv_metrics__insts *s, int i,
     x->kv_blocks = info->kv_blocks;
     x->kv_block_size = info->kv_block_size;
     x->kv_bytes = info->kv_bytes;
+    g_free(x->ffn_hardware);
+    x->ffn_hardware = info->ffn_npus > 0 ? g_strdup(info->ffn_hardware) : NULL;
+    x->ffn_npus = info->ffn_npus;
+    x->micro_batches = info->micro_batches;
     g_free((char *)x->limits.engine);
     x->limits = (struct sv_metrics_instance_info){0};
     if (info->has_limits) {
         x->limits = *info;
-        x->limits.role = x->limits.model = x->limits.hardware = NULL;
+        x->limits.role = x->limits.model = x->limits.hardware = x->limits.ffn_hardware = NULL;
         x->limits.engine = g_strdup(info->engine);
     }
 }
@@ -96,6 +103,9 @@ gboolean sv_metrics__insts_get_info(const sv_metrics__insts *s, int i,
     out->kv_blocks = x->kv_blocks;
     out->kv_block_size = x->kv_block_size;
     out->kv_bytes = x->kv_bytes;
+    out->ffn_hardware = x->ffn_hardware;
+    out->ffn_npus = x->ffn_npus;
+    out->micro_batches = x->micro_batches;
     return TRUE;
 }
 
@@ -229,6 +239,14 @@ void sv_metrics__insts_json(JsonBuilder *b, sv_metrics__insts *s, sv_time end_ns
             json_builder_add_boolean_value(b, x->limits.enable_chunked_prefill);
             json_builder_set_member_name(b, "enable_prefix_caching");
             json_builder_add_boolean_value(b, x->limits.enable_prefix_caching);
+        }
+        if (x->ffn_npus > 0) { /* attention/FFN disaggregation (docs/afd.md) */
+            json_builder_set_member_name(b, "afd");
+            json_builder_begin_object(b);
+            put_str(b, "ffn_hardware", x->ffn_hardware);
+            put_int(b, "ffn_npus", x->ffn_npus);
+            put_int(b, "micro_batches", x->micro_batches);
+            json_builder_end_object(b);
         }
         json_builder_end_object(b);
     }

@@ -295,6 +295,10 @@ struct sv_metrics_instance_info {
     const char *engine;
     int64_t max_num_seqs, max_num_batched_tokens, long_prefill_token_threshold, max_model_len;
     gboolean enable_chunked_prefill, enable_prefix_caching;
+    /* Attention/FFN disaggregation (docs/afd.md): the FFN group; ffn_npus 0 = none (the instance's
+     * own devices are its attention group). */
+    const char *ffn_hardware;
+    int ffn_npus, micro_batches;
 };
 void sv_metrics_set_instance(sv_metrics *m, int instance, const struct sv_metrics_instance_info *i);
 /* What sv_metrics_set_instance recorded for `instance` (strings owned by m; FALSE when it never

@@ -117,8 +117,8 @@ sv_msg *sv_msg_new(sv_engine *eng, const struct sv_msg_cfg *cfg, const struct sv
     m->dec_kv = g_array_new(FALSE, FALSE, sizeof(int64_t));
     /* Parallel path (opmap.c) and data-parallel membership (parallel.c). */
     if (!sv_msg__tiers_init(m, error) || !sv_msg__pim_init(m, error) ||
-        !sv_msg__par_init(m, error) || (m->cfg.dp && !sv_msg__dp_join(m, error)) ||
-        !sv_msg__spec_check(m, error)) {
+        !(cfg->afd.micro_batches > 0 ? sv_msg__afd_init(m, error) : sv_msg__par_init(m, error)) ||
+        (m->cfg.dp && !sv_msg__dp_join(m, error)) || !sv_msg__spec_check(m, error)) {
         sv_msg_free(m);
         return NULL;
     }
@@ -131,6 +131,7 @@ void sv_msg_free(sv_msg *m)
         return;
     sv_msg__dp_leave(m);
     sv_msg__par_free(m);
+    sv_msg__afd_free(m);
     sv_dag_exec_free(m->exec);
     sv_dag_free(m->dag);
     /* A request sits in exactly one of waiting / running. */

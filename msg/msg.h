@@ -354,6 +354,19 @@ struct sv_msg_pim_cfg {
     double xfer_latency_ns;   /* per transfer */
 };
 
+/* Attention/FFN disaggregation of a serving instance (docs/afd.md "In servesim run"): the
+ * instance's devices (first_device, num_devices = its attention TP ranks, one stage) hold the KV
+ * cache and run each layer's attention side; ffn_npus devices from ffn_first_device run its MLP /
+ * MoE part, timed by ffn_lat; each iteration's batch is split into micro_batches that ping-pong
+ * between the groups over the cluster network (cfg.coll). micro_batches 0 = off. */
+struct sv_msg_afd_run {
+    int32_t micro_batches;
+    int32_t ffn_first_device;
+    int32_t ffn_npus;
+    int32_t ffn_tp_group;        /* communicator group of the FFN ranks (ffn_npus > 1) */
+    sv_compute_latency *ffn_lat; /* borrowed: the FFN hardware's model at TP ffn_npus */
+};
+
 struct sv_msg_cfg {
     int32_t instance; /* instance index (records, ET file names) */
     sv_msg_sched_kind scheduler;
@@ -439,6 +452,8 @@ struct sv_msg_cfg {
     const struct sv_compute_spec_cfg *spec;
     sv_compute_latency *spec_draft_lat;
     uint64_t spec_seed;
+    /* Attention/FFN disaggregation (msg/afd_run.c): zero = off. */
+    struct sv_msg_afd_run afd;
 };
 
 /* One committed iteration. */

@@ -143,6 +143,7 @@ struct sv_msg {
     GQueue arriving;      /* msg_req*: through the frontend, not yet at the engine */
     struct sv_msg_spec_stats spec_stats;
     sv_time spec_draft_ns; /* the draft passes of the launch being built (spec.c) */
+    struct msg_afd *afd;   /* attention/FFN disaggregation (afd_run.c); NULL when off */
 };
 
 /* sched.c: the length a running request has reached for the scheduler, output placeholders
@@ -298,6 +299,12 @@ sv_dag_node *sv_msg__spec_draft_node(sv_msg *m, int32_t dev, sv_dag_node *parent
 int64_t sv_msg__spec_accept(sv_msg *m, msg_req *r, const msg_slot *s);
 /* The lookahead the scheduler sees for a decoding request (0 when off or not caught up). */
 int64_t sv_msg__spec_lookahead(const sv_msg *m, const msg_req *r);
+/* afd_run.c: attention/FFN disaggregation (docs/afd.md "In servesim run"). init validates
+ * cfg.afd and sets m->afd (nothing when micro_batches is 0); launch builds the ping-pong DAG of
+ * m->inflight (shape: the whole batch's) and runs it as the single-device path runs its DAG. */
+gboolean sv_msg__afd_init(sv_msg *m, GError **error);
+void sv_msg__afd_free(sv_msg *m);
+gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shape, GError **error);
 
 /* parallel.c: data-parallel groups. */
 gboolean sv_msg__dp_join(sv_msg *m, GError **error);

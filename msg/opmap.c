@@ -283,6 +283,8 @@ gboolean sv_msg__launch(sv_msg *m, GError **error)
                                 (const int64_t *)(void *)m->dec_kv->data, m->dec_kv->len);
     sv_msg__kv_live_bytes(m);      /* live KV off the device: this batch's per-layer traffic */
     sv_msg__pim_launch(m, &shape); /* PIM attention: decode attention off the NPU (msg/pim.c) */
+    if (m->afd)                    /* attention/FFN disaggregation (msg/afd_run.c) */
+        return sv_msg__afd_launch(m, &shape, error);
     if (m->par)
         return par_launch(m, &shape, error);
     struct sv_compute_iter_time it;

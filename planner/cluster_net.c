@@ -16,6 +16,7 @@ struct sv_planner_cluster_net {
     int32_t n_inst;
     int32_t *first_device;
     int32_t *tp_group_base; /* 0 = none */
+    int32_t *ffn_group;     /* afd: the FFN devices' group, 0 = none */
     int32_t *ep_group;
     int32_t *ep_rank_base;
     int32_t *dp_index, *dp_rank;
@@ -73,7 +74,7 @@ static gboolean build_topo(const struct sv_planner_cluster_cfg *c, struct sv_net
         int32_t k = 0;
         for (int32_t i = 0; i < c->n_instances; i++)
             if (c->instances[i].node == n)
-                k += c->instances[i].num_npus;
+                k += sv_planner_instance_devices(&c->instances[i]);
         ppn = MAX(ppn, k);
     }
     *npus_per_node = ppn;
@@ -149,6 +150,7 @@ static void cn_free_arrays(sv_planner_cluster_net *cn)
 {
     g_free(cn->first_device);
     g_free(cn->tp_group_base);
+    g_free(cn->ffn_group);
     g_free(cn->ep_group);
     g_free(cn->ep_rank_base);
     g_free(cn->dp_index);
@@ -189,6 +191,7 @@ sv_planner_cluster_net *sv_planner_cluster_net_new(sv_engine *eng,
     cn->n_inst = ni;
     cn->first_device = g_new0(int32_t, (size_t)ni);
     cn->tp_group_base = g_new0(int32_t, (size_t)ni);
+    cn->ffn_group = g_new0(int32_t, (size_t)ni);
     cn->ep_group = g_new0(int32_t, (size_t)ni);
     cn->ep_rank_base = g_new0(int32_t, (size_t)ni);
     cn->dp_index = g_new0(int32_t, (size_t)ni);
@@ -198,7 +201,7 @@ sv_planner_cluster_net *sv_planner_cluster_net_new(sv_engine *eng,
     for (int32_t i = 0; i < ni; i++) {
         const struct sv_planner_instance_cfg *ic = &c->instances[i];
         cn->first_device[i] = ic->node * ppn + used[ic->node];
-        used[ic->node] += ic->num_npus;
+        used[ic->node] += sv_planner_instance_devices(ic);
         cn->dp_index[i] = -1;
     }
     /* Data-parallel groups, in order of first appearance (deterministic). */
@@ -225,7 +228,7 @@ sv_planner_cluster_net *sv_planner_cluster_net_new(sv_engine *eng,
     }
     int32_t total = 0;
     for (int32_t i = 0; i < ni; i++)
-        total = MAX(total, cn->first_device[i] + c->instances[i].num_npus);
+        total = MAX(total, cn->first_device[i] + sv_planner_instance_devices(&c->instances[i]));
     if (total < 2 && topo.ndims == 0)
         return cn; /* one device: nothing to connect */
 
@@ -254,6 +257,12 @@ sv_planner_cluster_net *sv_planner_cluster_net_new(sv_engine *eng,
                 if (s == 0)
                     cn->tp_group_base[i] = id;
             }
+        }
+        if (ic->afd.micro_batches > 0 && ic->afd.ffn_npus > 1 &&
+            !add_group(groups, &next, cn->first_device[i] + ic->num_npus, ic->afd.ffn_npus,
+                       &cn->ffn_group[i], error)) {
+            sv_sys_groups_free(groups);
+            goto fail;
         }
     }
     /* EP groups (MoE). LLMServingSim (docs/simulator/parallelism-mechanics.md): EP runs on the DP
@@ -322,6 +331,10 @@ sv_planner_cluster_net *sv_planner_cluster_net_new(sv_engine *eng,
             bw = hw.mem_bw_gbps;
         if (bw > 0 && (sc.local_mem_bw <= 0 || bw < sc.local_mem_bw))
             sc.local_mem_bw = bw;
+        /* An afd instance's FFN devices are devices of the cluster too (docs/afd.md). */
+        if (ic->afd.micro_batches > 0 && sv_compute_hw_lookup(ic->afd.ffn_hardware, &hw, NULL) &&
+            hw.mem_bw_gbps > 0 && (sc.local_mem_bw <= 0 || hw.mem_bw_gbps < sc.local_mem_bw))
+            sc.local_mem_bw = hw.mem_bw_gbps;
     }
     int nd = topo.ndims > 0 ? topo.ndims : 1;
     static const sv_sys_coll_type types[] = {SV_SYS_ALL_REDUCE, SV_SYS_ALL_GATHER,
@@ -379,6 +392,12 @@ int32_t sv_planner_cluster_net_tp_group(const sv_planner_cluster_net *cn, int32_
 {
     SV_ASSERT(i >= 0 && i < cn->n_inst);
     return cn->tp_group_base[i] > 0 ? cn->tp_group_base[i] + stage : 0;
+}
+
+int32_t sv_planner_cluster_net_ffn_group(const sv_planner_cluster_net *cn, int32_t i)
+{
+    SV_ASSERT(i >= 0 && i < cn->n_inst);
+    return cn->ffn_group[i];
 }
 
 int32_t sv_planner_cluster_net_ep_group(const sv_planner_cluster_net *cn, int32_t i)

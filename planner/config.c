@@ -75,7 +75,7 @@ static const char *const inst_keys[] = {"model_name",
                                         "max_model_len",
                                         "stages",
                                         "speculative",
-                                        "afd", /* refused in parse_instance (docs/afd.md) */
+                                        "afd", /* planner/afd.c (docs/afd.md) */
                                         NULL};
 
 static void warn_unknown(JsonObject *obj, const char *const *known, const char *where)
@@ -852,10 +852,6 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
     warn_unknown(o, inst_keys, where);
     if (!sv_planner__spec_parse(o, where, ic, error))
         return FALSE;
-    if (json_object_has_member(o, "afd")) /* not ignored as unknown: it would change the model */
-        return bad(error, where, "afd",
-                   "attention/FFN disaggregation is not part of servesim run yet (docs/afd.md; "
-                   "servesim afd times one iteration)");
     if (!parse_placement(o, where, n_cxl, &ic->placement, error) ||
         !parse_expert_offload(o, where, n_cxl, ic, error) ||
         !read_offload_flags(o, where, ic, error))
@@ -938,7 +934,7 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
     /* DVFS (docs/power.md): a fraction of the nominal clock. */
     if (!get_num(o, "gpu_clock", where, FALSE, 0, SV_RANGE_FRACTION, &ic->gpu_clock, error))
         return hint(error, "a fraction of the clock: 0.7");
-    return TRUE;
+    return sv_planner__afd_parse(o, where, ic, error); /* attention/FFN disaggregation (afd.c) */
 }
 
 struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, const char *where,

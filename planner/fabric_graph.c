@@ -184,7 +184,7 @@ static int32_t devices_per_node(const struct sv_planner_cluster_cfg *c)
         int32_t k = 0;
         for (int32_t i = 0; i < c->n_instances; i++)
             if (c->instances[i].node == n)
-                k += c->instances[i].num_npus;
+                k += sv_planner_instance_devices(&c->instances[i]);
         ppn = MAX(ppn, k);
     }
     return ppn;

@@ -46,6 +46,9 @@ static void on_instance_kv(void *ctx, int32_t instance, const struct sv_planner_
         .kv_block_size = kv_block_size,
         .kv_bytes = kv_bytes,
         .has_limits = lim != NULL,
+        .ffn_hardware = ic->afd.ffn_hardware,
+        .ffn_npus = ic->afd.micro_batches > 0 ? ic->afd.ffn_npus : 0,
+        .micro_batches = ic->afd.micro_batches,
     };
     if (lim) {
         info.engine = lim->engine;

@@ -197,7 +197,14 @@ struct sv_planner_instance_cfg {
     /* instances[].speculative (docs/speculative.md), validated; has_spec FALSE = none. */
     gboolean has_spec;
     struct sv_compute_spec_cfg spec;
+    /* instances[].afd (planner/afd.c, docs/afd.md): attention/FFN disaggregation; micro_batches
+     * 0 = none. Its FFN devices follow the instance's num_npus on its node. */
+    struct sv_msg_afd_cfg afd;
+    char afd_where[160]; /* "cluster.json: nodes[0].instances[1].afd", for errors */
 };
+
+/* Devices instance `ic` occupies on its node: num_npus, plus its FFN devices under afd. */
+int32_t sv_planner_instance_devices(const struct sv_planner_instance_cfg *ic);
 
 /* One level of the cluster network (docs/cluster-network.md): a node's device interconnect
  * ("topology") or the inter-node fabric. */
@@ -917,6 +924,9 @@ int32_t sv_planner_cluster_net_first_device(const sv_planner_cluster_net *cn, in
 /* Communicator group of instance i's TP ranks of stage s (0 when tp_size == 1). */
 int32_t sv_planner_cluster_net_tp_group(const sv_planner_cluster_net *cn, int32_t instance,
                                         int32_t stage);
+/* Communicator group of instance i's FFN devices under afd (0 when ffn_npus == 1 or no afd); they
+ * are NPUs first + num_npus .. first + num_npus + ffn_npus - 1. */
+int32_t sv_planner_cluster_net_ffn_group(const sv_planner_cluster_net *cn, int32_t instance);
 /* EP group of instance i (0 = none), and the EP rank of its TP rank 0. */
 int32_t sv_planner_cluster_net_ep_group(const sv_planner_cluster_net *cn, int32_t instance);
 int32_t sv_planner_cluster_net_ep_rank_base(const sv_planner_cluster_net *cn, int32_t instance);

@@ -41,6 +41,25 @@ void sv_planner__spec_cudagraph(sv_planner__spec *s, int32_t i, int64_t max_num_
 void sv_planner__spec_report(const sv_planner__spec *s, sv_msg *const *msgs,
                              const struct sv_planner_run_observer *obs);
 
+/* Attention/FFN disaggregation (planner/afd.c, docs/afd.md "In servesim run"). parse: reads
+ * instances[].afd once tp, pp, ep, dp_group, stages and the offload switches are known (errors
+ * name `where`.afd). The run's side: per instance, the FFN latency model (owned here), the KV
+ * blocks of the attention devices (*blocks), the FFN weights' fit, and mc->afd. */
+gboolean sv_planner__afd_parse(JsonObject *o, const char *where, struct sv_planner_instance_cfg *ic,
+                               GError **error);
+gboolean sv_planner__afd_any(const struct sv_planner_cluster_cfg *c);
+/* What afd does not combine with at run level (the power model, --emit-et): before any output. */
+gboolean sv_planner__afd_check(const struct sv_planner_run_cfg *cfg, GError **error);
+typedef struct sv_planner__afd sv_planner__afd;
+sv_planner__afd *sv_planner__afd_new(int32_t n_inst);
+void sv_planner__afd_free(sv_planner__afd *a);
+gboolean sv_planner__afd_instance(sv_planner__afd *a, const struct sv_planner_run_cfg *cfg,
+                                  int32_t i, const struct sv_compute_model_cfg *m,
+                                  sv_planner_cluster_net *cn, gboolean power, uint32_t block_size,
+                                  uint64_t *blocks, struct sv_msg_cfg *mc, GError **error);
+void sv_planner__afd_cudagraph(sv_planner__afd *a, int32_t i, int64_t max_num_seqs,
+                               int64_t max_num_batched_tokens);
+
 /* Heterogeneous pipeline stages (planner/stages.c, docs/parallelism.md). parse: reads
  * instances[].stages once pp_size is known. The run's side: per instance, a latency model per
  * stage (owned here) for mc->stage_lat, the layer split for mc->stage_layers, and *blocks the

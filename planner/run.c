@@ -33,6 +33,7 @@ typedef struct {
     sv_compute_latency **lats;
     sv_planner__stages *stages; /* heterogeneous pipeline stages (stages.c) */
     sv_planner__spec *spec;     /* speculative decoding (spec.c) */
+    sv_planner__afd *afd;       /* attention/FFN disaggregation (afd.c) */
     struct sv_planner_router_inst *inst_scratch;
     sv_rng *router_rng;
     /* Policies from the registry (plugin.c, router.c). */
@@ -602,8 +603,9 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     if (!sv_planner_placement_resolve(ic, (int32_t)m.num_layers, &map, error))
         return FALSE;
     uint64_t blocks = 0; /* with stages: the stages' own (stages.c, below) */
-    gboolean cap_ok = ic->n_stages > 0 || sv_planner_instance_kv_blocks(
-                                              ic, &m, &map, (uint32_t)block_size, &blocks, error);
+    gboolean cap_ok =
+        ic->n_stages > 0 || ic->afd.micro_batches > 0 || /* stages.c, afd.c */
+        sv_planner_instance_kv_blocks(ic, &m, &map, (uint32_t)block_size, &blocks, error);
     if (!cap_ok) {
         sv_planner_placement_map_clear(&map);
         g_prefix_error(error, "instance %d (%s on %s): ", i, ic->model_name, ic->hardware);
@@ -671,6 +673,10 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         (!st->tiers || sv_planner_tiers_instance(st->tiers, i, &m, &map, mc.first_device,
                                                  (uint32_t)block_size, &blocks, &mc.tiers, error));
     sv_planner_placement_map_clear(&map);
+    /* Attention/FFN disaggregation (afd.c): the attention devices' KV pool, the FFN side. */
+    tiers_ok =
+        tiers_ok && sv_planner__afd_instance(st->afd, cfg, i, &m, st->cnet, st->power != NULL,
+                                             (uint32_t)block_size, &blocks, &mc, error);
     /* PIM attention offload / local weight loads (planner/pim.c): KV in PIM memory. */
     if (tiers_ok && st->pim)
         tiers_ok =
@@ -705,6 +711,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
     sv_compute_latency_set_cudagraph(st->lats[i], mc.max_num_seqs, mc.max_num_batched_tokens);
     sv_planner__stages_cudagraph(st->stages, i, mc.max_num_seqs, mc.max_num_batched_tokens);
     sv_planner__spec_cudagraph(st->spec, i, mc.max_num_seqs, mc.max_num_batched_tokens);
+    sv_planner__afd_cudagraph(st->afd, i, mc.max_num_seqs, mc.max_num_batched_tokens);
     struct sv_msg_hooks hooks = {
         .on_token = on_token,
         .on_req_done = on_req_done,
@@ -764,7 +771,7 @@ static gboolean setup_network(run_state *st, GError **error)
     }
     int32_t total = 0;
     for (int32_t i = 0; i < cfg->cluster->n_instances; i++)
-        total += cfg->cluster->instances[i].num_npus;
+        total += sv_planner_instance_devices(&cfg->cluster->instances[i]);
     gboolean any_dp = FALSE;
     for (int32_t i = 0; i < cfg->cluster->n_instances; i++)
         any_dp = any_dp || cfg->cluster->instances[i].dp_group[0] != '\0';
@@ -836,8 +843,10 @@ gboolean sv_planner_run_check(const struct sv_planner_run_cfg *cfg, GError **err
         g_propagate_error(error, perr);
         return FALSE;
     }
-    /* Configurations vLLM refuses to start with (planner/admit.c); --speculative (spec.c). */
-    return sv_planner__check_limits(cfg, error) && sv_planner__spec_flag_check(cfg, error);
+    /* Configurations vLLM refuses to start with (planner/admit.c); --speculative (spec.c);
+     * afd's exclusions (afd.c). */
+    return sv_planner__check_limits(cfg, error) && sv_planner__spec_flag_check(cfg, error) &&
+           sv_planner__afd_check(cfg, error);
 }
 
 gboolean sv_planner_run_uses_tiers(const struct sv_planner_run_cfg *cfg)
@@ -870,6 +879,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     st.lats = g_new0(sv_compute_latency *, st.n_inst);
     st.stages = sv_planner__stages_new(st.n_inst);
     st.spec = sv_planner__spec_new(st.n_inst);
+    st.afd = sv_planner__afd_new(st.n_inst);
     st.inst_scratch = g_new0(struct sv_planner_router_inst, st.n_inst);
     st.models = g_new0(struct sv_compute_model_cfg, st.n_inst);
     st.npus = g_new0(int32_t *, st.n_inst);
@@ -930,7 +940,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
             ok = sv_planner_tiers_npus(
                 st.tiers, i, st.cnet ? sv_planner_cluster_net_first_device(st.cnet, i) : dev,
                 error);
-            dev += cfg->cluster->instances[i].num_npus;
+            dev += sv_planner_instance_devices(&cfg->cluster->instances[i]);
         }
     }
     if (ok && cfg->emit_et_dir) {
@@ -939,12 +949,13 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     }
     /* Folded TP iterations where no other transfer shares the ring's links (tp_fold.c); not
      * with power (link energy per message) or memory tiers (their network legs). */
-    if (ok && st.cnet && !cfg->per_layer_dag && !st.power && !st.tiers)
+    if (ok && st.cnet && !cfg->per_layer_dag && !st.power && !st.tiers &&
+        !sv_planner__afd_any(cfg->cluster))
         st.tp_fold = sv_planner_tp_fold_plan(cfg->cluster, st.cnet);
     int32_t device = 0;
     for (int32_t i = 0; i < st.n_inst && ok; i++) {
         ok = setup_instance(&st, i, device, error);
-        device += cfg->cluster->instances[i].num_npus;
+        device += sv_planner_instance_devices(&cfg->cluster->instances[i]);
     }
     if (ok)
         ok = setup_pd(&st, error);
@@ -1066,6 +1077,7 @@ gboolean sv_planner_run(const struct sv_planner_run_cfg *cfg, struct sv_planner_
     }
     sv_planner__stages_free(st.stages);
     sv_planner__spec_free(st.spec);
+    sv_planner__afd_free(st.afd);
     if (st.cnet) {
         for (int32_t d = 0; d < sv_planner_cluster_net_num_dp(st.cnet); d++)
             sv_msg_dp_free(st.dps[d]);

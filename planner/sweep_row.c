@@ -137,7 +137,8 @@ static JsonArray *array_member(JsonObject *o, const char *name)
     return n && JSON_NODE_HOLDS_ARRAY(n) ? json_node_get_array(n) : NULL;
 }
 
-/* Accelerators of run.json's instances: num_npus, else tp x pp. */
+/* Accelerators of run.json's instances: num_npus, else tp x pp; plus the FFN devices of an
+ * instance under attention/FFN disaggregation (its "afd" object, docs/afd.md). */
 static gboolean count_instances(JsonArray *inst, double *gpus)
 {
     double n = 0;
@@ -152,6 +153,9 @@ static gboolean count_instances(JsonArray *inst, double *gpus)
             num_at(ic, "pp", &pp);
             npus = tp * pp;
         }
+        double ffn = 0;
+        if (num_at(ic, "afd.ffn_npus", &ffn))
+            npus += ffn;
         n += npus;
     }
     *gpus = n;

@@ -1,5 +1,6 @@
 /* servesim afd (cli/cmd_afd.c, docs/afd.md): the worked example's transfer bytes and iteration time
- * against hand formulas, and bad input as one error naming the option's path, exit 1. */
+ * against hand formulas, and bad input as one error naming the option's path, exit 1; servesim run
+ * with an afd instance (its hand-computed times are tests/parallel/test_afd_run.c's). */
 #include "tests/test_util.h"
 
 #include <CUnit/CUnit.h>
@@ -86,28 +87,93 @@ static void test_bad_input(void)
     }
 }
 
-/* servesim run refuses an instance with "afd" (not wired into the serving run yet) rather than
- * ignoring it as an unknown key, naming the config path, exit nonzero. */
-static void test_run_refuses_afd(void)
+/* The test cluster (one H100 instance) with `insert` in place of its num_npus and tp_size. */
+static char *afd_cluster(const char *dir, const char *insert)
 {
-    g_autofree char *dir = sv_test_tmpdir();
     g_autofree char *cl = sv_test_write_cluster(dir, "meta-llama/Llama-3.1-8B", "H100", 80);
     g_autofree char *text = NULL;
     CU_ASSERT_FATAL(g_file_get_contents(cl, &text, NULL, NULL));
-    g_autofree char *with = replace_first(text, "\"tp_size\": 1,",
-                                          "\"tp_size\": 1, \"afd\": {\"ffn_hardware\": \"A100\"},");
+    g_autofree char *with = replace_first(text, "\"num_npus\": 1, \"tp_size\": 1,", insert);
     CU_ASSERT_FATAL(g_file_set_contents(cl, with, -1, NULL));
-    g_autofree char *out_dir = g_build_filename(dir, "out", NULL);
-    const char *argv[] = {SV_SERVESIM_BIN, "run",   "--cluster",   cl,  "--latency",    "roofline",
-                          "--requests",    "1",     "--input-len", "8", "--output-len", "2",
-                          "--output-dir",  out_dir, NULL};
-    g_autofree char *out = NULL, *err = NULL;
+    return g_steal_pointer(&cl);
+}
+
+static int run_cli(const char *cl, const char *out_dir, char **err)
+{
+    const char *argv[] = {SV_SERVESIM_BIN,
+                          "run",
+                          "--cluster",
+                          cl,
+                          "--latency",
+                          "roofline",
+                          "--requests",
+                          "6",
+                          "--input-len",
+                          "64",
+                          "--output-len",
+                          "8",
+                          "--qps",
+                          "50",
+                          "--seed",
+                          "3",
+                          "--output-dir",
+                          out_dir,
+                          NULL};
+    g_autofree char *out = NULL;
     int status = -1;
-    CU_ASSERT_FATAL(sv_test_spawn(argv, &out, &err, &status));
-    SV_ASSERT_EQ_I64(status, 1);
-    CU_ASSERT_PTR_NULL(strstr(err, "unknown key"));
+    CU_ASSERT_FATAL(sv_test_spawn(argv, &out, err, &status));
+    return status;
+}
+
+static char *slurp(const char *dir, const char *name)
+{
+    g_autofree char *p = g_build_filename(dir, name, NULL);
+    char *text = NULL;
+    CU_ASSERT(g_file_get_contents(p, &text, NULL, NULL));
+    return text ? text : g_strdup("");
+}
+
+/* servesim run serves an instance with "afd" (docs/afd.md "In servesim run"): run.json shows both
+ * groups, summary.json's instance its FFN group, and the same seed gives byte-identical outputs. */
+static void test_run_afd(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *cl = afd_cluster(dir, "\"num_npus\": 1, \"tp_size\": 1, \"afd\": "
+                                           "{\"ffn_hardware\": \"A100\", \"micro_batches\": 2},");
+    g_autofree char *o1 = g_build_filename(dir, "o1", NULL);
+    g_autofree char *o2 = g_build_filename(dir, "o2", NULL);
+    g_autofree char *e1 = NULL, *e2 = NULL;
+    SV_ASSERT_EQ_I64(run_cli(cl, o1, &e1), 0);
+    SV_ASSERT_EQ_I64(run_cli(cl, o2, &e2), 0);
+    static const char *const files[] = {"requests.csv", "timeseries.csv", "summary.json"};
+    for (size_t k = 0; k < G_N_ELEMENTS(files); k++) {
+        g_autofree char *a = slurp(o1, files[k]), *b = slurp(o2, files[k]);
+        CU_ASSERT(strlen(a) > 0);
+        CU_ASSERT_STRING_EQUAL(a, b);
+    }
+    g_autofree char *ri = slurp(o1, "run.json");
+    CU_ASSERT_PTR_NOT_NULL(strstr(ri, "\"afd\" : {"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ri, "\"ffn_hardware\" : \"A100-80GB\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ri, "\"attention_hardware\" : \"H100\""));
+    g_autofree char *sm = slurp(o1, "summary.json");
+    CU_ASSERT_PTR_NOT_NULL(strstr(sm, "\"afd\" : {"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sm, "\"ffn_hardware\" : \"A100-80GB\""));
+    sv_test_rmtree(dir);
+}
+
+/* afd with pipeline stages: one error naming the config path, exit 1, no outputs. */
+static void test_run_afd_pp(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    g_autofree char *cl = afd_cluster(
+        dir,
+        "\"num_npus\": 2, \"tp_size\": 1, \"pp_size\": 2, \"afd\": {\"ffn_hardware\": \"A100\"},");
+    g_autofree char *out_dir = g_build_filename(dir, "out", NULL);
+    g_autofree char *err = NULL;
+    SV_ASSERT_EQ_I64(run_cli(cl, out_dir, &err), 1);
     CU_ASSERT_FALSE(g_file_test(out_dir, G_FILE_TEST_EXISTS));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "nodes[0].instances[0].afd: attention/FFN disaggregation"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(err, "nodes[0].instances[0].afd: attention/FFN disaggregation with pp_size 2"));
     sv_test_rmtree(dir);
 }
 
@@ -116,7 +182,8 @@ int main(void)
     static const sv_test_case cases[] = {
         {"worked example: bytes and ping-pong makespan", test_worked_example},
         {"bad afd object", test_bad_input},
-        {"servesim run refuses afd", test_run_refuses_afd},
+        {"servesim run with afd: run.json, same seed same bytes", test_run_afd},
+        {"servesim run: afd with pp_size 2", test_run_afd_pp},
         {NULL, NULL},
     };
     sv_test_add_suite("afd cli", cases);

@@ -145,6 +145,35 @@ static void test_path_axis(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(cmd, "--cluster points/0001/cluster.json"));
 }
 
+/* An instance under attention/FFN disaggregation (docs/afd.md): a point's GPUs are its attention
+ * devices plus its FFN devices (1 + 2), whatever the axis (micro_batches) changes. */
+static void test_afd_gpus(void)
+{
+    g_autofree char *dir = g_build_filename(tmp, "afd_in", NULL);
+    g_assert(g_mkdir_with_parents(dir, 0755) == 0);
+    g_autofree char *cluster = sv_test_write_cluster(dir, "meta-llama/Llama-3.1-8B", "H100", 80);
+    g_autofree char *text = NULL;
+    g_assert(g_file_get_contents(cluster, &text, NULL, NULL));
+    const char *at = strstr(text, "\"tp_size\": 1,");
+    g_assert(at);
+    g_autofree char *with =
+        g_strdup_printf("%.*s\"afd\": {\"ffn_hardware\": \"A100\", \"ffn_npus\": 2}, %s",
+                        (int)(at - text), text, at);
+    g_assert(g_file_set_contents(cluster, with, -1, NULL));
+    g_autofree char *spec = sv_sweep_test_spec(
+        dir, "afd.yaml",
+        "run: {cluster: cluster.json, latency: roofline, requests: 4, qps: 10, input-len: 32, "
+        "output-len: 4}\n",
+        "axes:\n"
+        "  - {name: mb, path: \"nodes[*].instances[*].afd.micro_batches\", values: [1, 2]}\n");
+    g_autofree char *o = g_build_filename(tmp, "afd", NULL);
+    SV_ASSERT_EQ_I64(sv_sweep_test_run(spec, o, "--jobs", "1", NULL), 0);
+    g_autoptr(GPtrArray) rows = sv_sweep_test_csv(o);
+    CU_ASSERT_EQUAL_FATAL(rows->len, 3);
+    CU_ASSERT_STRING_EQUAL(sv_sweep_test_col(rows, 0, "gpus"), "3");
+    CU_ASSERT_STRING_EQUAL(sv_sweep_test_col(rows, 1, "gpus"), "3");
+}
+
 /* Qwen3-32B on A100-80GB: a decode step at tp 1 reads all 32.8e9 bf16 weights (65.5 GB) at
  * 2,039 GB/s (the catalog's A100 SXM 80GB, NVIDIA datasheet), >= 32 ms: tp 1 misses p99 TPOT
  * <= 30 ms at every load, so its loads above the lowest must never run. Each configuration's
@@ -327,6 +356,7 @@ int main(void)
         {"shard_merge", test_shard_merge},
         {"failed_point", test_failed_point},
         {"path_axis", test_path_axis},
+        {"afd_gpus", test_afd_gpus},
         {"goal", test_goal},
         {"bad_spec", test_bad_spec},
         {"sigterm", test_sigterm},

@@ -1,0 +1,312 @@
+/* Attention/FFN disaggregation inside a serving run (MegaScale-Infer, arXiv 2504.02263: attention
+ * nodes and FFN / expert nodes, "ping-pong pipeline parallelism" with m micro-batches; docs/afd.md
+ * "In servesim run").
+ *
+ * The instance's own devices (cfg.first_device, cfg.num_devices TP ranks) hold the KV cache and run
+ * the attention side of every layer; cfg.afd.ffn_npus devices from cfg.afd.ffn_first_device run its
+ * MLP or MoE part. Each iteration the scheduler's batch is cut into micro-batches of whole
+ * sequences (n / m each, the first n mod m one more; fewer than m sequences: one per sequence) and
+ * built as one DAG, the construction of msg/afd.c on real devices and the cluster network:
+ *
+ *   prologue (embedding) on every attention rank, for the whole batch
+ *   per layer l and micro-batch i:
+ *     attention ops of (l, i) on every attention rank (TP all-reduce after o_proj on the
+ *       instance's TP group, as the parallel path times it)
+ *     dispatch: attention rank j mod a sends FFN rank j the micro-batch's activations
+ *       (tokens x hidden x dtype bytes), a send/recv pair on the system layer (sv_sys)
+ *     MLP / MoE ops of (l, i) on every FFN rank (TP all-reduce after down_proj on the FFN group)
+ *     combine: FFN rank r mod f sends attention rank r the same bytes back
+ *   head (final norm, lm_head, sampler) on every attention rank after the last combine.
+ *
+ * Ids are layer-major, micro-batch-minor, so under ASTRA-sim's hardware rule (one compute op and
+ * one send per device in flight, ready nodes in ascending id) micro-batch 0 goes first where both
+ * are ready, and the attention of micro-batch i + 1 overlaps the FFN of micro-batch i: the
+ * executor's result, not a formula. Transfers are flows on the cluster network, so they contend
+ * with other traffic and count in its bytes. */
+#include "msg/msg_internal.h"
+
+#include <string.h>
+
+struct msg_afd {
+    struct sv_sys_exec sx; /* first: the system layer's handler context */
+    sv_msg *m;
+    const struct sv_compute_layer_seq *seq;
+    GArray *pf_chunk, *pf_hist, *dec_kv; /* int64_t, one micro-batch's lists */
+    sv_dag_node **attn_prev;             /* [rank x m + i]: last node of micro-batch i on rank */
+    sv_dag_node **ffn_prev;              /* [rank x m + i] */
+};
+
+static void afd_fail(void *ctx, GError *err)
+{
+    sv_msg__fail(ctx, err);
+}
+
+gboolean sv_msg__afd_init(sv_msg *m, GError **error)
+{
+    const struct sv_msg_cfg *c = &m->cfg;
+    const struct sv_msg_afd_run *a = &c->afd;
+    const char *why = NULL;
+    if (!c->coll)
+        why = "the cluster network (cfg.coll)";
+    else if (!c->lat || !a->ffn_lat || c->manual)
+        why = "latency models for both groups and the engine loop";
+    else if (a->micro_batches > SV_MSG_AFD_MAX_MB || a->ffn_npus < 1 || a->ffn_first_device < 0)
+        why = "1..64 micro-batches and at least one FFN device";
+    else if ((c->pp_size > 1) || c->dp || c->ep_size > 1)
+        why = "one pipeline stage, no data-parallel group and no expert parallelism";
+    else if (sv_msg__tiers_on(m) || c->pim.dev || c->local_load_bytes_per_ns > 0 || c->et_out)
+        why = "no memory tiers, PIM offload, local weight loads or ET output";
+    if (why) {
+        g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
+                    "instance %d: attention/FFN disaggregation needs %s (docs/afd.md)", c->instance,
+                    why);
+        return FALSE;
+    }
+    struct msg_afd *A = g_new0(struct msg_afd, 1);
+    m->afd = A;
+    A->m = m;
+    A->sx = (struct sv_sys_exec){
+        .sys = c->coll, .npu = -1, .group_in_comm_tag = TRUE, .fail = afd_fail, .fail_ctx = m};
+    A->seq = sv_compute_layer_seq(sv_compute_latency_model(c->lat)->arch);
+    A->pf_chunk = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    A->pf_hist = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    A->dec_kv = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    A->attn_prev = g_new0(sv_dag_node *, (size_t)c->num_devices * (size_t)a->micro_batches);
+    A->ffn_prev = g_new0(sv_dag_node *, (size_t)a->ffn_npus * (size_t)a->micro_batches);
+    return TRUE;
+}
+
+void sv_msg__afd_free(sv_msg *m)
+{
+    struct msg_afd *A = m->afd;
+    if (!A)
+        return;
+    g_array_free(A->pf_chunk, TRUE);
+    g_array_free(A->pf_hist, TRUE);
+    g_array_free(A->dec_kv, TRUE);
+    g_free(A->attn_prev);
+    g_free(A->ffn_prev);
+    g_free(A);
+    m->afd = NULL;
+}
+
+static void h_coll(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
+{
+    sv_sys_exec_coll(ex, n, ctx);
+}
+
+static void h_send(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
+{
+    sv_sys_exec_send(ex, n, ctx);
+}
+
+static void h_recv(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
+{
+    sv_sys_exec_recv(ex, n, ctx);
+}
+
+/* A finished node to the timeline hook (sv_msg_hooks.on_op), as opmap.c reports its own. */
+static void afd_node_done(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
+{
+    sv_msg *m = ctx;
+    if (!m->hooks.on_op || n->kind == SV_DAG_KIND_LOGICAL || n->kind == SV_DAG_KIND_COMM_RECV)
+        return;
+    const sv_dag *dag = sv_dag_exec_dag(ex);
+    struct sv_msg_op op = {
+        .instance = m->cfg.instance,
+        .device = n->device,
+        .kind = n->kind,
+        .name = n->name && *n->name ? n->name : sv_dag_kind_name(n->kind),
+        .start_ns = sv_dag_node_start_ns(dag, n),
+        .end_ns = sv_dag_node_end_ns(dag, n),
+        .bytes = (n->p.has & SV_DAG_HAS_COMM_SIZE) ? n->p.comm_size_bytes : 0,
+    };
+    if (op.end_ns < 0)
+        op.end_ns = sv_engine_now(m->eng);
+    if (op.start_ns < 0)
+        op.start_ns = op.end_ns;
+    m->hooks.on_op(m->hooks.op_ctx, &op);
+}
+
+static void afd_all_done(sv_dag_exec *ex, void *ctx)
+{
+    sv_msg__iter_finished(ctx);
+}
+
+/* Node names only for a timeline (hooks.on_op), as opmap.c's op_name. */
+static const char *afd_name(const sv_msg *m, char *buf, size_t size, int64_t layer, int32_t mb,
+                            const char *what)
+{
+    if (!m->hooks.on_op)
+        return NULL;
+    if (layer < 0)
+        g_snprintf(buf, size, "afd.%s", what);
+    else
+        g_snprintf(buf, size, "L%" G_GINT64_FORMAT ".mb%d.%s", layer, mb, what);
+    return buf;
+}
+
+static gboolean is_mlp(const struct msg_afd *A, sv_compute_op_kind op)
+{
+    for (int j = 0; j < A->seq->n_mlp; j++)
+        if (A->seq->mlp[j] == op)
+            return TRUE;
+    return FALSE;
+}
+
+/* Operators of `ops` on `dev` after prev: those on the FFN side (mlp TRUE) or the attention side,
+ * each followed by its TP all-reduce on `group` when the group has more than one rank. */
+static sv_dag_node *afd_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int n, gboolean mlp,
+                            gboolean all, int32_t dev, int32_t tp, int32_t group, const char *name,
+                            sv_dag_node *prev)
+{
+    const struct msg_afd *A = m->afd;
+    for (int k = 0; k < n; k++) {
+        if (!all && is_mlp(A, ops[k].op) != mlp)
+            continue;
+        prev = sv_msg__add_node(m, name, SV_DAG_KIND_COMP, dev, ops[k].ns, prev);
+        if (ops[k].allreduce_bytes > 0 && tp > 1) {
+            sv_dag_node *ar = sv_msg__add_node(m, name, SV_DAG_KIND_COMM_COLL, dev, 0, prev);
+            ar->p.has |= SV_DAG_HAS_COMM_TYPE | SV_DAG_HAS_COMM_SIZE | SV_DAG_HAS_COMM_TAG;
+            ar->p.comm_type = (int32_t)SV_SYS_ALL_REDUCE;
+            ar->p.comm_size_bytes = ops[k].allreduce_bytes;
+            ar->p.comm_tag = group;
+            prev = ar;
+        }
+    }
+    return prev;
+}
+
+/* A send of `bytes` from src to dst after `parent`, and its receive on dst after `rparent`. */
+static sv_dag_node *afd_xfer(sv_msg *m, const char *name, int32_t src, int32_t dst, uint64_t bytes,
+                             int32_t tag, sv_dag_node *parent, sv_dag_node *rparent)
+{
+    sv_dag_node *s = sv_msg__add_node(m, name, SV_DAG_KIND_COMM_SEND, src, 0, parent);
+    s->p.has |= SV_DAG_HAS_COMM_DST | SV_DAG_HAS_COMM_SIZE | SV_DAG_HAS_COMM_TAG;
+    s->p.comm_dst = dst;
+    s->p.comm_size_bytes = bytes;
+    s->p.comm_tag = tag;
+    sv_dag_node *r = sv_msg__add_node(m, name, SV_DAG_KIND_COMM_RECV, dst, 0, rparent);
+    r->p.has |= SV_DAG_HAS_COMM_SRC | SV_DAG_HAS_COMM_SIZE | SV_DAG_HAS_COMM_TAG;
+    r->p.comm_src = src;
+    r->p.comm_size_bytes = bytes;
+    r->p.comm_tag = tag;
+    return r;
+}
+
+/* The shape of micro-batch i: its sequences are slots [begin, end) of the batch. */
+static void mb_shape(struct msg_afd *A, guint begin, guint end, struct sv_compute_batch_shape *s)
+{
+    sv_msg *m = A->m;
+    g_array_set_size(A->pf_chunk, 0);
+    g_array_set_size(A->pf_hist, 0);
+    g_array_set_size(A->dec_kv, 0);
+    for (guint k = begin; k < end; k++) {
+        const msg_slot *sl = &g_array_index(m->inflight, msg_slot, k);
+        if (sl->num_new > 1) { /* a chunk, as sv_msg__launch classifies it */
+            g_array_append_val(A->pf_chunk, sl->num_new);
+            g_array_append_val(A->pf_hist, sl->computed_before);
+        } else {
+            g_array_append_val(A->dec_kv, sl->computed_before);
+        }
+    }
+    sv_compute_batch_shape_init(s, (const int64_t *)(void *)A->pf_chunk->data,
+                                (const int64_t *)(void *)A->pf_hist->data, A->pf_chunk->len,
+                                (const int64_t *)(void *)A->dec_kv->data, A->dec_kv->len);
+}
+
+gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shape, GError **error)
+{
+    struct msg_afd *A = m->afd;
+    const struct sv_msg_cfg *c = &m->cfg;
+    const struct sv_msg_afd_run *a = &c->afd;
+    const struct sv_compute_model_cfg *mc = sv_compute_latency_model(c->lat);
+    int32_t na = c->num_devices, nf = a->ffn_npus;
+    guint n_seq = m->inflight->len;
+    int32_t nmb = (int32_t)MIN((guint)a->micro_batches, MAX(n_seq, 1u));
+    /* The previous iteration's DAG has finished (the single path launches one at a time). */
+    g_clear_pointer(&m->exec, sv_dag_exec_free);
+    g_clear_pointer(&m->dag, sv_dag_free);
+    m->dag = sv_dag_new();
+    char name[64];
+    struct sv_compute_iter_time whole;
+    sv_compute_iter_time(c->lat, shape, 0, mc->num_layers, &whole);
+    for (int32_t r = 0; r < na; r++) {
+        sv_dag_node *p =
+            afd_ops(m, whole.prologue, whole.n_prologue, FALSE, TRUE, c->first_device + r, na,
+                    c->tp_group_base, afd_name(m, name, sizeof name, -1, 0, "prologue"), NULL);
+        for (int32_t i = 0; i < nmb; i++)
+            A->attn_prev[r * nmb + i] = p;
+    }
+    memset(A->ffn_prev, 0, sizeof *A->ffn_prev * (size_t)nf * (size_t)a->micro_batches);
+    /* Per micro-batch: its operator times on each side and its transfer size. */
+    struct sv_compute_iter_time *at = g_new(struct sv_compute_iter_time, (size_t)nmb);
+    struct sv_compute_iter_time *ft = g_new(struct sv_compute_iter_time, (size_t)nmb);
+    uint64_t bytes[SV_MSG_AFD_MAX_MB];
+    guint begin = 0;
+    for (int32_t i = 0; i < nmb; i++) {
+        guint cnt = n_seq / (guint)nmb + ((guint)i < n_seq % (guint)nmb ? 1u : 0u);
+        struct sv_compute_batch_shape s;
+        if (n_seq == 0) /* not reached: an empty batch is never launched */
+            s = *shape;
+        else
+            mb_shape(A, begin, begin + cnt, &s);
+        begin += cnt;
+        sv_compute_iter_time(c->lat, &s, 0, 1, &at[i]);
+        sv_compute_iter_time(a->ffn_lat, &s, 0, 1, &ft[i]);
+        bytes[i] =
+            (uint64_t)MAX(s.tokens, 1) * (uint64_t)mc->hidden_size * (uint64_t)mc->dtype_bytes;
+    }
+    for (int64_t l = 0; l < mc->num_layers; l++) {
+        for (int32_t i = 0; i < nmb; i++) {
+            int32_t tag = (int32_t)((l * nmb + i) * 2);
+            for (int32_t r = 0; r < na; r++) {
+                sv_dag_node **p = &A->attn_prev[r * nmb + i];
+                *p = afd_ops(m, at[i].layer, at[i].n_layer, FALSE, FALSE, c->first_device + r, na,
+                             c->tp_group_base, afd_name(m, name, sizeof name, l, i, "attn"), *p);
+            }
+            for (int32_t j = 0; j < nf; j++) {
+                int32_t src = c->first_device + j % na, dev = a->ffn_first_device + j;
+                sv_dag_node **p = &A->ffn_prev[j * nmb + i];
+                *p = afd_xfer(m, afd_name(m, name, sizeof name, l, i, "dispatch"), src, dev,
+                              bytes[i], tag, A->attn_prev[(j % na) * nmb + i], *p);
+                *p = afd_ops(m, ft[i].layer, ft[i].n_layer, TRUE, FALSE, dev, nf, a->ffn_tp_group,
+                             afd_name(m, name, sizeof name, l, i, "ffn"), *p);
+            }
+            for (int32_t r = 0; r < na; r++) {
+                int32_t src = a->ffn_first_device + r % nf, dev = c->first_device + r;
+                sv_dag_node **p = &A->attn_prev[r * nmb + i];
+                *p = afd_xfer(m, afd_name(m, name, sizeof name, l, i, "combine"), src, dev,
+                              bytes[i], tag + 1, A->ffn_prev[(r % nf) * nmb + i], *p);
+            }
+        }
+    }
+    g_free(at);
+    g_free(ft);
+    sv_dag_node *final = sv_msg__add_node(m, NULL, SV_DAG_KIND_LOGICAL, c->first_device, 0, NULL);
+    for (int32_t r = 0; r < na; r++) {
+        sv_dag_node *p = NULL;
+        for (int32_t i = 0; i < nmb; i++)
+            p = sv_msg__join(m, c->first_device + r, p, A->attn_prev[r * nmb + i]);
+        p = afd_ops(m, whole.head, whole.n_head, FALSE, TRUE, c->first_device + r, na,
+                    c->tp_group_base, afd_name(m, name, sizeof name, -1, 0, "head"), p);
+        SV_ASSERT(sv_dag_edge_add(m->dag, p, final, SV_DAG_EDGE_DATA, NULL));
+    }
+    struct sv_dag_exec_cfg ec = {
+        .policy = SV_DAG_POLICY_ASTRA,
+        .handler_ctx = A,
+        .on_node_done = afd_node_done,
+        .on_all_done = afd_all_done,
+        .cb_ctx = m,
+    };
+    ec.handlers[SV_DAG_KIND_COMM_COLL] = h_coll;
+    ec.handlers[SV_DAG_KIND_COMM_SEND] = h_send;
+    ec.handlers[SV_DAG_KIND_COMM_RECV] = h_recv;
+    m->exec = sv_dag_exec_new(m->dag, m->eng, &ec, error);
+    if (!m->exec) {
+        g_clear_pointer(&m->dag, sv_dag_free);
+        return FALSE;
+    }
+    sv_dag_exec_start(m->exec);
+    return TRUE;
+}
