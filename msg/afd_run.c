@@ -34,11 +34,52 @@ struct msg_afd {
     GArray *pf_chunk, *pf_hist, *dec_kv; /* int64_t, one micro-batch's lists */
     sv_dag_node **attn_prev;             /* [rank x m + i]: last node of micro-batch i on rank */
     sv_dag_node **ffn_prev;              /* [rank x m + i] */
+    /* Expert parallelism in the FFN group (cfg.afd.ffn_ep), else unused. */
+    const struct sv_msg_expert_route_ops *route;
+    void *route_state;
+    int64_t *counts;               /* per expert, scratch */
+    struct sv_msg_moe_rank *ranks; /* [i x ffn_npus + j]: FFN rank j's load of micro-batch i */
 };
 
 static void afd_fail(void *ctx, GError *err)
 {
     sv_msg__fail(ctx, err);
+}
+
+/* Expert parallelism in the FFN group (docs/afd.md "MoE: expert parallelism"): a MoE layer whose
+ * only FFN-side operator is the expert block (servesim's MoE architectures: qwen3_moe, mixtral,
+ * phimoe have no shared experts and no dense layers), experts split evenly over the FFN ranks,
+ * one attention rank (the planner checks the last two with config paths; here they are
+ * invariants of the cfg it builds). The routing policy is the run's (cfg.expert_route), on its own
+ * stream, so that random routing is seeded and independent of other instances. */
+static gboolean afd_ep_init(sv_msg *m, GError **error)
+{
+    const struct sv_msg_cfg *c = &m->cfg;
+    struct msg_afd *A = m->afd;
+    const struct sv_compute_model_cfg *mc = sv_compute_latency_model(c->lat);
+    int32_t nf = c->afd.ffn_npus;
+    if (!sv_compute_model_is_moe(mc) || A->seq->n_mlp != 1 || A->seq->mlp[0] != SV_COMPUTE_OP_MOE ||
+        mc->num_experts % nf != 0 || c->num_devices != 1) {
+        g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
+                    "instance %d: expert parallelism in the FFN group needs a MoE model whose FFN "
+                    "side is its expert block, experts divisible by %d FFN devices and one "
+                    "attention device (docs/afd.md)",
+                    c->instance, nf);
+        return FALSE;
+    }
+    A->route = c->expert_route ? c->expert_route : sv_msg_expert_route_balanced();
+    if (A->route->create) {
+        g_autofree char *stream = g_strdup_printf("msg/afd_expert_route/%d", c->instance);
+        A->route_state =
+            A->route->create(c->expert_route_param, sv_rng_stream(m->eng, stream), error);
+        if (!A->route_state) {
+            g_prefix_error(error, "instance %d: ", c->instance);
+            return FALSE;
+        }
+    }
+    A->counts = g_new0(int64_t, (size_t)mc->num_experts);
+    A->ranks = g_new0(struct sv_msg_moe_rank, (size_t)nf * (size_t)c->afd.micro_batches);
+    return TRUE;
 }
 
 gboolean sv_msg__afd_init(sv_msg *m, GError **error)
@@ -73,7 +114,7 @@ gboolean sv_msg__afd_init(sv_msg *m, GError **error)
     A->dec_kv = g_array_new(FALSE, FALSE, sizeof(int64_t));
     A->attn_prev = g_new0(sv_dag_node *, (size_t)c->num_devices * (size_t)a->micro_batches);
     A->ffn_prev = g_new0(sv_dag_node *, (size_t)a->ffn_npus * (size_t)a->micro_batches);
-    return TRUE;
+    return !a->ffn_ep || afd_ep_init(m, error);
 }
 
 void sv_msg__afd_free(sv_msg *m)
@@ -86,6 +127,10 @@ void sv_msg__afd_free(sv_msg *m)
     g_array_free(A->dec_kv, TRUE);
     g_free(A->attn_prev);
     g_free(A->ffn_prev);
+    if (A->route && A->route->destroy && A->route_state)
+        A->route->destroy(A->route_state);
+    g_free(A->counts);
+    g_free(A->ranks);
     g_free(A);
     m->afd = NULL;
 }
@@ -215,6 +260,72 @@ static void mb_shape(struct msg_afd *A, guint begin, guint end, struct sv_comput
                                 (const int64_t *)(void *)A->dec_kv->data, A->dec_kv->len);
 }
 
+/* Micro-batch i of shape s under expert parallelism: its tokens routed once for the iteration
+ * and reused by every layer (as the EP path, msg/opmap.c, and LLMServingSim's block_copy), each
+ * FFN rank's load (its experts' token-expert pairs) and its expert block's time for that load
+ * alone, as the EP path times a rank (par_moe_ns): the moe operator with the rank's local tokens
+ * (ceil(pairs / top_k)) and activated experts; 0 for a rank no token reaches. */
+static void afd_ep_route(struct msg_afd *A, const struct sv_compute_batch_shape *s, int32_t i,
+                         sv_time *ns)
+{
+    const struct sv_msg_cfg *c = &A->m->cfg;
+    const struct sv_compute_model_cfg *mc = sv_compute_latency_model(c->lat);
+    int32_t nf = c->afd.ffn_npus;
+    struct sv_msg_expert_route_req rq = {
+        .layer = 0,
+        .tokens = MAX(s->tokens, 1),
+        .n_experts = (int32_t)mc->num_experts,
+        .top_k = (int32_t)MIN(mc->experts_per_tok, mc->num_experts),
+    };
+    A->route->route(A->route_state, &rq, A->counts);
+    struct sv_msg_moe_rank *rk = &A->ranks[(size_t)i * (size_t)nf];
+    sv_msg_moe_rank_load(A->counts, rq.n_experts, nf, rq.top_k, rk);
+    for (int32_t j = 0; j < nf; j++) {
+        struct sv_compute_batch_shape t = *s;
+        t.moe_local_tokens = rk[j].local_tokens;
+        t.moe_activated_experts = rk[j].activated;
+        ns[j] = rk[j].pairs > 0 ? sv_compute_op_time(c->afd.ffn_lat, SV_COMPUTE_OP_MOE, &t) : 0;
+    }
+}
+
+/* Layer l of micro-batch i under expert parallelism (MegaScale-Infer's M2N / N2M): the attention
+ * rank sends each FFN rank the rows of its experts' token-expert pairs (pairs x hidden x dtype
+ * bytes; one message per rank that has any, in rank order on the attention device's send slot),
+ * each FFN rank runs its expert block, sends the same rows back, and the micro-batch's next
+ * layer waits for every combine: its FFN part ends with the slowest rank. */
+static void afd_ep_layer(struct msg_afd *A, int64_t l, int32_t i, int32_t nmb, int32_t tag,
+                         const sv_time *ns)
+{
+    sv_msg *m = A->m;
+    const struct sv_msg_cfg *c = &m->cfg;
+    const struct sv_compute_model_cfg *mc = sv_compute_latency_model(c->lat);
+    const struct sv_msg_moe_rank *rk = &A->ranks[(size_t)i * (size_t)c->afd.ffn_npus];
+    int32_t att = c->first_device;
+    sv_dag_node *attn = A->attn_prev[i], *done = NULL;
+    char name[64];
+    for (int32_t j = 0; j < c->afd.ffn_npus; j++) {
+        if (rk[j].pairs == 0)
+            continue;
+        int32_t dev = c->afd.ffn_first_device + j;
+        uint64_t b = (uint64_t)rk[j].pairs * (uint64_t)mc->hidden_size * (uint64_t)mc->dtype_bytes;
+        sv_dag_node **p = &A->ffn_prev[j * nmb + i];
+        *p = afd_xfer(m, afd_name(m, name, sizeof name, l, i, "dispatch"), att, dev, b, tag, attn,
+                      *p);
+        *p = sv_msg__add_node(m, afd_name(m, name, sizeof name, l, i, "experts"), SV_DAG_KIND_COMP,
+                              dev, ns[j], *p);
+    }
+    for (int32_t j = 0; j < c->afd.ffn_npus; j++) {
+        if (rk[j].pairs == 0)
+            continue;
+        uint64_t b = (uint64_t)rk[j].pairs * (uint64_t)mc->hidden_size * (uint64_t)mc->dtype_bytes;
+        sv_dag_node *r =
+            afd_xfer(m, afd_name(m, name, sizeof name, l, i, "combine"),
+                     c->afd.ffn_first_device + j, att, b, tag + 1, A->ffn_prev[j * nmb + i], attn);
+        done = done ? sv_msg__join(m, att, done, r) : r;
+    }
+    A->attn_prev[i] = done;
+}
+
 gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shape, GError **error)
 {
     struct msg_afd *A = m->afd;
@@ -243,6 +354,7 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
     struct sv_compute_iter_time *at = g_new(struct sv_compute_iter_time, (size_t)nmb);
     struct sv_compute_iter_time *ft = g_new(struct sv_compute_iter_time, (size_t)nmb);
     uint64_t bytes[SV_MSG_AFD_MAX_MB];
+    sv_time *ep_ns = a->ffn_ep ? g_new(sv_time, (size_t)nmb * (size_t)nf) : NULL;
     guint begin = 0;
     for (int32_t i = 0; i < nmb; i++) {
         guint cnt = n_seq / (guint)nmb + ((guint)i < n_seq % (guint)nmb ? 1u : 0u);
@@ -256,6 +368,8 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
         sv_compute_iter_time(a->ffn_lat, &s, 0, 1, &ft[i]);
         bytes[i] =
             (uint64_t)MAX(s.tokens, 1) * (uint64_t)mc->hidden_size * (uint64_t)mc->dtype_bytes;
+        if (ep_ns)
+            afd_ep_route(A, &s, i, &ep_ns[(size_t)i * (size_t)nf]);
     }
     for (int64_t l = 0; l < mc->num_layers; l++) {
         for (int32_t i = 0; i < nmb; i++) {
@@ -264,6 +378,10 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
                 sv_dag_node **p = &A->attn_prev[r * nmb + i];
                 *p = afd_ops(m, at[i].layer, at[i].n_layer, FALSE, FALSE, c->first_device + r, na,
                              c->tp_group_base, afd_name(m, name, sizeof name, l, i, "attn"), *p);
+            }
+            if (ep_ns) {
+                afd_ep_layer(A, l, i, nmb, tag, &ep_ns[(size_t)i * (size_t)nf]);
+                continue;
             }
             for (int32_t j = 0; j < nf; j++) {
                 int32_t src = c->first_device + j % na, dev = a->ffn_first_device + j;
@@ -283,6 +401,7 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
     }
     g_free(at);
     g_free(ft);
+    g_free(ep_ns);
     sv_dag_node *final = sv_msg__add_node(m, NULL, SV_DAG_KIND_LOGICAL, c->first_device, 0, NULL);
     for (int32_t r = 0; r < na; r++) {
         sv_dag_node *p = NULL;
