@@ -18,6 +18,12 @@
  *     combine: FFN rank r mod f sends attention rank r the same bytes back
  *   head (final norm, lm_head, sampler) on every attention rank after the last combine.
  *
+ * With cfg.afd.ffn_ep (a MoE model; docs/afd.md "MoE: expert parallelism") the FFN ranks hold
+ * disjoint expert ranges instead of TP slices: each micro-batch is routed by cfg.expert_route,
+ * the dispatch sends each FFN rank only its experts' token-expert pairs (pairs x hidden x dtype
+ * bytes, MegaScale-Infer's M2N), each rank runs its expert block for its own load, and the
+ * micro-batch's next layer waits for every rank's combine (afd_ep_layer).
+ *
  * Ids are layer-major, micro-batch-minor, so under ASTRA-sim's hardware rule (one compute op and
  * one send per device in flight, ready nodes in ascending id) micro-batch 0 goes first where both
  * are ready, and the attention of micro-batch i + 1 overlaps the FFN of micro-batch i: the

@@ -78,6 +78,10 @@ static void test_bad_input(void)
          "--afd.micro_batches: 0 out of range"},
         {"{\"ffn_hardware\": \"B999\"}", "--afd.ffn_hardware: unknown hardware \"B999\""},
         {"[1]", "--afd: must be a JSON object"},
+        {"{\"ffn_hardware\": \"A100\", \"ffn_ep\": true}",
+         "--afd.ffn_ep: expert parallelism in the FFN group is modelled by servesim run only"},
+        {"{\"ffn_hardware\": \"A100\", \"ffn_ep\": \"yes\"}",
+         "--afd.ffn_ep: must be true or false"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         g_autofree char *out = NULL, *err = NULL;
