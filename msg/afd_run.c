@@ -43,7 +43,8 @@ struct msg_afd {
     /* Expert parallelism in the FFN group (cfg.afd.ffn_ep), else unused. */
     const struct sv_msg_expert_route_ops *route;
     void *route_state;
-    int64_t *counts;               /* per expert, scratch */
+    int64_t *counts;               /* 2 x per expert, scratch */
+    int64_t *pairs;                /* [(i x tp + r) x ffn_npus + j]: rows attention r -> FFN j */
     struct sv_msg_moe_rank *ranks; /* [i x ffn_npus + j]: FFN rank j's load of micro-batch i */
 };
 
@@ -54,10 +55,10 @@ static void afd_fail(void *ctx, GError *err)
 
 /* Expert parallelism in the FFN group (docs/afd.md "MoE: expert parallelism"): a MoE layer whose
  * only FFN-side operator is the expert block (servesim's MoE architectures: qwen3_moe, mixtral,
- * phimoe have no shared experts and no dense layers), experts split evenly over the FFN ranks,
- * one attention rank (the planner checks the last two with config paths; here they are
- * invariants of the cfg it builds). The routing policy is the run's (cfg.expert_route), on its own
- * stream, so that random routing is seeded and independent of other instances. */
+ * phimoe have no shared experts and no dense layers) and experts split evenly over the FFN ranks
+ * (the planner checks both with config paths; here they are invariants of the cfg it builds). The
+ * routing policy is the run's (cfg.expert_route), on its own stream, so that random routing is
+ * seeded and independent of other instances. */
 static gboolean afd_ep_init(sv_msg *m, GError **error)
 {
     const struct sv_msg_cfg *c = &m->cfg;
@@ -65,12 +66,12 @@ static gboolean afd_ep_init(sv_msg *m, GError **error)
     const struct sv_compute_model_cfg *mc = sv_compute_latency_model(c->lat);
     int32_t nf = c->afd.ffn_npus;
     if (!sv_compute_model_is_moe(mc) || A->seq->n_mlp != 1 || A->seq->mlp[0] != SV_COMPUTE_OP_MOE ||
-        mc->num_experts % nf != 0 || c->num_devices != 1) {
-        g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
-                    "instance %d: expert parallelism in the FFN group needs a MoE model whose FFN "
-                    "side is its expert block, experts divisible by %d FFN devices and one "
-                    "attention device (docs/afd.md)",
-                    c->instance, nf);
+        mc->num_experts % nf != 0) {
+        g_set_error(
+            error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
+            "instance %d: expert parallelism in the FFN group needs a MoE model whose FFN "
+            "side is its expert block and experts divisible by %d FFN devices (docs/afd.md)",
+            c->instance, nf);
         return FALSE;
     }
     A->route = c->expert_route ? c->expert_route : sv_msg_expert_route_balanced();
@@ -83,7 +84,8 @@ static gboolean afd_ep_init(sv_msg *m, GError **error)
             return FALSE;
         }
     }
-    A->counts = g_new0(int64_t, (size_t)mc->num_experts);
+    A->counts = g_new0(int64_t, 2 * (size_t)mc->num_experts);
+    A->pairs = g_new0(int64_t, (size_t)nf * (size_t)c->num_devices * (size_t)c->afd.micro_batches);
     A->ranks = g_new0(struct sv_msg_moe_rank, (size_t)nf * (size_t)c->afd.micro_batches);
     return TRUE;
 }
@@ -136,6 +138,7 @@ void sv_msg__afd_free(sv_msg *m)
     if (A->route && A->route->destroy && A->route_state)
         A->route->destroy(A->route_state);
     g_free(A->counts);
+    g_free(A->pairs);
     g_free(A->ranks);
     g_free(A);
     m->afd = NULL;
@@ -270,22 +273,38 @@ static void mb_shape(struct msg_afd *A, guint begin, guint end, struct sv_comput
  * and reused by every layer (as the EP path, msg/opmap.c, and LLMServingSim's block_copy), each
  * FFN rank's load (its experts' token-expert pairs) and its expert block's time for that load
  * alone, as the EP path times a rank (par_moe_ns): the moe operator with the rank's local tokens
- * (ceil(pairs / top_k)) and activated experts; 0 for a rank no token reaches. */
+ * (ceil(pairs / top_k)) and activated experts; 0 for a rank no token reaches. With an attention
+ * TP group the tokens are split over its ranks (T / tp each, the first T mod tp one more: vLLM's
+ * sequence-parallel MoE input) and each rank's slice is routed on its own, in rank order, so that
+ * A->pairs[(i x tp + r) x ffn_npus + j] are the rows attention rank r sends FFN rank j. */
 static void afd_ep_route(struct msg_afd *A, const struct sv_compute_batch_shape *s, int32_t i,
                          sv_time *ns)
 {
     const struct sv_msg_cfg *c = &A->m->cfg;
     const struct sv_compute_model_cfg *mc = sv_compute_latency_model(c->lat);
-    int32_t nf = c->afd.ffn_npus;
-    struct sv_msg_expert_route_req rq = {
-        .layer = 0,
-        .tokens = MAX(s->tokens, 1),
-        .n_experts = (int32_t)mc->num_experts,
-        .top_k = (int32_t)MIN(mc->experts_per_tok, mc->num_experts),
-    };
-    A->route->route(A->route_state, &rq, A->counts);
+    int32_t nf = c->afd.ffn_npus, na = c->num_devices, ne = (int32_t)mc->num_experts;
+    int64_t tokens = MAX(s->tokens, 1);
+    int64_t *total = &A->counts[ne]; /* per expert, over the attention ranks */
+    memset(total, 0, sizeof *total * (size_t)ne);
+    for (int32_t r = 0; r < na; r++) {
+        int64_t *pairs = &A->pairs[((size_t)i * (size_t)na + (size_t)r) * (size_t)nf];
+        memset(pairs, 0, sizeof *pairs * (size_t)nf);
+        struct sv_msg_expert_route_req rq = {
+            .layer = 0,
+            .tokens = tokens / na + (r < tokens % na ? 1 : 0),
+            .n_experts = ne,
+            .top_k = (int32_t)MIN(mc->experts_per_tok, mc->num_experts),
+        };
+        if (rq.tokens == 0)
+            continue;
+        A->route->route(A->route_state, &rq, A->counts);
+        for (int32_t e = 0; e < ne; e++) {
+            pairs[sv_msg_expert_owner(e, nf, ne)] += A->counts[e];
+            total[e] += A->counts[e];
+        }
+    }
     struct sv_msg_moe_rank *rk = &A->ranks[(size_t)i * (size_t)nf];
-    sv_msg_moe_rank_load(A->counts, rq.n_experts, nf, rq.top_k, rk);
+    sv_msg_moe_rank_load(total, ne, nf, (int32_t)MIN(mc->experts_per_tok, mc->num_experts), rk);
     for (int32_t j = 0; j < nf; j++) {
         struct sv_compute_batch_shape t = *s;
         t.moe_local_tokens = rk[j].local_tokens;
@@ -294,42 +313,65 @@ static void afd_ep_route(struct msg_afd *A, const struct sv_compute_batch_shape 
     }
 }
 
-/* Layer l of micro-batch i under expert parallelism (MegaScale-Infer's M2N / N2M): the attention
- * rank sends each FFN rank the rows of its experts' token-expert pairs (pairs x hidden x dtype
- * bytes; one message per rank that has any, in rank order on the attention device's send slot),
- * each FFN rank runs its expert block, sends the same rows back, and the micro-batch's next
- * layer waits for every combine: its FFN part ends with the slowest rank. */
+/* Layer l of micro-batch i under expert parallelism (MegaScale-Infer's M2N / N2M): each attention
+ * rank sends each FFN rank the rows of its slice's token-expert pairs on that rank's experts
+ * (pairs x hidden x dtype bytes; one message per pair of ranks that has any, in FFN rank order on
+ * the attention device's send slot), each FFN rank runs its expert block once every message has
+ * arrived, sends each attention rank its rows back, and with an attention TP group its ranks
+ * all-gather their slices (ceil(T / tp) x hidden x dtype bytes each, vLLM's
+ * tensor_model_parallel_all_gather after a sequence-parallel MoE). The micro-batch's next layer
+ * waits for all of it: its FFN part ends with the slowest FFN rank. */
 static void afd_ep_layer(struct msg_afd *A, int64_t l, int32_t i, int32_t nmb, int32_t tag,
-                         const sv_time *ns)
+                         int64_t tokens, const sv_time *ns)
 {
     sv_msg *m = A->m;
     const struct sv_msg_cfg *c = &m->cfg;
     const struct sv_compute_model_cfg *mc = sv_compute_latency_model(c->lat);
-    const struct sv_msg_moe_rank *rk = &A->ranks[(size_t)i * (size_t)c->afd.ffn_npus];
-    int32_t att = c->first_device;
-    sv_dag_node *attn = A->attn_prev[i], *done = NULL;
+    int32_t nf = c->afd.ffn_npus, na = c->num_devices;
+    const struct sv_msg_moe_rank *rk = &A->ranks[(size_t)i * (size_t)nf];
+    const int64_t *pairs = &A->pairs[(size_t)i * (size_t)na * (size_t)nf];
+    uint64_t row = (uint64_t)mc->hidden_size * (uint64_t)mc->dtype_bytes;
     char name[64];
-    for (int32_t j = 0; j < c->afd.ffn_npus; j++) {
+    for (int32_t j = 0; j < nf; j++) {
         if (rk[j].pairs == 0)
             continue;
         int32_t dev = c->afd.ffn_first_device + j;
-        uint64_t b = (uint64_t)rk[j].pairs * (uint64_t)mc->hidden_size * (uint64_t)mc->dtype_bytes;
-        sv_dag_node **p = &A->ffn_prev[j * nmb + i];
-        *p = afd_xfer(m, afd_name(m, name, sizeof name, l, i, "dispatch"), att, dev, b, tag, attn,
-                      *p);
+        sv_dag_node **p = &A->ffn_prev[j * nmb + i], *in = NULL;
+        for (int32_t r = 0; r < na; r++) {
+            uint64_t b = (uint64_t)pairs[r * nf + j] * row;
+            if (b == 0)
+                continue;
+            sv_dag_node *x =
+                afd_xfer(m, afd_name(m, name, sizeof name, l, i, "dispatch"), c->first_device + r,
+                         dev, b, tag, A->attn_prev[r * nmb + i], *p);
+            in = in ? sv_msg__join(m, dev, in, x) : x;
+        }
         *p = sv_msg__add_node(m, afd_name(m, name, sizeof name, l, i, "experts"), SV_DAG_KIND_COMP,
-                              dev, ns[j], *p);
+                              dev, ns[j], in);
     }
-    for (int32_t j = 0; j < c->afd.ffn_npus; j++) {
-        if (rk[j].pairs == 0)
-            continue;
-        uint64_t b = (uint64_t)rk[j].pairs * (uint64_t)mc->hidden_size * (uint64_t)mc->dtype_bytes;
-        sv_dag_node *r =
-            afd_xfer(m, afd_name(m, name, sizeof name, l, i, "combine"),
-                     c->afd.ffn_first_device + j, att, b, tag + 1, A->ffn_prev[j * nmb + i], attn);
-        done = done ? sv_msg__join(m, att, done, r) : r;
+    for (int32_t r = 0; r < na; r++) {
+        int32_t att = c->first_device + r;
+        sv_dag_node *attn = A->attn_prev[r * nmb + i], *done = attn;
+        for (int32_t j = 0; j < nf; j++) {
+            uint64_t b = (uint64_t)pairs[r * nf + j] * row;
+            if (b == 0)
+                continue;
+            sv_dag_node *x = afd_xfer(m, afd_name(m, name, sizeof name, l, i, "combine"),
+                                      c->afd.ffn_first_device + j, att, b, tag + 1,
+                                      A->ffn_prev[j * nmb + i], attn);
+            done = done == attn ? x : sv_msg__join(m, att, done, x);
+        }
+        if (na > 1) {
+            sv_dag_node *ag = sv_msg__add_node(m, afd_name(m, name, sizeof name, l, i, "allgather"),
+                                               SV_DAG_KIND_COMM_COLL, att, 0, done);
+            ag->p.has |= SV_DAG_HAS_COMM_TYPE | SV_DAG_HAS_COMM_SIZE | SV_DAG_HAS_COMM_TAG;
+            ag->p.comm_type = (int32_t)SV_SYS_ALL_GATHER;
+            ag->p.comm_size_bytes = (uint64_t)((tokens + na - 1) / na) * row;
+            ag->p.comm_tag = c->tp_group_base;
+            done = ag;
+        }
+        A->attn_prev[r * nmb + i] = done;
     }
-    A->attn_prev[i] = done;
 }
 
 gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shape, GError **error)
@@ -360,6 +402,7 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
     struct sv_compute_iter_time *at = g_new(struct sv_compute_iter_time, (size_t)nmb);
     struct sv_compute_iter_time *ft = g_new(struct sv_compute_iter_time, (size_t)nmb);
     uint64_t bytes[SV_MSG_AFD_MAX_MB];
+    int64_t ep_tokens[SV_MSG_AFD_MAX_MB];
     sv_time *ep_ns = a->ffn_ep ? g_new(sv_time, (size_t)nmb * (size_t)nf) : NULL;
     guint begin = 0;
     for (int32_t i = 0; i < nmb; i++) {
@@ -374,6 +417,7 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
         sv_compute_iter_time(a->ffn_lat, &s, 0, 1, &ft[i]);
         bytes[i] =
             (uint64_t)MAX(s.tokens, 1) * (uint64_t)mc->hidden_size * (uint64_t)mc->dtype_bytes;
+        ep_tokens[i] = MAX(s.tokens, 1);
         if (ep_ns)
             afd_ep_route(A, &s, i, &ep_ns[(size_t)i * (size_t)nf]);
     }
@@ -386,7 +430,7 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
                              c->tp_group_base, afd_name(m, name, sizeof name, l, i, "attn"), *p);
             }
             if (ep_ns) {
-                afd_ep_layer(A, l, i, nmb, tag, &ep_ns[(size_t)i * (size_t)nf]);
+                afd_ep_layer(A, l, i, nmb, tag, ep_tokens[i], &ep_ns[(size_t)i * (size_t)nf]);
                 continue;
             }
             for (int32_t j = 0; j < nf; j++) {

@@ -86,7 +86,7 @@ gboolean sv_planner__afd_check(const struct sv_planner_run_cfg *cfg, GError **er
 }
 
 /* What expert parallelism in the FFN group needs: a MoE model whose experts split evenly over
- * the FFN devices, and one attention rank (the M2N dispatch is sent by that rank). */
+ * the FFN devices. */
 static gboolean afd_ep_check(const struct sv_planner_instance_cfg *ic,
                              const struct sv_compute_model_cfg *m, GError **error)
 {
@@ -106,14 +106,6 @@ static gboolean afd_ep_check(const struct sv_planner_instance_cfg *ic,
             "the FFN group: num_experts / ffn_npus experts per FFN device; or \"ffn_ep\": false "
             "for a TP FFN group)",
             ic->afd.ffn_npus, m->num_experts, ic->model_name);
-    }
-    if (ic->tp_size > 1) {
-        g_autofree char *p = g_strdup_printf("%s.ffn_ep", path);
-        return sv_planner__path_error(
-            error, p,
-            "expert parallelism in the FFN group with tp_size %d is not supported (one attention "
-            "rank dispatches; \"ffn_ep\": false for a TP FFN group)",
-            ic->tp_size);
     }
     return TRUE;
 }

@@ -326,6 +326,35 @@ static void test_random_same_seed(void)
     g_array_free(i2, TRUE);
 }
 
+/* An attention TP group of 2 (tp_size 2) with 2 expert ranks: each attention rank dispatches its
+ * half of the micro-batch's tokens (sequence-parallel: T / 2 each), routed on its own, and after
+ * the combine the two attention ranks all-gather their halves. Balanced routing per half: a
+ * prefill half of 16 tokens has 128 pairs, one per expert, 64 to each FFN rank; a decode half of
+ * 1 token 8 pairs, 4 to each. Per layer and micro-batch of T tokens:
+ * - M2N / N2M: T x 8 x 4,096 bytes each way, in 2 x 2 messages each way;
+ * - the all-gather of the halves: each rank sends its chunk ceil(T / 2) x 4,096 to the other,
+ *   2 messages, T x 4,096 bytes (T even here);
+ * - the o_proj all-reduce on the attention pair: 2 S bytes in 4 messages, S = T x 4,096
+ *   (tests/parallel/test_afd_run.c's TP 2).
+ * Over 48 layers and 2 x 32 + 2 x 2 = 68 tokens: 213,909,504 + 13,369,344 + 26,738,688 =
+ * 254,017,536 bytes; messages 48 x 4 micro-batches x (8 + 2 + 4) = 2,688. */
+static void test_qwen_attention_tp2(void)
+{
+    g_autofree char *json = cluster_json(QWEN, "{\"ffn_hardware\": \"A100\", \"ffn_npus\": 2}",
+                                         ", \"num_npus\": 2, \"tp_size\": 2");
+    GArray *it = g_array_new(FALSE, FALSE, sizeof(struct sv_msg_iter_done));
+    struct sv_planner_run_result res;
+    g_autoptr(GError) e = NULL;
+    gboolean ok = run(json, 4, 16, NULL, it, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    SV_ASSERT_EQ_I64(res.net_bytes, (uint64_t)48 * 68 * 4096 * (2 * 8 + 1 + 2));
+    SV_ASSERT_EQ_I64(res.net_bytes, 254017536);
+    SV_ASSERT_EQ_I64(res.net_messages, 2688);
+    g_array_free(it, TRUE);
+}
+
 static void expect_error(const char *model, const char *afd, const char *extra, gboolean at_parse,
                          const char *what)
 {
@@ -359,10 +388,6 @@ static void test_errors(void)
                  FALSE,
                  "t.json: nodes[0].instances[0].afd.ffn_ep: meta-llama/Llama-3.1-8B has no "
                  "experts");
-    expect_error(QWEN, "{\"ffn_hardware\": \"A100\", \"ffn_npus\": 2}",
-                 ", \"num_npus\": 2, \"tp_size\": 2", FALSE,
-                 "t.json: nodes[0].instances[0].afd.ffn_ep: expert parallelism in the FFN group "
-                 "with tp_size 2 is not supported");
     expect_error(QWEN, "{\"ffn_hardware\": \"A100\", \"ffn_ep\": 1}", "", TRUE,
                  "t.json: nodes[0].instances[0].afd.ffn_ep: must be true or false");
 }
@@ -375,6 +400,7 @@ int main(void)
         {"qwen_round_robin_skew", test_qwen_round_robin_skew},
         {"qwen_tp_ffn", test_qwen_tp_ffn},
         {"random_same_seed", test_random_same_seed},
+        {"qwen_attention_tp2", test_qwen_attention_tp2},
         {"errors", test_errors},
         {NULL, NULL},
     };
