@@ -68,23 +68,6 @@ gboolean sv_planner__afd_any(const struct sv_planner_cluster_cfg *c)
     return FALSE;
 }
 
-gboolean sv_planner__afd_check(const struct sv_planner_run_cfg *cfg, GError **error)
-{
-    for (int32_t i = 0; cfg->cluster && i < cfg->cluster->n_instances; i++) {
-        const struct sv_planner_instance_cfg *ic = &cfg->cluster->instances[i];
-        if (ic->afd.micro_batches <= 0)
-            continue;
-        if (cfg->cluster->power)
-            return sv_planner__path_error(error, ic->afd_where,
-                                          "the power model does not cover the FFN devices yet: "
-                                          "remove nodes[].power or afd (docs/afd.md)");
-        if (cfg->emit_et_dir)
-            return sv_planner__path_error(error, ic->afd_where,
-                                          "--emit-et is not supported with afd");
-    }
-    return TRUE;
-}
-
 /* What expert parallelism in the FFN group needs: a MoE model whose experts split evenly over
  * the FFN devices. */
 static gboolean afd_ep_check(const struct sv_planner_instance_cfg *ic,
@@ -106,6 +89,30 @@ static gboolean afd_ep_check(const struct sv_planner_instance_cfg *ic,
             "the FFN group: num_experts / ffn_npus experts per FFN device; or \"ffn_ep\": false "
             "for a TP FFN group)",
             ic->afd.ffn_npus, m->num_experts, ic->model_name);
+    }
+    return TRUE;
+}
+
+gboolean sv_planner__afd_check(const struct sv_planner_run_cfg *cfg, GError **error)
+{
+    for (int32_t i = 0; cfg->cluster && i < cfg->cluster->n_instances; i++) {
+        const struct sv_planner_instance_cfg *ic = &cfg->cluster->instances[i];
+        if (ic->afd.micro_batches <= 0)
+            continue;
+        if (cfg->cluster->power)
+            return sv_planner__path_error(error, ic->afd_where,
+                                          "the power model does not cover the FFN devices yet: "
+                                          "remove nodes[].power or afd (docs/afd.md)");
+        if (cfg->emit_et_dir)
+            return sv_planner__path_error(error, ic->afd_where,
+                                          "--emit-et is not supported with afd");
+        /* The FFN group's expert parallelism, before any output is opened (a model that does
+         * not load is reported where the instance is built, as without afd). */
+        struct sv_compute_model_cfg m;
+        if (ic->afd.ffn_ep != 0 &&
+            sv_compute_model_lookup(ic->model_name, cfg->model_dir, &m, NULL) &&
+            (ic->afd.ffn_ep == 1 || sv_compute_model_is_moe(&m)) && !afd_ep_check(ic, &m, error))
+            return FALSE;
     }
     return TRUE;
 }
