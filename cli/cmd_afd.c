@@ -79,6 +79,9 @@ int sv_cli_afd(int argc, char **argv)
         !sv_compute_hw_lookup(hardware, &ahw, &e) ||
         !sv_compute_hw_lookup(cfg.ffn_hardware, &fhw, &e))
         return afd_fail(e->message);
+    if (cfg.ffn_ep == 1) /* the one-iteration model has one FFN TP group (docs/afd.md) */
+        return afd_fail("--afd.ffn_ep: expert parallelism in the FFN group is modelled by servesim "
+                        "run only (docs/afd.md \"MoE: expert parallelism\")");
     if (decode < cfg.micro_batches)
         return afd_fail("--decode: fewer requests than --afd micro_batches");
     g_autoptr(sv_compute_latency) la =

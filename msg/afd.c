@@ -25,11 +25,14 @@ gboolean sv_msg_afd_parse(JsonObject *obj, const char *where, const sv_compute_h
     memset(out, 0, sizeof *out);
     out->ffn_npus = 1;
     out->micro_batches = 2;
+    out->ffn_ep = -1;
     GList *members = json_object_get_members(obj);
     for (GList *l = members; l; l = l->next) {
         const char *k = l->data;
-        if (strcmp(k, "ffn_hardware") && strcmp(k, "ffn_npus") && strcmp(k, "micro_batches")) {
-            AFD_ERR(error, "%s.%s: unknown key (known: ffn_hardware, ffn_npus, micro_batches)",
+        if (strcmp(k, "ffn_hardware") && strcmp(k, "ffn_npus") && strcmp(k, "micro_batches") &&
+            strcmp(k, "ffn_ep")) {
+            AFD_ERR(error,
+                    "%s.%s: unknown key (known: ffn_hardware, ffn_npus, micro_batches, ffn_ep)",
                     where, k);
             g_list_free(members);
             return FALSE;
@@ -68,6 +71,14 @@ gboolean sv_msg_afd_parse(JsonObject *obj, const char *where, const sv_compute_h
             out->ffn_npus = (int32_t)v;
         else
             out->micro_batches = (int32_t)v;
+    }
+    JsonNode *ep = json_object_get_member(obj, "ffn_ep");
+    if (ep) {
+        if (!JSON_NODE_HOLDS_VALUE(ep) || json_node_get_value_type(ep) != G_TYPE_BOOLEAN) {
+            AFD_ERR(error, "%s.ffn_ep: must be true or false", where);
+            return FALSE;
+        }
+        out->ffn_ep = json_node_get_boolean(ep) ? 1 : 0;
     }
     if (pp_size > 1) {
         AFD_ERR(error,

@@ -18,6 +18,12 @@
  *     combine: FFN rank r mod f sends attention rank r the same bytes back
  *   head (final norm, lm_head, sampler) on every attention rank after the last combine.
  *
+ * With cfg.afd.ffn_ep (a MoE model; docs/afd.md "MoE: expert parallelism") the FFN ranks hold
+ * disjoint expert ranges instead of TP slices: each micro-batch is routed by cfg.expert_route,
+ * the dispatch sends each FFN rank only its experts' token-expert pairs (pairs x hidden x dtype
+ * bytes, MegaScale-Infer's M2N), each rank runs its expert block for its own load, and the
+ * micro-batch's next layer waits for every rank's combine (afd_ep_layer).
+ *
  * Ids are layer-major, micro-batch-minor, so under ASTRA-sim's hardware rule (one compute op and
  * one send per device in flight, ready nodes in ascending id) micro-batch 0 goes first where both
  * are ready, and the attention of micro-batch i + 1 overlaps the FFN of micro-batch i: the
@@ -34,11 +40,54 @@ struct msg_afd {
     GArray *pf_chunk, *pf_hist, *dec_kv; /* int64_t, one micro-batch's lists */
     sv_dag_node **attn_prev;             /* [rank x m + i]: last node of micro-batch i on rank */
     sv_dag_node **ffn_prev;              /* [rank x m + i] */
+    /* Expert parallelism in the FFN group (cfg.afd.ffn_ep), else unused. */
+    const struct sv_msg_expert_route_ops *route;
+    void *route_state;
+    int64_t *counts;               /* 2 x per expert, scratch */
+    int64_t *pairs;                /* [(i x tp + r) x ffn_npus + j]: rows attention r -> FFN j */
+    struct sv_msg_moe_rank *ranks; /* [i x ffn_npus + j]: FFN rank j's load of micro-batch i */
 };
 
 static void afd_fail(void *ctx, GError *err)
 {
     sv_msg__fail(ctx, err);
+}
+
+/* Expert parallelism in the FFN group (docs/afd.md "MoE: expert parallelism"): a MoE layer whose
+ * only FFN-side operator is the expert block (servesim's MoE architectures: qwen3_moe, mixtral,
+ * phimoe have no shared experts and no dense layers) and experts split evenly over the FFN ranks
+ * (the planner checks both with config paths; here they are invariants of the cfg it builds). The
+ * routing policy is the run's (cfg.expert_route), on its own stream, so that random routing is
+ * seeded and independent of other instances. */
+static gboolean afd_ep_init(sv_msg *m, GError **error)
+{
+    const struct sv_msg_cfg *c = &m->cfg;
+    struct msg_afd *A = m->afd;
+    const struct sv_compute_model_cfg *mc = sv_compute_latency_model(c->lat);
+    int32_t nf = c->afd.ffn_npus;
+    if (!sv_compute_model_is_moe(mc) || A->seq->n_mlp != 1 || A->seq->mlp[0] != SV_COMPUTE_OP_MOE ||
+        mc->num_experts % nf != 0) {
+        g_set_error(
+            error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
+            "instance %d: expert parallelism in the FFN group needs a MoE model whose FFN "
+            "side is its expert block and experts divisible by %d FFN devices (docs/afd.md)",
+            c->instance, nf);
+        return FALSE;
+    }
+    A->route = c->expert_route ? c->expert_route : sv_msg_expert_route_balanced();
+    if (A->route->create) {
+        g_autofree char *stream = g_strdup_printf("msg/afd_expert_route/%d", c->instance);
+        A->route_state =
+            A->route->create(c->expert_route_param, sv_rng_stream(m->eng, stream), error);
+        if (!A->route_state) {
+            g_prefix_error(error, "instance %d: ", c->instance);
+            return FALSE;
+        }
+    }
+    A->counts = g_new0(int64_t, 2 * (size_t)mc->num_experts);
+    A->pairs = g_new0(int64_t, (size_t)nf * (size_t)c->num_devices * (size_t)c->afd.micro_batches);
+    A->ranks = g_new0(struct sv_msg_moe_rank, (size_t)nf * (size_t)c->afd.micro_batches);
+    return TRUE;
 }
 
 gboolean sv_msg__afd_init(sv_msg *m, GError **error)
@@ -73,7 +122,7 @@ gboolean sv_msg__afd_init(sv_msg *m, GError **error)
     A->dec_kv = g_array_new(FALSE, FALSE, sizeof(int64_t));
     A->attn_prev = g_new0(sv_dag_node *, (size_t)c->num_devices * (size_t)a->micro_batches);
     A->ffn_prev = g_new0(sv_dag_node *, (size_t)a->ffn_npus * (size_t)a->micro_batches);
-    return TRUE;
+    return !a->ffn_ep || afd_ep_init(m, error);
 }
 
 void sv_msg__afd_free(sv_msg *m)
@@ -86,6 +135,11 @@ void sv_msg__afd_free(sv_msg *m)
     g_array_free(A->dec_kv, TRUE);
     g_free(A->attn_prev);
     g_free(A->ffn_prev);
+    if (A->route && A->route->destroy && A->route_state)
+        A->route->destroy(A->route_state);
+    g_free(A->counts);
+    g_free(A->pairs);
+    g_free(A->ranks);
     g_free(A);
     m->afd = NULL;
 }
@@ -215,6 +269,111 @@ static void mb_shape(struct msg_afd *A, guint begin, guint end, struct sv_comput
                                 (const int64_t *)(void *)A->dec_kv->data, A->dec_kv->len);
 }
 
+/* Micro-batch i of shape s under expert parallelism: its tokens routed once for the iteration
+ * and reused by every layer (as the EP path, msg/opmap.c, and LLMServingSim's block_copy), each
+ * FFN rank's load (its experts' token-expert pairs) and its expert block's time for that load
+ * alone, as the EP path times a rank (par_moe_ns): the moe operator with the rank's local tokens
+ * (ceil(pairs / top_k)) and activated experts; 0 for a rank no token reaches. With an attention
+ * TP group the tokens are split over its ranks (T / tp each, the first T mod tp one more: vLLM's
+ * sequence-parallel MoE input) and each rank's slice is routed on its own, in rank order, so that
+ * A->pairs[(i x tp + r) x ffn_npus + j] are the rows attention rank r sends FFN rank j. */
+static void afd_ep_route(struct msg_afd *A, const struct sv_compute_batch_shape *s, int32_t i,
+                         sv_time *ns)
+{
+    const struct sv_msg_cfg *c = &A->m->cfg;
+    const struct sv_compute_model_cfg *mc = sv_compute_latency_model(c->lat);
+    int32_t nf = c->afd.ffn_npus, na = c->num_devices, ne = (int32_t)mc->num_experts;
+    int64_t tokens = MAX(s->tokens, 1);
+    int64_t *total = &A->counts[ne]; /* per expert, over the attention ranks */
+    memset(total, 0, sizeof *total * (size_t)ne);
+    for (int32_t r = 0; r < na; r++) {
+        int64_t *pairs = &A->pairs[((size_t)i * (size_t)na + (size_t)r) * (size_t)nf];
+        memset(pairs, 0, sizeof *pairs * (size_t)nf);
+        struct sv_msg_expert_route_req rq = {
+            .layer = 0,
+            .tokens = tokens / na + (r < tokens % na ? 1 : 0),
+            .n_experts = ne,
+            .top_k = (int32_t)MIN(mc->experts_per_tok, mc->num_experts),
+        };
+        if (rq.tokens == 0)
+            continue;
+        A->route->route(A->route_state, &rq, A->counts);
+        for (int32_t e = 0; e < ne; e++) {
+            pairs[sv_msg_expert_owner(e, nf, ne)] += A->counts[e];
+            total[e] += A->counts[e];
+        }
+    }
+    struct sv_msg_moe_rank *rk = &A->ranks[(size_t)i * (size_t)nf];
+    sv_msg_moe_rank_load(total, ne, nf, (int32_t)MIN(mc->experts_per_tok, mc->num_experts), rk);
+    for (int32_t j = 0; j < nf; j++) {
+        struct sv_compute_batch_shape t = *s;
+        t.moe_local_tokens = rk[j].local_tokens;
+        t.moe_activated_experts = rk[j].activated;
+        ns[j] = rk[j].pairs > 0 ? sv_compute_op_time(c->afd.ffn_lat, SV_COMPUTE_OP_MOE, &t) : 0;
+    }
+}
+
+/* Layer l of micro-batch i under expert parallelism (MegaScale-Infer's M2N / N2M): each attention
+ * rank sends each FFN rank the rows of its slice's token-expert pairs on that rank's experts
+ * (pairs x hidden x dtype bytes; one message per pair of ranks that has any, in FFN rank order on
+ * the attention device's send slot), each FFN rank runs its expert block once every message has
+ * arrived, sends each attention rank its rows back, and with an attention TP group its ranks
+ * all-gather their slices (ceil(T / tp) x hidden x dtype bytes each, vLLM's
+ * tensor_model_parallel_all_gather after a sequence-parallel MoE). The micro-batch's next layer
+ * waits for all of it: its FFN part ends with the slowest FFN rank. */
+static void afd_ep_layer(struct msg_afd *A, int64_t l, int32_t i, int32_t nmb, int32_t tag,
+                         int64_t tokens, const sv_time *ns)
+{
+    sv_msg *m = A->m;
+    const struct sv_msg_cfg *c = &m->cfg;
+    const struct sv_compute_model_cfg *mc = sv_compute_latency_model(c->lat);
+    int32_t nf = c->afd.ffn_npus, na = c->num_devices;
+    const struct sv_msg_moe_rank *rk = &A->ranks[(size_t)i * (size_t)nf];
+    const int64_t *pairs = &A->pairs[(size_t)i * (size_t)na * (size_t)nf];
+    uint64_t row = (uint64_t)mc->hidden_size * (uint64_t)mc->dtype_bytes;
+    char name[64];
+    for (int32_t j = 0; j < nf; j++) {
+        if (rk[j].pairs == 0)
+            continue;
+        int32_t dev = c->afd.ffn_first_device + j;
+        sv_dag_node **p = &A->ffn_prev[j * nmb + i], *in = NULL;
+        for (int32_t r = 0; r < na; r++) {
+            uint64_t b = (uint64_t)pairs[r * nf + j] * row;
+            if (b == 0)
+                continue;
+            sv_dag_node *x =
+                afd_xfer(m, afd_name(m, name, sizeof name, l, i, "dispatch"), c->first_device + r,
+                         dev, b, tag, A->attn_prev[r * nmb + i], *p);
+            in = in ? sv_msg__join(m, dev, in, x) : x;
+        }
+        *p = sv_msg__add_node(m, afd_name(m, name, sizeof name, l, i, "experts"), SV_DAG_KIND_COMP,
+                              dev, ns[j], in);
+    }
+    for (int32_t r = 0; r < na; r++) {
+        int32_t att = c->first_device + r;
+        sv_dag_node *attn = A->attn_prev[r * nmb + i], *done = attn;
+        for (int32_t j = 0; j < nf; j++) {
+            uint64_t b = (uint64_t)pairs[r * nf + j] * row;
+            if (b == 0)
+                continue;
+            sv_dag_node *x = afd_xfer(m, afd_name(m, name, sizeof name, l, i, "combine"),
+                                      c->afd.ffn_first_device + j, att, b, tag + 1,
+                                      A->ffn_prev[j * nmb + i], attn);
+            done = done == attn ? x : sv_msg__join(m, att, done, x);
+        }
+        if (na > 1) {
+            sv_dag_node *ag = sv_msg__add_node(m, afd_name(m, name, sizeof name, l, i, "allgather"),
+                                               SV_DAG_KIND_COMM_COLL, att, 0, done);
+            ag->p.has |= SV_DAG_HAS_COMM_TYPE | SV_DAG_HAS_COMM_SIZE | SV_DAG_HAS_COMM_TAG;
+            ag->p.comm_type = (int32_t)SV_SYS_ALL_GATHER;
+            ag->p.comm_size_bytes = (uint64_t)((tokens + na - 1) / na) * row;
+            ag->p.comm_tag = c->tp_group_base;
+            done = ag;
+        }
+        A->attn_prev[r * nmb + i] = done;
+    }
+}
+
 gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shape, GError **error)
 {
     struct msg_afd *A = m->afd;
@@ -243,6 +402,8 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
     struct sv_compute_iter_time *at = g_new(struct sv_compute_iter_time, (size_t)nmb);
     struct sv_compute_iter_time *ft = g_new(struct sv_compute_iter_time, (size_t)nmb);
     uint64_t bytes[SV_MSG_AFD_MAX_MB];
+    int64_t ep_tokens[SV_MSG_AFD_MAX_MB];
+    sv_time *ep_ns = a->ffn_ep ? g_new(sv_time, (size_t)nmb * (size_t)nf) : NULL;
     guint begin = 0;
     for (int32_t i = 0; i < nmb; i++) {
         guint cnt = n_seq / (guint)nmb + ((guint)i < n_seq % (guint)nmb ? 1u : 0u);
@@ -256,6 +417,9 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
         sv_compute_iter_time(a->ffn_lat, &s, 0, 1, &ft[i]);
         bytes[i] =
             (uint64_t)MAX(s.tokens, 1) * (uint64_t)mc->hidden_size * (uint64_t)mc->dtype_bytes;
+        ep_tokens[i] = MAX(s.tokens, 1);
+        if (ep_ns)
+            afd_ep_route(A, &s, i, &ep_ns[(size_t)i * (size_t)nf]);
     }
     for (int64_t l = 0; l < mc->num_layers; l++) {
         for (int32_t i = 0; i < nmb; i++) {
@@ -264,6 +428,10 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
                 sv_dag_node **p = &A->attn_prev[r * nmb + i];
                 *p = afd_ops(m, at[i].layer, at[i].n_layer, FALSE, FALSE, c->first_device + r, na,
                              c->tp_group_base, afd_name(m, name, sizeof name, l, i, "attn"), *p);
+            }
+            if (ep_ns) {
+                afd_ep_layer(A, l, i, nmb, tag, ep_tokens[i], &ep_ns[(size_t)i * (size_t)nf]);
+                continue;
             }
             for (int32_t j = 0; j < nf; j++) {
                 int32_t src = c->first_device + j % na, dev = a->ffn_first_device + j;
@@ -283,6 +451,7 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
     }
     g_free(at);
     g_free(ft);
+    g_free(ep_ns);
     sv_dag_node *final = sv_msg__add_node(m, NULL, SV_DAG_KIND_LOGICAL, c->first_device, 0, NULL);
     for (int32_t r = 0; r < na; r++) {
         sv_dag_node *p = NULL;

@@ -364,7 +364,12 @@ struct sv_msg_afd_run {
     int32_t ffn_first_device;
     int32_t ffn_npus;
     int32_t ffn_tp_group;        /* communicator group of the FFN ranks (ffn_npus > 1) */
-    sv_compute_latency *ffn_lat; /* borrowed: the FFN hardware's model at TP ffn_npus */
+    sv_compute_latency *ffn_lat; /* borrowed: the FFN hardware's model at TP ffn_npus (TP 1 with
+                                    ffn_ep: each rank holds whole experts) */
+    /* Expert parallelism in the FFN group (MoE models; docs/afd.md "MoE: expert parallelism"):
+     * FFN rank j holds experts [j E / ffn_npus, (j + 1) E / ffn_npus); each micro-batch's tokens
+     * are routed by cfg.expert_route and each rank gets only the rows of its experts. */
+    gboolean ffn_ep;
 };
 
 struct sv_msg_cfg {
@@ -707,6 +712,7 @@ struct sv_msg_afd_cfg {
     char ffn_hardware[32]; /* canonical catalog name of the FFN devices */
     int32_t ffn_npus;      /* FFN devices (1..4096) */
     int32_t micro_batches; /* m (1..SV_MSG_AFD_MAX_MB) */
+    int32_t ffn_ep;        /* "ffn_ep": 1 true, 0 false, -1 absent (EP for a MoE model) */
 };
 /* Parse and validate `obj` (found at config path `where`); errors name where.key: an unknown key,
  * an ffn_hardware not in `cat` (NULL: built-ins), a count out of range, or pp_size > 1. */

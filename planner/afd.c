@@ -68,6 +68,31 @@ gboolean sv_planner__afd_any(const struct sv_planner_cluster_cfg *c)
     return FALSE;
 }
 
+/* What expert parallelism in the FFN group needs: a MoE model whose experts split evenly over
+ * the FFN devices. */
+static gboolean afd_ep_check(const struct sv_planner_instance_cfg *ic,
+                             const struct sv_compute_model_cfg *m, GError **error)
+{
+    const char *path = ic->afd_where;
+    if (!sv_compute_model_is_moe(m)) {
+        g_autofree char *p = g_strdup_printf("%s.ffn_ep", path);
+        return sv_planner__path_error(error, p,
+                                      "%s has no experts (a dense MLP): expert parallelism needs a "
+                                      "MoE model; remove ffn_ep for the TP FFN group",
+                                      ic->model_name);
+    }
+    if (m->num_experts % ic->afd.ffn_npus != 0) {
+        g_autofree char *p = g_strdup_printf("%s.ffn_npus", path);
+        return sv_planner__path_error(
+            error, p,
+            "%d does not divide the %" G_GINT64_FORMAT " experts of %s (expert parallelism in "
+            "the FFN group: num_experts / ffn_npus experts per FFN device; or \"ffn_ep\": false "
+            "for a TP FFN group)",
+            ic->afd.ffn_npus, m->num_experts, ic->model_name);
+    }
+    return TRUE;
+}
+
 gboolean sv_planner__afd_check(const struct sv_planner_run_cfg *cfg, GError **error)
 {
     for (int32_t i = 0; cfg->cluster && i < cfg->cluster->n_instances; i++) {
@@ -81,6 +106,13 @@ gboolean sv_planner__afd_check(const struct sv_planner_run_cfg *cfg, GError **er
         if (cfg->emit_et_dir)
             return sv_planner__path_error(error, ic->afd_where,
                                           "--emit-et is not supported with afd");
+        /* The FFN group's expert parallelism, before any output is opened (a model that does
+         * not load is reported where the instance is built, as without afd). */
+        struct sv_compute_model_cfg m;
+        if (ic->afd.ffn_ep != 0 &&
+            sv_compute_model_lookup(ic->model_name, cfg->model_dir, &m, NULL) &&
+            (ic->afd.ffn_ep == 1 || sv_compute_model_is_moe(&m)) && !afd_ep_check(ic, &m, error))
+            return FALSE;
     }
     return TRUE;
 }
@@ -128,7 +160,14 @@ gboolean sv_planner__afd_instance(sv_planner__afd *a, const struct sv_planner_ru
         g_error_free(e);
         return FALSE;
     }
-    /* The FFN side's weights must fit its devices. */
+    /* Expert parallelism in the FFN group: the default for a MoE model (MegaScale-Infer shards
+     * the experts over the expert nodes), never for a dense one (docs/afd.md). */
+    gboolean moe = sv_compute_model_is_moe(m);
+    gboolean ep = ic->afd.ffn_ep == 1 || (ic->afd.ffn_ep < 0 && moe);
+    if (ep && !afd_ep_check(ic, m, error))
+        return FALSE;
+    /* The FFN side's weights must fit its devices (the same bytes per rank under EP when
+     * ffn_npus divides the experts: E / ffn_npus whole experts instead of 1 / ffn_npus of each). */
     uint64_t ffn_w = sv_compute_model_mlp_weight_bytes(m, ic->afd.ffn_npus);
     double ffn_cap = hw.mem_gib * 1073741824.0 * ic->mem_util;
     if ((double)ffn_w > ffn_cap) {
@@ -154,7 +193,7 @@ gboolean sv_planner__afd_instance(sv_planner__afd *a, const struct sv_planner_ru
     /* The FFN side's latency model: the instance's, on ffn_hardware at TP ffn_npus. */
     struct sv_planner_instance_cfg fic = *ic;
     g_strlcpy(fic.hardware, hw.name, sizeof fic.hardware);
-    fic.tp_size = fic.num_npus = ic->afd.ffn_npus;
+    fic.tp_size = fic.num_npus = ep ? 1 : ic->afd.ffn_npus;
     fic.npu_mem_gib = hw.mem_gib;
     fic.npu_mem_bw_gbps = 0; /* the catalog's */
     fic.n_stages = 0;
@@ -172,6 +211,7 @@ gboolean sv_planner__afd_instance(sv_planner__afd *a, const struct sv_planner_ru
         .ffn_npus = ic->afd.ffn_npus,
         .ffn_tp_group = sv_planner_cluster_net_ffn_group(cn, i),
         .ffn_lat = a->ffn_lat[i],
+        .ffn_ep = ep,
     };
     return TRUE;
 }

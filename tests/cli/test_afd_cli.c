@@ -78,6 +78,10 @@ static void test_bad_input(void)
          "--afd.micro_batches: 0 out of range"},
         {"{\"ffn_hardware\": \"B999\"}", "--afd.ffn_hardware: unknown hardware \"B999\""},
         {"[1]", "--afd: must be a JSON object"},
+        {"{\"ffn_hardware\": \"A100\", \"ffn_ep\": true}",
+         "--afd.ffn_ep: expert parallelism in the FFN group is modelled by servesim run only"},
+        {"{\"ffn_hardware\": \"A100\", \"ffn_ep\": \"yes\"}",
+         "--afd.ffn_ep: must be true or false"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         g_autofree char *out = NULL, *err = NULL;
@@ -177,6 +181,112 @@ static void test_run_afd_pp(void)
     sv_test_rmtree(dir);
 }
 
+/* servesim run with a MoE model (docs/afd.md "MoE: expert parallelism"): Mixtral-8x7B (8
+ * experts, top-2, hidden 4,096, 32 layers) with its experts on four A100s (2 each: rank of expert
+ * e = e / 2, NPUs 1-4 after the H100's NPU 0), two requests of 16 + 2 tokens, one per
+ * micro-batch, balanced routing. The timeline's link messages (docs/trace.md: src_npu, dst_npu,
+ * bytes per message) show the dispatch per destination as the routing says: a prefill
+ * micro-batch (16 tokens x 2 = 32 pairs, 4 per expert) sends every FFN NPU 8 rows of 8,192 bytes
+ * = 65,536 bytes; a decode micro-batch (1 token, 2 pairs on experts floor((2i + 1) x 8 / 4) = 2
+ * and 6) sends one row of 8,192 bytes to NPUs 2 and 4 only; 32 layers x 2 micro-batches = 64 of
+ * each, and as many back. Same seed: same bytes; a bad split is one error, no output. */
+static int run_moe(const char *dir, const char *afd, const char *out_dir, const char *trace,
+                   char **err)
+{
+    g_autofree char *cl = g_build_filename(dir, "moe.json", NULL);
+    g_autofree char *wl = g_build_filename(dir, "moe.jsonl", NULL);
+    g_autofree char *json = g_strdup_printf(
+        "{\"link_bw\": 7.450580596923828, \"link_latency\": 1000, \"engine\": \"vllm-0.10\", "
+        "\"nodes\": [{\"instances\": [{\"model_name\": \"mistralai/Mixtral-8x7B-v0.1\", "
+        "\"hardware\": \"H100\", \"npu_mem\": {\"mem_size\": 80}, \"afd\": %s}]}]}",
+        afd);
+    CU_ASSERT_FATAL(g_file_set_contents(cl, json, -1, NULL));
+    CU_ASSERT_FATAL(
+        g_file_set_contents(wl,
+                            "{\"input_toks\": 16, \"output_toks\": 2, \"arrival_time_ns\": 0}\n"
+                            "{\"input_toks\": 16, \"output_toks\": 2, \"arrival_time_ns\": 0}\n",
+                            -1, NULL));
+    const char *argv[] = {SV_SERVESIM_BIN,
+                          "run",
+                          "--cluster",
+                          cl,
+                          "--workload",
+                          wl,
+                          "--latency",
+                          "roofline",
+                          "--host-overhead",
+                          "none",
+                          "--output-dir",
+                          out_dir,
+                          "--trace",
+                          trace,
+                          NULL};
+    g_autofree char *out = NULL;
+    int status = -1;
+    CU_ASSERT_FATAL(sv_test_spawn(argv, &out, err, &status));
+    return status;
+}
+
+/* Messages on the network links from src to dst of `bytes` each (one event per link of the
+ * route: one link inside a FullyConnected node). */
+static int count_msgs(JsonArray *ev, int64_t src, int64_t dst, int64_t bytes)
+{
+    int n = 0;
+    for (guint k = 0; k < json_array_get_length(ev); k++) {
+        JsonObject *e = json_array_get_object_element(ev, k);
+        if (!json_object_has_member(e, "cat") ||
+            g_strcmp0(json_object_get_string_member(e, "cat"), "link") != 0)
+            continue;
+        JsonObject *a = json_object_get_object_member(e, "args");
+        if (json_object_get_int_member(a, "src_npu") == src &&
+            json_object_get_int_member(a, "dst_npu") == dst &&
+            json_object_get_int_member(a, "bytes") == bytes)
+            n++;
+    }
+    return n;
+}
+
+static void test_run_afd_moe(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    const char *afd = "{\"ffn_hardware\": \"A100\", \"ffn_npus\": 4}";
+    g_autofree char *o1 = g_build_filename(dir, "o1", NULL);
+    g_autofree char *o2 = g_build_filename(dir, "o2", NULL);
+    g_autofree char *t1 = g_build_filename(dir, "t1.json", NULL);
+    g_autofree char *t2 = g_build_filename(dir, "t2.json", NULL);
+    g_autofree char *e1 = NULL, *e2 = NULL, *e3 = NULL;
+    SV_ASSERT_EQ_I64(run_moe(dir, afd, o1, t1, &e1), 0);
+    SV_ASSERT_EQ_I64(run_moe(dir, afd, o2, t2, &e2), 0);
+    static const char *const files[] = {"requests.csv", "timeseries.csv", "summary.json"};
+    for (size_t k = 0; k < G_N_ELEMENTS(files); k++) {
+        g_autofree char *a = slurp(o1, files[k]), *b = slurp(o2, files[k]);
+        CU_ASSERT(strlen(a) > 0);
+        CU_ASSERT_STRING_EQUAL(a, b);
+    }
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_file(p, t1, NULL));
+    JsonArray *ev =
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "traceEvents");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ev);
+    for (int64_t npu = 1; npu <= 4; npu++) {
+        SV_ASSERT_EQ_I64(count_msgs(ev, 0, npu, 65536), 64); /* prefill dispatch */
+        SV_ASSERT_EQ_I64(count_msgs(ev, npu, 0, 65536), 64); /* prefill combine */
+        int64_t dec = npu == 2 || npu == 4 ? 64 : 0;         /* experts 2 and 6 */
+        SV_ASSERT_EQ_I64(count_msgs(ev, 0, npu, 8192), dec);
+        SV_ASSERT_EQ_I64(count_msgs(ev, npu, 0, 8192), dec);
+    }
+    /* 8 experts over 16 FFN devices: one error naming the path, exit 1, no outputs. */
+    g_autofree char *o3 = g_build_filename(dir, "o3", NULL);
+    g_autofree char *t3 = g_build_filename(dir, "t3.json", NULL);
+    SV_ASSERT_EQ_I64(run_moe(dir, "{\"ffn_hardware\": \"A100\", \"ffn_npus\": 16}", o3, t3, &e3),
+                     1);
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(e3, "nodes[0].instances[0].afd.ffn_npus: 16 does not divide the 8 experts"));
+    CU_ASSERT_FALSE(g_file_test(o3, G_FILE_TEST_EXISTS));
+    CU_ASSERT_FALSE(g_file_test(t3, G_FILE_TEST_EXISTS));
+    sv_test_rmtree(dir);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
@@ -184,6 +294,7 @@ int main(void)
         {"bad afd object", test_bad_input},
         {"servesim run with afd: run.json, same seed same bytes", test_run_afd},
         {"servesim run: afd with pp_size 2", test_run_afd_pp},
+        {"servesim run: afd MoE dispatch per destination, same seed, bad split", test_run_afd_moe},
         {NULL, NULL},
     };
     sv_test_add_suite("afd cli", cases);
