@@ -125,6 +125,9 @@ char *sv_cli_run_info_json(const struct sv_cli_run_info *ri, GError **error)
             put_str(b, "ffn_hardware", ic->afd.ffn_hardware);
             put_int(b, "ffn_npus", ic->afd.ffn_npus);
             put_int(b, "micro_batches", ic->afd.micro_batches);
+            struct sv_metrics_instance_info afd_in;
+            if (ri->metrics && sv_metrics_get_instance(ri->metrics, i, &afd_in))
+                put_str(b, "ffn_parallel", afd_in.ffn_ep ? "ep" : "tp");
             json_builder_end_object(b);
         }
         struct sv_metrics_instance_info in;

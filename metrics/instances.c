@@ -15,6 +15,7 @@ struct inst {
     uint64_t kv_blocks, kv_block_size, kv_bytes;
     char *ffn_hardware; /* attention/FFN disaggregation: the FFN group (NULL = none) */
     int ffn_npus, micro_batches;
+    gboolean ffn_ep;
     struct sv_metrics_instance_info limits; /* has_limits and the limits (engine owned) */
     /* step functions: the last sample and the integral up to it */
     sv_time last_t;
@@ -79,6 +80,7 @@ void sv_metrics__insts_set_info(sv_metrics__insts *s, int i,
     x->ffn_hardware = info->ffn_npus > 0 ? g_strdup(info->ffn_hardware) : NULL;
     x->ffn_npus = info->ffn_npus;
     x->micro_batches = info->micro_batches;
+    x->ffn_ep = info->ffn_ep;
     g_free((char *)x->limits.engine);
     x->limits = (struct sv_metrics_instance_info){0};
     if (info->has_limits) {
@@ -106,6 +108,7 @@ gboolean sv_metrics__insts_get_info(const sv_metrics__insts *s, int i,
     out->ffn_hardware = x->ffn_hardware;
     out->ffn_npus = x->ffn_npus;
     out->micro_batches = x->micro_batches;
+    out->ffn_ep = x->ffn_ep;
     return TRUE;
 }
 
@@ -246,6 +249,7 @@ void sv_metrics__insts_json(JsonBuilder *b, sv_metrics__insts *s, sv_time end_ns
             put_str(b, "ffn_hardware", x->ffn_hardware);
             put_int(b, "ffn_npus", x->ffn_npus);
             put_int(b, "micro_batches", x->micro_batches);
+            put_str(b, "ffn_parallel", x->ffn_ep ? "ep" : "tp");
             json_builder_end_object(b);
         }
         json_builder_end_object(b);

@@ -299,6 +299,7 @@ struct sv_metrics_instance_info {
      * own devices are its attention group). */
     const char *ffn_hardware;
     int ffn_npus, micro_batches;
+    gboolean ffn_ep; /* the FFN group shards the experts (docs/afd.md "ffn_ep"); FALSE: TP */
 };
 void sv_metrics_set_instance(sv_metrics *m, int instance, const struct sv_metrics_instance_info *i);
 /* What sv_metrics_set_instance recorded for `instance` (strings owned by m; FALSE when it never

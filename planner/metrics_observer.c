@@ -49,6 +49,7 @@ static void on_instance_kv(void *ctx, int32_t instance, const struct sv_planner_
         .ffn_hardware = ic->afd.ffn_hardware,
         .ffn_npus = ic->afd.micro_batches > 0 ? ic->afd.ffn_npus : 0,
         .micro_batches = ic->afd.micro_batches,
+        .ffn_ep = lim && lim->afd_ffn_ep,
     };
     if (lim) {
         info.engine = lim->engine;
@@ -158,7 +159,8 @@ void sv_planner__report_kv(const struct sv_planner_run_cfg *cfg, int32_t i,
         .long_prefill_token_threshold = mc->long_prefill_token_threshold,
         .max_model_len = lim->max_model_len,
         .enable_chunked_prefill = lim->chunked_prefill,
-        .enable_prefix_caching = prefix_caching};
+        .enable_prefix_caching = prefix_caching,
+        .afd_ffn_ep = mc->afd.micro_batches > 0 && mc->afd.ffn_ep};
     /* K and V of every layer and every KV head (the TP ranks' shares together) */
     uint64_t per_token = sv_compute_model_kv_bytes_per_token_layer(m, 1) * (uint64_t)m->num_layers;
     if (mc->spec) /* the speculator's KV shares the blocks (planner/spec.c) */

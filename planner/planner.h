@@ -651,6 +651,9 @@ struct sv_planner_instance_limits {
     int64_t max_model_len;
     gboolean enable_chunked_prefill;
     gboolean enable_prefix_caching;
+    /* Attention/FFN disaggregation: whether the FFN group shards experts (EP) or runs one TP
+     * group (docs/afd.md "ffn_ep", resolved from the model when the config leaves it out). */
+    gboolean afd_ffn_ep;
 };
 
 struct sv_planner_run_observer {

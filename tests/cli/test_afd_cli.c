@@ -162,6 +162,9 @@ static void test_run_afd(void)
     g_autofree char *sm = slurp(o1, "summary.json");
     CU_ASSERT_PTR_NOT_NULL(strstr(sm, "\"afd\" : {"));
     CU_ASSERT_PTR_NOT_NULL(strstr(sm, "\"ffn_hardware\" : \"A100-80GB\""));
+    /* a dense model's FFN group is one TP group (docs/afd.md "ffn_ep") */
+    CU_ASSERT_PTR_NOT_NULL(strstr(ri, "\"ffn_parallel\" : \"tp\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sm, "\"ffn_parallel\" : \"tp\""));
     sv_test_rmtree(dir);
 }
 
@@ -263,6 +266,10 @@ static void test_run_afd_moe(void)
         CU_ASSERT(strlen(a) > 0);
         CU_ASSERT_STRING_EQUAL(a, b);
     }
+    /* a MoE model without "ffn_ep" shards its experts (EP), as both outputs record */
+    g_autofree char *ri = slurp(o1, "run.json"), *sm = slurp(o1, "summary.json");
+    CU_ASSERT_PTR_NOT_NULL(strstr(ri, "\"ffn_parallel\" : \"ep\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sm, "\"ffn_parallel\" : \"ep\""));
     g_autoptr(JsonParser) p = json_parser_new();
     CU_ASSERT_FATAL(json_parser_load_from_file(p, t1, NULL));
     JsonArray *ev =
