@@ -9,10 +9,17 @@
  * blocks with the request (its next step writes them again) rather than returning them to the
  * pool; so does this model.
  *
- * Left out here (sv_msg__spec_check refuses them): pipeline, expert and data parallelism, memory
- * tiers, PIM, local weight loads, prefill/decode roles. Tensor parallelism runs (the draft passes
- * are one node per rank, without collectives of their own). Async
- * scheduling is turned off for the group: vLLM's AsyncScheduler keeps draft tokens as output
+ * Left out here (sv_msg__spec_check refuses them): pipeline parallelism (vLLM refuses it too:
+ * issue vllm-project/vllm#44697, PR #46994 lifted it for MTP in 2026), memory tiers, PIM, local
+ * weight loads. Prefill/decode disaggregation runs: a decode instance speculates; a prefill
+ * instance never does, as in vLLM, whose proxy sends the prefill max_tokens=1 (the request
+ * leaves at its first token, before any step could verify drafts; toy_proxy_server.py in
+ * tests/v1/kv_connector/nixl_integration). Data and expert parallelism run: a DP member's draft
+ * passes are part of its step, and the group steps in waves (parallel.c), so a wave lasts as
+ * long as its slowest member's drafts + verify. Tensor parallelism runs (the draft passes are one
+ * node per rank, plus their collectives: spec_tp.c). Async
+ * scheduling is turned off for a speculating group: vLLM's AsyncScheduler keeps draft tokens as
+ * output
  * placeholders, which this model does not. */
 #include "msg/msg_internal.h"
 
@@ -25,14 +32,12 @@ gboolean sv_msg__spec_check(const sv_msg *m, GError **error)
         return TRUE;
     const char *why = NULL;
     int32_t pp = c->pp_size > 1 ? c->pp_size : 1;
-    if (pp > 1 || c->dp || c->ep_size > 1)
-        why = "pipeline, expert or data parallelism";
+    if (pp > 1)
+        why = "pipeline parallelism (vLLM refuses it: vllm-project/vllm#44697)";
     else if (m->tiers)
         why = "memory tiers";
     else if (m->pim || c->pim.dev || c->local_load_bytes_per_ns > 0)
         why = "PIM attention offload or local weight loads";
-    else if (c->role != SV_MSG_ROLE_BOTH)
-        why = "prefill/decode disaggregation (pd_type)";
     else if (c->spec->method == SV_COMPUTE_SPEC_DRAFT && !c->spec_draft_lat && !c->manual)
         why = "a draft model without its latency model";
     if (!why)
