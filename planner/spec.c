@@ -240,7 +240,7 @@ gboolean sv_planner__spec_instance(sv_planner__spec *s, const struct sv_planner_
     if (ic->pp_size <= 1 && ic->n_stages == 0) {
         uint64_t mem_bytes = (uint64_t)(ic->npu_mem_gib * 1073741824.0);
         uint64_t weights = sv_compute_model_weight_bytes(m, ic->tp_size) +
-                           sv_compute_spec_draft_weight_bytes(c, ic->tp_size);
+                           sv_compute_spec_draft_weight_bytes(c, m, ic->tp_size);
         uint64_t kv_tok =
             sv_compute_model_kv_bytes_per_token_layer(m, ic->tp_size) * (uint64_t)m->num_layers +
             sv_compute_spec_kv_bytes_per_token(c, m, ic->tp_size);

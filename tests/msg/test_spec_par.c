@@ -13,6 +13,7 @@
  * S(1,000) - S(100) + P(1,000) - P(100). */
 #include "msg/msg.h"
 #include "planner/planner.h"
+#include "system/system.h"
 #include "tests/test_util.h"
 
 #include <CUnit/CUnit.h>
@@ -51,7 +52,9 @@ static void on_done(void *ctx, const struct sv_wl_outcome *d, void *user)
     f->done++;
 }
 
-static void fx_init(fx *f, int n_members)
+/* n_members > 1: a DP group of one-device members; tp > 1: one instance of tp devices. Either
+ * sits on a cluster network (the parallel path); otherwise a single device. */
+static void fx_init(fx *f, int n_members, int tp)
 {
     memset(f, 0, sizeof *f);
     f->eng = sv_engine_new(1);
@@ -59,21 +62,29 @@ static void fx_init(fx *f, int n_members)
     struct sv_compute_hw_cfg hw;
     CU_ASSERT_FATAL(sv_compute_model_lookup("meta-llama/Llama-3.1-8B", NULL, &mc, NULL));
     CU_ASSERT_FATAL(sv_compute_hw_lookup("H100", &hw, NULL));
-    f->lat = sv_compute_latency_new_roofline(&mc, &hw, 1, NULL, NULL);
+    f->lat = sv_compute_latency_new_roofline(&mc, &hw, tp, NULL, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f->lat);
     CU_ASSERT_FATAL(sv_compute_spec_parse_flag("eagle:3:1", NULL, &f->spec, NULL));
     f->dp = n_members > 1 ? sv_msg_dp_new(n_members) : NULL;
-    if (f->dp) {
+    if (f->dp || tp > 1) {
         g_autoptr(JsonParser) jp = json_parser_new();
 #define MEMBER                                                                                     \
     "{\"model_name\": \"meta-llama/Llama-3.1-8B\", \"hardware\": \"H100\", \"npu_mem\": "          \
     "{\"mem_size\": 80, \"mem_bw\": 3350}, \"num_npus\": 1, \"dp_group\": \"A\"}"
+#define TP2                                                                                        \
+    "{\"model_name\": \"meta-llama/Llama-3.1-8B\", \"hardware\": \"H100\", \"npu_mem\": "          \
+    "{\"mem_size\": 80, \"mem_bw\": 3350}, \"num_npus\": 2, \"tp_size\": 2}"
+        CU_ASSERT_FATAL(tp == 1 || tp == 2);
         CU_ASSERT_FATAL(json_parser_load_from_data(
             jp,
-            "{\"link_bw\": 16, \"link_latency\": 20000, \"nodes\": [{\"instances\": [" MEMBER
-            "," MEMBER "]}]}",
+            tp > 1
+                ? "{\"link_bw\": 16, \"link_latency\": 20000, \"nodes\": [{\"instances\": [" TP2
+                  "]}]}"
+                : "{\"link_bw\": 16, \"link_latency\": 20000, \"nodes\": [{\"instances\": [" MEMBER
+                  "," MEMBER "]}]}",
             -1, NULL));
 #undef MEMBER
+#undef TP2
         f->cc = sv_planner_cluster_from_json(json_parser_get_root(jp), "t.json", NULL);
         CU_ASSERT_PTR_NOT_NULL_FATAL(f->cc);
         f->cn = sv_planner_cluster_net_new(f->eng, f->cc, SV_NET_MODEL_FLOW, NULL);
@@ -92,7 +103,7 @@ static void fx_init(fx *f, int n_members)
             .enable_chunked_prefill = TRUE,
             .kv = f->kv[i],
             .lat = f->lat,
-            .num_devices = 1,
+            .num_devices = tp,
             .host_model = SV_MSG_HOST_NONE,
             .spec = &f->spec,
             .spec_seed = 7,
@@ -151,7 +162,7 @@ static void submit(fx *f, int member, uint64_t id, int64_t in)
 static void test_lock_step(void)
 {
     fx f;
-    fx_init(&f, 2);
+    fx_init(&f, 2, 1);
     submit(&f, 0, 0, 100);
     submit(&f, 1, 1, 1000);
     sv_engine_run(f.eng, SV_TIME_MAX);
@@ -180,19 +191,92 @@ static void test_lock_step(void)
 
     /* Member 0's request alone (no DP group): its own steps back to back. */
     fx g;
-    fx_init(&g, 1);
+    fx_init(&g, 1, 1);
     submit(&g, 0, 0, 100);
     sv_engine_run(g.eng, SV_TIME_MAX);
     SV_ASSERT_EQ_I64(g.t[0][7], p0 + s0 + step(&g, 104));
     fx_clear(&g);
 }
 
+/* Under TP 2 (Llama-3.1-8B on two H100 of one node, the cluster network's flow model), each
+ * draft pass is followed by the all-reduces of its decoder layer, as the target's layers issue
+ * theirs: an EAGLE pass is one layer of the target (2 all-reduces, after o_proj and down_proj,
+ * of tokens x hidden x 2 bytes = 1 x 4,096 x 2 = 8,192 bytes for one request) plus the head.
+ * A rank's chain, as the executor runs it: every operator node its time (a zero-time node 1 ns,
+ * dag/exec.c), every all-reduce the system layer's closed form for the TP ring with its links
+ * to itself (sv_sys_coll_alone_ns, as docs/parallelism.md "Folded iterations" checks against the
+ * messages). A request of 100 + 9 tokens at acceptance 1, k = 3: token 1 after the prefill
+ * chain F(chunk 100); tokens 2-5 after 3 x (pass + 2 AR(8,192)) + F(chunk 4 after 100); tokens
+ * 6-9 likewise after 104. */
+static sv_time ar_ns(fx *f, uint64_t bytes)
+{
+    sv_time t = -1;
+    CU_ASSERT_FATAL(sv_sys_coll_alone_ns(sv_planner_cluster_net_coll(f->cn), SV_SYS_ALL_REDUCE,
+                                         bytes, sv_planner_cluster_net_tp_group(f->cn, 0, 0), &t));
+    return t;
+}
+
+static sv_time ops_ns(fx *f, const struct sv_compute_iter_op *ops, int n)
+{
+    sv_time t = 0;
+    for (int i = 0; i < n; i++)
+        t += (ops[i].ns > 0 ? ops[i].ns : 1) +
+             (ops[i].allreduce_bytes > 0 ? ar_ns(f, ops[i].allreduce_bytes) : 0);
+    return t;
+}
+
+/* The target's forward over a chunk after `hist` on one TP rank, all-reduces included. */
+static sv_time forward(fx *f, int64_t chunk, int64_t hist)
+{
+    struct sv_compute_batch_shape s;
+    sv_compute_batch_shape_init(&s, &chunk, &hist, 1, NULL, 0);
+    struct sv_compute_iter_time it;
+    sv_compute_iter_time(f->lat, &s, 0, sv_compute_latency_model(f->lat)->num_layers, &it);
+    uint64_t ar = 0; /* o_proj's and down_proj's: 2 x tokens x 4,096 x 2 bytes */
+    for (int i = 0; i < it.n_layer; i++)
+        ar += it.layer[i].allreduce_bytes;
+    SV_ASSERT_EQ_I64(ar, 2 * (uint64_t)chunk * 4096 * 2);
+    return ops_ns(f, it.prologue, it.n_prologue) + it.n_layers * ops_ns(f, it.layer, it.n_layer) +
+           ops_ns(f, it.head, it.n_head);
+}
+
+static void test_tp_draft_allreduces(void)
+{
+    fx f;
+    fx_init(&f, 1, 2);
+    submit(&f, 0, 0, 100);
+    sv_engine_run(f.eng, SV_TIME_MAX);
+    CU_ASSERT_FATAL(f.done == 1 && !sv_msg_error(f.msg[0]));
+    SV_ASSERT_EQ_I64(f.tokens[0], 8);
+    sv_time ar1 = ar_ns(&f, 8192);
+    CU_ASSERT_FATAL(ar1 > 20000); /* at least the link latency */
+    sv_time t = forward(&f, 100, 0);
+    for (int j = 0; j < 2; j++) {
+        int64_t h = 100 + 4 * j;
+        struct sv_compute_spec_pass p[SV_COMPUTE_SPEC_MAX_K];
+        int64_t kv = h;
+        int32_t ns = 3;
+        SV_ASSERT_EQ_I64(sv_compute_spec_draft_passes(&f.spec, f.lat, NULL, &kv, &ns, 1, p), 3);
+        sv_time draft = 0;
+        for (int i = 0; i < 3; i++) {
+            SV_ASSERT_EQ_I64(p[i].n_allreduce, 2);
+            SV_ASSERT_EQ_I64(p[i].allreduce_bytes, 8192);
+            draft += p[i].ns + 2 * ar1;
+        }
+        t += draft + forward(&f, 4, h);
+        for (int i = 0; i < 4; i++)
+            SV_ASSERT_EQ_I64(f.t[0][4 * j + i], t);
+    }
+    fx_clear(&f);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
         {"DP members speculate in lock-step waves", test_lock_step},
+        {"TP 2: each draft pass all-reduces as the target's layers do", test_tp_draft_allreduces},
         {NULL, NULL},
     };
-    sv_test_add_suite("spec_dp", cases);
+    sv_test_add_suite("spec_par", cases);
     return sv_test_run();
 }
