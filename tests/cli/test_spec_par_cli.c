@@ -159,6 +159,44 @@ static void test_pd(void)
     sv_test_rmtree(tmp);
 }
 
+/* DP 2 x EP 2 (Qwen3-30B-A3B, 128 experts top-8, one H100-SXM per member, MTP k = 3 at
+ * acceptance 1 in each instance's config): the requests come 1 s apart, so one member serves
+ * while the other runs the group's dummy steps (its EP ranks join every dispatch and combine).
+ * Each request's 9 tokens: 1 from its prefill, then 2 verify steps of k + 1 = 4: 2 drafts of 3,
+ * all accepted, on the instance that serves it (requests.csv's `instance`). */
+static void test_dp_ep(void)
+{
+#define MOE                                                                                        \
+    "{\"model_name\": \"Qwen/Qwen3-30B-A3B\", \"hardware\": \"H100-SXM\", \"npu_mem\": "           \
+    "{\"mem_size\": 80, \"mem_util\": 0.9}, \"num_npus\": 1, \"tp_size\": 1, \"ep_size\": 2, "     \
+    "\"dp_group\": \"A\", \"speculative\": {\"method\": \"mtp\", \"num_speculative_tokens\": 3, "  \
+    "\"acceptance_rate\": 1}}"
+    g_autofree char *tmp = sv_test_tmpdir();
+    g_autofree char *err = NULL;
+    SV_ASSERT_EQ_I64(run(tmp, CLUSTER(MOE "," MOE), NULL, &err), 0);
+#undef MOE
+    int64_t inst[4], out[4];
+    column(tmp, "instance", inst);
+    column(tmp, "output_tokens", out);
+    int64_t served[2] = {0, 0};
+    for (int i = 0; i < 4; i++) {
+        CU_ASSERT_FATAL(inst[i] == 0 || inst[i] == 1);
+        SV_ASSERT_EQ_I64(out[i], 9);
+        served[inst[i]]++;
+    }
+    g_autoptr(JsonParser) p = json_parser_new();
+    JsonObject *sd = spec_summary(p, tmp);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(sd, "num_drafts"), 8);
+    SV_ASSERT_EQ_I64(json_object_get_int_member(sd, "num_accepted_tokens"), 24);
+    for (int i = 0; i < 2; i++) {
+        JsonObject *o = spec_instance(sd, i);
+        CU_ASSERT_STRING_EQUAL(json_object_get_string_member(o, "method"), "mtp");
+        SV_ASSERT_EQ_I64(json_object_get_int_member(o, "num_drafts"), 2 * served[i]);
+        SV_ASSERT_EQ_I64(json_object_get_int_member(o, "num_accepted_tokens"), 6 * served[i]);
+    }
+    sv_test_rmtree(tmp);
+}
+
 static void expect_bad(const char *cluster, const char *const *extra, const char *needle)
 {
     g_autofree char *tmp = sv_test_tmpdir();
@@ -192,6 +230,7 @@ int main(void)
 {
     static const sv_test_case cases[] = {
         {"PD: the decode instance speculates, TTFT unchanged", test_pd},
+        {"DP x EP MoE members: k + 1 tokens per step on each", test_dp_ep},
         {"pipeline parallelism refused with its path", test_pp_refused},
         {NULL, NULL},
     };
