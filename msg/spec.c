@@ -32,7 +32,7 @@ gboolean sv_msg__spec_check(const sv_msg *m, GError **error)
     const char *why = NULL;
     int32_t pp = c->pp_size > 1 ? c->pp_size : 1;
     if (pp > 1)
-        why = "pipeline parallelism (vLLM refuses it: vllm-project/vllm#44697)";
+        why = "pipeline parallelism (nor is it in vLLM: vllm-project/vllm#44697)";
     else if (m->tiers)
         why = "memory tiers";
     else if (m->pim || c->pim.dev || c->local_load_bytes_per_ns > 0)
