@@ -228,8 +228,8 @@ int32_t sv_compute_spec_draft_passes(const struct sv_compute_spec_cfg *c,
         } else {
             /* EAGLE / MTP head: one decoder layer of the target plus its lm_head and sampler per
              * draft token, decode-shaped (one token per request against its KV). Its fc
-             * projection is replicated on every rank (vLLM's EAGLE / DeepSeek MTP heads:
-             * nn.Linear / ReplicatedLinear), so it adds no collective. */
+             * projection is replicated on every rank (unsharded in vLLM's EAGLE and DeepSeek MTP
+             * heads), so it adds no collective. */
             p->ns = pass_ns(target, &s, 1, FALSE);
             pass_allreduces(target, &s, 1, p);
         }
@@ -288,8 +288,8 @@ uint64_t sv_compute_spec_draft_weight_bytes(const struct sv_compute_spec_cfg *c,
      * target's. DeepSeek-V3's MTP module (DeepSeek-V3 Technical Report, Sec. 2.2) likewise: one
      * Transformer block and a projection matrix of H x 2H, embedding and output head shared.
      * The layer is sharded like the target's; the projection is replicated on every rank
-     * (vLLM: nn.Linear in llama_eagle.py, ReplicatedLinear in EAGLE-3 and deepseek_mtp.py's eh_proj
-     * is a plain nn.Linear). Its norms (2 to 3 x H) are left out. */
+     * (vLLM's llama_eagle.py `fc` and deepseek_mtp.py `eh_proj` are plain, unsharded nn.Linear).
+     * Its norms (2 to 3 x H) are left out. */
     uint64_t h = (uint64_t)target->hidden_size;
     return sv_compute_model_layer_weight_bytes(target, tp) +
            2 * h * h * (uint64_t)target->dtype_bytes;
