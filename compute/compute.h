@@ -602,8 +602,10 @@ gboolean sv_compute_spec_decode_request(const struct sv_compute_spec_cfg *c, sv_
                                         int64_t output_tokens, sv_time draft_ns, sv_time verify_ns,
                                         struct sv_compute_spec_result *out);
 void sv_compute_spec_result_clear(struct sv_compute_spec_result *r);
-/* Weight bytes of the draft model on one rank (0 for heads: counted in the target's). */
-uint64_t sv_compute_spec_draft_weight_bytes(const struct sv_compute_spec_cfg *c, int tp);
+/* Weight bytes of the speculator on one rank: the draft model, or an EAGLE / MTP head's one
+ * decoder layer of the target (sharded over tp) plus its 2H x H projection (replicated). */
+uint64_t sv_compute_spec_draft_weight_bytes(const struct sv_compute_spec_cfg *c,
+                                            const struct sv_compute_model_cfg *target, int tp);
 /* Per-request acceptance "acceptance": {"distribution": "beta", "mean": m, "concentration": c}:
  * 0 < m < 1, 0 < c <= 1e6; errors name path.mean / path.concentration. */
 gboolean sv_compute_spec_set_beta(const char *path, double mean, double concentration,
@@ -619,6 +621,19 @@ double sv_compute_spec_beta_draw(sv_rng *rng, double a, double b);
 sv_time sv_compute_spec_draft_batch_ns(const struct sv_compute_spec_cfg *c,
                                        sv_compute_latency *target, sv_compute_latency *draft,
                                        const int64_t *kv, const int32_t *n_spec, int64_t n);
+/* The same passes one by one (at most SV_COMPUTE_SPEC_MAX_K; returns their count): each pass's
+ * compute on one rank and, under TP, the all-reduces its layers issue as the target's layers do
+ * (n_allreduce of allreduce_bytes each: 2 per layer, tokens x hidden x dtype bytes; none at
+ * TP 1). */
+struct sv_compute_spec_pass {
+    sv_time ns;
+    uint64_t allreduce_bytes;
+    int32_t n_allreduce;
+};
+int32_t sv_compute_spec_draft_passes(const struct sv_compute_spec_cfg *c,
+                                     sv_compute_latency *target, sv_compute_latency *draft,
+                                     const int64_t *kv, const int32_t *n_spec, int64_t n,
+                                     struct sv_compute_spec_pass *out);
 /* KV bytes the speculator adds per token on one rank: the draft model's (every layer), or one
  * layer of the target's for an EAGLE / MTP head. */
 uint64_t sv_compute_spec_kv_bytes_per_token(const struct sv_compute_spec_cfg *c,

@@ -185,15 +185,33 @@ sv_time sv_compute_spec_draft_ns(const struct sv_compute_spec_cfg *c, sv_compute
     return t;
 }
 
-sv_time sv_compute_spec_draft_batch_ns(const struct sv_compute_spec_cfg *c,
-                                       sv_compute_latency *target, sv_compute_latency *draft,
-                                       const int64_t *kv, const int32_t *n_spec, int64_t n)
+/* TP all-reduces of one pass over shape `s` of `layers` decoder layers of `lat`'s model: the
+ * operators the target's layers all-reduce after (sv_compute_iter_time's allreduce_bytes: o_proj,
+ * down_proj or the MoE block, tokens x hidden x dtype bytes each; 0 at TP 1). */
+static void pass_allreduces(sv_compute_latency *lat, const struct sv_compute_batch_shape *s,
+                            int64_t layers, struct sv_compute_spec_pass *out)
+{
+    struct sv_compute_iter_time it;
+    sv_compute_iter_time(lat, s, 0, 1, &it);
+    int32_t per_layer = 0;
+    for (int i = 0; i < it.n_layer; i++) {
+        if (it.layer[i].allreduce_bytes > 0) {
+            per_layer++;
+            out->allreduce_bytes = it.layer[i].allreduce_bytes; /* the same for each */
+        }
+    }
+    out->n_allreduce = per_layer * (int32_t)layers;
+}
+
+int32_t sv_compute_spec_draft_passes(const struct sv_compute_spec_cfg *c,
+                                     sv_compute_latency *target, sv_compute_latency *draft,
+                                     const int64_t *kv, const int32_t *n_spec, int64_t n,
+                                     struct sv_compute_spec_pass *out)
 {
     int32_t passes = 0;
     for (int64_t j = 0; j < n; j++)
-        passes = MAX(passes, n_spec[j]);
+        passes = MAX(passes, MIN(n_spec[j], SV_COMPUTE_SPEC_MAX_K));
     int64_t *kvs = g_new(int64_t, MAX(n, 1));
-    sv_time t = 0;
     for (int32_t i = 0; i < passes; i++) {
         int64_t m = 0;
         for (int64_t j = 0; j < n; j++)
@@ -201,14 +219,34 @@ sv_time sv_compute_spec_draft_batch_ns(const struct sv_compute_spec_cfg *c,
                 kvs[m++] = kv[j] + i;
         struct sv_compute_batch_shape s;
         sv_compute_batch_shape_init(&s, NULL, NULL, 0, kvs, m);
-        if (c->method == SV_COMPUTE_SPEC_DRAFT)
-            t += pass_ns(draft, &s, sv_compute_latency_model(draft)->num_layers, TRUE);
-        else
+        struct sv_compute_spec_pass *p = &out[i];
+        memset(p, 0, sizeof *p);
+        if (c->method == SV_COMPUTE_SPEC_DRAFT) {
+            int64_t layers = sv_compute_latency_model(draft)->num_layers;
+            p->ns = pass_ns(draft, &s, layers, TRUE);
+            pass_allreduces(draft, &s, layers, p);
+        } else {
             /* EAGLE / MTP head: one decoder layer of the target plus its lm_head and sampler per
-             * draft token, decode-shaped (one token per request against its KV). */
-            t += pass_ns(target, &s, 1, FALSE);
+             * draft token, decode-shaped (one token per request against its KV). Its fc
+             * projection is replicated on every rank (unsharded in vLLM's EAGLE and DeepSeek MTP
+             * heads), so it adds no collective. */
+            p->ns = pass_ns(target, &s, 1, FALSE);
+            pass_allreduces(target, &s, 1, p);
+        }
     }
     g_free(kvs);
+    return passes;
+}
+
+sv_time sv_compute_spec_draft_batch_ns(const struct sv_compute_spec_cfg *c,
+                                       sv_compute_latency *target, sv_compute_latency *draft,
+                                       const int64_t *kv, const int32_t *n_spec, int64_t n)
+{
+    struct sv_compute_spec_pass p[SV_COMPUTE_SPEC_MAX_K];
+    int32_t passes = sv_compute_spec_draft_passes(c, target, draft, kv, n_spec, n, p);
+    sv_time t = 0;
+    for (int32_t i = 0; i < passes; i++)
+        t += p[i].ns;
     return t;
 }
 
@@ -239,11 +277,22 @@ void sv_compute_spec_result_clear(struct sv_compute_spec_result *r)
     g_clear_pointer(&r->token_ns, g_free);
 }
 
-uint64_t sv_compute_spec_draft_weight_bytes(const struct sv_compute_spec_cfg *c, int tp)
+uint64_t sv_compute_spec_draft_weight_bytes(const struct sv_compute_spec_cfg *c,
+                                            const struct sv_compute_model_cfg *target, int tp)
 {
     if (c->method == SV_COMPUTE_SPEC_DRAFT)
         return sv_compute_model_weight_bytes(&c->draft, tp);
-    return 0;
+    /* EAGLE (Li et al., "EAGLE: Speculative Sampling Requires Rethinking Feature Uncertainty",
+     * ICML 2024, Sec. 4.1): the draft head is one decoder layer after an FC layer that reduces
+     * the concatenated feature and token embedding, 2H -> H; embedding and LM head are the
+     * target's. DeepSeek-V3's MTP module (DeepSeek-V3 Technical Report, Sec. 2.2) likewise: one
+     * Transformer block and a projection matrix of H x 2H, embedding and output head shared.
+     * The layer is sharded like the target's; the projection is replicated on every rank
+     * (vLLM's llama_eagle.py `fc` and deepseek_mtp.py `eh_proj` are plain, unsharded nn.Linear).
+     * Its norms (2 to 3 x H) are left out. */
+    uint64_t h = (uint64_t)target->hidden_size;
+    return sv_compute_model_layer_weight_bytes(target, tp) +
+           2 * h * h * (uint64_t)target->dtype_bytes;
 }
 
 gboolean sv_compute_spec_set_beta(const char *path, double mean, double concentration,

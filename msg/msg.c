@@ -103,8 +103,9 @@ sv_msg *sv_msg_new(sv_engine *eng, const struct sv_msg_cfg *cfg, const struct sv
     int32_t pp = cfg->pp_size > 1 ? cfg->pp_size : 1;
     gboolean async =
         sv_msg_engine_async(cfg->engine) && !cfg->manual && !cfg->tiers.preemption_swap;
-    if (cfg->spec)
-        async = FALSE; /* speculative decoding schedules synchronously (msg/spec.c) */
+    if (cfg->spec && cfg->role != SV_MSG_ROLE_PREFILL)
+        async = FALSE; /* speculative decoding schedules synchronously (msg/spec.c); a prefill
+                        * instance never speculates */
     m->placeholders = async && pp == 1;
     m->queue_cap = pp > 1 ? pp : async ? 2 : 1;
     m->detached = g_hash_table_new_full(g_direct_hash, g_direct_equal,
@@ -654,6 +655,7 @@ sv_msg_handoff *sv_msg_pd_reserve(sv_msg *m, const struct sv_wl_outcome *o, void
     r->seq = seq;
     r->user = user;
     r->detached = TRUE;
+    sv_msg__spec_req_init(m, r); /* a decode instance speculates (msg/spec.c) */
     g_hash_table_add(m->detached, r);
     return (sv_msg_handoff *)r;
 }

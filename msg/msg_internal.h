@@ -142,6 +142,9 @@ struct sv_msg {
     gboolean commit_due;  /* a commit event is scheduled for the head batch (single path) */
     GQueue arriving;      /* msg_req*: through the frontend, not yet at the engine */
     struct sv_msg_spec_stats spec_stats;
+    /* The draft passes of the launch being built, with their TP all-reduces (spec.c). */
+    struct sv_compute_spec_pass spec_pass[SV_COMPUTE_SPEC_MAX_K];
+    int32_t spec_n_pass;
     sv_time spec_draft_ns; /* the draft passes of the launch being built (spec.c) */
     struct msg_afd *afd;   /* attention/FFN disaggregation (afd_run.c); NULL when off */
 };

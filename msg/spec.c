@@ -9,11 +9,17 @@
  * blocks with the request (its next step writes them again) rather than returning them to the
  * pool; so does this model.
  *
- * Left out here (sv_msg__spec_check refuses them): pipeline, expert and data parallelism, memory
- * tiers, PIM, local weight loads, prefill/decode roles. Tensor parallelism runs (the draft passes
- * are one node per rank, without collectives of their own). Async
- * scheduling is turned off for the group: vLLM's AsyncScheduler keeps draft tokens as output
- * placeholders, which this model does not. */
+ * Left out here (sv_msg__spec_check refuses them): pipeline parallelism (vLLM refuses it too:
+ * issue vllm-project/vllm#44697, PR #46994 lifted it for MTP in 2026), memory tiers, PIM, local
+ * weight loads. Prefill/decode disaggregation runs: a decode instance speculates; a prefill
+ * instance never does, as in vLLM, whose proxy sends the prefill max_tokens=1 (the request
+ * leaves at its first token, before any step could verify drafts; toy_proxy_server.py in
+ * tests/v1/kv_connector/nixl_integration). Data and expert parallelism run: a DP member's draft
+ * passes are part of its step, and the group steps in waves (parallel.c), so a wave lasts as
+ * long as its slowest member's drafts + verify. Tensor parallelism runs: each draft pass is
+ * followed by its TP all-reduces (sv_msg__spec_draft_node). Async scheduling is turned off for a
+ * speculating group: vLLM's AsyncScheduler keeps draft tokens as output placeholders, which this
+ * model does not. */
 #include "msg/msg_internal.h"
 
 #include <math.h>
@@ -25,14 +31,12 @@ gboolean sv_msg__spec_check(const sv_msg *m, GError **error)
         return TRUE;
     const char *why = NULL;
     int32_t pp = c->pp_size > 1 ? c->pp_size : 1;
-    if (pp > 1 || c->dp || c->ep_size > 1)
-        why = "pipeline, expert or data parallelism";
+    if (pp > 1)
+        why = "pipeline parallelism (nor is it in vLLM: vllm-project/vllm#44697)";
     else if (m->tiers)
         why = "memory tiers";
     else if (m->pim || c->pim.dev || c->local_load_bytes_per_ns > 0)
         why = "PIM attention offload or local weight loads";
-    else if (c->role != SV_MSG_ROLE_BOTH)
-        why = "prefill/decode disaggregation (pd_type)";
     else if (c->spec->method == SV_COMPUTE_SPEC_DRAFT && !c->spec_draft_lat && !c->manual)
         why = "a draft model without its latency model";
     if (!why)
@@ -70,6 +74,13 @@ void sv_msg__spec_req_init(sv_msg *m, msg_req *r)
     sv_rng_free(rate);
 }
 
+/* The draft passes on rank `dev` before the target's forward. Without collectives (TP 1, or no
+ * cluster network) one node of all k passes, as the passes are sequential on the rank. Under TP
+ * on the cluster network each pass is its compute followed by its all-reduces on the instance's
+ * TP group, as the target's layers issue theirs (par_ops in opmap.c): a draft model's 2 per
+ * layer, an EAGLE / MTP head's 2 (its decoder layer; the fc projection is replicated), each of
+ * the pass's tokens x hidden x dtype bytes. They run on the network like the target's, so a
+ * draft pass waits for the slowest rank of the group and shares the links with other traffic. */
 sv_dag_node *sv_msg__spec_draft_node(sv_msg *m, int32_t dev, sv_dag_node *parent)
 {
     const struct sv_compute_spec_cfg *sc = m->cfg.spec;
@@ -85,15 +96,38 @@ sv_dag_node *sv_msg__spec_draft_node(sv_msg *m, int32_t dev, sv_dag_node *parent
             kv[i] = s->computed_before; /* the last token's history, as a decode's */
             ns[i] = s->spec;
         }
-        m->spec_draft_ns = sv_compute_spec_draft_batch_ns(sc, m->cfg.lat, m->cfg.spec_draft_lat, kv,
-                                                          ns, (int64_t)n);
+        m->spec_n_pass = sv_compute_spec_draft_passes(sc, m->cfg.lat, m->cfg.spec_draft_lat, kv, ns,
+                                                      (int64_t)n, m->spec_pass);
         g_free(kv);
         g_free(ns);
+        m->spec_draft_ns = 0;
+        for (int32_t i = 0; i < m->spec_n_pass; i++)
+            m->spec_draft_ns += m->spec_pass[i].ns;
     }
-    if (m->spec_draft_ns <= 0)
-        return parent;
-    return sv_msg__add_node(m, m->hooks.on_op || m->et ? "spec_draft" : NULL, SV_DAG_KIND_COMP, dev,
-                            m->spec_draft_ns, parent);
+    gboolean named = m->hooks.on_op || m->et;
+    gboolean coll = m->par && m->cfg.coll && m->cfg.num_devices > 1;
+    if (!coll) {
+        if (m->spec_draft_ns <= 0)
+            return parent;
+        return sv_msg__add_node(m, named ? "spec_draft" : NULL, SV_DAG_KIND_COMP, dev,
+                                m->spec_draft_ns, parent);
+    }
+    sv_dag_node *prev = parent;
+    for (int32_t i = 0; i < m->spec_n_pass; i++) {
+        const struct sv_compute_spec_pass *p = &m->spec_pass[i];
+        if (p->ns > 0)
+            prev = sv_msg__add_node(m, named ? "spec_draft" : NULL, SV_DAG_KIND_COMP, dev, p->ns,
+                                    prev);
+        for (int32_t a = 0; a < p->n_allreduce && p->allreduce_bytes > 0; a++) {
+            prev = sv_msg__add_node(m, named ? "spec_draft.allreduce" : NULL, SV_DAG_KIND_COMM_COLL,
+                                    dev, 0, prev);
+            prev->p.has |= SV_DAG_HAS_COMM_TYPE | SV_DAG_HAS_COMM_SIZE | SV_DAG_HAS_COMM_TAG;
+            prev->p.comm_type = (int32_t)SV_SYS_ALL_REDUCE;
+            prev->p.comm_size_bytes = p->allreduce_bytes;
+            prev->p.comm_tag = m->cfg.tp_group_base; /* stage 0: PP is refused (spec_check) */
+        }
+    }
+    return prev;
 }
 
 int64_t sv_msg__spec_accept(sv_msg *m, msg_req *r, const msg_slot *s)

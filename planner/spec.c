@@ -17,6 +17,15 @@
 #include <math.h>
 #include <string.h>
 
+/* vLLM refuses speculative decoding under pipeline parallelism: MTP drafters do not implement
+ * SupportsPP (vllm/config/speculative.py _verify_args -> "Pipeline parallelism is not supported
+ * for this model"), and where it starts, the spec-decode token accounting of the non-last PP
+ * ranks diverges (RFC vllm-project/vllm#44697; PR #46994 lifted it for MTP on the V2 model
+ * runner only, after the 0.19 this model follows). */
+#define PP_REFUSED                                                                                 \
+    "speculative decoding is not combined with pipeline parallelism (pp_size %" G_GINT64_FORMAT    \
+    "): vLLM refuses it (vllm-project/vllm#44697)"
+
 static const char *const spec_keys[] = {"method",          "draft_model", "num_speculative_tokens",
                                         "acceptance_rate", "acceptance",  NULL};
 static const char *const accept_keys[] = {"distribution", "mean", "concentration", NULL};
@@ -132,6 +141,17 @@ gboolean sv_planner__spec_parse(JsonObject *o, const char *where,
         if (!parse_acceptance(json_object_get_member(s, "acceptance"), aw, &ic->spec, error))
             return FALSE;
     }
+    /* Pipeline parallelism: refused here, where the path is known (and again at the run, for
+     * --speculative and --pp: sv_planner__spec_instance). */
+    int64_t pp = 1;
+    for (int i = 0; i < 2; i++) {
+        const char *key = i == 0 ? "pp_size" : "npu_group";
+        JsonNode *pn = json_object_get_member(o, key);
+        if (pn && JSON_NODE_HOLDS_VALUE(pn) && json_node_get_value_type(pn) == G_TYPE_INT64)
+            pp = MAX(pp, json_node_get_int(pn));
+    }
+    if (pp > 1)
+        return sv_planner__path_error(error, w, PP_REFUSED, pp);
     ic->has_spec = TRUE;
     return TRUE;
 }
@@ -194,6 +214,11 @@ gboolean sv_planner__spec_instance(sv_planner__spec *s, const struct sv_planner_
     } else {
         return TRUE;
     }
+    if (ic->pp_size > 1 || ic->n_stages > 1) {
+        g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, "%s: " PP_REFUSED, path,
+                    (int64_t)MAX(ic->pp_size, ic->n_stages));
+        return FALSE;
+    }
     struct sv_compute_spec_cfg *c = &s->cfg[i];
     s->on[i] = TRUE;
     if (c->method == SV_COMPUTE_SPEC_DRAFT) {
@@ -215,7 +240,7 @@ gboolean sv_planner__spec_instance(sv_planner__spec *s, const struct sv_planner_
     if (ic->pp_size <= 1 && ic->n_stages == 0) {
         uint64_t mem_bytes = (uint64_t)(ic->npu_mem_gib * 1073741824.0);
         uint64_t weights = sv_compute_model_weight_bytes(m, ic->tp_size) +
-                           sv_compute_spec_draft_weight_bytes(c, ic->tp_size);
+                           sv_compute_spec_draft_weight_bytes(c, m, ic->tp_size);
         uint64_t kv_tok =
             sv_compute_model_kv_bytes_per_token_layer(m, ic->tp_size) * (uint64_t)m->num_layers +
             sv_compute_spec_kv_bytes_per_token(c, m, ic->tp_size);

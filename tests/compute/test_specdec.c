@@ -278,6 +278,45 @@ static void test_batch_draft(void)
     sv_compute_latency_free(lat);
 }
 
+/* Per pass under TP (docs/speculative.md "Tensor parallelism"): a draft model's passes carry 2
+ * all-reduces per layer, an EAGLE head's 2 (its one decoder layer), each of the pass's tokens x
+ * hidden x 2 bytes; none at TP 1. Draft = Llama-3.1-8B itself (32 layers, hidden 4,096): pass 0
+ * of 2 requests 2 x 32 = 64 all-reduces of 2 x 4,096 x 2 = 16,384 bytes, pass 1 of 1 request
+ * 8,192 bytes. And the heads' weights on a rank: one layer of Llama-3.1-8B, 218,112,000
+ * parameters (q, o 4,096^2 each; k, v 4,096 x 1,024 each; MLP 3 x 4,096 x 14,336, sharded; 2
+ * norms of 4,096, replicated): 436,224,000 bytes at TP 1, 218,103,808 + 16,384 at TP 2; plus the
+ * replicated fc, 2 x 4,096 x 4,096 x 2 = 67,108,864 bytes, on every rank. */
+static void test_tp_passes(void)
+{
+    struct sv_compute_model_cfg mc;
+    struct sv_compute_hw_cfg hw;
+    CU_ASSERT_FATAL(sv_compute_model_lookup("meta-llama/Llama-3.1-8B", NULL, &mc, NULL));
+    CU_ASSERT_FATAL(sv_compute_hw_lookup("H100", &hw, NULL));
+    struct sv_compute_spec_cfg eagle, draft;
+    CU_ASSERT_FATAL(sv_compute_spec_parse_flag("eagle:2:0.5", NULL, &eagle, NULL));
+    CU_ASSERT_FATAL(
+        sv_compute_spec_parse_flag("draft:meta-llama/Llama-3.1-8B:2:0.5", NULL, &draft, NULL));
+    const int64_t kv[2] = {100, 300};
+    const int32_t ns[2] = {2, 1};
+    for (int tp = 1; tp <= 2; tp++) {
+        sv_compute_latency *lat = sv_compute_latency_new_roofline(&mc, &hw, tp, NULL, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(lat);
+        struct sv_compute_spec_pass p[SV_COMPUTE_SPEC_MAX_K];
+        SV_ASSERT_EQ_I64(sv_compute_spec_draft_passes(&draft, lat, lat, kv, ns, 2, p), 2);
+        SV_ASSERT_EQ_I64(p[0].n_allreduce * (tp > 1), tp > 1 ? 64 : 0);
+        SV_ASSERT_EQ_I64(p[0].allreduce_bytes, tp > 1 ? 16384 : 0);
+        SV_ASSERT_EQ_I64(p[1].allreduce_bytes, tp > 1 ? 8192 : 0);
+        /* a draft identical to the target: its pass is the target's decode pass */
+        SV_ASSERT_EQ_I64(p[1].ns, sv_compute_spec_decode_pass_ns(lat, 1, 101));
+        SV_ASSERT_EQ_I64(sv_compute_spec_draft_passes(&eagle, lat, NULL, kv, ns, 2, p), 2);
+        SV_ASSERT_EQ_I64(p[0].n_allreduce * (tp > 1), tp > 1 ? 2 : 0);
+        SV_ASSERT_EQ_I64(p[1].allreduce_bytes, tp > 1 ? 8192 : 0);
+        SV_ASSERT_EQ_I64(sv_compute_spec_draft_weight_bytes(&eagle, &mc, tp),
+                         (436224000 - 16384) / tp + 16384 + 67108864);
+        sv_compute_latency_free(lat);
+    }
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
@@ -288,6 +327,7 @@ int main(void)
         {"draft and verify times from the latency model", test_times},
         {"per-request Beta rates: moments by hand, seeded", test_beta},
         {"draft passes over a mixed batch; the speculator's KV", test_batch_draft},
+        {"TP all-reduces per draft pass; the heads' weights", test_tp_passes},
         {NULL, NULL},
     };
     sv_test_add_suite("specdec", cases);

@@ -1,7 +1,7 @@
 /* Speculative decoding in the serving group (msg/spec.c, docs/speculative.md): the timeline of
  * one request step by step against times composed by hand from the latency model's passes, the
  * tokens each verify step emits at acceptance 1 and 0, vLLM's counters, determinism of the
- * per-request draws, and the combinations the group refuses.
+ * per-request draws, and the prefill/decode roles it accepts.
  *
  * Each speculative step of a request with KV history h (the tokens before its last one) and s
  * drafts costs the draft passes D(h) = sv_compute_spec_draft_ns (s passes at KV h, h + 1, ...)
@@ -245,16 +245,75 @@ static void test_beta_deterministic(void)
     fx_clear(&b);
 }
 
-static void test_refused(void)
+/* A DECODE group (prefill/decode disaggregation), a = 1, k = 3: a request of 100 + 11 tokens
+ * arrives with its prompt's KV at t = 0. As vLLM's scheduler after a remote prefill, the group
+ * recomputes the last prompt token first: one token against 99 of KV (a decode at KV 99) yields
+ * output token 1 (the client's first), as on a plain DECODE group (TTFT unchanged). Then each
+ * verify step emits k + 1 = 4 tokens: 4, 4, 2 in 3 steps at history h = 100, 104, 108, each D(h) +
+ * V(h). */
+static void decode_one(fx *f)
 {
-    fx f;
-    GError *e = NULL;
-    CU_ASSERT_PTR_NULL(fx_init(&f, "eagle:3:0.5", SV_MSG_ROLE_PREFILL, &e));
-    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
-    CU_ASSERT_PTR_NOT_NULL(strstr(e->message, "instance 0: speculative decoding is not combined "
-                                              "with prefill/decode disaggregation (pd_type)"));
-    g_clear_error(&e);
+    struct sv_wl_outcome o = {.request_id = 0,
+                              .instance = 0,
+                              .first_scheduled_ns = 0,
+                              .first_token_ns = -1,
+                              .last_token_ns = -1,
+                              .input_tokens = 100,
+                              .output_tokens = 11,
+                              .prefill_instance = 0,
+                              .prefill_done_ns = 0,
+                              .kv_ready_ns = 0};
+    sv_msg_handoff *h = sv_msg_pd_reserve(f->msg, &o, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    sv_msg_pd_admit(f->msg, h, NULL);
+    sv_engine_run(f->eng, SV_TIME_MAX);
+    CU_ASSERT_FATAL(f->n_done == 1 && sv_msg_error(f->msg) == NULL);
+}
+
+static void test_decode_role(void)
+{
+    fx f, g;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fx_init(&f, "eagle:3:1", SV_MSG_ROLE_DECODE, NULL));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fx_init(&g, NULL, SV_MSG_ROLE_DECODE, NULL));
+    decode_one(&f);
+    decode_one(&g);
+    sv_time t = shape_ns(&f, 0, 0, 99);
+    SV_ASSERT_EQ_I64(f.done[0].first_token_ns, t);
+    SV_ASSERT_EQ_I64(g.done[0].first_token_ns, t);
+    const int emitted[3] = {4, 4, 2};
+    int tok = 0;
+    for (int j = 0; j < 3; j++) {
+        int64_t h = 100 + 4 * j;
+        sv_time step = sv_compute_spec_draft_ns(&f.spec, f.lat, NULL, 1, h) + shape_ns(&f, 4, h, 0);
+        t += step;
+        for (int i = 0; i < emitted[j]; i++, tok++) {
+            SV_ASSERT_EQ_I64(f.t[0][tok], t);
+            SV_ASSERT_EQ_I64(f.gap[0][tok], i == 0 ? step : 0);
+        }
+    }
+    SV_ASSERT_EQ_I64(f.tokens[0], 10);
+    SV_ASSERT_EQ_I64(f.done[0].last_token_ns, t);
+    struct sv_msg_spec_stats st;
+    sv_msg_get_spec_stats(f.msg, &st);
+    SV_ASSERT_EQ_I64(st.num_drafts, 3);
+    SV_ASSERT_EQ_I64(st.num_accepted_tokens, 9);
     fx_clear(&f);
+    fx_clear(&g);
+}
+
+/* Prefill/decode roles are accepted (a prefill group never speculates: its requests leave at
+ * their first token; a decode group speculates as any other). */
+static void test_pd_roles(void)
+{
+    const sv_msg_role roles[2] = {SV_MSG_ROLE_PREFILL, SV_MSG_ROLE_DECODE};
+    for (int i = 0; i < 2; i++) {
+        fx f;
+        GError *e = NULL;
+        CU_ASSERT_PTR_NOT_NULL(fx_init(&f, "eagle:3:0.5", roles[i], &e));
+        CU_ASSERT_PTR_NULL(e);
+        g_clear_error(&e);
+        fx_clear(&f);
+    }
 }
 
 int main(void)
@@ -263,7 +322,8 @@ int main(void)
         {"acceptance 1: k + 1 tokens per verify step, gaps 0 within it", test_accept_all},
         {"acceptance 0: one token per step, plain decode + draft cost", test_accept_none},
         {"per-request Beta rates: same seed, same tokens", test_beta_deterministic},
-        {"refused combinations name the instance", test_refused},
+        {"prefill and decode roles are accepted", test_pd_roles},
+        {"a decode group: first token as without, then k + 1 per step", test_decode_role},
         {NULL, NULL},
     };
     sv_test_add_suite("spec_engine", cases);
