@@ -78,7 +78,7 @@ static const char *const inst_keys[] = {"model_name",
                                         "afd", /* planner/afd.c (docs/afd.md) */
                                         NULL};
 
-static void warn_unknown(JsonObject *obj, const char *const *known, const char *where)
+void sv_planner__warn_unknown(JsonObject *obj, const char *const *known, const char *where)
 {
     g_autoptr(GList) members = json_object_get_members(obj);
     members = g_list_sort(members, (GCompareFunc)strcmp); /* deterministic order */
@@ -229,6 +229,16 @@ static JsonObject *get_obj(JsonObject *o, const char *key, const char *where, gb
 
 /* ---- memory tiers: locations, placement rules, devices, run flags --------------------------- */
 
+gboolean sv_planner__error(GError **error, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error_literal(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, msg);
+    return FALSE;
+}
+
 gboolean sv_planner__path_error(GError **error, const char *path, const char *fmt, ...)
 {
     va_list ap;
@@ -353,7 +363,7 @@ static gboolean parse_rule(JsonNode *n, const char *path, gboolean is_block, int
     if (!JSON_NODE_HOLDS_OBJECT(n))
         return sv_planner__path_error(error, path, "must be an object");
     JsonObject *o = json_node_get_object(n);
-    warn_unknown(o, rule_keys, path);
+    sv_planner__warn_unknown(o, rule_keys, path);
     g_strlcpy(r->path, path, sizeof r->path);
     if (!parse_loc(o, "weights", path, LOC_WEIGHTS, n_cxl, &r->weights, &r->has_weights, error) ||
         !parse_loc(o, "kv_loc", path, LOC_KV, n_cxl, &r->kv, &r->has_kv, error) ||
@@ -385,7 +395,7 @@ static gboolean parse_placement(JsonObject *inst, const char *where, int32_t n_c
         return sv_planner__path_error(error, pw, "must be an object");
     JsonObject *po = json_node_get_object(pn);
     static const char *const keys[] = {"default", "blocks", "layers", NULL};
-    warn_unknown(po, keys, pw);
+    sv_planner__warn_unknown(po, keys, pw);
     GArray *rules = g_array_new(FALSE, TRUE, sizeof(struct sv_planner_place_rule));
     gboolean ok = TRUE;
     JsonNode *d = json_object_get_member(po, "default");
@@ -561,7 +571,7 @@ static gboolean parse_expert_offload(JsonObject *o, const char *where, int32_t n
         return sv_planner__path_error(error, w, "must be an object");
     JsonObject *eo = json_node_get_object(n);
     static const char *const keys[] = {"loc", "cache_experts", NULL};
-    warn_unknown(eo, keys, w);
+    sv_planner__warn_unknown(eo, keys, w);
     gboolean given;
     int64_t cache;
     if (!parse_loc(eo, "loc", w, LOC_EXPERTS, n_cxl, &ic->expert_loc, &given, error) ||
@@ -588,7 +598,7 @@ static gboolean parse_cxl(JsonObject *parent, const char *where, gboolean top,
     if (!o)
         return !(error && *error);
     g_autofree char *w = g_strdup_printf("%s%scxl_mem", where, top ? ": " : ".");
-    warn_unknown(o, cxl_keys, w);
+    sv_planner__warn_unknown(o, cxl_keys, w);
     int64_t nd;
     int ideal;
     char sc[16];
@@ -627,7 +637,7 @@ static gboolean parse_pcie(JsonObject *node, const char *where, struct sv_planne
         return !(error && *error);
     g_autofree char *w = g_strdup_printf("%s.pcie", where);
     static const char *const keys[] = {"bw_gbps", "latency_ns", "ideal", NULL};
-    warn_unknown(o, keys, w);
+    sv_planner__warn_unknown(o, keys, w);
     int ideal;
     if (!get_num(o, "bw_gbps", w, FALSE, 0, SV_RANGE_BW_GBPS, &p->bw_gbps, error) ||
         !get_num(o, "latency_ns", w, FALSE, 0, SV_RANGE_LATENCY_NS, &p->latency_ns, error) ||
@@ -664,7 +674,7 @@ static gboolean parse_storage(JsonObject *node, const char *where, struct sv_pla
     g_autofree char *w = g_strdup_printf("%s.storage", where);
     static const char *const keys[] = {"mem_size",    "read_bw",     "write_bw", "mem_latency",
                                        "queue_depth", "num_devices", "ideal",    NULL};
-    warn_unknown(o, keys, w);
+    sv_planner__warn_unknown(o, keys, w);
     int64_t qd, nd;
     int ideal;
     if (!get_num(o, "mem_size", w, FALSE, SSD_DEFAULT_GIB, SV_RANGE_GIB_POS, &t->size_gib, error) ||
@@ -753,7 +763,7 @@ static gboolean parse_level(JsonObject *parent, const char *key, const char *whe
         return FALSE;
     }
     JsonObject *o = json_node_get_object(n);
-    warn_unknown(o, level_keys, w);
+    sv_planner__warn_unknown(o, level_keys, w);
     char kind[32];
     if (!get_str(o, "kind", w, TRUE, kind, sizeof kind, error))
         return FALSE;
@@ -849,7 +859,7 @@ static gboolean alias_int(JsonObject *o, const char *alias, const char *key, con
 static gboolean parse_instance(JsonObject *o, const char *where, struct sv_planner_instance_cfg *ic,
                                int32_t n_cxl, GError **error)
 {
-    warn_unknown(o, inst_keys, where);
+    sv_planner__warn_unknown(o, inst_keys, where);
     if (!sv_planner__spec_parse(o, where, ic, error))
         return FALSE;
     if (!parse_placement(o, where, n_cxl, &ic->placement, error) ||
@@ -866,7 +876,7 @@ static gboolean parse_instance(JsonObject *o, const char *where, struct sv_plann
         return FALSE;
     }
     g_autofree char *mw = g_strdup_printf("%s.npu_mem", where);
-    warn_unknown(mem, mem_keys, mw);
+    sv_planner__warn_unknown(mem, mem_keys, mw);
     if (!get_num(mem, "mem_size", mw, TRUE, 0, RANGE_NPU_GIB, &ic->npu_mem_gib, error) ||
         !get_num(mem, "mem_bw", mw, FALSE, 0, SV_RANGE_BW_GBPS_OR_0, &ic->npu_mem_bw_gbps, error) ||
         !get_num(mem, "mem_latency", mw, FALSE, 0, SV_RANGE_LATENCY_NS, &ic->npu_mem_latency_ns,
@@ -946,7 +956,7 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
         return NULL;
     }
     JsonObject *top = json_node_get_object(root);
-    warn_unknown(top, top_keys, where);
+    sv_planner__warn_unknown(top, top_keys, where);
     struct sv_planner_cluster_cfg *c = g_new0(struct sv_planner_cluster_cfg, 1);
     g_strlcpy(c->where, where, sizeof c->where);
     g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
@@ -1008,7 +1018,7 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
             goto fail_insts;
         }
         JsonObject *no = json_node_get_object(node);
-        warn_unknown(no, node_keys, nw);
+        sv_planner__warn_unknown(no, node_keys, nw);
         if (!parse_level(no, "topology", nw, &c->nodes[ni].topology, error))
             goto fail_insts;
         if (json_object_has_member(no, "power")) {
@@ -1022,7 +1032,7 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
             goto fail_insts;
         if (cpu) {
             g_autofree char *cw = g_strdup_printf("%s.cpu_mem", nw);
-            warn_unknown(cpu, cpu_keys, cw);
+            sv_planner__warn_unknown(cpu, cpu_keys, cw);
             int ideal;
             if (!get_bool(cpu, "ideal", cw, &ideal, error))
                 goto fail_insts;

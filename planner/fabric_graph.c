@@ -33,17 +33,6 @@ static const char *const graph_keys[] = {"routing", "switches", "links", NULL};
 static const char *const switch_keys[] = {"name", NULL};
 static const char *const link_keys[] = {"a", "b", "bw_gbps", "latency_ns", "directed", NULL};
 
-static gboolean fg_error(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static gboolean fg_error(GError **error, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    g_set_error_literal(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, msg);
-    return FALSE;
-}
-
 void sv_planner__fabric_graph_free(struct sv_planner_fabric_graph *g)
 {
     if (g == NULL)
@@ -55,19 +44,6 @@ void sv_planner__fabric_graph_free(struct sv_planner_fabric_graph *g)
     }
     g_array_free(g->links, TRUE);
     g_free(g);
-}
-
-static void warn_unknown_keys(JsonObject *o, const char *const *known, const char *where)
-{
-    g_autoptr(GList) members = json_object_get_members(o);
-    members = g_list_sort(members, (GCompareFunc)strcmp); /* deterministic order */
-    for (GList *l = members; l; l = l->next) {
-        gboolean ok = FALSE;
-        for (int i = 0; known[i]; i++)
-            ok = ok || strcmp(known[i], l->data) == 0;
-        if (!ok)
-            g_warning("%s.%s: unknown key, ignored", where, (const char *)l->data);
-    }
 }
 
 /* A string member (required), its path in errors. */
@@ -102,7 +78,7 @@ gboolean sv_planner__fabric_graph_parse(JsonNode *node, const char *where,
     if (!JSON_NODE_HOLDS_OBJECT(node))
         return sv_planner__path_error(error, where, "must be an object with \"links\"");
     JsonObject *o = json_node_get_object(node);
-    warn_unknown_keys(o, graph_keys, where);
+    sv_planner__warn_unknown(o, graph_keys, where);
     struct sv_planner_fabric_graph *g = g_new0(struct sv_planner_fabric_graph, 1);
     g_strlcpy(g->where, where, sizeof g->where);
     g->switches = g_ptr_array_new_with_free_func(g_free);
@@ -117,13 +93,13 @@ gboolean sv_planner__fabric_graph_parse(JsonNode *node, const char *where,
         else if (strcmp(r, "ecmp") == 0)
             g->routing = SV_NET_ROUTE_ECMP;
         else {
-            fg_error(error, "%s.routing: must be \"shortest\" or \"ecmp\"", where);
+            sv_planner__error(error, "%s.routing: must be \"shortest\" or \"ecmp\"", where);
             goto fail;
         }
     }
     JsonNode *sn = json_object_get_member(o, "switches");
     if (sn && !JSON_NODE_HOLDS_ARRAY(sn)) {
-        fg_error(error, "%s.switches: must be a list of {\"name\": ...}", where);
+        sv_planner__error(error, "%s.switches: must be a list of {\"name\": ...}", where);
         goto fail;
     }
     for (guint i = 0; sn && i < json_array_get_length(json_node_get_array(sn)); i++) {
@@ -133,7 +109,7 @@ gboolean sv_planner__fabric_graph_parse(JsonNode *node, const char *where,
             sv_planner__path_error(error, w, "must be an object ({\"name\": ...})");
             goto fail;
         }
-        warn_unknown_keys(json_node_get_object(e), switch_keys, w);
+        sv_planner__warn_unknown(json_node_get_object(e), switch_keys, w);
         char *name = NULL;
         if (!get_name(json_node_get_object(e), "name", w, &name, error))
             goto fail;
@@ -141,7 +117,7 @@ gboolean sv_planner__fabric_graph_parse(JsonNode *node, const char *where,
     }
     JsonNode *ln = json_object_get_member(o, "links");
     if (!ln || !JSON_NODE_HOLDS_ARRAY(ln) || json_array_get_length(json_node_get_array(ln)) == 0) {
-        fg_error(error, "%s.links: must be a non-empty list of links", where);
+        sv_planner__error(error, "%s.links: must be a non-empty list of links", where);
         goto fail;
     }
     for (guint i = 0; i < json_array_get_length(json_node_get_array(ln)); i++) {
@@ -152,7 +128,7 @@ gboolean sv_planner__fabric_graph_parse(JsonNode *node, const char *where,
             goto fail;
         }
         JsonObject *lo = json_node_get_object(e);
-        warn_unknown_keys(lo, link_keys, w);
+        sv_planner__warn_unknown(lo, link_keys, w);
         struct fg_link l = {0};
         g_array_append_val(g->links, l); /* freed with g from here on */
         struct fg_link *lp = &g_array_index(g->links, struct fg_link, i);
@@ -165,7 +141,7 @@ gboolean sv_planner__fabric_graph_parse(JsonNode *node, const char *where,
         if (!sv_cfg_get_int(lo, "directed", w, FALSE, 0, &directed, &e2) || directed < 0 ||
             directed > 1) {
             g_clear_error(&e2);
-            fg_error(error, "%s.directed: must be true or false", w);
+            sv_planner__error(error, "%s.directed: must be true or false", w);
             goto fail;
         }
         lp->directed = directed != 0;
@@ -275,7 +251,8 @@ gboolean sv_planner_cluster_graph(const struct sv_planner_cluster_cfg *c,
     for (guint i = 0; i < fg->switches->len; i++) {
         const char *name = fg->switches->pdata[i];
         if (g_hash_table_contains(ids, name)) {
-            fg_error(error, "%s.switches[%u].name: duplicate device name '%s'", fg->where, i, name);
+            sv_planner__error(error, "%s.switches[%u].name: duplicate device name '%s'", fg->where,
+                              i, name);
             goto fail;
         }
         sv_net_graph_cfg_set_name(g, sw, name);
@@ -287,14 +264,16 @@ gboolean sv_planner_cluster_graph(const struct sv_planner_cluster_cfg *c,
         int a = GPOINTER_TO_INT(g_hash_table_lookup(ids, l->a)) - 1;
         int b = GPOINTER_TO_INT(g_hash_table_lookup(ids, l->b)) - 1;
         if (a < 0 || b < 0) {
-            fg_error(error,
-                     "%s.links[%u].%s: unknown device '%s' (devices: node<n>.npu<k> for k < %d, "
-                     "node<n>.switch of a switch, nvlink or pcie node, the names in switches)",
-                     fg->where, k, a < 0 ? "a" : "b", a < 0 ? l->a : l->b, ppn);
+            sv_planner__error(
+                error,
+                "%s.links[%u].%s: unknown device '%s' (devices: node<n>.npu<k> for k < %d, "
+                "node<n>.switch of a switch, nvlink or pcie node, the names in switches)",
+                fg->where, k, a < 0 ? "a" : "b", a < 0 ? l->a : l->b, ppn);
             goto fail;
         }
         if (a == b) {
-            fg_error(error, "%s.links[%u]: a link from '%s' to itself", fg->where, k, l->a);
+            sv_planner__error(error, "%s.links[%u]: a link from '%s' to itself", fg->where, k,
+                              l->a);
             goto fail;
         }
         sv_net_graph_cfg_add_link(g, a, b, l->bw_gbps, l->latency_ns, l->directed);

@@ -81,6 +81,11 @@ void sv_planner__stages_cudagraph(sv_planner__stages *s, int32_t i, int64_t max_
 /* A node SSD with the defaults of an absent nodes[].storage (planner/config.c). */
 void sv_planner__storage_defaults(struct sv_planner_tier_cfg *t);
 
+/* SV_PLANNER_ERROR_INVALID with the message as formatted; returns FALSE. */
+gboolean sv_planner__error(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* Warn (g_warning "<where>.<key>: unknown key, ignored") of each key of `obj` not in the
+ * NULL-terminated `known`, in sorted order (planner/config.c). */
+void sv_planner__warn_unknown(JsonObject *obj, const char *const *known, const char *where);
 /* SV_PLANNER_ERROR_INVALID with "<path>: <message>" (a config path, STYLE.md); returns FALSE. */
 gboolean sv_planner__path_error(GError **error, const char *path, const char *fmt, ...)
     G_GNUC_PRINTF(3, 4);

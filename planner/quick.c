@@ -4,7 +4,6 @@
  * "Quick form"). */
 #include "planner/planner_internal.h"
 
-#include <stdarg.h>
 #include <string.h>
 
 /* Scale-out NIC per device (the nodes' dimension), decimal GB/s per direction. DGX H100 / H200 /
@@ -24,17 +23,6 @@ static double astra_gbps(double gbps)
 static double nic_gbps(const struct sv_compute_hw_cfg *hw)
 {
     return g_str_has_prefix(hw->name, "A100") ? QUICK_NIC_A100_GBPS : QUICK_NIC_GBPS;
-}
-
-static gboolean bad(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static gboolean bad(GError **error, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    g_set_error_literal(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID, msg);
-    return FALSE;
 }
 
 /* One instance as the one-instance quick form always made it: every runtime key unset (the run's
@@ -105,11 +93,12 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_quick(const struct sv_planner_
     gboolean pd = q->prefill > 0 || q->decode > 0;
     const char *dname = q->decode_hardware ? q->decode_hardware : q->hardware;
     if (!pd && q->decode_hardware) {
-        bad(error, "--decode-hardware needs --pd P:D (decode instances to put on it)");
+        sv_planner__error(error,
+                          "--decode-hardware needs --pd P:D (decode instances to put on it)");
         return NULL;
     }
     if (!pd && q->decode_tp) {
-        bad(error, "--decode-tp needs --pd P:D (decode instances to give it)");
+        sv_planner__error(error, "--decode-tp needs --pd P:D (decode instances to give it)");
         return NULL;
     }
     if (!sv_compute_hw_catalog_lookup(catalog, dname, &dhw, error)) {
@@ -119,27 +108,33 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_quick(const struct sv_planner_
     int32_t tp = q->tp ? q->tp : 1, pp = q->pp ? q->pp : 1;
     int32_t dtp = q->decode_tp ? q->decode_tp : tp;
     if (tp < 1 || pp < 1 || dtp < 1) {
-        bad(error, "%s must be >= 1", tp < 1 ? "--tp" : pp < 1 ? "--pp" : "--decode-tp");
+        sv_planner__error(error, "%s must be >= 1",
+                          tp < 1   ? "--tp"
+                          : pp < 1 ? "--pp"
+                                   : "--decode-tp");
         return NULL;
     }
     if ((int64_t)MAX(tp, dtp) * pp > SV_RANGE_DEVICES_MAX) {
-        bad(error, "--tp %d x --pp %d: %" G_GINT64_FORMAT " devices per instance, above %d",
-            MAX(tp, dtp), pp, (int64_t)MAX(tp, dtp) * pp, SV_RANGE_DEVICES_MAX);
+        sv_planner__error(error,
+                          "--tp %d x --pp %d: %" G_GINT64_FORMAT " devices per instance, above %d",
+                          MAX(tp, dtp), pp, (int64_t)MAX(tp, dtp) * pp, SV_RANGE_DEVICES_MAX);
         return NULL;
     }
     if (pd && (q->prefill < 1 || q->decode < 1)) {
-        bad(error,
+        sv_planner__error(
+            error,
             "--pd %d:%d: needs at least one prefill and one decode instance (P >= 1, D >= 1)",
             q->prefill, q->decode);
         return NULL;
     }
     if (pd && q->instances && q->instances != q->prefill + q->decode) {
-        bad(error, "--instances %d does not match --pd %d:%d (P + D = %d instances; give one)",
+        sv_planner__error(
+            error, "--instances %d does not match --pd %d:%d (P + D = %d instances; give one)",
             q->instances, q->prefill, q->decode, q->prefill + q->decode);
         return NULL;
     }
     if (q->instances < 0) {
-        bad(error, "--instances must be >= 1");
+        sv_planner__error(error, "--instances must be >= 1");
         return NULL;
     }
     struct sv_planner_cluster_cfg *c = g_new0(struct sv_planner_cluster_cfg, 1);
@@ -191,7 +186,7 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_single_with(const char *model,
     if (!sv_compute_hw_catalog_lookup(catalog, hardware, &hw, error))
         return NULL;
     if (tp < 1) {
-        bad(error, "--tp must be >= 1");
+        sv_planner__error(error, "--tp must be >= 1");
         return NULL;
     }
     struct sv_planner_quick_cfg q = {.model = model, .hardware = hardware, .tp = tp};
