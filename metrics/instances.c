@@ -161,27 +161,6 @@ void sv_metrics__insts_request(sv_metrics__insts *s, const struct sv_wl_outcome 
     }
 }
 
-static void put_int(JsonBuilder *b, const char *name, int64_t v)
-{
-    json_builder_set_member_name(b, name);
-    json_builder_add_int_value(b, v);
-}
-
-static void put_double(JsonBuilder *b, const char *name, double v)
-{
-    json_builder_set_member_name(b, name);
-    json_builder_add_double_value(b, v);
-}
-
-static void put_str(JsonBuilder *b, const char *name, const char *v)
-{
-    json_builder_set_member_name(b, name);
-    if (v)
-        json_builder_add_string_value(b, v);
-    else
-        json_builder_add_null_value(b);
-}
-
 /* The figures an instance and a pool share; a pool's are sums (capacities, counts, tokens, the
  * time-mean running and waiting: the mean of a sum is the sum of the means), its KV usage is the
  * pool's (used blocks over the pool's blocks: the block-weighted mean of its instances'), its
@@ -189,23 +168,24 @@ static void put_str(JsonBuilder *b, const char *name, const char *v)
 static void put_figures(JsonBuilder *b, const struct inst *x, double end_ns, gboolean capacity)
 {
     if (capacity) {
-        put_int(b, "kv_blocks", (int64_t)x->kv_blocks);
-        put_int(b, "kv_block_size", (int64_t)x->kv_block_size);
-        put_int(b, "kv_tokens", (int64_t)(x->kv_blocks * x->kv_block_size));
-        put_int(b, "kv_bytes", (int64_t)x->kv_bytes);
+        sv_metrics__put_int(b, "kv_blocks", (int64_t)x->kv_blocks);
+        sv_metrics__put_int(b, "kv_block_size", (int64_t)x->kv_block_size);
+        sv_metrics__put_int(b, "kv_tokens", (int64_t)(x->kv_blocks * x->kv_block_size));
+        sv_metrics__put_int(b, "kv_bytes", (int64_t)x->kv_bytes);
     }
-    put_double(b, "kv_usage_peak_pct", x->kv_peak * 100.0);
-    put_double(b, "kv_usage_mean_pct", end_ns > 0 ? x->kv_area / end_ns * 100.0 : 0.0);
-    put_double(b, "running_mean", end_ns > 0 ? x->running_area / end_ns : 0.0);
-    put_int(b, "running_max", x->running_max);
-    put_double(b, "waiting_mean", end_ns > 0 ? x->waiting_area / end_ns : 0.0);
-    put_int(b, "waiting_max", x->waiting_max);
-    put_double(b, "queue_ms_mean", x->queued ? x->queue_ns_sum / (double)x->queued / NS_PER_MS : 0);
-    put_int(b, "requests_served", (int64_t)x->served);
-    put_int(b, "prefills", (int64_t)x->prefills);
-    put_int(b, "input_tokens", x->prompt_tokens);
-    put_int(b, "output_tokens", x->gen_tokens);
-    put_int(b, "iterations", (int64_t)x->iterations);
+    sv_metrics__put_double(b, "kv_usage_peak_pct", x->kv_peak * 100.0);
+    sv_metrics__put_double(b, "kv_usage_mean_pct", end_ns > 0 ? x->kv_area / end_ns * 100.0 : 0.0);
+    sv_metrics__put_double(b, "running_mean", end_ns > 0 ? x->running_area / end_ns : 0.0);
+    sv_metrics__put_int(b, "running_max", x->running_max);
+    sv_metrics__put_double(b, "waiting_mean", end_ns > 0 ? x->waiting_area / end_ns : 0.0);
+    sv_metrics__put_int(b, "waiting_max", x->waiting_max);
+    sv_metrics__put_double(b, "queue_ms_mean",
+                           x->queued ? x->queue_ns_sum / (double)x->queued / NS_PER_MS : 0);
+    sv_metrics__put_int(b, "requests_served", (int64_t)x->served);
+    sv_metrics__put_int(b, "prefills", (int64_t)x->prefills);
+    sv_metrics__put_int(b, "input_tokens", x->prompt_tokens);
+    sv_metrics__put_int(b, "output_tokens", x->gen_tokens);
+    sv_metrics__put_int(b, "iterations", (int64_t)x->iterations);
 }
 
 static gboolean same_pool(const sv_metrics__insts *s, const struct inst *a, const struct inst *b)
@@ -225,19 +205,20 @@ void sv_metrics__insts_json(JsonBuilder *b, sv_metrics__insts *s, sv_time end_ns
     for (int i = 0; i < s->n; i++) {
         const struct inst *x = &s->v[i];
         json_builder_begin_object(b);
-        put_int(b, "id", i);
-        put_str(b, "role", x->role);
-        put_str(b, "model", x->model);
-        put_str(b, "hardware", x->hardware);
-        put_int(b, "tp", x->tp);
-        put_int(b, "pp", x->pp);
+        sv_metrics__put_int(b, "id", i);
+        sv_metrics__put_str(b, "role", x->role);
+        sv_metrics__put_str(b, "model", x->model);
+        sv_metrics__put_str(b, "hardware", x->hardware);
+        sv_metrics__put_int(b, "tp", x->tp);
+        sv_metrics__put_int(b, "pp", x->pp);
         put_figures(b, x, end, TRUE);
         if (x->limits.has_limits) { /* resolved (struct sv_planner_instance_limits) */
-            put_str(b, "engine", x->limits.engine);
-            put_int(b, "max_num_seqs", x->limits.max_num_seqs);
-            put_int(b, "max_num_batched_tokens", x->limits.max_num_batched_tokens);
-            put_int(b, "long_prefill_token_threshold", x->limits.long_prefill_token_threshold);
-            put_int(b, "max_model_len", x->limits.max_model_len);
+            sv_metrics__put_str(b, "engine", x->limits.engine);
+            sv_metrics__put_int(b, "max_num_seqs", x->limits.max_num_seqs);
+            sv_metrics__put_int(b, "max_num_batched_tokens", x->limits.max_num_batched_tokens);
+            sv_metrics__put_int(b, "long_prefill_token_threshold",
+                                x->limits.long_prefill_token_threshold);
+            sv_metrics__put_int(b, "max_model_len", x->limits.max_model_len);
             json_builder_set_member_name(b, "enable_chunked_prefill");
             json_builder_add_boolean_value(b, x->limits.enable_chunked_prefill);
             json_builder_set_member_name(b, "enable_prefix_caching");
@@ -246,10 +227,10 @@ void sv_metrics__insts_json(JsonBuilder *b, sv_metrics__insts *s, sv_time end_ns
         if (x->ffn_npus > 0) { /* attention/FFN disaggregation (docs/afd.md) */
             json_builder_set_member_name(b, "afd");
             json_builder_begin_object(b);
-            put_str(b, "ffn_hardware", x->ffn_hardware);
-            put_int(b, "ffn_npus", x->ffn_npus);
-            put_int(b, "micro_batches", x->micro_batches);
-            put_str(b, "ffn_parallel", x->ffn_ep ? "ep" : "tp");
+            sv_metrics__put_str(b, "ffn_hardware", x->ffn_hardware);
+            sv_metrics__put_int(b, "ffn_npus", x->ffn_npus);
+            sv_metrics__put_int(b, "micro_batches", x->micro_batches);
+            sv_metrics__put_str(b, "ffn_parallel", x->ffn_ep ? "ep" : "tp");
             json_builder_end_object(b);
         }
         json_builder_end_object(b);
@@ -267,10 +248,10 @@ void sv_metrics__insts_json(JsonBuilder *b, sv_metrics__insts *s, sv_time end_ns
         uint64_t kv_tokens = 0;  /* block sizes may differ between instances */
         json_builder_begin_object(b);
         if (s->pd)
-            put_str(b, "role", s->v[i].role);
+            sv_metrics__put_str(b, "role", s->v[i].role);
         else {
-            put_str(b, "hardware", s->v[i].hardware);
-            put_str(b, "model", s->v[i].model);
+            sv_metrics__put_str(b, "hardware", s->v[i].hardware);
+            sv_metrics__put_str(b, "model", s->v[i].model);
         }
         json_builder_set_member_name(b, "instances");
         json_builder_begin_array(b);
@@ -300,11 +281,11 @@ void sv_metrics__insts_json(JsonBuilder *b, sv_metrics__insts *s, sv_time end_ns
             sum.iterations += x->iterations;
         }
         json_builder_end_array(b);
-        put_int(b, "n_instances", count);
+        sv_metrics__put_int(b, "n_instances", count);
         sum.kv_area = sum.kv_blocks ? kv_used_area / (double)sum.kv_blocks : 0;
-        put_int(b, "kv_blocks", (int64_t)sum.kv_blocks);
-        put_int(b, "kv_tokens", (int64_t)kv_tokens);
-        put_int(b, "kv_bytes", (int64_t)sum.kv_bytes);
+        sv_metrics__put_int(b, "kv_blocks", (int64_t)sum.kv_blocks);
+        sv_metrics__put_int(b, "kv_tokens", (int64_t)kv_tokens);
+        sv_metrics__put_int(b, "kv_bytes", (int64_t)sum.kv_bytes);
         put_figures(b, &sum, end, FALSE);
         json_builder_end_object(b);
     }

@@ -819,6 +819,27 @@ static char *summary_json(sv_metrics *m, sv_time end_ns)
     return sv_metrics__json_text(b);
 }
 
+void sv_metrics__put_int(JsonBuilder *b, const char *name, int64_t v)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_int_value(b, v);
+}
+
+void sv_metrics__put_double(JsonBuilder *b, const char *name, double v)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_double_value(b, v);
+}
+
+void sv_metrics__put_str(JsonBuilder *b, const char *name, const char *v)
+{
+    json_builder_set_member_name(b, name);
+    if (v)
+        json_builder_add_string_value(b, v);
+    else
+        json_builder_add_null_value(b);
+}
+
 char *sv_metrics__json_text(JsonBuilder *b)
 {
     g_autoptr(JsonGenerator) gen = json_generator_new();

@@ -16,6 +16,10 @@
 /* The finished document of `b` as pretty JSON text, 2-space indent (the layout summary.json and
  * validation.json share); caller frees. */
 char *sv_metrics__json_text(JsonBuilder *b);
+/* A member `name` of the object being built: an integer, a number, a string (NULL: null). */
+void sv_metrics__put_int(JsonBuilder *b, const char *name, int64_t v);
+void sv_metrics__put_double(JsonBuilder *b, const char *name, double v);
+void sv_metrics__put_str(JsonBuilder *b, const char *name, const char *v);
 /* spec.c: summary.json "speculative_decoding" (nothing without speculative instances). */
 void sv_metrics__spec_json(JsonBuilder *b, const struct sv_metrics_summary *s);
 void sv_metrics__spec_print(FILE *out, const struct sv_metrics_summary *s);

@@ -8,29 +8,18 @@
 #include <stdio.h>
 #include <string.h>
 
-static void put_int(JsonBuilder *b, const char *name, int64_t v)
-{
-    json_builder_set_member_name(b, name);
-    json_builder_add_int_value(b, v);
-}
-
-static void put_double(JsonBuilder *b, const char *name, double v)
-{
-    json_builder_set_member_name(b, name);
-    json_builder_add_double_value(b, v);
-}
-
 static void counters(JsonBuilder *b, const struct sv_metrics_spec *c)
 {
-    put_int(b, "num_drafts", (int64_t)c->num_drafts);
-    put_int(b, "num_draft_tokens", (int64_t)c->num_draft_tokens);
-    put_int(b, "num_accepted_tokens", (int64_t)c->num_accepted_tokens);
+    sv_metrics__put_int(b, "num_drafts", (int64_t)c->num_drafts);
+    sv_metrics__put_int(b, "num_draft_tokens", (int64_t)c->num_draft_tokens);
+    sv_metrics__put_int(b, "num_accepted_tokens", (int64_t)c->num_accepted_tokens);
     double d = (double)c->num_drafts;
-    put_double(b, "mean_acceptance_length", d > 0 ? 1.0 + (double)c->num_accepted_tokens / d : 0.0);
-    put_double(b, "draft_acceptance_rate",
-               c->num_draft_tokens > 0
-                   ? (double)c->num_accepted_tokens / (double)c->num_draft_tokens
-                   : 0.0);
+    sv_metrics__put_double(b, "mean_acceptance_length",
+                           d > 0 ? 1.0 + (double)c->num_accepted_tokens / d : 0.0);
+    sv_metrics__put_double(b, "draft_acceptance_rate",
+                           c->num_draft_tokens > 0
+                               ? (double)c->num_accepted_tokens / (double)c->num_draft_tokens
+                               : 0.0);
     json_builder_set_member_name(b, "acceptance_rate_per_position");
     json_builder_begin_array(b);
     for (int i = 0; i < c->k && i < SV_METRICS_SPEC_MAX_K; i++)
@@ -85,10 +74,10 @@ void sv_metrics__spec_json(JsonBuilder *b, const struct sv_metrics_summary *s)
     for (int i = 0; i < s->n_spec; i++) {
         const struct sv_metrics_spec *c = &s->spec[i];
         json_builder_begin_object(b);
-        put_int(b, "instance", c->instance);
+        sv_metrics__put_int(b, "instance", c->instance);
         json_builder_set_member_name(b, "method");
         json_builder_add_string_value(b, c->method);
-        put_int(b, "num_speculative_tokens", c->k);
+        sv_metrics__put_int(b, "num_speculative_tokens", c->k);
         counters(b, c);
         json_builder_end_object(b);
     }

@@ -153,43 +153,31 @@ static char *percentile_key(double p, const char *metric)
     return g_strdup_printf("p%s_%s_ms", buf, metric);
 }
 
-static void put_double(JsonBuilder *b, const char *name, double v)
-{
-    json_builder_set_member_name(b, name);
-    json_builder_add_double_value(b, v);
-}
-
-static void put_int(JsonBuilder *b, const char *name, int64_t v)
-{
-    json_builder_set_member_name(b, name);
-    json_builder_add_int_value(b, v);
-}
-
 void sv_metrics__vllm_json(JsonBuilder *b, const struct sv_metrics__vllm *v,
                            const struct sv_metrics_summary *s, sv_metrics_quantile *const q[4])
 {
     double dur = s->duration_s;
-    put_double(b, "duration", dur);
-    put_int(b, "completed", (int64_t)s->finished);
-    put_int(b, "total_input_tokens", s->input_tokens);
-    put_int(b, "total_output_tokens", s->output_tokens);
-    put_double(b, "request_throughput", dur > 0 ? (double)s->finished / dur : 0);
+    sv_metrics__put_double(b, "duration", dur);
+    sv_metrics__put_int(b, "completed", (int64_t)s->finished);
+    sv_metrics__put_int(b, "total_input_tokens", s->input_tokens);
+    sv_metrics__put_int(b, "total_output_tokens", s->output_tokens);
+    sv_metrics__put_double(b, "request_throughput", dur > 0 ? (double)s->finished / dur : 0);
     if (v->goodput)
-        put_double(b, "request_goodput", s->request_goodput);
-    put_double(b, "output_throughput", dur > 0 ? (double)s->output_tokens / dur : 0);
-    put_double(b, "total_token_throughput",
-               dur > 0 ? (double)(s->input_tokens + s->output_tokens) / dur : 0);
+        sv_metrics__put_double(b, "request_goodput", s->request_goodput);
+    sv_metrics__put_double(b, "output_throughput", dur > 0 ? (double)s->output_tokens / dur : 0);
+    sv_metrics__put_double(b, "total_token_throughput",
+                           dur > 0 ? (double)(s->input_tokens + s->output_tokens) / dur : 0);
     static const char *const names[4] = {"ttft", "tpot", "itl", "e2el"};
     for (int k = 0; k < 4; k++) {
         g_autofree char *mean = g_strdup_printf("mean_%s_ms", names[k]);
         g_autofree char *median = g_strdup_printf("median_%s_ms", names[k]);
         g_autofree char *std = g_strdup_printf("std_%s_ms", names[k]);
-        put_double(b, mean, sv_metrics_quantile_mean(q[k]));
-        put_double(b, median, sv_metrics_quantile_get(q[k], 50));
-        put_double(b, std, sv_metrics_quantile_std(q[k]));
+        sv_metrics__put_double(b, mean, sv_metrics_quantile_mean(q[k]));
+        sv_metrics__put_double(b, median, sv_metrics_quantile_get(q[k], 50));
+        sv_metrics__put_double(b, std, sv_metrics_quantile_std(q[k]));
         for (int i = 0; i < v->n_percentiles; i++) {
             g_autofree char *key = percentile_key(v->percentiles[i], names[k]);
-            put_double(b, key, sv_metrics_quantile_get(q[k], v->percentiles[i]));
+            sv_metrics__put_double(b, key, sv_metrics_quantile_get(q[k], v->percentiles[i]));
         }
     }
 }
