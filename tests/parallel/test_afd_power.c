@@ -39,8 +39,9 @@ static char *cluster_json(const char *npu, const char *topo, const char *extra)
 }
 
 typedef struct {
-    GArray *it;    /* struct sv_msg_iter_done */
-    GArray *req_j; /* double, energy_j per finished request, in finishing order */
+    GArray *it;       /* struct sv_msg_iter_done */
+    GArray *req_j;    /* double, energy_j per finished request, in finishing order */
+    double inst_j[2]; /* energy_j summed per serving instance (0, 1) */
 } rec;
 
 static void on_iter(void *ctx, const struct sv_msg_iter_done *s)
@@ -51,6 +52,8 @@ static void on_iter(void *ctx, const struct sv_msg_iter_done *s)
 static void on_req(void *ctx, const struct sv_wl_outcome *o)
 {
     g_array_append_val(((rec *)ctx)->req_j, o->energy_j);
+    if (o->instance >= 0 && o->instance < 2)
+        ((rec *)ctx)->inst_j[o->instance] += o->energy_j;
 }
 
 static void rec_clear(rec *r)
@@ -63,7 +66,8 @@ static void rec_clear(rec *r)
 
 /* Two requests arriving at 0 with 16 prompt tokens and 2 output tokens: a prefill iteration of
  * two chunks, then a decode iteration of two decodes of KV 16, two micro-batches of one each. */
-static gboolean run(const char *json, rec *r, struct sv_planner_run_result *res, GError **error)
+static gboolean run_with(const char *json, const char *router, rec *r,
+                         struct sv_planner_run_result *res, GError **error)
 {
     g_autoptr(JsonParser) p = json_parser_new();
     CU_ASSERT_FATAL(json_parser_load_from_data(p, json, -1, NULL));
@@ -93,11 +97,17 @@ static gboolean run(const char *json, rec *r, struct sv_planner_run_result *res,
     cfg.reserve_full_isl = -1;
     cfg.seed = 7;
     cfg.observer = &obs;
+    cfg.router_name = router;
     gboolean ok = sv_planner_run(&cfg, res, error);
     sv_wl_source_free(src);
     sv_planner_cluster_free(c);
     sv_test_rmtree(dir);
     return ok;
+}
+
+static gboolean run(const char *json, rec *r, struct sv_planner_run_result *res, GError **error)
+{
+    return run_with(json, NULL, r, res, error);
 }
 
 /* Sum of a chain's operators of one side as the executor runs them (a zero-time node still takes
@@ -307,6 +317,84 @@ static void test_no_figures(void)
     rec_clear(&r);
 }
 
+static gint cmp_time(gconstpointer a, gconstpointer b)
+{
+    sv_time x = *(const sv_time *)a, y = *(const sv_time *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Attribution across both groups: the afd instance (H100 + A100 FFN) and a plain H100 instance
+ * on one node, one request each (round robin), every component drawing a constant power (each
+ * NPU 100 W in every state, no traffic energy): the node draws 450 W (base 100, three NPUs, cpu,
+ * one DIMM, link, NIC, storage 10 W each) throughout, and while both instances run an iteration
+ * the afd one takes 2/3 of it (two devices) and the plain one 1/3 (docs/power.md "Attribution
+ * to requests"). Expected energies per instance from its iterations' launch and commit times
+ * (the run's records) by that rule. */
+static void test_attribution_share(void)
+{
+    const char *json =
+        "{\"link_bw\": 100, \"link_latency\": 1000, \"engine\": \"vllm-0.10\", \"nodes\": [{"
+        "\"cpu_mem\": {\"mem_size\": 512, \"mem_bw\": 256, \"mem_latency\": 0}, \"instances\": ["
+        "{\"model_name\": \"meta-llama/Llama-3.1-8B\", \"hardware\": \"H100\", \"npu_mem\": "
+        "{\"mem_size\": 80}, \"afd\": {\"ffn_hardware\": \"A100\"}}, "
+        "{\"model_name\": \"meta-llama/Llama-3.1-8B\", \"hardware\": \"H100\", \"npu_mem\": "
+        "{\"mem_size\": 80}}], "
+        "\"power\": {\"base_node_power\": 100, \"npu\": {"
+        "\"H100\": {\"idle_power\": 100, \"standby_power\": 100, \"active_power\": 100, "
+        "\"standby_duration\": 18}, \"A100\": {\"idle_power\": 100, \"standby_power\": 100, "
+        "\"active_power\": 100, \"standby_duration\": 18}}, "
+        "\"cpu\": {\"idle_power\": 10, \"active_power\": 10, \"util\": 0.5}, "
+        "\"dram\": {\"dimm_size\": 512, \"idle_power\": 10, \"energy_per_bit\": 0}, "
+        "\"link\": {\"num_links\": 1, \"idle_power\": 10, \"energy_per_bit\": 0}, "
+        "\"nic\": {\"num_nics\": 1, \"idle_power\": 10}, "
+        "\"storage\": {\"num_devices\": 1, \"idle_power\": 10}}}]}";
+    rec r = {0};
+    struct sv_planner_run_result res;
+    g_autoptr(GError) e = NULL;
+    gboolean ok = run_with(json, "round_robin", &r, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    CU_ASSERT_EQUAL_FATAL(r.req_j->len, 2);
+    NEAR(res.energy.total_j, 450 * (double)res.end_ns * 1e-9);
+    /* Elementary intervals between every launch and commit; in each, the running instances'
+     * shares by device count (afd 2, plain 1). */
+    GArray *t = g_array_new(FALSE, FALSE, sizeof(sv_time));
+    gboolean ran[2] = {FALSE, FALSE};
+    for (guint k = 0; k < r.it->len; k++) {
+        const struct sv_msg_iter_done *it = &g_array_index(r.it, struct sv_msg_iter_done, k);
+        g_array_append_val(t, it->start_ns);
+        g_array_append_val(t, it->end_ns);
+        if (it->instance >= 0 && it->instance < 2)
+            ran[it->instance] = TRUE;
+    }
+    CU_ASSERT_FATAL(ran[0] && ran[1]);
+    g_array_sort(t, cmp_time);
+    double want[2] = {0, 0}, overlap = 0;
+    for (guint k = 0; k + 1 < t->len; k++) {
+        sv_time a = g_array_index(t, sv_time, k), b = g_array_index(t, sv_time, k + 1);
+        if (b <= a)
+            continue;
+        gboolean on[2] = {FALSE, FALSE};
+        for (guint q = 0; q < r.it->len; q++) {
+            const struct sv_msg_iter_done *it = &g_array_index(r.it, struct sv_msg_iter_done, q);
+            if (it->start_ns <= a && it->end_ns >= b)
+                on[it->instance] = TRUE;
+        }
+        double devs = (on[0] ? 2 : 0) + (on[1] ? 1 : 0), j = 450 * (double)(b - a) * 1e-9;
+        if (on[0] && on[1])
+            overlap += (double)(b - a);
+        for (int i = 0; i < 2; i++)
+            if (on[i])
+                want[i] += j * (i == 0 ? 2 : 1) / devs;
+    }
+    CU_ASSERT(overlap > 0); /* the two instances did run side by side */
+    CU_ASSERT(fabs(r.inst_j[0] - want[0]) <= 1e-9 * want[0]);
+    CU_ASSERT(fabs(r.inst_j[1] - want[1]) <= 1e-9 * want[1]);
+    g_array_free(t, TRUE);
+    rec_clear(&r);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
@@ -314,6 +402,7 @@ int main(void)
         {"entry_and_switch", test_entry_and_switch},
         {"same_seed", test_same_seed},
         {"no_figures", test_no_figures},
+        {"attribution_share", test_attribution_share},
         {NULL, NULL},
     };
     sv_test_add_suite("afd_power", cases);
