@@ -159,10 +159,35 @@ static void h_recv(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
     sv_sys_exec_recv(ex, n, ctx);
 }
 
-/* A finished node to the timeline hook (sv_msg_hooks.on_op), as opmap.c reports its own. */
+/* The FFN rank of a compute node's device, or -1 (an attention device). */
+static int32_t ffn_rank(const sv_msg *m, const sv_dag_node *n)
+{
+    const struct sv_msg_afd_run *a = &m->cfg.afd;
+    int32_t r = n->device - a->ffn_first_device;
+    return n->kind == SV_DAG_KIND_COMP && r >= 0 && r < a->ffn_npus ? r : -1;
+}
+
+/* A compute node starts: an FFN rank's to the power model (cfg.afd.on_ffn_op), then the built-in
+ * replay (its duration, 0 -> 1 ns). */
+static void h_comp(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
+{
+    const struct msg_afd *A = ctx;
+    const struct sv_msg_afd_run *a = &A->m->cfg.afd;
+    int32_t r = a->on_ffn_op ? ffn_rank(A->m, n) : -1;
+    if (r >= 0)
+        a->on_ffn_op(a->ffn_op_ctx, A->m->cfg.instance, r, TRUE, sv_engine_now(A->m->eng));
+    sv_dag_exec_handler_replay(ex, n, NULL);
+}
+
+/* A finished node: an FFN rank's compute to the power model; each to the timeline hook
+ * (sv_msg_hooks.on_op), as opmap.c reports its own. */
 static void afd_node_done(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
 {
     sv_msg *m = ctx;
+    const struct sv_msg_afd_run *a = &m->cfg.afd;
+    int32_t r = a->on_ffn_op ? ffn_rank(m, n) : -1;
+    if (r >= 0)
+        a->on_ffn_op(a->ffn_op_ctx, m->cfg.instance, r, FALSE, sv_engine_now(m->eng));
     if (!m->hooks.on_op || n->kind == SV_DAG_KIND_LOGICAL || n->kind == SV_DAG_KIND_COMM_RECV)
         return;
     const sv_dag *dag = sv_dag_exec_dag(ex);
@@ -468,6 +493,8 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
         .on_all_done = afd_all_done,
         .cb_ctx = m,
     };
+    if (a->on_ffn_op)
+        ec.handlers[SV_DAG_KIND_COMP] = h_comp;
     ec.handlers[SV_DAG_KIND_COMM_COLL] = h_coll;
     ec.handlers[SV_DAG_KIND_COMM_SEND] = h_send;
     ec.handlers[SV_DAG_KIND_COMM_RECV] = h_recv;

@@ -370,6 +370,11 @@ struct sv_msg_afd_run {
      * FFN rank j holds experts [j E / ffn_npus, (j + 1) E / ffn_npus); each micro-batch's tokens
      * are routed by cfg.expert_route and each rank gets only the rows of its experts. */
     gboolean ffn_ep;
+    /* Optional (the power model, planner/power.c): FFN rank `rank` (0 .. ffn_npus - 1) starts
+     * (busy TRUE) or ends (FALSE) a compute operator at `now`, in time order, as the iteration's
+     * executor runs it. */
+    void (*on_ffn_op)(void *ctx, int32_t instance, int32_t rank, gboolean busy, sv_time now);
+    void *ffn_op_ctx;
 };
 
 struct sv_msg_cfg {

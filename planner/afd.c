@@ -99,10 +99,6 @@ gboolean sv_planner__afd_check(const struct sv_planner_run_cfg *cfg, GError **er
         const struct sv_planner_instance_cfg *ic = &cfg->cluster->instances[i];
         if (ic->afd.micro_batches <= 0)
             continue;
-        if (cfg->cluster->power)
-            return sv_planner__path_error(error, ic->afd_where,
-                                          "the power model does not cover the FFN devices yet: "
-                                          "remove nodes[].power or afd (docs/afd.md)");
         if (cfg->emit_et_dir)
             return sv_planner__path_error(error, ic->afd_where,
                                           "--emit-et is not supported with afd");
@@ -149,8 +145,9 @@ gboolean sv_planner__afd_instance(sv_planner__afd *a, const struct sv_planner_ru
     if (ic->afd.micro_batches <= 0)
         return TRUE;
     const char *path = ic->afd_where;
-    if (power || cfg->emit_et_dir) /* sv_planner__afd_check refused these before the run */
-        return sv_planner__path_error(error, path, "power model or --emit-et with afd");
+    (void)power;          /* the FFN devices' power: planner/power.c (sv_planner_power_afd) */
+    if (cfg->emit_et_dir) /* sv_planner__afd_check refused it before the run */
+        return sv_planner__path_error(error, path, "--emit-et with afd");
     if (!cn || !sv_planner_cluster_net_coll(cn))
         return sv_planner__path_error(error, path, "needs the cluster network");
     struct sv_compute_hw_cfg hw;

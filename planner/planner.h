@@ -616,6 +616,11 @@ double sv_planner_apply_gpu_clock(const struct sv_planner_run_cfg *cfg,
  * (KV history read + tokens written) of each request. */
 void sv_planner_power_set_traffic(sv_planner_power *pw, int32_t i, uint64_t weight_bytes,
                                   uint64_t kv_bytes_per_token);
+/* An afd instance i (docs/afd.md "Power"): after sv_planner_power_set_traffic, its DRAM
+ * estimate reads the FFN group's weights (model m) once per micro-batch, and `afd` (the msg
+ * config the planner built) reports its FFN ranks' operators to the power model. */
+void sv_planner_power_afd(sv_planner_power *pw, int32_t i, const struct sv_compute_model_cfg *m,
+                          struct sv_msg_afd_run *afd);
 /* msg's on_iter_start and on_iter_done of instance i (in order per instance). */
 void sv_planner_power_iter_start(sv_planner_power *pw, int32_t i, sv_time now,
                                  const struct sv_msg_sched_entry *e, guint n);

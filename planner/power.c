@@ -22,6 +22,14 @@ typedef struct {
     double pim_j; /* PIM channels' active energy above idle (docs/pim.md) */
 } power_iter;
 
+/* The FFN group of an afd instance (docs/afd.md "Power"): its devices follow the attention ones
+ * in the node's domain (inst_first_dev + attn .. + ffn_npus - 1), busy while an FFN operator
+ * runs (sv_msg_afd_run.on_ffn_op); its weights are read once per micro-batch. */
+struct power_afd {
+    int32_t attn, ffn, micro_batches; /* attention devices, FFN devices, m; 0: no afd */
+    uint64_t mlp_bytes;               /* the MLP / MoE weights of the whole FFN group */
+};
+
 typedef struct {
     uint64_t id; /* the key (g_int64_hash) */
     double j;
@@ -42,12 +50,14 @@ struct sv_planner_power {
     int *route;            /* room for a graph route */
     sv_memtier_fabric *fabric;
     power_node *nodes;
-    int32_t *inst_node, *inst_first_dev, *inst_devs; /* per instance */
-    uint64_t *weight_bytes, *kv_bytes_per_token;     /* per instance */
-    double *pim_active_w;                            /* per node: PIM (peak - idle) per channel */
-    GQueue *inflight;                                /* per instance: power_iter*, FIFO */
-    GPtrArray *spare;                                /* recycled power_iter* */
-    GHashTable *req_j;                               /* request id -> req_energy (owned) */
+    int32_t *inst_node, *inst_first_dev, *inst_devs; /* per instance; devs: both afd groups */
+    int32_t *inst_busy_devs; /* per instance: busy for a whole iteration (afd: attention ones) */
+    uint64_t *weight_bytes, *kv_bytes_per_token; /* per instance */
+    struct power_afd *afd;                       /* per instance: FFN group (docs/afd.md) */
+    double *pim_active_w;                        /* per node: PIM (peak - idle) per channel */
+    GQueue *inflight;                            /* per instance: power_iter*, FIFO */
+    GPtrArray *spare;                            /* recycled power_iter* */
+    GHashTable *req_j;                           /* request id -> req_energy (owned) */
     double attributed_j, unattributed_j, dram_bytes;
     double link_bytes, switch_bytes, nic_bytes, storage_bytes;
     /* power.csv */
@@ -101,6 +111,35 @@ static gboolean catalog_npu(const sv_compute_hw_catalog *cat, const struct sv_po
     return TRUE;
 }
 
+/* The entry of an afd instance's FFN hardware (its canonical catalog name, msg/afd.c) in a node's
+ * power block, resolved as an instance's hardware is: the entry of that name, else the first entry
+ * (in the block's order) whose name the catalog resolves to the same device (a block that writes
+ * `npu.A100` for `"ffn_hardware": "A100"`, stored as A100-80GB, or for an instance's "hardware":
+ * "A100" next to it: heterogeneous NPUs of one node each take their own hardware's entry), else
+ * the catalog's figures (catalog_npu). */
+static gboolean ffn_npu_resolved(const struct sv_planner_cluster_cfg *c,
+                                 struct sv_power_node_cfg *out, const char *hardware,
+                                 GError **error)
+{
+    if (sv_power_node_cfg_npu(out, hardware))
+        return TRUE;
+    for (guint k = 0; k < out->n_npu; k++) {
+        struct sv_compute_hw_cfg hw;
+        if (sv_compute_hw_catalog_lookup(c->hw_catalog, out->npu[k].hardware, &hw, NULL) &&
+            strcmp(hw.name, hardware) == 0) {
+            struct sv_power_npu_cfg npu = out->npu[k];
+            npu.hardware = (char *)hardware;
+            sv_power_node_cfg_add_npu(out, &npu);
+            return TRUE;
+        }
+    }
+    struct sv_power_npu_cfg npu;
+    if (!catalog_npu(c->hw_catalog, out, hardware, &npu, error))
+        return FALSE;
+    sv_power_node_cfg_add_npu(out, &npu);
+    return TRUE;
+}
+
 /* Node n's power config with a catalog entry for every instance hardware it lacks. */
 static gboolean node_cfg_resolved(const struct sv_planner_cluster_cfg *c, int32_t n,
                                   struct sv_power_node_cfg *out, GError **error)
@@ -117,6 +156,12 @@ static gboolean node_cfg_resolved(const struct sv_planner_cluster_cfg *c, int32_
         }
         sv_power_node_cfg_add_npu(out, &npu);
     }
+    for (int32_t i = 0; i < c->n_instances; i++)
+        if (c->instances[i].node == n && c->instances[i].afd.micro_batches > 0 &&
+            !ffn_npu_resolved(c, out, c->instances[i].afd.ffn_hardware, error)) {
+            sv_power_node_cfg_clear(out);
+            return FALSE;
+        }
     return TRUE;
 }
 
@@ -132,6 +177,8 @@ sv_planner_power *sv_planner_power_new(const struct sv_planner_cluster_cfg *c,
     pw->inst_node = g_new0(int32_t, (size_t)c->n_instances);
     pw->inst_first_dev = g_new0(int32_t, (size_t)c->n_instances);
     pw->inst_devs = g_new0(int32_t, (size_t)c->n_instances);
+    pw->inst_busy_devs = g_new0(int32_t, (size_t)c->n_instances);
+    pw->afd = g_new0(struct power_afd, (size_t)c->n_instances);
     pw->weight_bytes = g_new0(uint64_t, (size_t)c->n_instances);
     pw->kv_bytes_per_token = g_new0(uint64_t, (size_t)c->n_instances);
     pw->pim_active_w = g_new0(double, (size_t)c->n_nodes);
@@ -168,15 +215,22 @@ sv_planner_power *sv_planner_power_new(const struct sv_planner_cluster_cfg *c,
         const struct sv_planner_instance_cfg *ic = &c->instances[i];
         SV_ASSERT(ic->node >= 0 && ic->node < c->n_nodes);
         pw->inst_node[i] = ic->node;
-        pw->inst_devs[i] = ic->num_npus;
+        pw->inst_busy_devs[i] = ic->num_npus;
+        /* An afd instance's FFN devices right after its attention devices, with the FFN
+         * hardware's entry (node_cfg_resolved); they count in its device share (account). */
+        int32_t ffn = ic->afd.micro_batches > 0 ? ic->afd.ffn_npus : 0;
+        pw->inst_devs[i] = ic->num_npus + ffn;
+        pw->afd[i] = (struct power_afd){
+            .attn = ic->num_npus, .ffn = ffn, .micro_batches = ffn > 0 ? ic->afd.micro_batches : 0};
         g_queue_init(&pw->inflight[i]);
-        for (int32_t d = 0; d < ic->num_npus; d++) {
+        for (int32_t d = 0; d < ic->num_npus + ffn; d++) {
             GError *e = NULL;
-            int dev = sv_power_device_add(pw->nodes[ic->node].dom, ic->hardware, &e);
+            const char *hw = d < ic->num_npus ? ic->hardware : ic->afd.ffn_hardware;
+            int dev = sv_power_device_add(pw->nodes[ic->node].dom, hw, &e);
             if (dev < 0) {
                 g_set_error(error, SV_PLANNER_ERROR, SV_PLANNER_ERROR_INVALID,
                             "%s: nodes[%d].instances (instance %d, hardware %s): %s", c->where,
-                            ic->node, i, ic->hardware, e->message);
+                            ic->node, i, hw, e->message);
                 g_error_free(e);
                 sv_planner_power_free(pw);
                 return NULL;
@@ -214,6 +268,8 @@ void sv_planner_power_free(sv_planner_power *pw)
     g_free(pw->inst_node);
     g_free(pw->inst_first_dev);
     g_free(pw->inst_devs);
+    g_free(pw->inst_busy_devs);
+    g_free(pw->afd);
     g_free(pw->weight_bytes);
     g_free(pw->kv_bytes_per_token);
     g_free(pw->pim_active_w);
@@ -358,10 +414,12 @@ void sv_planner_power_iter_start(sv_planner_power *pw, int32_t i, sv_time now,
         kv_tokens += (uint64_t)(e[k].computed_before + e[k].num_new);
     }
     it->dram_bytes = pw->weight_bytes[i] + pw->kv_bytes_per_token[i] * kv_tokens;
+    if (pw->afd[i].micro_batches > 0) /* the FFN group reads its weights once per micro-batch */
+        it->dram_bytes += pw->afd[i].mlp_bytes * (uint64_t)MIN((guint)pw->afd[i].micro_batches, n);
     it->pim_j = 0;
     g_queue_push_tail(&pw->inflight[i], it);
     g_ptr_array_add(pw->nodes[node].running, it);
-    for (int32_t d = 0; d < pw->inst_devs[i]; d++)
+    for (int32_t d = 0; d < pw->inst_busy_devs[i]; d++)
         sv_power_device_busy(pw->nodes[node].dom, pw->inst_first_dev[i] + d, now);
 }
 
@@ -382,9 +440,44 @@ void sv_planner_power_iter_done(sv_planner_power *pw, int32_t i, sv_time now)
     give(pw, it, e - pn->acc_j);
     pn->acc_j = e;
     g_ptr_array_remove(pn->running, it); /* keeps the others' order */
-    for (int32_t d = 0; d < pw->inst_devs[i]; d++)
+    for (int32_t d = 0; d < pw->inst_busy_devs[i]; d++)
         sv_power_device_idle(pn->dom, pw->inst_first_dev[i] + d, now);
     g_ptr_array_add(pw->spare, it);
+}
+
+/* An FFN rank of an afd instance starts or ends an operator (msg/afd_run.c): its device is active
+ * while one runs, then standby and idle as any device after its last compute (power/). The
+ * iteration it belongs to is running on the node, so its draw goes to that iteration's requests
+ * at the next accounted change (account). */
+static void on_ffn_op(void *ctx, int32_t i, int32_t rank, gboolean busy, sv_time now)
+{
+    sv_planner_power *pw = ctx;
+    SV_ASSERT(i >= 0 && i < pw->n_inst && rank >= 0 && rank < pw->afd[i].ffn);
+    sv_power_domain *dom = pw->nodes[pw->inst_node[i]].dom;
+    int dev = pw->inst_first_dev[i] + pw->afd[i].attn + rank;
+    ticks_before(pw, now);
+    if (busy)
+        sv_power_device_busy(dom, dev, now);
+    else
+        sv_power_device_idle(dom, dev, now);
+}
+
+void sv_planner_power_afd(sv_planner_power *pw, int32_t i, const struct sv_compute_model_cfg *m,
+                          struct sv_msg_afd_run *afd)
+{
+    SV_ASSERT(i >= 0 && i < pw->n_inst);
+    struct power_afd *a = &pw->afd[i];
+    if (a->micro_batches <= 0 || afd->micro_batches <= 0)
+        return;
+    SV_ASSERT(afd->ffn_npus == a->ffn);
+    /* DRAM per iteration (docs/power.md): the attention ranks read their weights once, the FFN
+     * group its MLP / MoE weights once per micro-batch (sv_planner_power_iter_start). */
+    uint64_t mlp_attn = sv_compute_model_mlp_weight_bytes(m, a->attn) * (uint64_t)a->attn;
+    SV_ASSERT(pw->weight_bytes[i] >= mlp_attn); /* set_traffic first: every weight at tp */
+    pw->weight_bytes[i] -= mlp_attn;
+    a->mlp_bytes = sv_compute_model_mlp_weight_bytes(m, a->ffn) * (uint64_t)a->ffn;
+    afd->on_ffn_op = on_ffn_op;
+    afd->ffn_op_ctx = pw;
 }
 
 void sv_planner_power_set_pim(sv_planner_power *pw, int32_t node, int64_t channels, double idle_w,

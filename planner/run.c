@@ -734,6 +734,7 @@ static gboolean setup_instance(run_state *st, int32_t i, int32_t first_device, G
         sv_planner_power_set_traffic(
             st->power, i, sv_compute_model_weight_bytes(&m, ic->tp_size) * (uint64_t)ic->tp_size,
             kv_tok);
+        sv_planner_power_afd(st->power, i, &m, &mc.afd); /* afd: FFN devices (docs/afd.md) */
         if (clock != 1.0)
             sv_planner_power_set_clock(st->power, i, clock);
     }
