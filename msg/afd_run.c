@@ -122,6 +122,8 @@ gboolean sv_msg__afd_init(sv_msg *m, GError **error)
     A->dec_kv = g_array_new(FALSE, FALSE, sizeof(int64_t));
     A->attn_prev = g_new0(sv_dag_node *, (size_t)c->num_devices * (size_t)a->micro_batches);
     A->ffn_prev = g_new0(sv_dag_node *, (size_t)a->ffn_npus * (size_t)a->micro_batches);
+    if (a->group) /* a shared FFN group (afd_group.c) builds the wave's DAG */
+        return sv_msg__afd_group_join(m, error);
     return !a->ffn_ep || afd_ep_init(m, error);
 }
 
@@ -130,6 +132,7 @@ void sv_msg__afd_free(sv_msg *m)
     struct msg_afd *A = m->afd;
     if (!A)
         return;
+    sv_msg__afd_group_leave(m);
     g_array_free(A->pf_chunk, TRUE);
     g_array_free(A->pf_hist, TRUE);
     g_array_free(A->dec_kv, TRUE);
@@ -210,9 +213,9 @@ static gboolean is_mlp(const struct msg_afd *A, sv_compute_op_kind op)
 
 /* Operators of `ops` on `dev` after prev: those on the FFN side (mlp TRUE) or the attention side,
  * each followed by its TP all-reduce on `group` when the group has more than one rank. */
-static sv_dag_node *afd_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int n, gboolean mlp,
-                            gboolean all, int32_t dev, int32_t tp, int32_t group, const char *name,
-                            sv_dag_node *prev)
+sv_dag_node *sv_msg__afd_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int n, gboolean mlp,
+                             gboolean all, int32_t dev, int32_t tp, int32_t group, const char *name,
+                             sv_dag_node *prev)
 {
     const struct msg_afd *A = m->afd;
     for (int k = 0; k < n; k++) {
@@ -232,8 +235,8 @@ static sv_dag_node *afd_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int
 }
 
 /* A send of `bytes` from src to dst after `parent`, and its receive on dst after `rparent`. */
-static sv_dag_node *afd_xfer(sv_msg *m, const char *name, int32_t src, int32_t dst, uint64_t bytes,
-                             int32_t tag, sv_dag_node *parent, sv_dag_node *rparent)
+sv_dag_node *sv_msg__afd_xfer(sv_msg *m, const char *name, int32_t src, int32_t dst, uint64_t bytes,
+                              int32_t tag, sv_dag_node *parent, sv_dag_node *rparent)
 {
     sv_dag_node *s = sv_msg__add_node(m, name, SV_DAG_KIND_COMM_SEND, src, 0, parent);
     s->p.has |= SV_DAG_HAS_COMM_DST | SV_DAG_HAS_COMM_SIZE | SV_DAG_HAS_COMM_TAG;
@@ -342,8 +345,8 @@ static void afd_ep_layer(struct msg_afd *A, int64_t l, int32_t i, int32_t nmb, i
             if (b == 0)
                 continue;
             sv_dag_node *x =
-                afd_xfer(m, afd_name(m, name, sizeof name, l, i, "dispatch"), c->first_device + r,
-                         dev, b, tag, A->attn_prev[r * nmb + i], *p);
+                sv_msg__afd_xfer(m, afd_name(m, name, sizeof name, l, i, "dispatch"),
+                                 c->first_device + r, dev, b, tag, A->attn_prev[r * nmb + i], *p);
             in = in ? sv_msg__join(m, dev, in, x) : x;
         }
         *p = sv_msg__add_node(m, afd_name(m, name, sizeof name, l, i, "experts"), SV_DAG_KIND_COMP,
@@ -356,9 +359,9 @@ static void afd_ep_layer(struct msg_afd *A, int64_t l, int32_t i, int32_t nmb, i
             uint64_t b = (uint64_t)pairs[r * nf + j] * row;
             if (b == 0)
                 continue;
-            sv_dag_node *x = afd_xfer(m, afd_name(m, name, sizeof name, l, i, "combine"),
-                                      c->afd.ffn_first_device + j, att, b, tag + 1,
-                                      A->ffn_prev[j * nmb + i], attn);
+            sv_dag_node *x = sv_msg__afd_xfer(m, afd_name(m, name, sizeof name, l, i, "combine"),
+                                              c->afd.ffn_first_device + j, att, b, tag + 1,
+                                              A->ffn_prev[j * nmb + i], attn);
             done = done == attn ? x : sv_msg__join(m, att, done, x);
         }
         if (na > 1) {
@@ -383,6 +386,8 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
     int32_t na = c->num_devices, nf = a->ffn_npus;
     guint n_seq = m->inflight->len;
     int32_t nmb = (int32_t)MIN((guint)a->micro_batches, MAX(n_seq, 1u));
+    if (a->group) /* its part of the wave's DAG is built and run by the group (afd_group.c) */
+        return TRUE;
     /* The previous iteration's DAG has finished (the single path launches one at a time). */
     g_clear_pointer(&m->exec, sv_dag_exec_free);
     g_clear_pointer(&m->dag, sv_dag_free);
@@ -391,9 +396,9 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
     struct sv_compute_iter_time whole;
     sv_compute_iter_time(c->lat, shape, 0, mc->num_layers, &whole);
     for (int32_t r = 0; r < na; r++) {
-        sv_dag_node *p =
-            afd_ops(m, whole.prologue, whole.n_prologue, FALSE, TRUE, c->first_device + r, na,
-                    c->tp_group_base, afd_name(m, name, sizeof name, -1, 0, "prologue"), NULL);
+        sv_dag_node *p = sv_msg__afd_ops(m, whole.prologue, whole.n_prologue, FALSE, TRUE,
+                                         c->first_device + r, na, c->tp_group_base,
+                                         afd_name(m, name, sizeof name, -1, 0, "prologue"), NULL);
         for (int32_t i = 0; i < nmb; i++)
             A->attn_prev[r * nmb + i] = p;
     }
@@ -426,8 +431,9 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
             int32_t tag = (int32_t)((l * nmb + i) * 2);
             for (int32_t r = 0; r < na; r++) {
                 sv_dag_node **p = &A->attn_prev[r * nmb + i];
-                *p = afd_ops(m, at[i].layer, at[i].n_layer, FALSE, FALSE, c->first_device + r, na,
-                             c->tp_group_base, afd_name(m, name, sizeof name, l, i, "attn"), *p);
+                *p = sv_msg__afd_ops(m, at[i].layer, at[i].n_layer, FALSE, FALSE,
+                                     c->first_device + r, na, c->tp_group_base,
+                                     afd_name(m, name, sizeof name, l, i, "attn"), *p);
             }
             if (ep_ns) {
                 afd_ep_layer(A, l, i, nmb, tag, ep_tokens[i], &ep_ns[(size_t)i * (size_t)nf]);
@@ -436,16 +442,17 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
             for (int32_t j = 0; j < nf; j++) {
                 int32_t src = c->first_device + j % na, dev = a->ffn_first_device + j;
                 sv_dag_node **p = &A->ffn_prev[j * nmb + i];
-                *p = afd_xfer(m, afd_name(m, name, sizeof name, l, i, "dispatch"), src, dev,
-                              bytes[i], tag, A->attn_prev[(j % na) * nmb + i], *p);
-                *p = afd_ops(m, ft[i].layer, ft[i].n_layer, TRUE, FALSE, dev, nf, a->ffn_tp_group,
-                             afd_name(m, name, sizeof name, l, i, "ffn"), *p);
+                *p = sv_msg__afd_xfer(m, afd_name(m, name, sizeof name, l, i, "dispatch"), src, dev,
+                                      bytes[i], tag, A->attn_prev[(j % na) * nmb + i], *p);
+                *p = sv_msg__afd_ops(m, ft[i].layer, ft[i].n_layer, TRUE, FALSE, dev, nf,
+                                     a->ffn_tp_group, afd_name(m, name, sizeof name, l, i, "ffn"),
+                                     *p);
             }
             for (int32_t r = 0; r < na; r++) {
                 int32_t src = a->ffn_first_device + r % nf, dev = c->first_device + r;
                 sv_dag_node **p = &A->attn_prev[r * nmb + i];
-                *p = afd_xfer(m, afd_name(m, name, sizeof name, l, i, "combine"), src, dev,
-                              bytes[i], tag + 1, A->ffn_prev[(r % nf) * nmb + i], *p);
+                *p = sv_msg__afd_xfer(m, afd_name(m, name, sizeof name, l, i, "combine"), src, dev,
+                                      bytes[i], tag + 1, A->ffn_prev[(r % nf) * nmb + i], *p);
             }
         }
     }
@@ -457,8 +464,8 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
         sv_dag_node *p = NULL;
         for (int32_t i = 0; i < nmb; i++)
             p = sv_msg__join(m, c->first_device + r, p, A->attn_prev[r * nmb + i]);
-        p = afd_ops(m, whole.head, whole.n_head, FALSE, TRUE, c->first_device + r, na,
-                    c->tp_group_base, afd_name(m, name, sizeof name, -1, 0, "head"), p);
+        p = sv_msg__afd_ops(m, whole.head, whole.n_head, FALSE, TRUE, c->first_device + r, na,
+                            c->tp_group_base, afd_name(m, name, sizeof name, -1, 0, "head"), p);
         SV_ASSERT(sv_dag_edge_add(m->dag, p, final, SV_DAG_EDGE_DATA, NULL));
     }
     struct sv_dag_exec_cfg ec = {
