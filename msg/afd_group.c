@@ -76,10 +76,9 @@ gboolean sv_msg__afd_group_join(sv_msg *m, GError **error)
 {
     sv_msg_afd_group *g = m->cfg.afd.group;
     int32_t r = m->cfg.afd.group_rank;
-    if (r < 0 || r >= g->size || g->members[r] || m->cfg.afd.ffn_ep) {
+    if (r < 0 || r >= g->size || g->members[r]) {
         g_set_error(error, SV_MSG_ERROR, SV_MSG_ERROR_INVALID,
-                    "instance %d: shared FFN group rank %d is out of range or taken, or the group "
-                    "runs expert parallelism (not supported)",
+                    "instance %d: shared FFN group rank %d is out of range or taken",
                     m->cfg.instance, r);
         return FALSE;
     }
@@ -212,7 +211,91 @@ typedef struct {
     struct sv_compute_iter_time whole; /* prologue and head, whole batch */
     uint64_t *bytes;                   /* [nmb]: one transfer of micro-batch i */
     sv_dag_node **prev;                /* [rank x nmb + i]: last node of micro-batch i on rank */
+    int64_t *tokens;                   /* [nmb]: tokens of micro-batch i */
+    int64_t *pairs; /* expert parallelism: [(i x tp + r) x ffn_npus + j] rows rank r -> FFN j */
 } wave_member;
+
+/* Layer l of micro-batch i under expert parallelism (afd_run.c's afd_ep_layer with every member
+ * in it): FFN rank j receives each member rank's rows of its experts (one message per pair of
+ * ranks that has any, in FFN rank order on each attention device's send slot), runs its expert
+ * block for the sum of every member's rows (ns[j]) once all have arrived, and sends each member
+ * rank its rows back, members in order; a member with an attention TP group all-gathers its
+ * slices. */
+static void ep_layer(sv_msg_afd_group *g, wave_member *w, int64_t l, int32_t i, int32_t nmb,
+                     int32_t tag, const struct sv_msg_moe_rank *rk, const sv_time *ns,
+                     sv_dag_node **ffn_prev)
+{
+    sv_msg *own = g->members[0];
+    const struct sv_msg_afd_run *a = &own->cfg.afd;
+    const struct sv_compute_model_cfg *mc = sv_compute_latency_model(own->cfg.lat);
+    int32_t nf = a->ffn_npus;
+    uint64_t row = (uint64_t)mc->hidden_size * (uint64_t)mc->dtype_bytes;
+    char name[64];
+    for (int32_t j = 0; j < nf; j++) {
+        if (rk[j].pairs == 0)
+            continue;
+        int32_t dev = a->ffn_first_device + j;
+        sv_dag_node *in = NULL;
+        for (int32_t k = 0; k < g->size; k++) {
+            if (!w[k].x || w[k].bytes[i] == 0)
+                continue;
+            const struct sv_msg_cfg *xc = &w[k].x->cfg;
+            int32_t na = xc->num_devices;
+            for (int32_t r = 0; r < na; r++) {
+                uint64_t b =
+                    (uint64_t)w[k]
+                        .pairs[((size_t)i * (size_t)na + (size_t)r) * (size_t)nf + (size_t)j] *
+                    row;
+                if (b == 0)
+                    continue;
+                sv_dag_node *rx =
+                    sv_msg__afd_xfer(own, node_name(w[k].x, name, sizeof name, l, i, "dispatch"),
+                                     xc->first_device + r, dev, b, tag, w[k].prev[r * nmb + i],
+                                     ffn_prev[j * nmb + i]);
+                in = in ? sv_msg__join(own, dev, in, rx) : rx;
+            }
+            mark(g, own->dag, k);
+        }
+        ffn_prev[j * nmb + i] =
+            sv_msg__add_node(own, node_name(own, name, sizeof name, l, i, "experts"),
+                             SV_DAG_KIND_COMP, dev, ns[j], in);
+        mark(g, own->dag, -1);
+    }
+    for (int32_t k = 0; k < g->size; k++) {
+        if (!w[k].x || w[k].bytes[i] == 0)
+            continue;
+        const struct sv_msg_cfg *xc = &w[k].x->cfg;
+        int32_t na = xc->num_devices;
+        for (int32_t r = 0; r < na; r++) {
+            int32_t att = xc->first_device + r;
+            sv_dag_node *attn = w[k].prev[r * nmb + i], *done = attn;
+            for (int32_t j = 0; j < nf; j++) {
+                uint64_t b =
+                    (uint64_t)w[k]
+                        .pairs[((size_t)i * (size_t)na + (size_t)r) * (size_t)nf + (size_t)j] *
+                    row;
+                if (b == 0)
+                    continue;
+                sv_dag_node *x = sv_msg__afd_xfer(
+                    own, node_name(w[k].x, name, sizeof name, l, i, "combine"),
+                    a->ffn_first_device + j, att, b, tag + 1, ffn_prev[j * nmb + i], attn);
+                done = done == attn ? x : sv_msg__join(own, att, done, x);
+            }
+            if (na > 1) {
+                sv_dag_node *ag =
+                    sv_msg__add_node(own, node_name(w[k].x, name, sizeof name, l, i, "allgather"),
+                                     SV_DAG_KIND_COMM_COLL, att, 0, done);
+                ag->p.has |= SV_DAG_HAS_COMM_TYPE | SV_DAG_HAS_COMM_SIZE | SV_DAG_HAS_COMM_TAG;
+                ag->p.comm_type = (int32_t)SV_SYS_ALL_GATHER;
+                ag->p.comm_size_bytes = (uint64_t)((w[k].tokens[i] + na - 1) / na) * row;
+                ag->p.comm_tag = xc->tp_group_base;
+                done = ag;
+            }
+            w[k].prev[r * nmb + i] = done;
+        }
+        mark(g, own->dag, k);
+    }
+}
 
 /* Build and start the wave's DAG (members with scheduled tokens only: tokens[k] > 0). */
 static gboolean group_wave(sv_msg_afd_group *g, GError **error)
@@ -244,6 +327,9 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
         w[k].at = g_new(struct sv_compute_iter_time, (size_t)nmb);
         w[k].bytes = g_new0(uint64_t, (size_t)nmb);
         w[k].prev = g_new0(sv_dag_node *, (size_t)na * (size_t)nmb);
+        w[k].tokens = g_new0(int64_t, (size_t)nmb);
+        if (a->ffn_ep)
+            w[k].pairs = g_new0(int64_t, (size_t)nmb * (size_t)na * (size_t)nf);
         clear3(g->chunk, g->hist, g->kv);
         add_seqs(x, 0, w[k].n_seq, g->chunk, g->hist, g->kv);
         struct sv_compute_batch_shape s;
@@ -256,6 +342,7 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
             add_seqs(x, w[k].begin[i], w[k].begin[i + 1], g->chunk, g->hist, g->kv);
             shape_of(g->chunk, g->hist, g->kv, &s);
             sv_compute_iter_time(x->cfg.lat, &s, 0, 1, &w[k].at[i]);
+            w[k].tokens[i] = s.tokens;
             w[k].bytes[i] = cnt == 0 ? 0
                                      : (uint64_t)s.tokens * (uint64_t)mc->hidden_size *
                                            (uint64_t)mc->dtype_bytes;
@@ -272,6 +359,15 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
     }
     /* The FFN side's operator times per micro-batch: every member's micro-batch i as one batch. */
     struct sv_compute_iter_time *ft = g_new(struct sv_compute_iter_time, (size_t)nmb);
+    /* Expert parallelism: each member's micro-batch i routed by its own policy and stream (in
+     * member order), FFN rank j's load the sum of every member's pairs on its experts, timed as
+     * afd_run.c times a rank (the moe operator at its local tokens and activated experts). */
+    int32_t ne = a->ffn_ep ? (int32_t)mc->num_experts : 0;
+    int32_t top_k = (int32_t)MIN(mc->experts_per_tok, mc->num_experts);
+    int64_t *total = a->ffn_ep ? g_new0(int64_t, (size_t)ne) : NULL;
+    struct sv_msg_moe_rank *rk =
+        a->ffn_ep ? g_new0(struct sv_msg_moe_rank, (size_t)nmb * (size_t)nf) : NULL;
+    sv_time *ep_ns = a->ffn_ep ? g_new0(sv_time, (size_t)nmb * (size_t)nf) : NULL;
     for (int32_t i = 0; i < nmb; i++) {
         clear3(g->fchunk, g->fhist, g->fkv);
         for (int32_t k = 0; k < g->size; k++)
@@ -280,6 +376,25 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
         struct sv_compute_batch_shape s;
         shape_of(g->fchunk, g->fhist, g->fkv, &s);
         sv_compute_iter_time(a->ffn_lat, &s, 0, 1, &ft[i]);
+        if (!a->ffn_ep)
+            continue;
+        memset(total, 0, sizeof *total * (size_t)ne);
+        for (int32_t k = 0; k < g->size; k++) {
+            if (!w[k].x || w[k].bytes[i] == 0)
+                continue;
+            int32_t na = w[k].x->cfg.num_devices;
+            sv_msg__afd_ep_route_member(w[k].x, w[k].tokens[i],
+                                        &w[k].pairs[(size_t)i * (size_t)na * (size_t)nf], total);
+        }
+        struct sv_msg_moe_rank *ri = &rk[(size_t)i * (size_t)nf];
+        sv_msg_moe_rank_load(total, ne, nf, top_k, ri);
+        for (int32_t j = 0; j < nf; j++) {
+            struct sv_compute_batch_shape t = s;
+            t.moe_local_tokens = ri[j].local_tokens;
+            t.moe_activated_experts = ri[j].activated;
+            ep_ns[(size_t)i * (size_t)nf + (size_t)j] =
+                ri[j].pairs > 0 ? sv_compute_op_time(a->ffn_lat, SV_COMPUTE_OP_MOE, &t) : 0;
+        }
     }
     sv_dag_node **ffn_prev = g_new0(sv_dag_node *, (size_t)nf * (size_t)nmb);
     for (int64_t l = 0; l < mc->num_layers; l++) {
@@ -296,6 +411,11 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
                                          node_name(w[k].x, name, sizeof name, l, i, "attn"), *p);
                 }
                 mark(g, own->dag, k);
+            }
+            if (a->ffn_ep) {
+                ep_layer(g, w, l, i, nmb, tag, &rk[(size_t)i * (size_t)nf],
+                         &ep_ns[(size_t)i * (size_t)nf], ffn_prev);
+                continue;
             }
             /* M2N: every member's dispatch reaches FFN rank j before its MLP ops start. */
             for (int32_t j = 0; j < nf; j++) {
@@ -355,7 +475,12 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
         g_free(w[k].at);
         g_free(w[k].bytes);
         g_free(w[k].prev);
+        g_free(w[k].tokens);
+        g_free(w[k].pairs);
     }
+    g_free(total);
+    g_free(rk);
+    g_free(ep_ns);
     g_free(w);
     g_free(ft);
     g_free(ffn_prev);

@@ -122,9 +122,10 @@ gboolean sv_msg__afd_init(sv_msg *m, GError **error)
     A->dec_kv = g_array_new(FALSE, FALSE, sizeof(int64_t));
     A->attn_prev = g_new0(sv_dag_node *, (size_t)c->num_devices * (size_t)a->micro_batches);
     A->ffn_prev = g_new0(sv_dag_node *, (size_t)a->ffn_npus * (size_t)a->micro_batches);
-    if (a->group) /* a shared FFN group (afd_group.c) builds the wave's DAG */
-        return sv_msg__afd_group_join(m, error);
-    return !a->ffn_ep || afd_ep_init(m, error);
+    if (a->ffn_ep && !afd_ep_init(m, error))
+        return FALSE;
+    /* A shared FFN group (afd_group.c) builds the wave's DAG. */
+    return !a->group || sv_msg__afd_group_join(m, error);
 }
 
 void sv_msg__afd_free(sv_msg *m)
@@ -272,25 +273,19 @@ static void mb_shape(struct msg_afd *A, guint begin, guint end, struct sv_comput
                                 (const int64_t *)(void *)A->dec_kv->data, A->dec_kv->len);
 }
 
-/* Micro-batch i of shape s under expert parallelism: its tokens routed once for the iteration
- * and reused by every layer (as the EP path, msg/opmap.c, and LLMServingSim's block_copy), each
- * FFN rank's load (its experts' token-expert pairs) and its expert block's time for that load
- * alone, as the EP path times a rank (par_moe_ns): the moe operator with the rank's local tokens
- * (ceil(pairs / top_k)) and activated experts; 0 for a rank no token reaches. With an attention
- * TP group the tokens are split over its ranks (T / tp each, the first T mod tp one more: vLLM's
- * sequence-parallel MoE input) and each rank's slice is routed on its own, in rank order, so that
- * A->pairs[(i x tp + r) x ffn_npus + j] are the rows attention rank r sends FFN rank j. */
-static void afd_ep_route(struct msg_afd *A, const struct sv_compute_batch_shape *s, int32_t i,
-                         sv_time *ns)
+/* `tokens` of instance m's micro-batch routed by its policy (on its own stream), split over its
+ * attention ranks as below (T / tp each, the first T mod tp one more), each slice in rank order:
+ * pairs[r x ffn_npus + j] (set) are the rows attention rank r sends FFN rank j, and each expert's
+ * token-expert pairs are added to total[e]. Shared with a shared FFN group (afd_group.c), whose
+ * FFN ranks serve the sum of every member's rows. */
+void sv_msg__afd_ep_route_member(sv_msg *m, int64_t tokens, int64_t *pairs_out, int64_t *total)
 {
-    const struct sv_msg_cfg *c = &A->m->cfg;
+    struct msg_afd *A = m->afd;
+    const struct sv_msg_cfg *c = &m->cfg;
     const struct sv_compute_model_cfg *mc = sv_compute_latency_model(c->lat);
     int32_t nf = c->afd.ffn_npus, na = c->num_devices, ne = (int32_t)mc->num_experts;
-    int64_t tokens = MAX(s->tokens, 1);
-    int64_t *total = &A->counts[ne]; /* per expert, over the attention ranks */
-    memset(total, 0, sizeof *total * (size_t)ne);
     for (int32_t r = 0; r < na; r++) {
-        int64_t *pairs = &A->pairs[((size_t)i * (size_t)na + (size_t)r) * (size_t)nf];
+        int64_t *pairs = &pairs_out[(size_t)r * (size_t)nf];
         memset(pairs, 0, sizeof *pairs * (size_t)nf);
         struct sv_msg_expert_route_req rq = {
             .layer = 0,
@@ -306,6 +301,26 @@ static void afd_ep_route(struct msg_afd *A, const struct sv_compute_batch_shape 
             total[e] += A->counts[e];
         }
     }
+}
+
+/* Micro-batch i of shape s under expert parallelism: its tokens routed once for the iteration
+ * and reused by every layer (as the EP path, msg/opmap.c, and LLMServingSim's block_copy), each
+ * FFN rank's load (its experts' token-expert pairs) and its expert block's time for that load
+ * alone, as the EP path times a rank (par_moe_ns): the moe operator with the rank's local tokens
+ * (ceil(pairs / top_k)) and activated experts; 0 for a rank no token reaches. With an attention
+ * TP group the tokens are split over its ranks (T / tp each, the first T mod tp one more: vLLM's
+ * sequence-parallel MoE input) and each rank's slice is routed on its own, in rank order, so that
+ * A->pairs[(i x tp + r) x ffn_npus + j] are the rows attention rank r sends FFN rank j. */
+static void afd_ep_route(struct msg_afd *A, const struct sv_compute_batch_shape *s, int32_t i,
+                         sv_time *ns)
+{
+    const struct sv_msg_cfg *c = &A->m->cfg;
+    const struct sv_compute_model_cfg *mc = sv_compute_latency_model(c->lat);
+    int32_t nf = c->afd.ffn_npus, na = c->num_devices, ne = (int32_t)mc->num_experts;
+    int64_t *total = &A->counts[ne]; /* per expert, over the attention ranks */
+    memset(total, 0, sizeof *total * (size_t)ne);
+    sv_msg__afd_ep_route_member(A->m, MAX(s->tokens, 1),
+                                &A->pairs[(size_t)i * (size_t)na * (size_t)nf], total);
     struct sv_msg_moe_rank *rk = &A->ranks[(size_t)i * (size_t)nf];
     sv_msg_moe_rank_load(total, ne, nf, (int32_t)MIN(mc->experts_per_tok, mc->num_experts), rk);
     for (int32_t j = 0; j < nf; j++) {

@@ -325,6 +325,7 @@ sv_dag_node *sv_msg__afd_ops(sv_msg *m, const struct sv_compute_iter_op *ops, in
                              sv_dag_node *prev);
 sv_dag_node *sv_msg__afd_xfer(sv_msg *m, const char *name, int32_t src, int32_t dst, uint64_t bytes,
                               int32_t tag, sv_dag_node *parent, sv_dag_node *rparent);
+void sv_msg__afd_ep_route_member(sv_msg *m, int64_t tokens, int64_t *pairs, int64_t *total);
 gboolean sv_msg__dp_join(sv_msg *m, GError **error);
 void sv_msg__dp_leave(sv_msg *m);
 void sv_msg__dp_step(sv_msg *m);

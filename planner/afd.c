@@ -97,12 +97,6 @@ gboolean sv_planner__afd_groups(struct sv_planner_cluster_cfg *c, GError **error
         }
         if (!afd_group_agree(ic, &c->instances[own], error))
             return FALSE;
-        if (ic->afd.ffn_ep == 1) {
-            g_autofree char *p = g_strdup_printf("%s.ffn_ep", ic->afd_where);
-            return sv_planner__path_error(error, p,
-                                          "expert parallelism in a shared FFN group is not "
-                                          "supported yet (docs/afd.md \"Left out\")");
-        }
         ic->afd_group_size = size;
         ic->afd_group_rank = rank;
         ic->afd_group_owner = own;
@@ -202,16 +196,6 @@ gboolean sv_planner__afd_check(const struct sv_planner_run_cfg *cfg, GError **er
         /* The FFN group's expert parallelism, before any output is opened (a model that does
          * not load is reported where the instance is built, as without afd). */
         struct sv_compute_model_cfg m;
-        if (ic->afd_group_size > 0 && ic->afd.ffn_ep != 0 &&
-            sv_compute_model_lookup(ic->model_name, cfg->model_dir, &m, NULL) &&
-            sv_compute_model_is_moe(&m)) {
-            g_autofree char *p = g_strdup_printf("%s.ffn_group", ic->afd_where);
-            return sv_planner__path_error(
-                error, p,
-                "%s is a MoE model: expert parallelism in a shared FFN group is not supported "
-                "yet (\"ffn_ep\": false for a TP FFN group; docs/afd.md \"Left out\")",
-                ic->model_name);
-        }
         if (ic->afd.ffn_ep != 0 &&
             sv_compute_model_lookup(ic->model_name, cfg->model_dir, &m, NULL) &&
             (ic->afd.ffn_ep == 1 || sv_compute_model_is_moe(&m)) && !afd_ep_check(ic, &m, error))

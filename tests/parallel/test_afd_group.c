@@ -29,6 +29,18 @@ static char *cluster_json(const char *afd0, const char *afd1, const char *model1
                            GBPS8, LAT_NS, i0, i1);
 }
 
+/* Two members of one model, both with afd object `afd`. */
+static char *cluster_json_model(const char *model, const char *afd)
+{
+    const char *inst = "{\"model_name\": \"%s\", \"hardware\": \"H100\", \"npu_mem\": "
+                       "{\"mem_size\": 80}, \"max_num_seqs\": 128, \"max_num_batched_tokens\": "
+                       "2048, \"afd\": %s}";
+    g_autofree char *i0 = g_strdup_printf(inst, model, afd);
+    return g_strdup_printf("{\"link_bw\": %.17g, \"link_latency\": %d, \"engine\": \"vllm-0.10\", "
+                           "\"nodes\": [{\"instances\": [%s, %s]}]}",
+                           GBPS8, LAT_NS, i0, i0);
+}
+
 #define GROUPED "{\"ffn_hardware\": \"A100\", \"micro_batches\": 2, \"ffn_group\": \"g\"}"
 #define OWN "{\"ffn_hardware\": \"A100\", \"micro_batches\": 2}"
 
@@ -259,6 +271,89 @@ static void test_idle_member(void)
     g_array_free(it, TRUE);
 }
 
+/* Expert parallelism in a shared group (a MoE model's default): Qwen3-30B-A3B (hidden 2,048, 48
+ * layers, 128 experts, top-8; its config.json), the same two H100 members. Balanced routing puts
+ * a one-token micro-batch's 8 pairs on experts 8, 24, ..., 120 (floor((2e + 1) x 128 / 16)), the
+ * same for both members. With one A100 holding all 128 experts, its expert block of (l, i) runs
+ * both members' rows: 16 pairs on 8 experts, local tokens ceil(16 / 8) = 2 (against 1 for one
+ * member's), and each member sends it one message of 8 x 2,048 x 2 = 32,768 bytes, x = 1,000 +
+ * 32,768 / 8 = 5,096 ns. FFN-bound as the dense case: member 0 prologue + a + x + L·m·f + x +
+ * head, member 1 x later. With two A100s (64 experts each) every member rank sends each FFN rank
+ * its 4 pairs: the same bytes in twice the messages. */
+static void test_shared_ep(void)
+{
+    const char *qwen = "Qwen/Qwen3-30B-A3B-Instruct-2507";
+    struct sv_compute_model_cfg m;
+    struct sv_compute_hw_cfg h100, a100;
+    CU_ASSERT_FATAL(sv_compute_model_lookup(qwen, NULL, &m, NULL));
+    CU_ASSERT_FATAL(sv_compute_hw_lookup("H100", &h100, NULL));
+    CU_ASSERT_FATAL(sv_compute_hw_lookup("A100", &a100, NULL));
+    SV_ASSERT_EQ_I64(m.hidden_size, 2048);
+    SV_ASSERT_EQ_I64(m.num_layers, 48);
+    sv_compute_latency *la = sv_compute_latency_new_roofline(&m, &h100, 1, NULL, NULL);
+    sv_compute_latency *lf = sv_compute_latency_new_roofline(&m, &a100, 1, NULL, NULL);
+    CU_ASSERT_FATAL(la && lf);
+    sv_compute_latency_set_cudagraph(la, 128, 2048);
+    sv_compute_latency_set_cudagraph(lf, 128, 2048);
+    const struct sv_compute_layer_seq *seq = sv_compute_layer_seq(m.arch);
+    int64_t kv1[] = {16}, kv2[] = {16, 16};
+    struct sv_compute_batch_shape one, two;
+    sv_compute_batch_shape_init(&one, NULL, NULL, 0, kv1, 1);
+    sv_compute_batch_shape_init(&two, NULL, NULL, 0, kv2, 2);
+    struct sv_compute_iter_time ta, tw;
+    sv_compute_iter_time(la, &one, 0, 1, &ta);
+    sv_compute_iter_time(la, &two, 0, 48, &tw);
+    sv_time a = chain_ns(ta.layer, ta.n_layer, seq, 0);
+    sv_time pro = chain_ns(tw.prologue, tw.n_prologue, seq, 2);
+    sv_time head = chain_ns(tw.head, tw.n_head, seq, 2);
+    struct sv_compute_batch_shape t = two; /* the FFN batch: both members' micro-batch i */
+    t.moe_local_tokens = 2;
+    t.moe_activated_experts = 8;
+    sv_time f = sv_compute_op_time(lf, SV_COMPUTE_OP_MOE, &t);
+    t = one; /* one member's rows alone */
+    t.moe_local_tokens = 1;
+    t.moe_activated_experts = 8;
+    sv_time f_one = sv_compute_op_time(lf, SV_COMPUTE_OP_MOE, &t);
+    CU_ASSERT(f > f_one);
+    sv_time x = LAT_NS + 8 * 2048 * 2 / 8;
+    SV_ASSERT_EQ_I64(x, 5096);
+    CU_ASSERT_FATAL(f >= a + 3 * x);
+
+    const char *ep1 = "{\"ffn_hardware\": \"A100\", \"ffn_group\": \"g\"}";
+    g_autofree char *j1 = cluster_json_model(qwen, ep1);
+    GArray *it = g_array_new(FALSE, FALSE, sizeof(struct sv_msg_iter_done));
+    struct sv_planner_run_result res;
+    g_autoptr(GError) e = NULL;
+    gboolean ok = run(j1, 4, it, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    const struct sv_msg_iter_done *d0 = iter_of(it, 0, 1), *d1 = iter_of(it, 1, 1);
+    CU_ASSERT_FATAL(d0 && d1);
+    SV_ASSERT_EQ_I64(d0->n_decode, 2);
+    sv_time expect0 = pro + a + x + (sv_time)48 * 2 * f + x + head;
+    SV_ASSERT_EQ_I64(d0->end_ns - d0->start_ns, expect0);
+    SV_ASSERT_EQ_I64(d1->end_ns - d1->start_ns, expect0 + x);
+    /* 48 layers x 2 directions x 2 members x (2 x 16 + 2 x 1) tokens x 8 pairs x 4,096 bytes, one
+     * message per member, micro-batch, layer and direction in each of the two waves. */
+    SV_ASSERT_EQ_I64(res.net_bytes, (uint64_t)48 * 2 * 2 * 34 * 8 * 4096);
+    SV_ASSERT_EQ_I64(res.net_bytes, 213909504);
+    SV_ASSERT_EQ_I64(res.net_messages, 48 * 2 * 2 * 2 * 2);
+
+    const char *ep2 = "{\"ffn_hardware\": \"A100\", \"ffn_npus\": 2, \"ffn_group\": \"g\"}";
+    g_autofree char *j2 = cluster_json_model(qwen, ep2);
+    GArray *it2 = g_array_new(FALSE, FALSE, sizeof(struct sv_msg_iter_done));
+    struct sv_planner_run_result res2;
+    CU_ASSERT_FATAL(run(j2, 4, it2, &res2, &e));
+    /* prefill: 16 tokens, 128 pairs, one per expert, 64 per rank; decode: 4 pairs per rank */
+    SV_ASSERT_EQ_I64(res2.net_bytes, res.net_bytes);
+    SV_ASSERT_EQ_I64(res2.net_messages, 2 * res.net_messages);
+    sv_compute_latency_free(la);
+    sv_compute_latency_free(lf);
+    g_array_free(it, TRUE);
+    g_array_free(it2, TRUE);
+}
+
 /* Same seed, same iteration records and bytes. */
 static void test_same_seed(void)
 {
@@ -323,11 +418,13 @@ static void test_errors(void)
     g_autofree char *j7 =
         cluster_json(GROUPED, "{\"ffn_hardware\": \"A100\", \"ffn_group\": \"\"}", NULL);
     expect_error(j7, "t.json: nodes[0].instances[1].afd.ffn_group: must be a group name");
-    /* Expert parallelism in a shared group: not supported yet. */
-    const char *ep = "{\"ffn_hardware\": \"A100\", \"ffn_ep\": true, \"ffn_group\": \"g\"}";
-    g_autofree char *j8 = cluster_json(ep, ep, NULL);
-    expect_error(j8, "t.json: nodes[0].instances[0].afd.ffn_ep: expert parallelism in a shared "
-                     "FFN group is not supported yet");
+    /* ffn_ep must agree too (given on one member, absent on the other). */
+    g_autofree char *j8 = cluster_json(
+        GROUPED,
+        "{\"ffn_hardware\": \"A100\", \"micro_batches\": 2, \"ffn_ep\": false, \"ffn_group\": "
+        "\"g\"}",
+        NULL);
+    expect_error(j8, "t.json: nodes[0].instances[1].afd.ffn_ep: false differs from absent");
 }
 
 int main(void)
@@ -335,6 +432,7 @@ int main(void)
     static const sv_test_case cases[] = {
         {"shared_ffn_makespan", test_shared_ffn_makespan},
         {"idle_member", test_idle_member},
+        {"shared_ep", test_shared_ep},
         {"same_seed", test_same_seed},
         {"errors", test_errors},
         {NULL, NULL},
