@@ -354,6 +354,46 @@ static void test_shared_ep(void)
     g_array_free(it2, TRUE);
 }
 
+/* Members with an attention TP group of two, a TP FFN group of two A100s, one request each (so
+ * one micro-batch: fewer sequences than m): the bytes and messages by hand, as
+ * test_afd_run.c's tp2_both_sides counts one instance. Per layer and member of T tokens: FFN rank
+ * j gets T x 8,192 bytes from the member's rank j, each member rank r gets them back from FFN rank
+ * r (4 messages), and the member's o_proj all-reduce on its TP group moves 2 x T x 8,192 bytes in
+ * 4 messages (a ring of two: each rank sends its half twice); the FFN group's down_proj
+ * all-reduce runs once per layer for both members' 2T tokens (2 x 2T x 8,192 bytes, 4 messages).
+ * T = 16 (prefill) and 1 (decode): 32 x 8 x 2 x 17 x 8,192 bytes, and 32 x (4 x 2 + 4 x 2 + 4)
+ * x 2 waves = 1,280 messages (two separate instances: 1,536, an FFN all-reduce each). */
+static void test_tp2_members(void)
+{
+    const char *inst = "{\"model_name\": \"meta-llama/Llama-3.1-8B\", \"hardware\": \"H100\", "
+                       "\"num_npus\": 2, \"tp_size\": 2, \"npu_mem\": {\"mem_size\": 80}, "
+                       "\"afd\": {\"ffn_hardware\": \"A100\", \"ffn_npus\": 2%s}}";
+    g_autofree char *ig = g_strdup_printf(inst, ", \"ffn_group\": \"g\"");
+    g_autofree char *is = g_strdup_printf(inst, "");
+    g_autofree char *jg = g_strdup_printf("{\"link_bw\": %.17g, \"link_latency\": %d, \"engine\": "
+                                          "\"vllm-0.10\", \"nodes\": [{\"instances\": [%s, %s]}]}",
+                                          GBPS8, LAT_NS, ig, ig);
+    g_autofree char *js = g_strdup_printf("{\"link_bw\": %.17g, \"link_latency\": %d, \"engine\": "
+                                          "\"vllm-0.10\", \"nodes\": [{\"instances\": [%s, %s]}]}",
+                                          GBPS8, LAT_NS, is, is);
+    GArray *it = g_array_new(FALSE, FALSE, sizeof(struct sv_msg_iter_done));
+    struct sv_planner_run_result rg, rs;
+    g_autoptr(GError) e = NULL;
+    gboolean ok = run(jg, 2, it, &rg, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    SV_ASSERT_EQ_I64(count_of(it, 0), 2);
+    SV_ASSERT_EQ_I64(count_of(it, 1), 2);
+    SV_ASSERT_EQ_I64(rg.net_bytes, (uint64_t)LAYERS * 8 * 2 * 17 * HIDDEN * 2);
+    SV_ASSERT_EQ_I64(rg.net_messages, LAYERS * (4 * 2 + 4 * 2 + 4) * 2);
+    SV_ASSERT_EQ_I64(rg.net_messages, 1280);
+    CU_ASSERT_FATAL(run(js, 2, it, &rs, &e));
+    SV_ASSERT_EQ_I64(rs.net_bytes, rg.net_bytes);
+    SV_ASSERT_EQ_I64(rs.net_messages, 1536);
+    g_array_free(it, TRUE);
+}
+
 /* Same seed, same iteration records and bytes. */
 static void test_same_seed(void)
 {
@@ -433,6 +473,7 @@ int main(void)
         {"shared_ffn_makespan", test_shared_ffn_makespan},
         {"idle_member", test_idle_member},
         {"shared_ep", test_shared_ep},
+        {"tp2_members", test_tp2_members},
         {"same_seed", test_same_seed},
         {"errors", test_errors},
         {NULL, NULL},
