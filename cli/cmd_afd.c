@@ -82,6 +82,9 @@ int sv_cli_afd(int argc, char **argv)
     if (cfg.ffn_ep == 1) /* the one-iteration model has one FFN TP group (docs/afd.md) */
         return afd_fail("--afd.ffn_ep: expert parallelism in the FFN group is modelled by servesim "
                         "run only (docs/afd.md \"MoE: expert parallelism\")");
+    if (cfg.ffn_group[0]) /* one instance here: a shared FFN group is servesim run's */
+        return afd_fail("--afd.ffn_group: several attention instances sharing an FFN group are "
+                        "modelled by servesim run only (docs/afd.md)");
     if (decode < cfg.micro_batches)
         return afd_fail("--decode: fewer requests than --afd micro_batches");
     g_autoptr(sv_compute_latency) la =

@@ -128,6 +128,10 @@ char *sv_cli_run_info_json(const struct sv_cli_run_info *ri, GError **error)
             struct sv_metrics_instance_info afd_in;
             if (ri->metrics && sv_metrics_get_instance(ri->metrics, i, &afd_in))
                 put_str(b, "ffn_parallel", afd_in.ffn_ep ? "ep" : "tp");
+            if (ic->afd_group_size > 0) { /* a shared FFN group: its devices are the owner's */
+                put_str(b, "ffn_group", ic->afd.ffn_group);
+                put_int(b, "ffn_owner", ic->afd_group_owner);
+            }
             json_builder_end_object(b);
         }
         struct sv_metrics_instance_info in;

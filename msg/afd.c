@@ -30,9 +30,10 @@ gboolean sv_msg_afd_parse(JsonObject *obj, const char *where, const sv_compute_h
     for (GList *l = members; l; l = l->next) {
         const char *k = l->data;
         if (strcmp(k, "ffn_hardware") && strcmp(k, "ffn_npus") && strcmp(k, "micro_batches") &&
-            strcmp(k, "ffn_ep")) {
+            strcmp(k, "ffn_ep") && strcmp(k, "ffn_group")) {
             AFD_ERR(error,
-                    "%s.%s: unknown key (known: ffn_hardware, ffn_npus, micro_batches, ffn_ep)",
+                    "%s.%s: unknown key (known: ffn_hardware, ffn_npus, micro_batches, ffn_ep, "
+                    "ffn_group)",
                     where, k);
             g_list_free(members);
             return FALSE;
@@ -79,6 +80,18 @@ gboolean sv_msg_afd_parse(JsonObject *obj, const char *where, const sv_compute_h
             return FALSE;
         }
         out->ffn_ep = json_node_get_boolean(ep) ? 1 : 0;
+    }
+    JsonNode *grp = json_object_get_member(obj, "ffn_group");
+    if (grp) {
+        const char *g = JSON_NODE_HOLDS_VALUE(grp) && json_node_get_value_type(grp) == G_TYPE_STRING
+                            ? json_node_get_string(grp)
+                            : NULL;
+        if (!g || !*g || strlen(g) >= sizeof out->ffn_group) {
+            AFD_ERR(error, "%s.ffn_group: must be a group name (a string of 1..%d characters)",
+                    where, (int)sizeof out->ffn_group - 1);
+            return FALSE;
+        }
+        g_strlcpy(out->ffn_group, g, sizeof out->ffn_group);
     }
     if (pp_size > 1) {
         AFD_ERR(error,

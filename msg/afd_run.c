@@ -122,7 +122,10 @@ gboolean sv_msg__afd_init(sv_msg *m, GError **error)
     A->dec_kv = g_array_new(FALSE, FALSE, sizeof(int64_t));
     A->attn_prev = g_new0(sv_dag_node *, (size_t)c->num_devices * (size_t)a->micro_batches);
     A->ffn_prev = g_new0(sv_dag_node *, (size_t)a->ffn_npus * (size_t)a->micro_batches);
-    return !a->ffn_ep || afd_ep_init(m, error);
+    if (a->ffn_ep && !afd_ep_init(m, error))
+        return FALSE;
+    /* A shared FFN group (afd_group.c) builds the wave's DAG. */
+    return !a->group || sv_msg__afd_group_join(m, error);
 }
 
 void sv_msg__afd_free(sv_msg *m)
@@ -130,6 +133,7 @@ void sv_msg__afd_free(sv_msg *m)
     struct msg_afd *A = m->afd;
     if (!A)
         return;
+    sv_msg__afd_group_leave(m);
     g_array_free(A->pf_chunk, TRUE);
     g_array_free(A->pf_hist, TRUE);
     g_array_free(A->dec_kv, TRUE);
@@ -235,9 +239,9 @@ static gboolean is_mlp(const struct msg_afd *A, sv_compute_op_kind op)
 
 /* Operators of `ops` on `dev` after prev: those on the FFN side (mlp TRUE) or the attention side,
  * each followed by its TP all-reduce on `group` when the group has more than one rank. */
-static sv_dag_node *afd_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int n, gboolean mlp,
-                            gboolean all, int32_t dev, int32_t tp, int32_t group, const char *name,
-                            sv_dag_node *prev)
+sv_dag_node *sv_msg__afd_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int n, gboolean mlp,
+                             gboolean all, int32_t dev, int32_t tp, int32_t group, const char *name,
+                             sv_dag_node *prev)
 {
     const struct msg_afd *A = m->afd;
     for (int k = 0; k < n; k++) {
@@ -257,8 +261,8 @@ static sv_dag_node *afd_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int
 }
 
 /* A send of `bytes` from src to dst after `parent`, and its receive on dst after `rparent`. */
-static sv_dag_node *afd_xfer(sv_msg *m, const char *name, int32_t src, int32_t dst, uint64_t bytes,
-                             int32_t tag, sv_dag_node *parent, sv_dag_node *rparent)
+sv_dag_node *sv_msg__afd_xfer(sv_msg *m, const char *name, int32_t src, int32_t dst, uint64_t bytes,
+                              int32_t tag, sv_dag_node *parent, sv_dag_node *rparent)
 {
     sv_dag_node *s = sv_msg__add_node(m, name, SV_DAG_KIND_COMM_SEND, src, 0, parent);
     s->p.has |= SV_DAG_HAS_COMM_DST | SV_DAG_HAS_COMM_SIZE | SV_DAG_HAS_COMM_TAG;
@@ -294,25 +298,19 @@ static void mb_shape(struct msg_afd *A, guint begin, guint end, struct sv_comput
                                 (const int64_t *)(void *)A->dec_kv->data, A->dec_kv->len);
 }
 
-/* Micro-batch i of shape s under expert parallelism: its tokens routed once for the iteration
- * and reused by every layer (as the EP path, msg/opmap.c, and LLMServingSim's block_copy), each
- * FFN rank's load (its experts' token-expert pairs) and its expert block's time for that load
- * alone, as the EP path times a rank (par_moe_ns): the moe operator with the rank's local tokens
- * (ceil(pairs / top_k)) and activated experts; 0 for a rank no token reaches. With an attention
- * TP group the tokens are split over its ranks (T / tp each, the first T mod tp one more: vLLM's
- * sequence-parallel MoE input) and each rank's slice is routed on its own, in rank order, so that
- * A->pairs[(i x tp + r) x ffn_npus + j] are the rows attention rank r sends FFN rank j. */
-static void afd_ep_route(struct msg_afd *A, const struct sv_compute_batch_shape *s, int32_t i,
-                         sv_time *ns)
+/* `tokens` of instance m's micro-batch routed by its policy (on its own stream), split over its
+ * attention ranks as below (T / tp each, the first T mod tp one more), each slice in rank order:
+ * pairs[r x ffn_npus + j] (set) are the rows attention rank r sends FFN rank j, and each expert's
+ * token-expert pairs are added to total[e]. Shared with a shared FFN group (afd_group.c), whose
+ * FFN ranks serve the sum of every member's rows. */
+void sv_msg__afd_ep_route_member(sv_msg *m, int64_t tokens, int64_t *pairs_out, int64_t *total)
 {
-    const struct sv_msg_cfg *c = &A->m->cfg;
+    struct msg_afd *A = m->afd;
+    const struct sv_msg_cfg *c = &m->cfg;
     const struct sv_compute_model_cfg *mc = sv_compute_latency_model(c->lat);
     int32_t nf = c->afd.ffn_npus, na = c->num_devices, ne = (int32_t)mc->num_experts;
-    int64_t tokens = MAX(s->tokens, 1);
-    int64_t *total = &A->counts[ne]; /* per expert, over the attention ranks */
-    memset(total, 0, sizeof *total * (size_t)ne);
     for (int32_t r = 0; r < na; r++) {
-        int64_t *pairs = &A->pairs[((size_t)i * (size_t)na + (size_t)r) * (size_t)nf];
+        int64_t *pairs = &pairs_out[(size_t)r * (size_t)nf];
         memset(pairs, 0, sizeof *pairs * (size_t)nf);
         struct sv_msg_expert_route_req rq = {
             .layer = 0,
@@ -328,6 +326,26 @@ static void afd_ep_route(struct msg_afd *A, const struct sv_compute_batch_shape 
             total[e] += A->counts[e];
         }
     }
+}
+
+/* Micro-batch i of shape s under expert parallelism: its tokens routed once for the iteration
+ * and reused by every layer (as the EP path, msg/opmap.c, and LLMServingSim's block_copy), each
+ * FFN rank's load (its experts' token-expert pairs) and its expert block's time for that load
+ * alone, as the EP path times a rank (par_moe_ns): the moe operator with the rank's local tokens
+ * (ceil(pairs / top_k)) and activated experts; 0 for a rank no token reaches. With an attention
+ * TP group the tokens are split over its ranks (T / tp each, the first T mod tp one more: vLLM's
+ * sequence-parallel MoE input) and each rank's slice is routed on its own, in rank order, so that
+ * A->pairs[(i x tp + r) x ffn_npus + j] are the rows attention rank r sends FFN rank j. */
+static void afd_ep_route(struct msg_afd *A, const struct sv_compute_batch_shape *s, int32_t i,
+                         sv_time *ns)
+{
+    const struct sv_msg_cfg *c = &A->m->cfg;
+    const struct sv_compute_model_cfg *mc = sv_compute_latency_model(c->lat);
+    int32_t nf = c->afd.ffn_npus, na = c->num_devices, ne = (int32_t)mc->num_experts;
+    int64_t *total = &A->counts[ne]; /* per expert, over the attention ranks */
+    memset(total, 0, sizeof *total * (size_t)ne);
+    sv_msg__afd_ep_route_member(A->m, MAX(s->tokens, 1),
+                                &A->pairs[(size_t)i * (size_t)na * (size_t)nf], total);
     struct sv_msg_moe_rank *rk = &A->ranks[(size_t)i * (size_t)nf];
     sv_msg_moe_rank_load(total, ne, nf, (int32_t)MIN(mc->experts_per_tok, mc->num_experts), rk);
     for (int32_t j = 0; j < nf; j++) {
@@ -367,8 +385,8 @@ static void afd_ep_layer(struct msg_afd *A, int64_t l, int32_t i, int32_t nmb, i
             if (b == 0)
                 continue;
             sv_dag_node *x =
-                afd_xfer(m, afd_name(m, name, sizeof name, l, i, "dispatch"), c->first_device + r,
-                         dev, b, tag, A->attn_prev[r * nmb + i], *p);
+                sv_msg__afd_xfer(m, afd_name(m, name, sizeof name, l, i, "dispatch"),
+                                 c->first_device + r, dev, b, tag, A->attn_prev[r * nmb + i], *p);
             in = in ? sv_msg__join(m, dev, in, x) : x;
         }
         *p = sv_msg__add_node(m, afd_name(m, name, sizeof name, l, i, "experts"), SV_DAG_KIND_COMP,
@@ -381,9 +399,9 @@ static void afd_ep_layer(struct msg_afd *A, int64_t l, int32_t i, int32_t nmb, i
             uint64_t b = (uint64_t)pairs[r * nf + j] * row;
             if (b == 0)
                 continue;
-            sv_dag_node *x = afd_xfer(m, afd_name(m, name, sizeof name, l, i, "combine"),
-                                      c->afd.ffn_first_device + j, att, b, tag + 1,
-                                      A->ffn_prev[j * nmb + i], attn);
+            sv_dag_node *x = sv_msg__afd_xfer(m, afd_name(m, name, sizeof name, l, i, "combine"),
+                                              c->afd.ffn_first_device + j, att, b, tag + 1,
+                                              A->ffn_prev[j * nmb + i], attn);
             done = done == attn ? x : sv_msg__join(m, att, done, x);
         }
         if (na > 1) {
@@ -408,6 +426,8 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
     int32_t na = c->num_devices, nf = a->ffn_npus;
     guint n_seq = m->inflight->len;
     int32_t nmb = (int32_t)MIN((guint)a->micro_batches, MAX(n_seq, 1u));
+    if (a->group) /* its part of the wave's DAG is built and run by the group (afd_group.c) */
+        return TRUE;
     /* The previous iteration's DAG has finished (the single path launches one at a time). */
     g_clear_pointer(&m->exec, sv_dag_exec_free);
     g_clear_pointer(&m->dag, sv_dag_free);
@@ -416,9 +436,9 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
     struct sv_compute_iter_time whole;
     sv_compute_iter_time(c->lat, shape, 0, mc->num_layers, &whole);
     for (int32_t r = 0; r < na; r++) {
-        sv_dag_node *p =
-            afd_ops(m, whole.prologue, whole.n_prologue, FALSE, TRUE, c->first_device + r, na,
-                    c->tp_group_base, afd_name(m, name, sizeof name, -1, 0, "prologue"), NULL);
+        sv_dag_node *p = sv_msg__afd_ops(m, whole.prologue, whole.n_prologue, FALSE, TRUE,
+                                         c->first_device + r, na, c->tp_group_base,
+                                         afd_name(m, name, sizeof name, -1, 0, "prologue"), NULL);
         for (int32_t i = 0; i < nmb; i++)
             A->attn_prev[r * nmb + i] = p;
     }
@@ -451,8 +471,9 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
             int32_t tag = (int32_t)((l * nmb + i) * 2);
             for (int32_t r = 0; r < na; r++) {
                 sv_dag_node **p = &A->attn_prev[r * nmb + i];
-                *p = afd_ops(m, at[i].layer, at[i].n_layer, FALSE, FALSE, c->first_device + r, na,
-                             c->tp_group_base, afd_name(m, name, sizeof name, l, i, "attn"), *p);
+                *p = sv_msg__afd_ops(m, at[i].layer, at[i].n_layer, FALSE, FALSE,
+                                     c->first_device + r, na, c->tp_group_base,
+                                     afd_name(m, name, sizeof name, l, i, "attn"), *p);
             }
             if (ep_ns) {
                 afd_ep_layer(A, l, i, nmb, tag, ep_tokens[i], &ep_ns[(size_t)i * (size_t)nf]);
@@ -461,16 +482,17 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
             for (int32_t j = 0; j < nf; j++) {
                 int32_t src = c->first_device + j % na, dev = a->ffn_first_device + j;
                 sv_dag_node **p = &A->ffn_prev[j * nmb + i];
-                *p = afd_xfer(m, afd_name(m, name, sizeof name, l, i, "dispatch"), src, dev,
-                              bytes[i], tag, A->attn_prev[(j % na) * nmb + i], *p);
-                *p = afd_ops(m, ft[i].layer, ft[i].n_layer, TRUE, FALSE, dev, nf, a->ffn_tp_group,
-                             afd_name(m, name, sizeof name, l, i, "ffn"), *p);
+                *p = sv_msg__afd_xfer(m, afd_name(m, name, sizeof name, l, i, "dispatch"), src, dev,
+                                      bytes[i], tag, A->attn_prev[(j % na) * nmb + i], *p);
+                *p = sv_msg__afd_ops(m, ft[i].layer, ft[i].n_layer, TRUE, FALSE, dev, nf,
+                                     a->ffn_tp_group, afd_name(m, name, sizeof name, l, i, "ffn"),
+                                     *p);
             }
             for (int32_t r = 0; r < na; r++) {
                 int32_t src = a->ffn_first_device + r % nf, dev = c->first_device + r;
                 sv_dag_node **p = &A->attn_prev[r * nmb + i];
-                *p = afd_xfer(m, afd_name(m, name, sizeof name, l, i, "combine"), src, dev,
-                              bytes[i], tag + 1, A->ffn_prev[(r % nf) * nmb + i], *p);
+                *p = sv_msg__afd_xfer(m, afd_name(m, name, sizeof name, l, i, "combine"), src, dev,
+                                      bytes[i], tag + 1, A->ffn_prev[(r % nf) * nmb + i], *p);
             }
         }
     }
@@ -482,8 +504,8 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
         sv_dag_node *p = NULL;
         for (int32_t i = 0; i < nmb; i++)
             p = sv_msg__join(m, c->first_device + r, p, A->attn_prev[r * nmb + i]);
-        p = afd_ops(m, whole.head, whole.n_head, FALSE, TRUE, c->first_device + r, na,
-                    c->tp_group_base, afd_name(m, name, sizeof name, -1, 0, "head"), p);
+        p = sv_msg__afd_ops(m, whole.head, whole.n_head, FALSE, TRUE, c->first_device + r, na,
+                            c->tp_group_base, afd_name(m, name, sizeof name, -1, 0, "head"), p);
         SV_ASSERT(sv_dag_edge_add(m->dag, p, final, SV_DAG_EDGE_DATA, NULL));
     }
     struct sv_dag_exec_cfg ec = {

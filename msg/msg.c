@@ -103,6 +103,8 @@ sv_msg *sv_msg_new(sv_engine *eng, const struct sv_msg_cfg *cfg, const struct sv
     int32_t pp = cfg->pp_size > 1 ? cfg->pp_size : 1;
     gboolean async =
         sv_msg_engine_async(cfg->engine) && !cfg->manual && !cfg->tiers.preemption_swap;
+    if (cfg->afd.group)
+        async = FALSE; /* a shared FFN group's members step in waves (afd_group.c) */
     if (cfg->spec && cfg->role != SV_MSG_ROLE_PREFILL)
         async = FALSE; /* speculative decoding schedules synchronously (msg/spec.c); a prefill
                         * instance never speculates */
@@ -251,6 +253,10 @@ static void step(sv_msg *m)
         sv_msg__dp_step(m); /* the wave starts when every member has scheduled */
         return;
     }
+    if (m->cfg.afd.group) {
+        sv_msg__afd_group_step(m); /* a shared FFN group's wave (afd_group.c) */
+        return;
+    }
     if (m->inflight->len == 0) {
         /* Blocks held by handed-off requests (PD) come back when their KV has left; a batch in
          * flight (async scheduling) may still free blocks. */
@@ -277,6 +283,11 @@ static void step(sv_msg *m)
             sv_msg__pd_launched(m);
         return;
     }
+    sv_msg__single_launch(m);
+}
+
+void sv_msg__single_launch(sv_msg *m)
+{
     /* Batch records are recycled: no allocation per step. */
     msg_batch *b = g_queue_pop_head(&m->spare_batches);
     if (!b) {

@@ -221,6 +221,7 @@ typedef enum {
 gboolean sv_msg_moe_comm_parse(const char *name, sv_msg_moe_comm *out, GError **error);
 
 typedef struct sv_msg_dp sv_msg_dp;
+typedef struct sv_msg_afd_group sv_msg_afd_group; /* msg/afd_group.c */
 
 /* An instance's part in prefill/decode disaggregation (LLMServingSim's pd_type). */
 typedef enum {
@@ -375,6 +376,10 @@ struct sv_msg_afd_run {
      * executor runs it. */
     void (*on_ffn_op)(void *ctx, int32_t instance, int32_t rank, gboolean busy, sv_time now);
     void *ffn_op_ctx;
+    /* A shared FFN group (docs/afd.md "Several attention instances sharing an FFN group"): NULL =
+     * this instance's own. Borrowed (the planner owns it); group_rank is the member's index. */
+    sv_msg_afd_group *group;
+    int32_t group_rank;
 };
 
 struct sv_msg_cfg {
@@ -712,12 +717,20 @@ void sv_msg_commit(sv_msg *msg, sv_time finish_ns);
 /* ---- attention/FFN disaggregation (msg/afd.c; docs/afd.md) ---------------------------------- */
 
 #define SV_MSG_AFD_MAX_MB 64
+/* Several attention instances sharing one FFN group (msg/afd_group.c; docs/afd.md "Several
+ * attention instances sharing an FFN group"): members 0..size-1 step in lock-step waves and
+ * their micro-batches meet on the FFN devices. The owner frees it after the members. */
+sv_msg_afd_group *sv_msg_afd_group_new(int32_t size);
+void sv_msg_afd_group_free(sv_msg_afd_group *g);
 /* An instance's "afd" object: {"ffn_hardware": name, "ffn_npus": N (1), "micro_batches": m (2)}. */
 struct sv_msg_afd_cfg {
     char ffn_hardware[32]; /* canonical catalog name of the FFN devices */
     int32_t ffn_npus;      /* FFN devices (1..4096) */
     int32_t micro_batches; /* m (1..SV_MSG_AFD_MAX_MB) */
     int32_t ffn_ep;        /* "ffn_ep": 1 true, 0 false, -1 absent (EP for a MoE model) */
+    /* "ffn_group": instances naming the same group share one FFN group (MegaScale-Infer's M:N;
+     * docs/afd.md "Several attention instances sharing an FFN group"); "" = their own. */
+    char ffn_group[64];
 };
 /* Parse and validate `obj` (found at config path `where`); errors name where.key: an unknown key,
  * an ffn_hardware not in `cat` (NULL: built-ins), a count out of range, or pp_size > 1. */

@@ -310,6 +310,22 @@ void sv_msg__afd_free(sv_msg *m);
 gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shape, GError **error);
 
 /* parallel.c: data-parallel groups. */
+/* afd_group.c: a shared FFN group (docs/afd.md "Several attention instances sharing an FFN
+ * group"). join/leave at sv_msg_new / free; step replaces the single path's launch for a member:
+ * the wave starts once every member has scheduled, and single_launch (msg.c) queues and launches
+ * the scheduled batch of one member whose part of the wave's DAG is built. */
+gboolean sv_msg__afd_group_join(sv_msg *m, GError **error);
+void sv_msg__afd_group_leave(sv_msg *m);
+void sv_msg__afd_group_step(sv_msg *m);
+void sv_msg__single_launch(sv_msg *m);
+/* afd_run.c's builders, shared with afd_group.c: operators of one side after prev (their TP
+ * all-reduce on `group` when tp > 1), and a send/recv pair. */
+sv_dag_node *sv_msg__afd_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int n, gboolean mlp,
+                             gboolean all, int32_t dev, int32_t tp, int32_t group, const char *name,
+                             sv_dag_node *prev);
+sv_dag_node *sv_msg__afd_xfer(sv_msg *m, const char *name, int32_t src, int32_t dst, uint64_t bytes,
+                              int32_t tag, sv_dag_node *parent, sv_dag_node *rparent);
+void sv_msg__afd_ep_route_member(sv_msg *m, int64_t tokens, int64_t *pairs, int64_t *total);
 gboolean sv_msg__dp_join(sv_msg *m, GError **error);
 void sv_msg__dp_leave(sv_msg *m);
 void sv_msg__dp_step(sv_msg *m);

@@ -14,7 +14,94 @@
 
 int32_t sv_planner_instance_devices(const struct sv_planner_instance_cfg *ic)
 {
-    return ic->num_npus + (ic->afd.micro_batches > 0 ? ic->afd.ffn_npus : 0);
+    return ic->num_npus +
+           (ic->afd.micro_batches > 0 && ic->afd_group_rank == 0 ? ic->afd.ffn_npus : 0);
+}
+
+/* A member's afd keys against its group's first member's: one FFN group has one shape. */
+static gboolean afd_group_agree(const struct sv_planner_instance_cfg *ic,
+                                const struct sv_planner_instance_cfg *own, GError **error)
+{
+    const struct sv_msg_afd_cfg *x = &ic->afd, *o = &own->afd;
+    const char *key = NULL;
+    g_autofree char *mine = NULL, *theirs = NULL;
+    if (strcmp(x->ffn_hardware, o->ffn_hardware)) {
+        key = "ffn_hardware";
+        mine = g_strdup(x->ffn_hardware);
+        theirs = g_strdup(o->ffn_hardware);
+    } else if (x->ffn_npus != o->ffn_npus) {
+        key = "ffn_npus";
+        mine = g_strdup_printf("%d", x->ffn_npus);
+        theirs = g_strdup_printf("%d", o->ffn_npus);
+    } else if (x->micro_batches != o->micro_batches) {
+        key = "micro_batches";
+        mine = g_strdup_printf("%d", x->micro_batches);
+        theirs = g_strdup_printf("%d", o->micro_batches);
+    } else if (x->ffn_ep != o->ffn_ep) {
+        key = "ffn_ep";
+        static const char *const v[] = {"absent", "false", "true"};
+        mine = g_strdup(v[x->ffn_ep + 1]);
+        theirs = g_strdup(v[o->ffn_ep + 1]);
+    } else if (strcmp(ic->model_name, own->model_name)) {
+        g_autofree char *p = g_strdup_printf("%s.ffn_group", ic->afd_where);
+        return sv_planner__path_error(error, p,
+                                      "model %s differs from %s of the group's first member (%s): "
+                                      "one FFN group serves one model",
+                                      ic->model_name, own->model_name, own->afd_where);
+    }
+    if (!key)
+        return TRUE;
+    g_autofree char *p = g_strdup_printf("%s.%s", ic->afd_where, key);
+    return sv_planner__path_error(error, p,
+                                  "%s differs from %s of ffn_group \"%s\"'s first member (%s): "
+                                  "the members of a shared FFN group must agree on ffn_hardware, "
+                                  "ffn_npus, micro_batches and ffn_ep",
+                                  mine, theirs, x->ffn_group, own->afd_where);
+}
+
+gboolean sv_planner__afd_groups(struct sv_planner_cluster_cfg *c, GError **error)
+{
+    for (int32_t i = 0; i < c->n_instances; i++) {
+        struct sv_planner_instance_cfg *ic = &c->instances[i];
+        ic->afd_group_size = ic->afd_group_rank = 0;
+        ic->afd_group_owner = -1;
+        if (ic->afd.micro_batches <= 0 || !ic->afd.ffn_group[0])
+            continue;
+        int32_t own = i, rank = 0, size = 0;
+        for (int32_t j = 0; j < c->n_instances; j++) {
+            const struct sv_planner_instance_cfg *jc = &c->instances[j];
+            if (jc->afd.micro_batches <= 0 || strcmp(jc->afd.ffn_group, ic->afd.ffn_group))
+                continue;
+            if (size == 0)
+                own = j;
+            if (j < i)
+                rank++;
+            size++;
+        }
+        if (size < 2) {
+            g_autoptr(GString) known = g_string_new(NULL);
+            for (int32_t j = 0; j < c->n_instances; j++) {
+                const char *gj = c->instances[j].afd.ffn_group;
+                gboolean seen = j == i || !gj[0] || c->instances[j].afd.micro_batches <= 0;
+                for (int32_t q = 0; q < j && !seen; q++)
+                    seen = !strcmp(c->instances[q].afd.ffn_group, gj);
+                if (!seen)
+                    g_string_append_printf(known, "%s\"%s\"", known->len ? ", " : "", gj);
+            }
+            g_autofree char *p = g_strdup_printf("%s.ffn_group", ic->afd_where);
+            return sv_planner__path_error(
+                error, p,
+                "\"%s\" names no other instance: a shared FFN group needs at least two attention "
+                "instances (other groups: %s; remove ffn_group for an instance's own FFN group)",
+                ic->afd.ffn_group, known->len ? known->str : "none");
+        }
+        if (!afd_group_agree(ic, &c->instances[own], error))
+            return FALSE;
+        ic->afd_group_size = size;
+        ic->afd_group_rank = rank;
+        ic->afd_group_owner = own;
+    }
+    return TRUE;
 }
 
 gboolean sv_planner__afd_parse(JsonObject *o, const char *where, struct sv_planner_instance_cfg *ic,
@@ -116,6 +203,7 @@ gboolean sv_planner__afd_check(const struct sv_planner_run_cfg *cfg, GError **er
 struct sv_planner__afd {
     int32_t n;
     sv_compute_latency **ffn_lat; /* per instance, NULL without afd */
+    sv_msg_afd_group **group;     /* per instance: the shared FFN group it owns (member 0) */
 };
 
 sv_planner__afd *sv_planner__afd_new(int32_t n_inst)
@@ -123,6 +211,7 @@ sv_planner__afd *sv_planner__afd_new(int32_t n_inst)
     sv_planner__afd *a = g_new0(sv_planner__afd, 1);
     a->n = n_inst;
     a->ffn_lat = g_new0(sv_compute_latency *, (size_t)MAX(n_inst, 1));
+    a->group = g_new0(sv_msg_afd_group *, (size_t)MAX(n_inst, 1));
     return a;
 }
 
@@ -130,9 +219,12 @@ void sv_planner__afd_free(sv_planner__afd *a)
 {
     if (!a)
         return;
-    for (int32_t i = 0; i < a->n; i++)
+    for (int32_t i = 0; i < a->n; i++) {
         sv_compute_latency_free(a->ffn_lat[i]);
+        sv_msg_afd_group_free(a->group[i]); /* after the msgs (run.c frees them first) */
+    }
     g_free(a->ffn_lat);
+    g_free(a->group);
     g_free(a);
 }
 
@@ -202,13 +294,22 @@ gboolean sv_planner__afd_instance(sv_planner__afd *a, const struct sv_planner_ru
         return FALSE;
     }
     sv_planner_apply_gpu_clock(cfg, &fic, a->ffn_lat[i]);
+    /* A shared FFN group's devices are its first member's (docs/afd.md "Several attention
+     * instances sharing an FFN group"); the group object is made once, by whichever member is
+     * built first. */
+    int32_t own = ic->afd_group_size > 0 ? ic->afd_group_owner : i;
+    const struct sv_planner_instance_cfg *oc = &cfg->cluster->instances[own];
+    if (ic->afd_group_size > 0 && !a->group[own])
+        a->group[own] = sv_msg_afd_group_new(ic->afd_group_size);
     mc->afd = (struct sv_msg_afd_run){
         .micro_batches = ic->afd.micro_batches,
-        .ffn_first_device = sv_planner_cluster_net_first_device(cn, i) + ic->num_npus,
+        .ffn_first_device = sv_planner_cluster_net_first_device(cn, own) + oc->num_npus,
         .ffn_npus = ic->afd.ffn_npus,
-        .ffn_tp_group = sv_planner_cluster_net_ffn_group(cn, i),
+        .ffn_tp_group = sv_planner_cluster_net_ffn_group(cn, own),
         .ffn_lat = a->ffn_lat[i],
         .ffn_ep = ep,
+        .group = ic->afd_group_size > 0 ? a->group[own] : NULL,
+        .group_rank = ic->afd_group_rank,
     };
     return TRUE;
 }

@@ -258,7 +258,7 @@ sv_planner_cluster_net *sv_planner_cluster_net_new(sv_engine *eng,
                     cn->tp_group_base[i] = id;
             }
         }
-        if (ic->afd.micro_batches > 0 && ic->afd.ffn_npus > 1 &&
+        if (ic->afd.micro_batches > 0 && ic->afd.ffn_npus > 1 && ic->afd_group_rank == 0 &&
             !add_group(groups, &next, cn->first_device[i] + ic->num_npus, ic->afd.ffn_npus,
                        &cn->ffn_group[i], error)) {
             sv_sys_groups_free(groups);

@@ -1099,7 +1099,7 @@ struct sv_planner_cluster_cfg *sv_planner_cluster_from_json(JsonNode *root, cons
             first_without = ni;
     }
     c->power = n_power == c->n_nodes;
-    if (!sv_planner__fabric_graph_check(c, error))
+    if (!sv_planner__fabric_graph_check(c, error) || !sv_planner__afd_groups(c, error))
         goto fail;
     if (n_power > 0 && !c->power) {
         g_ptr_array_add(notes, g_strdup_printf("%s: nodes[%d]: no power block: the power model "

@@ -201,9 +201,14 @@ struct sv_planner_instance_cfg {
      * 0 = none. Its FFN devices follow the instance's num_npus on its node. */
     struct sv_msg_afd_cfg afd;
     char afd_where[160]; /* "cluster.json: nodes[0].instances[1].afd", for errors */
+    /* afd.ffn_group (docs/afd.md "Several attention instances sharing an FFN group"): members
+     * in config order; member 0 (instance afd_group_owner) places the FFN devices. size 0 =
+     * none. */
+    int32_t afd_group_size, afd_group_rank, afd_group_owner;
 };
 
-/* Devices instance `ic` occupies on its node: num_npus, plus its FFN devices under afd. */
+/* Devices instance `ic` occupies on its node: num_npus, plus its FFN devices under afd (those of
+ * a shared FFN group on its first member only). */
 int32_t sv_planner_instance_devices(const struct sv_planner_instance_cfg *ic);
 
 /* One level of the cluster network (docs/cluster-network.md): a node's device interconnect

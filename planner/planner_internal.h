@@ -48,6 +48,9 @@ void sv_planner__spec_report(const sv_planner__spec *s, sv_msg *const *msgs,
 gboolean sv_planner__afd_parse(JsonObject *o, const char *where, struct sv_planner_instance_cfg *ic,
                                GError **error);
 gboolean sv_planner__afd_any(const struct sv_planner_cluster_cfg *c);
+/* Shared FFN groups (afd.ffn_group): members found, numbered and checked to agree, once every
+ * instance is parsed. */
+gboolean sv_planner__afd_groups(struct sv_planner_cluster_cfg *c, GError **error);
 /* What afd does not combine with at run level (the power model, --emit-et): before any output. */
 gboolean sv_planner__afd_check(const struct sv_planner_run_cfg *cfg, GError **error);
 typedef struct sv_planner__afd sv_planner__afd;

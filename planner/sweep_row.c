@@ -153,8 +153,10 @@ static gboolean count_instances(JsonArray *inst, double *gpus)
             num_at(ic, "pp", &pp);
             npus = tp * pp;
         }
-        double ffn = 0;
-        if (num_at(ic, "afd.ffn_npus", &ffn))
+        /* A shared FFN group's devices count once, at its owner (afd.ffn_owner). */
+        double ffn = 0, owner = -1;
+        if (num_at(ic, "afd.ffn_npus", &ffn) &&
+            (!num_at(ic, "afd.ffn_owner", &owner) || owner == (double)j))
             npus += ffn;
         n += npus;
     }

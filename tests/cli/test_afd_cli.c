@@ -294,6 +294,52 @@ static void test_run_afd_moe(void)
     sv_test_rmtree(dir);
 }
 
+/* Two attention instances sharing one FFN group (docs/afd.md "Several attention instances sharing
+ * an FFN group"): run.json names the group and the instance whose entry places its devices, the
+ * same seed gives byte-identical outputs, and a group of one exits 1 before any output. */
+static void test_run_afd_group(void)
+{
+    g_autofree char *dir = sv_test_tmpdir();
+    const char *inst = "{\"model_name\": \"meta-llama/Llama-3.1-8B\", \"hardware\": \"H100\", "
+                       "\"npu_mem\": {\"mem_size\": 80}, \"afd\": {\"ffn_hardware\": \"A100\", "
+                       "\"ffn_group\": \"%s\"}}";
+    g_autofree char *i0 = g_strdup_printf(inst, "g"), *i1 = g_strdup_printf(inst, "g");
+    g_autofree char *i2 = g_strdup_printf(inst, "h");
+    g_autofree char *text = g_strdup_printf(
+        "{\"link_bw\": 50, \"link_latency\": 1000, \"nodes\": [{\"instances\": [%s, %s]}]}", i0,
+        i1);
+    g_autofree char *bad = g_strdup_printf(
+        "{\"link_bw\": 50, \"link_latency\": 1000, \"nodes\": [{\"instances\": [%s, %s]}]}", i0,
+        i2);
+    g_autofree char *cl = g_build_filename(dir, "c.json", NULL);
+    g_autofree char *cb = g_build_filename(dir, "bad.json", NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(cl, text, -1, NULL));
+    CU_ASSERT_FATAL(g_file_set_contents(cb, bad, -1, NULL));
+    g_autofree char *o1 = g_build_filename(dir, "o1", NULL);
+    g_autofree char *o2 = g_build_filename(dir, "o2", NULL);
+    g_autofree char *o3 = g_build_filename(dir, "o3", NULL);
+    g_autofree char *e1 = NULL, *e2 = NULL, *e3 = NULL;
+    SV_ASSERT_EQ_I64(run_cli(cl, o1, &e1), 0);
+    SV_ASSERT_EQ_I64(run_cli(cl, o2, &e2), 0);
+    static const char *const files[] = {"requests.csv", "timeseries.csv", "summary.json"};
+    for (size_t k = 0; k < G_N_ELEMENTS(files); k++) {
+        g_autofree char *a = slurp(o1, files[k]), *b = slurp(o2, files[k]);
+        CU_ASSERT(strlen(a) > 0);
+        CU_ASSERT_STRING_EQUAL(a, b);
+    }
+    g_autofree char *ri = slurp(o1, "run.json");
+    CU_ASSERT_PTR_NOT_NULL(strstr(ri, "\"ffn_group\" : \"g\",\n        \"ffn_owner\" : 0"));
+    /* both instances served requests: the router spreads them, the wave runs both */
+    g_autofree char *rq = slurp(o1, "requests.csv");
+    CU_ASSERT_PTR_NOT_NULL(strstr(rq, "\n0,0,"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(rq, "\n1,1,"));
+    SV_ASSERT_EQ_I64(run_cli(cb, o3, &e3), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e3, "bad.json: nodes[0].instances[0].afd.ffn_group: \"g\" names "
+                                      "no other instance"));
+    CU_ASSERT_FALSE(g_file_test(o3, G_FILE_TEST_EXISTS));
+    sv_test_rmtree(dir);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
@@ -302,6 +348,7 @@ int main(void)
         {"servesim run with afd: run.json, same seed same bytes", test_run_afd},
         {"servesim run: afd with pp_size 2", test_run_afd_pp},
         {"servesim run: afd MoE dispatch per destination, same seed, bad split", test_run_afd_moe},
+        {"servesim run: a shared FFN group, same seed, a group of one", test_run_afd_group},
         {NULL, NULL},
     };
     sv_test_add_suite("afd cli", cases);

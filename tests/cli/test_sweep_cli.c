@@ -174,6 +174,33 @@ static void test_afd_gpus(void)
     CU_ASSERT_STRING_EQUAL(sv_sweep_test_col(rows, 1, "gpus"), "3");
 }
 
+/* Two attention instances sharing one FFN group of two A100s (docs/afd.md "Several attention
+ * instances sharing an FFN group"): the FFN devices count once, 1 + 1 + 2 = 4 GPUs, not 6. */
+static void test_afd_group_gpus(void)
+{
+    g_autofree char *dir = g_build_filename(tmp, "afdg_in", NULL);
+    g_assert(g_mkdir_with_parents(dir, 0755) == 0);
+    const char *inst = "{\"model_name\": \"meta-llama/Llama-3.1-8B\", \"hardware\": \"H100\", "
+                       "\"npu_mem\": {\"mem_size\": 80}, \"afd\": {\"ffn_hardware\": \"A100\", "
+                       "\"ffn_npus\": 2, \"ffn_group\": \"g\"}}";
+    g_autofree char *text = g_strdup_printf(
+        "{\"link_bw\": 50, \"link_latency\": 1000, \"nodes\": [{\"instances\": [%s, %s]}]}", inst,
+        inst);
+    g_autofree char *cluster = g_build_filename(dir, "cluster.json", NULL);
+    g_assert(g_file_set_contents(cluster, text, -1, NULL));
+    g_autofree char *spec = sv_sweep_test_spec(
+        dir, "afdg.yaml",
+        "run: {cluster: cluster.json, latency: roofline, requests: 4, qps: 10, input-len: 32, "
+        "output-len: 4}\n",
+        "axes:\n"
+        "  - {name: mb, path: \"nodes[*].instances[*].afd.micro_batches\", values: [2]}\n");
+    g_autofree char *o = g_build_filename(tmp, "afdg", NULL);
+    SV_ASSERT_EQ_I64(sv_sweep_test_run(spec, o, "--jobs", "1", NULL), 0);
+    g_autoptr(GPtrArray) rows = sv_sweep_test_csv(o);
+    CU_ASSERT_EQUAL_FATAL(rows->len, 2);
+    CU_ASSERT_STRING_EQUAL(sv_sweep_test_col(rows, 0, "gpus"), "4");
+}
+
 /* Qwen3-32B on A100-80GB: a decode step at tp 1 reads all 32.8e9 bf16 weights (65.5 GB) at
  * 2,039 GB/s (the catalog's A100 SXM 80GB, NVIDIA datasheet), >= 32 ms: tp 1 misses p99 TPOT
  * <= 30 ms at every load, so its loads above the lowest must never run. Each configuration's
@@ -357,6 +384,7 @@ int main(void)
         {"failed_point", test_failed_point},
         {"path_axis", test_path_axis},
         {"afd_gpus", test_afd_gpus},
+        {"afd_group_gpus", test_afd_group_gpus},
         {"goal", test_goal},
         {"bad_spec", test_bad_spec},
         {"sigterm", test_sigterm},
