@@ -6,7 +6,7 @@
  * LLMServingSim's FullyConnected with link_bw / link_latency (config_builder.py writes
  * "FullyConnected" per dimension, scalars broadcast, arrays one value per dimension), unless the
  * config gives a node "topology" or a cluster "fabric". */
-#include "planner/planner.h"
+#include "planner/planner_internal.h"
 
 #include <string.h>
 
@@ -65,10 +65,8 @@ static const char *level_kind_name(sv_net_topo_kind k)
     return "?";
 }
 
-static gboolean build_topo(const struct sv_planner_cluster_cfg *c, struct sv_net_topo_cfg *out,
-                           int32_t *npus_per_node, GError **error)
+int32_t sv_planner__devices_per_node(const struct sv_planner_cluster_cfg *c)
 {
-    memset(out, 0, sizeof *out);
     int32_t ppn = 0;
     for (int32_t n = 0; n < c->n_nodes; n++) {
         int32_t k = 0;
@@ -77,6 +75,14 @@ static gboolean build_topo(const struct sv_planner_cluster_cfg *c, struct sv_net
                 k += sv_planner_instance_devices(&c->instances[i]);
         ppn = MAX(ppn, k);
     }
+    return ppn;
+}
+
+static gboolean build_topo(const struct sv_planner_cluster_cfg *c, struct sv_net_topo_cfg *out,
+                           int32_t *npus_per_node, GError **error)
+{
+    memset(out, 0, sizeof *out);
+    int32_t ppn = sv_planner__devices_per_node(c);
     *npus_per_node = ppn;
     int dims = (ppn > 1 ? 1 : 0) + (c->n_nodes > 1 ? 1 : 0);
     int full_dims = c->n_nodes > 1 ? 2 : 1; /* dimensions LLMServingSim would count */

@@ -153,19 +153,6 @@ fail:
     return FALSE;
 }
 
-static int32_t devices_per_node(const struct sv_planner_cluster_cfg *c)
-{
-    int32_t ppn = 0;
-    for (int32_t n = 0; n < c->n_nodes; n++) {
-        int32_t k = 0;
-        for (int32_t i = 0; i < c->n_instances; i++)
-            if (c->instances[i].node == n)
-                k += sv_planner_instance_devices(&c->instances[i]);
-        ppn = MAX(ppn, k);
-    }
-    return ppn;
-}
-
 /* Node n's topology as links among its devices (and its switch, `sw`). */
 static gboolean expand_node(const struct sv_planner_cluster_cfg *c, int32_t n, int32_t ppn, int sw,
                             struct sv_net_graph_cfg *g, GError **error)
@@ -210,7 +197,7 @@ gboolean sv_planner_cluster_graph(const struct sv_planner_cluster_cfg *c,
     const struct sv_planner_fabric_graph *fg = c->fabric_graph;
     if (fg == NULL)
         return TRUE;
-    int32_t ppn = devices_per_node(c);
+    int32_t ppn = sv_planner__devices_per_node(c);
     int npus = c->n_nodes * ppn;
     if (npus < 2)
         return sv_planner__path_error(

@@ -84,6 +84,9 @@ void sv_planner__stages_cudagraph(sv_planner__stages *s, int32_t i, int64_t max_
 /* A node SSD with the defaults of an absent nodes[].storage (planner/config.c). */
 void sv_planner__storage_defaults(struct sv_planner_tier_cfg *t);
 
+/* The cluster network's devices per node: the largest node's devices (sv_planner_instance_devices
+ * summed over its instances; docs/cluster-network.md "Layout"). planner/cluster_net.c. */
+int32_t sv_planner__devices_per_node(const struct sv_planner_cluster_cfg *c);
 /* SV_PLANNER_ERROR_INVALID with the message as formatted; returns FALSE. */
 gboolean sv_planner__error(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* Warn (g_warning "<where>.<key>: unknown key, ignored") of each key of `obj` not in the
