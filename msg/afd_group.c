@@ -212,7 +212,8 @@ typedef struct {
     uint64_t *bytes;                   /* [nmb]: one transfer of micro-batch i */
     sv_dag_node **prev;                /* [rank x nmb + i]: last node of micro-batch i on rank */
     int64_t *tokens;                   /* [nmb]: tokens of micro-batch i */
-    int64_t *pairs; /* expert parallelism: [(i x tp + r) x ffn_npus + j] rows rank r -> FFN j */
+    int64_t *pairs;     /* expert parallelism: [(i x tp + r) x ffn_npus + j] rows rank r -> FFN j */
+    sv_dag_node **coll; /* [rank]: its last collective so far (program order, afd_run.c) */
 } wave_member;
 
 /* Layer l of micro-batch i under expert parallelism (afd_run.c's afd_ep_layer with every member
@@ -328,6 +329,7 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
         w[k].bytes = g_new0(uint64_t, (size_t)nmb);
         w[k].prev = g_new0(sv_dag_node *, (size_t)na * (size_t)nmb);
         w[k].tokens = g_new0(int64_t, (size_t)nmb);
+        w[k].coll = g_new0(sv_dag_node *, (size_t)na);
         if (a->ffn_ep)
             w[k].pairs = g_new0(int64_t, (size_t)nmb * (size_t)na * (size_t)nf);
         clear3(g->chunk, g->hist, g->kv);
@@ -348,10 +350,10 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
                                            (uint64_t)mc->dtype_bytes;
         }
         for (int32_t r = 0; r < na; r++) {
-            sv_dag_node *p =
-                sv_msg__afd_ops(own, w[k].whole.prologue, w[k].whole.n_prologue, FALSE, TRUE,
-                                x->cfg.first_device + r, na, x->cfg.tp_group_base,
-                                node_name(x, name, sizeof name, -1, 0, "prologue"), NULL);
+            sv_dag_node *p = sv_msg__afd_ops(
+                own, w[k].whole.prologue, w[k].whole.n_prologue, FALSE, TRUE,
+                x->cfg.first_device + r, na, x->cfg.tp_group_base,
+                node_name(x, name, sizeof name, -1, 0, "prologue"), NULL, &w[k].coll[r]);
             for (int32_t i = 0; i < nmb; i++)
                 w[k].prev[r * nmb + i] = p;
         }
@@ -397,6 +399,7 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
         }
     }
     sv_dag_node **ffn_prev = g_new0(sv_dag_node *, (size_t)nf * (size_t)nmb);
+    sv_dag_node **ffn_coll = g_new0(sv_dag_node *, (size_t)nf); /* per FFN rank, as coll */
     for (int64_t l = 0; l < mc->num_layers; l++) {
         for (int32_t i = 0; i < nmb; i++) {
             int32_t tag = (int32_t)((l * nmb + i) * 2);
@@ -406,9 +409,12 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
                 const struct sv_msg_cfg *xc = &w[k].x->cfg;
                 for (int32_t r = 0; r < xc->num_devices; r++) {
                     sv_dag_node **p = &w[k].prev[r * nmb + i];
+                    /* Program order: (l - 1, i)'s all-gather, if any, then (l, i)'s. */
+                    sv_msg__afd_coll_seq(own, &w[k].coll[r], *p);
                     *p = sv_msg__afd_ops(own, w[k].at[i].layer, w[k].at[i].n_layer, FALSE, FALSE,
                                          xc->first_device + r, xc->num_devices, xc->tp_group_base,
-                                         node_name(w[k].x, name, sizeof name, l, i, "attn"), *p);
+                                         node_name(w[k].x, name, sizeof name, l, i, "attn"), *p,
+                                         &w[k].coll[r]);
                 }
                 mark(g, own->dag, k);
             }
@@ -435,7 +441,7 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
                 }
                 ffn_prev[j * nmb + i] = sv_msg__afd_ops(
                     own, ft[i].layer, ft[i].n_layer, TRUE, FALSE, dev, nf, a->ffn_tp_group,
-                    node_name(own, name, sizeof name, l, i, "ffn"), in);
+                    node_name(own, name, sizeof name, l, i, "ffn"), in, &ffn_coll[j]);
                 mark(g, own->dag, -1);
             }
             /* N2M: each member's rank r gets its rows back from FFN rank r mod ffn_npus. */
@@ -462,11 +468,14 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
             sv_msg__add_node(own, NULL, SV_DAG_KIND_LOGICAL, xc->first_device, 0, NULL);
         for (int32_t r = 0; r < xc->num_devices; r++) {
             sv_dag_node *p = NULL;
-            for (int32_t i = 0; i < nmb; i++)
+            for (int32_t i = 0; i < nmb; i++) {
+                sv_msg__afd_coll_seq(own, &w[k].coll[r], w[k].prev[r * nmb + i]);
                 p = sv_msg__join(own, xc->first_device + r, p, w[k].prev[r * nmb + i]);
+            }
             p = sv_msg__afd_ops(own, w[k].whole.head, w[k].whole.n_head, FALSE, TRUE,
                                 xc->first_device + r, xc->num_devices, xc->tp_group_base,
-                                node_name(w[k].x, name, sizeof name, -1, 0, "head"), p);
+                                node_name(w[k].x, name, sizeof name, -1, 0, "head"), p,
+                                &w[k].coll[r]);
             SV_ASSERT(sv_dag_edge_add(own->dag, p, fin, SV_DAG_EDGE_DATA, NULL));
         }
         g->final[k] = fin;
@@ -477,6 +486,7 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
         g_free(w[k].prev);
         g_free(w[k].tokens);
         g_free(w[k].pairs);
+        g_free(w[k].coll);
     }
     g_free(total);
     g_free(rk);
@@ -484,6 +494,7 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
     g_free(w);
     g_free(ft);
     g_free(ffn_prev);
+    g_free(ffn_coll);
     g->sx = (struct sv_sys_exec){.sys = own->cfg.coll,
                                  .npu = -1,
                                  .group_in_comm_tag = TRUE,
