@@ -119,6 +119,27 @@ static void h_recv(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
     sv_sys_exec_recv(ex, n, ctx);
 }
 
+/* The FFN rank of a compute node on the group's FFN devices (the owner's cfg), or -1. */
+static int32_t group_ffn_rank(const sv_msg_afd_group *g, const sv_dag_node *n)
+{
+    const struct sv_msg_afd_run *a = &g->members[0]->cfg.afd;
+    int32_t r = n->device - a->ffn_first_device;
+    return n->kind == SV_DAG_KIND_COMP && r >= 0 && r < a->ffn_npus ? r : -1;
+}
+
+/* A compute node starts: an FFN rank's to the power model (on_ffn_op under the owner's instance,
+ * as afd_run.c reports an instance's own), then the built-in replay (0 -> 1 ns). */
+static void h_comp(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
+{
+    const sv_msg_afd_group *g = ctx;
+    const sv_msg *own = g->members[0];
+    int32_t r = group_ffn_rank(g, n);
+    if (r >= 0)
+        own->cfg.afd.on_ffn_op(own->cfg.afd.ffn_op_ctx, own->cfg.instance, r, TRUE,
+                               sv_engine_now(own->eng));
+    sv_dag_exec_handler_replay(ex, n, NULL);
+}
+
 /* The nodes added since the last call belong to member k (-1: the FFN side, reported under the
  * owner's instance on a timeline). */
 static void mark(sv_msg_afd_group *g, const sv_dag *dag, int32_t k)
@@ -136,6 +157,11 @@ static void group_node_done(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
                     ? g_array_index(g->node_member, int32_t, (guint)n->id)
                     : -1;
     sv_msg *m = g->members[k >= 0 ? k : 0];
+    const struct sv_msg_afd_run *a = &g->members[0]->cfg.afd;
+    int32_t r = a->on_ffn_op ? group_ffn_rank(g, n) : -1;
+    if (r >= 0)
+        a->on_ffn_op(a->ffn_op_ctx, g->members[0]->cfg.instance, r, FALSE,
+                     sv_engine_now(g->members[0]->eng));
     if (k >= 0 && n == g->final[k]) {
         g->final[k] = NULL;
         sv_msg__iter_finished(m);
@@ -506,6 +532,8 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
         .on_node_done = group_node_done,
         .cb_ctx = g,
     };
+    if (a->on_ffn_op)
+        ec.handlers[SV_DAG_KIND_COMP] = h_comp;
     ec.handlers[SV_DAG_KIND_COMM_COLL] = h_coll;
     ec.handlers[SV_DAG_KIND_COMM_SEND] = h_send;
     ec.handlers[SV_DAG_KIND_COMM_RECV] = h_recv;
@@ -513,6 +541,14 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
     if (!own->exec) {
         g_clear_pointer(&own->dag, sv_dag_free);
         return FALSE;
+    }
+    if (a->on_ffn_wave) { /* the power model: who is in the wave, and the FFN group's passes */
+        int32_t *in = g_new(int32_t, (size_t)g->size), n_in = 0;
+        for (int32_t k = 0; k < g->size; k++)
+            if (g->tokens[k] > 0)
+                in[n_in++] = g->members[k]->cfg.instance;
+        a->on_ffn_wave(a->ffn_op_ctx, in, n_in, nmb, sv_engine_now(own->eng));
+        g_free(in);
     }
     return TRUE;
 }
