@@ -119,6 +119,27 @@ static void h_recv(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
     sv_sys_exec_recv(ex, n, ctx);
 }
 
+/* The FFN rank of a compute node on the group's FFN devices (the owner's cfg), or -1. */
+static int32_t group_ffn_rank(const sv_msg_afd_group *g, const sv_dag_node *n)
+{
+    const struct sv_msg_afd_run *a = &g->members[0]->cfg.afd;
+    int32_t r = n->device - a->ffn_first_device;
+    return n->kind == SV_DAG_KIND_COMP && r >= 0 && r < a->ffn_npus ? r : -1;
+}
+
+/* A compute node starts: an FFN rank's to the power model (on_ffn_op under the owner's instance,
+ * as afd_run.c reports an instance's own), then the built-in replay (0 -> 1 ns). */
+static void h_comp(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
+{
+    const sv_msg_afd_group *g = ctx;
+    const sv_msg *own = g->members[0];
+    int32_t r = group_ffn_rank(g, n);
+    if (r >= 0)
+        own->cfg.afd.on_ffn_op(own->cfg.afd.ffn_op_ctx, own->cfg.instance, r, TRUE,
+                               sv_engine_now(own->eng));
+    sv_dag_exec_handler_replay(ex, n, NULL);
+}
+
 /* The nodes added since the last call belong to member k (-1: the FFN side, reported under the
  * owner's instance on a timeline). */
 static void mark(sv_msg_afd_group *g, const sv_dag *dag, int32_t k)
@@ -136,6 +157,11 @@ static void group_node_done(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
                     ? g_array_index(g->node_member, int32_t, (guint)n->id)
                     : -1;
     sv_msg *m = g->members[k >= 0 ? k : 0];
+    const struct sv_msg_afd_run *a = &g->members[0]->cfg.afd;
+    int32_t r = a->on_ffn_op ? group_ffn_rank(g, n) : -1;
+    if (r >= 0)
+        a->on_ffn_op(a->ffn_op_ctx, g->members[0]->cfg.instance, r, FALSE,
+                     sv_engine_now(g->members[0]->eng));
     if (k >= 0 && n == g->final[k]) {
         g->final[k] = NULL;
         sv_msg__iter_finished(m);
@@ -212,7 +238,8 @@ typedef struct {
     uint64_t *bytes;                   /* [nmb]: one transfer of micro-batch i */
     sv_dag_node **prev;                /* [rank x nmb + i]: last node of micro-batch i on rank */
     int64_t *tokens;                   /* [nmb]: tokens of micro-batch i */
-    int64_t *pairs; /* expert parallelism: [(i x tp + r) x ffn_npus + j] rows rank r -> FFN j */
+    int64_t *pairs;     /* expert parallelism: [(i x tp + r) x ffn_npus + j] rows rank r -> FFN j */
+    sv_dag_node **coll; /* [rank]: its last collective so far (program order, afd_run.c) */
 } wave_member;
 
 /* Layer l of micro-batch i under expert parallelism (afd_run.c's afd_ep_layer with every member
@@ -328,6 +355,7 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
         w[k].bytes = g_new0(uint64_t, (size_t)nmb);
         w[k].prev = g_new0(sv_dag_node *, (size_t)na * (size_t)nmb);
         w[k].tokens = g_new0(int64_t, (size_t)nmb);
+        w[k].coll = g_new0(sv_dag_node *, (size_t)na);
         if (a->ffn_ep)
             w[k].pairs = g_new0(int64_t, (size_t)nmb * (size_t)na * (size_t)nf);
         clear3(g->chunk, g->hist, g->kv);
@@ -348,10 +376,10 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
                                            (uint64_t)mc->dtype_bytes;
         }
         for (int32_t r = 0; r < na; r++) {
-            sv_dag_node *p =
-                sv_msg__afd_ops(own, w[k].whole.prologue, w[k].whole.n_prologue, FALSE, TRUE,
-                                x->cfg.first_device + r, na, x->cfg.tp_group_base,
-                                node_name(x, name, sizeof name, -1, 0, "prologue"), NULL);
+            sv_dag_node *p = sv_msg__afd_ops(
+                own, w[k].whole.prologue, w[k].whole.n_prologue, FALSE, TRUE,
+                x->cfg.first_device + r, na, x->cfg.tp_group_base,
+                node_name(x, name, sizeof name, -1, 0, "prologue"), NULL, &w[k].coll[r]);
             for (int32_t i = 0; i < nmb; i++)
                 w[k].prev[r * nmb + i] = p;
         }
@@ -397,6 +425,7 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
         }
     }
     sv_dag_node **ffn_prev = g_new0(sv_dag_node *, (size_t)nf * (size_t)nmb);
+    sv_dag_node **ffn_coll = g_new0(sv_dag_node *, (size_t)nf); /* per FFN rank, as coll */
     for (int64_t l = 0; l < mc->num_layers; l++) {
         for (int32_t i = 0; i < nmb; i++) {
             int32_t tag = (int32_t)((l * nmb + i) * 2);
@@ -406,9 +435,12 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
                 const struct sv_msg_cfg *xc = &w[k].x->cfg;
                 for (int32_t r = 0; r < xc->num_devices; r++) {
                     sv_dag_node **p = &w[k].prev[r * nmb + i];
+                    /* Program order: (l - 1, i)'s all-gather, if any, then (l, i)'s. */
+                    sv_msg__afd_coll_seq(own, &w[k].coll[r], *p);
                     *p = sv_msg__afd_ops(own, w[k].at[i].layer, w[k].at[i].n_layer, FALSE, FALSE,
                                          xc->first_device + r, xc->num_devices, xc->tp_group_base,
-                                         node_name(w[k].x, name, sizeof name, l, i, "attn"), *p);
+                                         node_name(w[k].x, name, sizeof name, l, i, "attn"), *p,
+                                         &w[k].coll[r]);
                 }
                 mark(g, own->dag, k);
             }
@@ -435,7 +467,7 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
                 }
                 ffn_prev[j * nmb + i] = sv_msg__afd_ops(
                     own, ft[i].layer, ft[i].n_layer, TRUE, FALSE, dev, nf, a->ffn_tp_group,
-                    node_name(own, name, sizeof name, l, i, "ffn"), in);
+                    node_name(own, name, sizeof name, l, i, "ffn"), in, &ffn_coll[j]);
                 mark(g, own->dag, -1);
             }
             /* N2M: each member's rank r gets its rows back from FFN rank r mod ffn_npus. */
@@ -462,11 +494,14 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
             sv_msg__add_node(own, NULL, SV_DAG_KIND_LOGICAL, xc->first_device, 0, NULL);
         for (int32_t r = 0; r < xc->num_devices; r++) {
             sv_dag_node *p = NULL;
-            for (int32_t i = 0; i < nmb; i++)
+            for (int32_t i = 0; i < nmb; i++) {
+                sv_msg__afd_coll_seq(own, &w[k].coll[r], w[k].prev[r * nmb + i]);
                 p = sv_msg__join(own, xc->first_device + r, p, w[k].prev[r * nmb + i]);
+            }
             p = sv_msg__afd_ops(own, w[k].whole.head, w[k].whole.n_head, FALSE, TRUE,
                                 xc->first_device + r, xc->num_devices, xc->tp_group_base,
-                                node_name(w[k].x, name, sizeof name, -1, 0, "head"), p);
+                                node_name(w[k].x, name, sizeof name, -1, 0, "head"), p,
+                                &w[k].coll[r]);
             SV_ASSERT(sv_dag_edge_add(own->dag, p, fin, SV_DAG_EDGE_DATA, NULL));
         }
         g->final[k] = fin;
@@ -477,6 +512,7 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
         g_free(w[k].prev);
         g_free(w[k].tokens);
         g_free(w[k].pairs);
+        g_free(w[k].coll);
     }
     g_free(total);
     g_free(rk);
@@ -484,6 +520,7 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
     g_free(w);
     g_free(ft);
     g_free(ffn_prev);
+    g_free(ffn_coll);
     g->sx = (struct sv_sys_exec){.sys = own->cfg.coll,
                                  .npu = -1,
                                  .group_in_comm_tag = TRUE,
@@ -495,6 +532,8 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
         .on_node_done = group_node_done,
         .cb_ctx = g,
     };
+    if (a->on_ffn_op)
+        ec.handlers[SV_DAG_KIND_COMP] = h_comp;
     ec.handlers[SV_DAG_KIND_COMM_COLL] = h_coll;
     ec.handlers[SV_DAG_KIND_COMM_SEND] = h_send;
     ec.handlers[SV_DAG_KIND_COMM_RECV] = h_recv;
@@ -502,6 +541,14 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
     if (!own->exec) {
         g_clear_pointer(&own->dag, sv_dag_free);
         return FALSE;
+    }
+    if (a->on_ffn_wave) { /* the power model: who is in the wave, and the FFN group's passes */
+        int32_t *in = g_new(int32_t, (size_t)g->size), n_in = 0;
+        for (int32_t k = 0; k < g->size; k++)
+            if (g->tokens[k] > 0)
+                in[n_in++] = g->members[k]->cfg.instance;
+        a->on_ffn_wave(a->ffn_op_ctx, in, n_in, nmb, sv_engine_now(own->eng));
+        g_free(in);
     }
     return TRUE;
 }

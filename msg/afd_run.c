@@ -46,6 +46,7 @@ struct msg_afd {
     int64_t *counts;               /* 2 x per expert, scratch */
     int64_t *pairs;                /* [(i x tp + r) x ffn_npus + j]: rows attention r -> FFN j */
     struct sv_msg_moe_rank *ranks; /* [i x ffn_npus + j]: FFN rank j's load of micro-batch i */
+    sv_dag_node **coll; /* per attention rank, then per FFN rank: its last collective so far */
 };
 
 static void afd_fail(void *ctx, GError *err)
@@ -122,6 +123,7 @@ gboolean sv_msg__afd_init(sv_msg *m, GError **error)
     A->dec_kv = g_array_new(FALSE, FALSE, sizeof(int64_t));
     A->attn_prev = g_new0(sv_dag_node *, (size_t)c->num_devices * (size_t)a->micro_batches);
     A->ffn_prev = g_new0(sv_dag_node *, (size_t)a->ffn_npus * (size_t)a->micro_batches);
+    A->coll = g_new0(sv_dag_node *, (size_t)c->num_devices + (size_t)a->ffn_npus);
     if (a->ffn_ep && !afd_ep_init(m, error))
         return FALSE;
     /* A shared FFN group (afd_group.c) builds the wave's DAG. */
@@ -139,6 +141,7 @@ void sv_msg__afd_free(sv_msg *m)
     g_array_free(A->dec_kv, TRUE);
     g_free(A->attn_prev);
     g_free(A->ffn_prev);
+    g_free(A->coll);
     if (A->route && A->route->destroy && A->route_state)
         A->route->destroy(A->route_state);
     g_free(A->counts);
@@ -237,11 +240,27 @@ static gboolean is_mlp(const struct msg_afd *A, sv_compute_op_kind op)
     return FALSE;
 }
 
+/* Collectives in program order (docs/afd.md "Collective order"): n (a collective) after *last,
+ * the previous collective of the same device, by a control edge; *last becomes n. The system layer
+ * pairs a group's collectives by the order its ranks issue them (as NCCL requires every rank of a
+ * communicator to issue the same collectives in the same order, and runs them in that order), so
+ * each rank issues its group's collectives in one fixed order, the same on every rank, instead of
+ * whichever becomes ready first. No-op for a NULL last or a node that is not a collective. */
+void sv_msg__afd_coll_seq(sv_msg *m, sv_dag_node **last, sv_dag_node *n)
+{
+    if (!last || !n || n->kind != SV_DAG_KIND_COMM_COLL || *last == n)
+        return;
+    if (*last)
+        SV_ASSERT(sv_dag_edge_add(m->dag, *last, n, SV_DAG_EDGE_CTRL, NULL));
+    *last = n;
+}
+
 /* Operators of `ops` on `dev` after prev: those on the FFN side (mlp TRUE) or the attention side,
- * each followed by its TP all-reduce on `group` when the group has more than one rank. */
+ * each followed by its TP all-reduce on `group` when the group has more than one rank, sequenced
+ * after the device's previous collective (*coll, sv_msg__afd_coll_seq; NULL: not sequenced). */
 sv_dag_node *sv_msg__afd_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int n, gboolean mlp,
                              gboolean all, int32_t dev, int32_t tp, int32_t group, const char *name,
-                             sv_dag_node *prev)
+                             sv_dag_node *prev, sv_dag_node **coll)
 {
     const struct msg_afd *A = m->afd;
     for (int k = 0; k < n; k++) {
@@ -254,6 +273,7 @@ sv_dag_node *sv_msg__afd_ops(sv_msg *m, const struct sv_compute_iter_op *ops, in
             ar->p.comm_type = (int32_t)SV_SYS_ALL_REDUCE;
             ar->p.comm_size_bytes = ops[k].allreduce_bytes;
             ar->p.comm_tag = group;
+            sv_msg__afd_coll_seq(m, coll, ar);
             prev = ar;
         }
     }
@@ -435,10 +455,11 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
     char name[64];
     struct sv_compute_iter_time whole;
     sv_compute_iter_time(c->lat, shape, 0, mc->num_layers, &whole);
+    memset(A->coll, 0, sizeof *A->coll * ((size_t)na + (size_t)nf));
     for (int32_t r = 0; r < na; r++) {
-        sv_dag_node *p = sv_msg__afd_ops(m, whole.prologue, whole.n_prologue, FALSE, TRUE,
-                                         c->first_device + r, na, c->tp_group_base,
-                                         afd_name(m, name, sizeof name, -1, 0, "prologue"), NULL);
+        sv_dag_node *p = sv_msg__afd_ops(
+            m, whole.prologue, whole.n_prologue, FALSE, TRUE, c->first_device + r, na,
+            c->tp_group_base, afd_name(m, name, sizeof name, -1, 0, "prologue"), NULL, &A->coll[r]);
         for (int32_t i = 0; i < nmb; i++)
             A->attn_prev[r * nmb + i] = p;
     }
@@ -471,9 +492,12 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
             int32_t tag = (int32_t)((l * nmb + i) * 2);
             for (int32_t r = 0; r < na; r++) {
                 sv_dag_node **p = &A->attn_prev[r * nmb + i];
+                /* Program order: the all-gather of (l - 1, i), if any, then (l, i)'s all-reduces.
+                 */
+                sv_msg__afd_coll_seq(m, &A->coll[r], *p);
                 *p = sv_msg__afd_ops(m, at[i].layer, at[i].n_layer, FALSE, FALSE,
                                      c->first_device + r, na, c->tp_group_base,
-                                     afd_name(m, name, sizeof name, l, i, "attn"), *p);
+                                     afd_name(m, name, sizeof name, l, i, "attn"), *p, &A->coll[r]);
             }
             if (ep_ns) {
                 afd_ep_layer(A, l, i, nmb, tag, ep_tokens[i], &ep_ns[(size_t)i * (size_t)nf]);
@@ -486,7 +510,7 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
                                       bytes[i], tag, A->attn_prev[(j % na) * nmb + i], *p);
                 *p = sv_msg__afd_ops(m, ft[i].layer, ft[i].n_layer, TRUE, FALSE, dev, nf,
                                      a->ffn_tp_group, afd_name(m, name, sizeof name, l, i, "ffn"),
-                                     *p);
+                                     *p, &A->coll[na + j]);
             }
             for (int32_t r = 0; r < na; r++) {
                 int32_t src = a->ffn_first_device + r % nf, dev = c->first_device + r;
@@ -502,10 +526,13 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
     sv_dag_node *final = sv_msg__add_node(m, NULL, SV_DAG_KIND_LOGICAL, c->first_device, 0, NULL);
     for (int32_t r = 0; r < na; r++) {
         sv_dag_node *p = NULL;
-        for (int32_t i = 0; i < nmb; i++)
+        for (int32_t i = 0; i < nmb; i++) {
+            sv_msg__afd_coll_seq(m, &A->coll[r], A->attn_prev[r * nmb + i]); /* last all-gathers */
             p = sv_msg__join(m, c->first_device + r, p, A->attn_prev[r * nmb + i]);
+        }
         p = sv_msg__afd_ops(m, whole.head, whole.n_head, FALSE, TRUE, c->first_device + r, na,
-                            c->tp_group_base, afd_name(m, name, sizeof name, -1, 0, "head"), p);
+                            c->tp_group_base, afd_name(m, name, sizeof name, -1, 0, "head"), p,
+                            &A->coll[r]);
         SV_ASSERT(sv_dag_edge_add(m->dag, p, final, SV_DAG_EDGE_DATA, NULL));
     }
     struct sv_dag_exec_cfg ec = {

@@ -376,6 +376,11 @@ struct sv_msg_afd_run {
      * executor runs it. */
     void (*on_ffn_op)(void *ctx, int32_t instance, int32_t rank, gboolean busy, sv_time now);
     void *ffn_op_ctx;
+    /* Optional (the power model, with a shared FFN group): a wave of the group starts at `now`;
+     * `members` (instance indices, n of them, member order) have an iteration in it and the FFN
+     * group runs `passes` micro-batches (each reads its weights once). on_ffn_op then reports the
+     * group's FFN ranks under the owner's (member 0's) instance. Both use the owner's cfg. */
+    void (*on_ffn_wave)(void *ctx, const int32_t *members, int32_t n, int32_t passes, sv_time now);
     /* A shared FFN group (docs/afd.md "Several attention instances sharing an FFN group"): NULL =
      * this instance's own. Borrowed (the planner owns it); group_rank is the member's index. */
     sv_msg_afd_group *group;

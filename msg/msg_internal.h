@@ -319,10 +319,13 @@ void sv_msg__afd_group_leave(sv_msg *m);
 void sv_msg__afd_group_step(sv_msg *m);
 void sv_msg__single_launch(sv_msg *m);
 /* afd_run.c's builders, shared with afd_group.c: operators of one side after prev (their TP
- * all-reduce on `group` when tp > 1), and a send/recv pair. */
+ * all-reduce on `group` when tp > 1, each after the device's previous collective *coll), a
+ * collective n sequenced after *last (a control edge; docs/afd.md "Collective order"), and a
+ * send/recv pair. */
 sv_dag_node *sv_msg__afd_ops(sv_msg *m, const struct sv_compute_iter_op *ops, int n, gboolean mlp,
                              gboolean all, int32_t dev, int32_t tp, int32_t group, const char *name,
-                             sv_dag_node *prev);
+                             sv_dag_node *prev, sv_dag_node **coll);
+void sv_msg__afd_coll_seq(sv_msg *m, sv_dag_node **last, sv_dag_node *n);
 sv_dag_node *sv_msg__afd_xfer(sv_msg *m, const char *name, int32_t src, int32_t dst, uint64_t bytes,
                               int32_t tag, sv_dag_node *parent, sv_dag_node *rparent);
 void sv_msg__afd_ep_route_member(sv_msg *m, int64_t tokens, int64_t *pairs, int64_t *total);

@@ -9,6 +9,7 @@
  * an iteration, by the requests' shares of its scheduled tokens. An iteration's DRAM traffic (an
  * impulse at its end) goes to that iteration alone. */
 #include "planner/planner.h"
+#include "planner/planner_internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -24,9 +25,12 @@ typedef struct {
 
 /* The FFN group of an afd instance (docs/afd.md "Power"): its devices follow the attention ones
  * in the node's domain (inst_first_dev + attn .. + ffn_npus - 1), busy while an FFN operator
- * runs (sv_msg_afd_run.on_ffn_op); its weights are read once per micro-batch. */
+ * runs (sv_msg_afd_run.on_ffn_op); its weights are read once per micro-batch. A shared FFN group
+ * (owner >= 0) registers its devices once, after the owner's attention devices (ffn is 0 for the
+ * other members); its weight reads come per wave (sv_msg_afd_run.on_ffn_wave). */
 struct power_afd {
     int32_t attn, ffn, micro_batches; /* attention devices, FFN devices, m; 0: no afd */
+    int32_t owner;                    /* a shared FFN group's owner instance, else -1 */
     uint64_t mlp_bytes;               /* the MLP / MoE weights of the whole FFN group */
 };
 
@@ -54,6 +58,7 @@ struct sv_planner_power {
     int32_t *inst_busy_devs; /* per instance: busy for a whole iteration (afd: attention ones) */
     uint64_t *weight_bytes, *kv_bytes_per_token; /* per instance */
     struct power_afd *afd;                       /* per instance: FFN group (docs/afd.md) */
+    uint64_t *ffn_dram;                          /* per instance: its share of its waves' reads */
     double *pim_active_w;                        /* per node: PIM (peak - idle) per channel */
     GQueue *inflight;                            /* per instance: power_iter*, FIFO */
     GPtrArray *spare;                            /* recycled power_iter* */
@@ -179,6 +184,7 @@ sv_planner_power *sv_planner_power_new(const struct sv_planner_cluster_cfg *c,
     pw->inst_devs = g_new0(int32_t, (size_t)c->n_instances);
     pw->inst_busy_devs = g_new0(int32_t, (size_t)c->n_instances);
     pw->afd = g_new0(struct power_afd, (size_t)c->n_instances);
+    pw->ffn_dram = g_new0(uint64_t, (size_t)c->n_instances);
     pw->weight_bytes = g_new0(uint64_t, (size_t)c->n_instances);
     pw->kv_bytes_per_token = g_new0(uint64_t, (size_t)c->n_instances);
     pw->pim_active_w = g_new0(double, (size_t)c->n_nodes);
@@ -217,11 +223,28 @@ sv_planner_power *sv_planner_power_new(const struct sv_planner_cluster_cfg *c,
         pw->inst_node[i] = ic->node;
         pw->inst_busy_devs[i] = ic->num_npus;
         /* An afd instance's FFN devices right after its attention devices, with the FFN
-         * hardware's entry (node_cfg_resolved); they count in its device share (account). */
-        int32_t ffn = ic->afd.micro_batches > 0 ? ic->afd.ffn_npus : 0;
+         * hardware's entry (node_cfg_resolved); they count in its device share (account). A
+         * shared FFN group's once, after its owner's attention devices, as the cluster places
+         * them (sv_planner_instance_devices), shared by the members in its waves (account). */
+        int32_t own = ic->afd_group_size > 0 ? ic->afd_group_owner : -1;
+        if (own >= 0 && c->instances[own].node != ic->node) {
+            g_autofree char *path = g_strdup_printf("%s.ffn_group", ic->afd_where);
+            sv_planner__path_error(
+                error, path,
+                "\"%s\": under the power model the members of a shared FFN group must be on "
+                "the node of its first member (nodes[%d], which holds the FFN devices): their "
+                "draw is split over the members on that node (docs/afd.md \"Power\")",
+                ic->afd.ffn_group, c->instances[own].node);
+            sv_planner_power_free(pw);
+            return NULL;
+        }
+        int32_t ffn = ic->afd.micro_batches > 0 && (own < 0 || own == i) ? ic->afd.ffn_npus : 0;
         pw->inst_devs[i] = ic->num_npus + ffn;
-        pw->afd[i] = (struct power_afd){
-            .attn = ic->num_npus, .ffn = ffn, .micro_batches = ffn > 0 ? ic->afd.micro_batches : 0};
+        pw->afd[i] = (struct power_afd){.attn = ic->num_npus,
+                                        .ffn = ffn,
+                                        .micro_batches =
+                                            ic->afd.micro_batches > 0 ? ic->afd.micro_batches : 0,
+                                        .owner = own};
         g_queue_init(&pw->inflight[i]);
         for (int32_t d = 0; d < ic->num_npus + ffn; d++) {
             GError *e = NULL;
@@ -270,6 +293,7 @@ void sv_planner_power_free(sv_planner_power *pw)
     g_free(pw->inst_devs);
     g_free(pw->inst_busy_devs);
     g_free(pw->afd);
+    g_free(pw->ffn_dram);
     g_free(pw->weight_bytes);
     g_free(pw->kv_bytes_per_token);
     g_free(pw->pim_active_w);
@@ -372,6 +396,22 @@ static void give(sv_planner_power *pw, const power_iter *it, double j)
     pw->attributed_j += j;
 }
 
+/* The devices an iteration counts in its node's split (docs/power.md "Attribution to requests"):
+ * its instance's own devices, and for a member of a shared FFN group its attention devices plus
+ * ffn_npus / k of the group's FFN devices, k the members with an iteration running on the node
+ * (every member is on the owner's node: sv_planner_power_new). */
+static double dev_share(const sv_planner_power *pw, const power_node *pn, const power_iter *it)
+{
+    const struct power_afd *a = &pw->afd[it->instance];
+    if (a->owner < 0)
+        return (double)pw->inst_devs[it->instance];
+    int32_t k = 0;
+    for (guint q = 0; q < pn->running->len; q++)
+        k += pw->afd[((const power_iter *)g_ptr_array_index(pn->running, q))->instance].owner ==
+             a->owner;
+    return (double)a->attn + (double)pw->afd[a->owner].ffn / (double)k;
+}
+
 /* The energy of node n since its last change, up to `now`, to the iterations running on it. */
 static void account(sv_planner_power *pw, int32_t n, sv_time now)
 {
@@ -383,12 +423,12 @@ static void account(sv_planner_power *pw, int32_t n, sv_time now)
         pw->unattributed_j += d;
         return;
     }
-    int64_t devs = 0;
+    double devs = 0;
     for (guint k = 0; k < pn->running->len; k++)
-        devs += pw->inst_devs[((power_iter *)g_ptr_array_index(pn->running, k))->instance];
+        devs += dev_share(pw, pn, g_ptr_array_index(pn->running, k));
     for (guint k = 0; k < pn->running->len; k++) {
         const power_iter *it = g_ptr_array_index(pn->running, k);
-        give(pw, it, d * (double)pw->inst_devs[it->instance] / (double)devs);
+        give(pw, it, d * dev_share(pw, pn, it) / devs);
     }
 }
 
@@ -414,7 +454,8 @@ void sv_planner_power_iter_start(sv_planner_power *pw, int32_t i, sv_time now,
         kv_tokens += (uint64_t)(e[k].computed_before + e[k].num_new);
     }
     it->dram_bytes = pw->weight_bytes[i] + pw->kv_bytes_per_token[i] * kv_tokens;
-    if (pw->afd[i].micro_batches > 0) /* the FFN group reads its weights once per micro-batch */
+    /* The FFN group reads its weights once per micro-batch (a shared one: on_ffn_wave). */
+    if (pw->afd[i].micro_batches > 0 && pw->afd[i].owner < 0)
         it->dram_bytes += pw->afd[i].mlp_bytes * (uint64_t)MIN((guint)pw->afd[i].micro_batches, n);
     it->pim_j = 0;
     g_queue_push_tail(&pw->inflight[i], it);
@@ -431,7 +472,10 @@ void sv_planner_power_iter_done(sv_planner_power *pw, int32_t i, sv_time now)
     power_node *pn = &pw->nodes[node];
     ticks_before(pw, now);
     account(pw, node, now);
-    /* The iteration's DRAM traffic: an impulse at its end, its own. */
+    /* The iteration's DRAM traffic: an impulse at its end, its own (a shared FFN group member:
+     * with its share of its wave's weight reads). */
+    it->dram_bytes += pw->ffn_dram[i];
+    pw->ffn_dram[i] = 0;
     sv_power_bytes(pn->dom, SV_POWER_DRAM, it->dram_bytes, now);
     pw->dram_bytes += (double)it->dram_bytes;
     if (it->pim_j > 0)
@@ -462,6 +506,21 @@ static void on_ffn_op(void *ctx, int32_t i, int32_t rank, gboolean busy, sv_time
         sv_power_device_idle(dom, dev, now);
 }
 
+/* A wave of a shared FFN group starts (msg/afd_group.c): its FFN ranks read the group's MLP / MoE
+ * weights once per micro-batch, `passes` in all, split evenly over the members in the wave (the
+ * remainder bytes to the first ones), each member's share charged at its iteration's end. */
+static void on_ffn_wave(void *ctx, const int32_t *members, int32_t n, int32_t passes, sv_time now)
+{
+    sv_planner_power *pw = ctx;
+    (void)now;
+    SV_ASSERT(n >= 1 && passes >= 1);
+    const struct power_afd *a = &pw->afd[members[0]];
+    SV_ASSERT(a->owner >= 0);
+    uint64_t total = pw->afd[a->owner].mlp_bytes * (uint64_t)passes;
+    for (int32_t k = 0; k < n; k++)
+        pw->ffn_dram[members[k]] += total / (uint64_t)n + ((uint64_t)k < total % (uint64_t)n);
+}
+
 void sv_planner_power_afd(sv_planner_power *pw, int32_t i, const struct sv_compute_model_cfg *m,
                           struct sv_msg_afd_run *afd)
 {
@@ -469,15 +528,17 @@ void sv_planner_power_afd(sv_planner_power *pw, int32_t i, const struct sv_compu
     struct power_afd *a = &pw->afd[i];
     if (a->micro_batches <= 0 || afd->micro_batches <= 0)
         return;
-    SV_ASSERT(afd->ffn_npus == a->ffn);
+    SV_ASSERT(afd->ffn_npus == a->ffn || (a->owner >= 0 && a->owner != i && a->ffn == 0));
     /* DRAM per iteration (docs/power.md): the attention ranks read their weights once, the FFN
      * group its MLP / MoE weights once per micro-batch (sv_planner_power_iter_start). */
     uint64_t mlp_attn = sv_compute_model_mlp_weight_bytes(m, a->attn) * (uint64_t)a->attn;
     SV_ASSERT(pw->weight_bytes[i] >= mlp_attn); /* set_traffic first: every weight at tp */
     pw->weight_bytes[i] -= mlp_attn;
-    a->mlp_bytes = sv_compute_model_mlp_weight_bytes(m, a->ffn) * (uint64_t)a->ffn;
+    a->mlp_bytes = sv_compute_model_mlp_weight_bytes(m, afd->ffn_npus) * (uint64_t)afd->ffn_npus;
     afd->on_ffn_op = on_ffn_op;
     afd->ffn_op_ctx = pw;
+    if (a->owner >= 0)
+        afd->on_ffn_wave = on_ffn_wave;
 }
 
 void sv_planner_power_set_pim(sv_planner_power *pw, int32_t node, int64_t channels, double idle_w,

@@ -394,6 +394,47 @@ static void test_tp2_members(void)
     g_array_free(it, TRUE);
 }
 
+/* The stall of test_afd_moe.c's qwen_attention_tp2_sparse in a shared FFN group: two Qwen3-30B-A3B
+ * members with an attention TP group of two on two A100 expert ranks, two requests of 16 + 2
+ * tokens each (two micro-batches per member: one wave with a micro-batch alone stalls nothing). In
+ * the decode wave each member's micro-batches have one token, so each member's rank 1 has no rows;
+ * its all-gathers wait for their turn in program order (docs/afd.md "Collective order") and the run
+ * completes (before: "the simulation stalled"). By hand per layer, member and micro-batch (as
+ * test_afd_moe.c): prefill T = 16, 8 tokens per attention rank, 32 pairs to each FFN rank: M2N /
+ * N2M 16 x 8 x 4,096 bytes each way in 4 messages each way, the all-gather 2 x 8 x 4,096 in 2,
+ * the o_proj all-reduce 2 x 16 x 4,096 in 4; decode T = 1, rank 0's 8 pairs 4 per FFN rank: 8 x
+ * 4,096 each way in 2 messages each way, the all-gather 2 x 4,096 in 2, the all-reduce 2 x 4,096
+ * in 4. Two members x two micro-batches: 48 x 4 x (1,245,184 + 81,920) bytes and 48 x 4 x (14 +
+ * 10) messages. */
+static void test_tp2_members_ep_sparse(void)
+{
+    const char *inst = "{\"model_name\": \"Qwen/Qwen3-30B-A3B-Instruct-2507\", \"hardware\": "
+                       "\"H100\", \"num_npus\": 2, \"tp_size\": 2, \"npu_mem\": {\"mem_size\": "
+                       "80}, \"afd\": {\"ffn_hardware\": \"A100\", \"ffn_npus\": 2, \"ffn_group\": "
+                       "\"g\"}}";
+    g_autofree char *j = g_strdup_printf("{\"link_bw\": %.17g, \"link_latency\": %d, \"engine\": "
+                                         "\"vllm-0.10\", \"nodes\": [{\"instances\": [%s, %s]}]}",
+                                         GBPS8, LAT_NS, inst, inst);
+    GArray *it = g_array_new(FALSE, FALSE, sizeof(struct sv_msg_iter_done));
+    struct sv_planner_run_result res;
+    g_autoptr(GError) e = NULL;
+    gboolean ok = run(j, 4, it, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    SV_ASSERT_EQ_I64(count_of(it, 0), 2);
+    SV_ASSERT_EQ_I64(count_of(it, 1), 2);
+    SV_ASSERT_EQ_I64(iter_of(it, 0, 1)->n_decode, 2);
+    SV_ASSERT_EQ_I64(iter_of(it, 1, 1)->n_decode, 2);
+    SV_ASSERT_EQ_I64(res.net_bytes, (uint64_t)48 * 4 *
+                                        (2 * 16 * 8 * 4096 + 2 * 8 * 4096 + 2 * 16 * 4096 +
+                                         2 * 8 * 4096 + 2 * 4096 + 2 * 4096));
+    SV_ASSERT_EQ_I64(res.net_bytes, 254803968);
+    SV_ASSERT_EQ_I64(res.net_messages, 48 * 4 * (8 + 2 + 4 + 4 + 2 + 4));
+    SV_ASSERT_EQ_I64(res.net_messages, 4608);
+    g_array_free(it, TRUE);
+}
+
 /* Same seed, same iteration records and bytes. */
 static void test_same_seed(void)
 {
@@ -474,6 +515,7 @@ int main(void)
         {"idle_member", test_idle_member},
         {"shared_ep", test_shared_ep},
         {"tp2_members", test_tp2_members},
+        {"tp2_members_ep_sparse", test_tp2_members_ep_sparse},
         {"same_seed", test_same_seed},
         {"errors", test_errors},
         {NULL, NULL},

@@ -355,6 +355,43 @@ static void test_qwen_attention_tp2(void)
     g_array_free(it, TRUE);
 }
 
+/* The attention TP group of 2 with fewer tokens than ranks (two requests of 16 + 2 tokens: the
+ * decode micro-batches have one token each, so attention rank 1 has no rows to dispatch). Before
+ * the collectives were issued in program order (docs/afd.md "Collective order") rank 1 issued its
+ * all-gather ahead of its next all-reduce, the system layer paired the ranks' collectives wrongly
+ * and the run stalled. Now it completes, and by hand per layer:
+ * - prefill, 2 micro-batches of T = 16 (a 16-token chunk each), 8 tokens per attention rank:
+ *   balanced routing of 8 tokens gives 64 pairs, one each on experts 1, 3, ..., 127, 32 per FFN
+ *   rank; M2N / N2M 16 x 8 x 4,096 bytes each way in 2 x 2 messages each way; the all-gather
+ *   2 x ceil(16 / 2) x 4,096 bytes in 2 messages; the o_proj all-reduce 2 x 16 x 4,096 in 4;
+ * - decode, 2 micro-batches of T = 1: rank 0 has the token, rank 1 none; its 8 pairs land on
+ *   experts 8, 24, ..., 120, 4 per FFN rank: M2N / N2M 8 x 4,096 bytes each way in 2 messages
+ *   each way (rank 0 only); the all-gather still runs on both ranks with ceil(1 / 2) = 1 row
+ *   each: 2 x 4,096 bytes in 2 messages; the all-reduce 2 x 4,096 in 4.
+ * Per layer: 2 x (2 x 16 x 32,768 + 65,536 + 131,072) + 2 x (2 x 32,768 + 8,192 + 8,192) =
+ * 2,654,208 bytes in 2 x (8 + 2 + 4) + 2 x (4 + 2 + 4) = 48 messages; x 48 layers. */
+static void test_qwen_attention_tp2_sparse(void)
+{
+    g_autofree char *json = cluster_json(QWEN, "{\"ffn_hardware\": \"A100\", \"ffn_npus\": 2}",
+                                         ", \"num_npus\": 2, \"tp_size\": 2");
+    GArray *it = g_array_new(FALSE, FALSE, sizeof(struct sv_msg_iter_done));
+    struct sv_planner_run_result res;
+    g_autoptr(GError) e = NULL;
+    gboolean ok = run(json, 2, 16, NULL, it, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    CU_ASSERT_EQUAL_FATAL(it->len, 2); /* the prefill, then the decode of both */
+    SV_ASSERT_EQ_I64(g_array_index(it, struct sv_msg_iter_done, 1).n_decode, 2);
+    SV_ASSERT_EQ_I64(res.net_bytes,
+                     (uint64_t)48 * (2 * (2 * 16 * 8 * 4096 + 2 * 8 * 4096 + 2 * 16 * 4096) +
+                                     2 * (2 * 8 * 4096 + 2 * 4096 + 2 * 4096)));
+    SV_ASSERT_EQ_I64(res.net_bytes, 127401984);
+    SV_ASSERT_EQ_I64(res.net_messages, 48 * (2 * (8 + 2 + 4) + 2 * (4 + 2 + 4)));
+    SV_ASSERT_EQ_I64(res.net_messages, 2304);
+    g_array_free(it, TRUE);
+}
+
 static void expect_error(const char *model, const char *afd, const char *extra, gboolean at_parse,
                          const char *what)
 {
@@ -401,6 +438,7 @@ int main(void)
         {"qwen_tp_ffn", test_qwen_tp_ffn},
         {"random_same_seed", test_random_same_seed},
         {"qwen_attention_tp2", test_qwen_attention_tp2},
+        {"qwen_attention_tp2_sparse", test_qwen_attention_tp2_sparse},
         {"errors", test_errors},
         {NULL, NULL},
     };

@@ -41,7 +41,7 @@ static char *cluster_json(const char *npu, const char *topo, const char *extra)
 typedef struct {
     GArray *it;       /* struct sv_msg_iter_done */
     GArray *req_j;    /* double, energy_j per finished request, in finishing order */
-    double inst_j[2]; /* energy_j summed per serving instance (0, 1) */
+    double inst_j[3]; /* energy_j summed per serving instance (0, 1, 2) */
 } rec;
 
 static void on_iter(void *ctx, const struct sv_msg_iter_done *s)
@@ -52,7 +52,7 @@ static void on_iter(void *ctx, const struct sv_msg_iter_done *s)
 static void on_req(void *ctx, const struct sv_wl_outcome *o)
 {
     g_array_append_val(((rec *)ctx)->req_j, o->energy_j);
-    if (o->instance >= 0 && o->instance < 2)
+    if (o->instance >= 0 && o->instance < 3)
         ((rec *)ctx)->inst_j[o->instance] += o->energy_j;
 }
 
@@ -64,9 +64,10 @@ static void rec_clear(rec *r)
         g_array_free(r->req_j, TRUE);
 }
 
-/* Two requests arriving at 0 with 16 prompt tokens and 2 output tokens: a prefill iteration of
- * two chunks, then a decode iteration of two decodes of KV 16, two micro-batches of one each. */
-static gboolean run_with(const char *json, const char *router, rec *r,
+/* n requests (run: two) arriving at 0 with 16 prompt tokens and 2 output tokens: for one afd
+ * instance a prefill iteration of two chunks, then a decode iteration of two decodes of KV 16,
+ * two micro-batches of one each. */
+static gboolean run_with(const char *json, const char *router, int n, rec *r,
                          struct sv_planner_run_result *res, GError **error)
 {
     g_autoptr(JsonParser) p = json_parser_new();
@@ -77,11 +78,10 @@ static gboolean run_with(const char *json, const char *router, rec *r,
         return FALSE;
     g_autofree char *dir = sv_test_tmpdir();
     g_autofree char *path = g_build_filename(dir, "trace.jsonl", NULL);
-    CU_ASSERT_FATAL(
-        g_file_set_contents(path,
-                            "{\"input_toks\": 16, \"output_toks\": 2, \"arrival_time_ns\": 0}\n"
-                            "{\"input_toks\": 16, \"output_toks\": 2, \"arrival_time_ns\": 0}\n",
-                            -1, NULL));
+    g_autoptr(GString) w = g_string_new(NULL);
+    for (int k = 0; k < n; k++)
+        g_string_append(w, "{\"input_toks\": 16, \"output_toks\": 2, \"arrival_time_ns\": 0}\n");
+    CU_ASSERT_FATAL(g_file_set_contents(path, w->str, -1, NULL));
     sv_wl_source *src = sv_wl_open(path, NULL, error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(src);
     r->it = g_array_new(FALSE, FALSE, sizeof(struct sv_msg_iter_done));
@@ -107,7 +107,7 @@ static gboolean run_with(const char *json, const char *router, rec *r,
 
 static gboolean run(const char *json, rec *r, struct sv_planner_run_result *res, GError **error)
 {
-    return run_with(json, NULL, r, res, error);
+    return run_with(json, NULL, 2, r, res, error);
 }
 
 /* Sum of a chain's operators of one side as the executor runs them (a zero-time node still takes
@@ -351,7 +351,7 @@ static void test_attribution_share(void)
     rec r = {0};
     struct sv_planner_run_result res;
     g_autoptr(GError) e = NULL;
-    gboolean ok = run_with(json, "round_robin", &r, &res, &e);
+    gboolean ok = run_with(json, "round_robin", 2, &r, &res, &e);
     if (!ok)
         fprintf(stderr, "%s\n", e->message);
     CU_ASSERT_FATAL(ok);
@@ -395,6 +395,229 @@ static void test_attribution_share(void)
     rec_clear(&r);
 }
 
+/* ---- a shared FFN group (docs/afd.md "Power", "Several attention instances sharing an FFN
+ * group") ---- */
+
+/* Two attention instances (an H100 each) sharing one A100 (ffn_group "g", micro_batches 2), and
+ * `plain` more H100 instances without afd, on one node with the power block of cluster_json
+ * (`npu` more npu entries, energy_per_bit `bits` for DRAM and link). */
+static char *group_json(const char *npu, int plain, int bits)
+{
+    GString *inst = g_string_new(NULL);
+    for (int k = 0; k < 2 + plain; k++)
+        g_string_append_printf(
+            inst,
+            "%s{\"model_name\": \"meta-llama/Llama-3.1-8B\", \"hardware\": \"H100\", \"npu_mem\": "
+            "{\"mem_size\": 80}, \"max_num_seqs\": 128, \"max_num_batched_tokens\": 2048%s}",
+            k ? ", " : "",
+            k < 2 ? ", \"afd\": {\"ffn_hardware\": \"A100\", \"micro_batches\": 2, "
+                    "\"ffn_group\": \"g\"}"
+                  : "");
+    char *j = g_strdup_printf(
+        "{\"link_bw\": %.17g, \"link_latency\": %d, \"engine\": \"vllm-0.10\", \"nodes\": [{"
+        "\"cpu_mem\": {\"mem_size\": 512, \"mem_bw\": 256, \"mem_latency\": 0}, "
+        "\"instances\": [%s], "
+        "\"power\": {\"base_node_power\": 100, \"npu\": {\"H100\": {\"idle_power\": 100, "
+        "\"standby_power\": 100, \"active_power\": 100, \"standby_duration\": 18}%s}, "
+        "\"cpu\": {\"idle_power\": 10, \"active_power\": 10, \"util\": 0.5}, "
+        "\"dram\": {\"dimm_size\": 512, \"idle_power\": 10, \"energy_per_bit\": %d}, "
+        "\"link\": {\"num_links\": 1, \"idle_power\": 10, \"energy_per_bit\": %d}, "
+        "\"nic\": {\"num_nics\": 1, \"idle_power\": 10}, "
+        "\"storage\": {\"num_devices\": 1, \"idle_power\": 10}}}]}",
+        GBPS8, LAT_NS, inst->str, npu, bits, 4 * bits);
+    g_string_free(inst, TRUE);
+    return j;
+}
+
+/* The shared A100 with the catalog's figures, two requests (one per member: one micro-batch per
+ * wave). The wave's DAG runs the A100's MLP ops once per layer for both members' tokens: the
+ * prefill wave at two 16-token chunks (f_pf), the decode wave at two decodes of KV 16 (f_dec),
+ * so its active time is 32 x (f_pf + f_dec) (op times from compute/ directly). Its first op
+ * starts once both members' dispatches have arrived: each member's prologue and layer-0
+ * attention side for its own 16-token chunk, then its dispatch of 16 x 4,096 x 2 bytes on its own
+ * link, x = 17,384 ns (both at once). Three NPUs in the node's domain (two H100s, one A100: the
+ * group's FFN device once), so the NPU energy is 2 x 100 W x the run plus the A100's 400 x busy
+ * + 231.5 x standby + 63 x idle. DRAM: each member iteration's attention-side weights
+ * (4,786,233,344 bytes, 4 iterations), the MLP weights (11,274,289,152 bytes) once per wave and
+ * micro-batch (2 waves x 1, not once per member), and 131,072 bytes of KV per token over 16 then
+ * 17 tokens per member. Link: 32 layers x 2 directions x 2 members x (16 + 1) tokens x 8,192. */
+static void test_group_ffn_energy(void)
+{
+    g_autofree char *json = group_json("", 0, 1);
+    rec r = {0};
+    struct sv_planner_run_result res;
+    g_autoptr(GError) e = NULL;
+    gboolean ok = run(json, &r, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    CU_ASSERT_FATAL(res.has_power);
+    CU_ASSERT_EQUAL_FATAL(r.it->len, 4); /* two waves of two members */
+
+    struct sv_compute_model_cfg m;
+    struct sv_compute_hw_cfg h100, a100;
+    CU_ASSERT_FATAL(sv_compute_model_lookup("meta-llama/Llama-3.1-8B", NULL, &m, NULL));
+    CU_ASSERT_FATAL(sv_compute_hw_lookup("H100", &h100, NULL));
+    CU_ASSERT_FATAL(sv_compute_hw_lookup("A100", &a100, NULL));
+    sv_compute_latency *la = sv_compute_latency_new_roofline(&m, &h100, 1, NULL, NULL);
+    sv_compute_latency *lf = sv_compute_latency_new_roofline(&m, &a100, 1, NULL, NULL);
+    CU_ASSERT_FATAL(la && lf);
+    sv_compute_latency_set_cudagraph(la, 128, 2048);
+    sv_compute_latency_set_cudagraph(lf, 128, 2048);
+    const struct sv_compute_layer_seq *seq = sv_compute_layer_seq(m.arch);
+    int64_t c1[] = {16}, h1[] = {0}, c2[] = {16, 16}, h2[] = {0, 0}, kv2[] = {16, 16};
+    struct sv_compute_batch_shape pf1, pf2, dec2;
+    sv_compute_batch_shape_init(&pf1, c1, h1, 1, NULL, 0);
+    sv_compute_batch_shape_init(&pf2, c2, h2, 2, NULL, 0);
+    sv_compute_batch_shape_init(&dec2, NULL, NULL, 0, kv2, 2);
+    struct sv_compute_iter_time fpf, fdec, apf, whole;
+    sv_compute_iter_time(lf, &pf2, 0, 1, &fpf);
+    sv_compute_iter_time(lf, &dec2, 0, 1, &fdec);
+    sv_compute_iter_time(la, &pf1, 0, 1, &apf);
+    sv_compute_iter_time(la, &pf1, 0, LAYERS, &whole);
+    sv_time busy = (sv_time)LAYERS * (chain_ns(fpf.layer, fpf.n_layer, seq, 1) +
+                                      chain_ns(fdec.layer, fdec.n_layer, seq, 1));
+    sv_time first = chain_ns(whole.prologue, whole.n_prologue, seq, 2) +
+                    chain_ns(apf.layer, apf.n_layer, seq, 0) + LAT_NS + 16 * HIDDEN * 2 / 8;
+    sv_compute_latency_free(la);
+    sv_compute_latency_free(lf);
+
+    const struct sv_planner_energy *en = &res.energy;
+    double end_s = (double)res.end_ns * 1e-9;
+    double busy_s = (double)busy * 1e-9, first_s = (double)first * 1e-9;
+    double ffn_j = 400 * busy_s + 231.5 * (end_s - first_s - busy_s) + 63 * first_s;
+    NEAR(en->by_component_j[SV_POWER_NPU] - 2 * 100 * end_s, ffn_j);
+    NEAR(en->npu_state_j[SV_POWER_IDLE], 63 * first_s);
+    /* Active: the A100's FFN ops and each H100 from its member's launch to its commit. */
+    double attn_s = 0;
+    for (guint k = 0; k < r.it->len; k++) {
+        const struct sv_msg_iter_done *d = &g_array_index(r.it, struct sv_msg_iter_done, k);
+        attn_s += (double)(d->end_ns - d->start_ns) * 1e-9;
+    }
+    NEAR(en->npu_state_j[SV_POWER_ACTIVE], 100 * attn_s + 400 * busy_s);
+    NEAR(en->npu_state_j[SV_POWER_ACTIVE] + en->npu_state_j[SV_POWER_STANDBY] +
+             en->npu_state_j[SV_POWER_IDLE],
+         en->by_component_j[SV_POWER_NPU]);
+    double dram_b = 4 * 4786233344.0 + 2 * 11274289152.0 + 131072.0 * 2 * (16 + 17);
+    CU_ASSERT_EQUAL(dram_b, 41702162432.0);
+    CU_ASSERT_EQUAL(en->dram_bytes, dram_b);
+    NEAR(en->by_component_j[SV_POWER_DRAM], 10 * end_s + dram_b * 8 * 1e-12);
+    double link_b = (double)LAYERS * 2 * 2 * 17 * HIDDEN * 2;
+    CU_ASSERT_EQUAL(en->link_bytes, link_b);
+    NEAR(en->by_component_j[SV_POWER_LINK], 10 * end_s + link_b * 8 * 4e-12);
+    double sum = 0;
+    for (int c = 0; c < SV_POWER_N_COMPONENTS; c++)
+        sum += en->by_component_j[c];
+    NEAR(en->total_j, sum);
+    NEAR(en->attributed_j + en->unattributed_j, en->total_j);
+    CU_ASSERT_EQUAL_FATAL(r.req_j->len, 2);
+    double req_sum = g_array_index(r.req_j, double, 0) + g_array_index(r.req_j, double, 1);
+    CU_ASSERT(fabs(req_sum - en->attributed_j) <= 2e-6); /* energy_j: 1e-6 J */
+
+    /* Same inputs and seed: the same energies, bit for bit. */
+    rec r2 = {0};
+    struct sv_planner_run_result res2;
+    CU_ASSERT_FATAL(run(json, &r2, &res2, &e));
+    CU_ASSERT(memcmp(&res.energy, &res2.energy, sizeof res.energy) == 0);
+    for (guint k = 0; k < r.req_j->len; k++)
+        CU_ASSERT(g_array_index(r.req_j, double, k) == g_array_index(r2.req_j, double, k));
+    rec_clear(&r);
+    rec_clear(&r2);
+}
+
+/* Attribution with a shared FFN group: the two members and a plain H100 instance on one node, one
+ * request each (three requests, round robin), every component at a constant power (each NPU 100 W
+ * in every state, no traffic energy): four NPUs (three H100s, the group's one A100), 550 W in all.
+ * In each interval between launches and commits the running iterations split it by devices: the
+ * plain instance 1, a member 1 (its H100) + 1 / k (the A100 over the k members running), so a
+ * member alone with the plain instance takes 2/3, both members 3/8 each and the plain one 1/4. */
+static void test_group_attribution(void)
+{
+    g_autofree char *json = group_json(", \"A100\": {\"idle_power\": 100, \"standby_power\": 100, "
+                                       "\"active_power\": 100, \"standby_duration\": 18}",
+                                       1, 0);
+    rec r = {0};
+    struct sv_planner_run_result res;
+    g_autoptr(GError) e = NULL;
+    gboolean ok = run_with(json, "round_robin", 3, &r, &res, &e);
+    if (!ok)
+        fprintf(stderr, "%s\n", e->message);
+    CU_ASSERT_FATAL(ok);
+    NEAR(res.energy.by_component_j[SV_POWER_NPU], 4 * 100 * (double)res.end_ns * 1e-9);
+    NEAR(res.energy.total_j, 550 * (double)res.end_ns * 1e-9);
+    GArray *t = g_array_new(FALSE, FALSE, sizeof(sv_time));
+    for (guint k = 0; k < r.it->len; k++) {
+        const struct sv_msg_iter_done *it = &g_array_index(r.it, struct sv_msg_iter_done, k);
+        g_array_append_val(t, it->start_ns);
+        g_array_append_val(t, it->end_ns);
+    }
+    g_array_sort(t, cmp_time);
+    double want[3] = {0, 0, 0}, all3 = 0;
+    for (guint k = 0; k + 1 < t->len; k++) {
+        sv_time a = g_array_index(t, sv_time, k), b = g_array_index(t, sv_time, k + 1);
+        if (b <= a)
+            continue;
+        gboolean on[3] = {FALSE, FALSE, FALSE};
+        for (guint q = 0; q < r.it->len; q++) {
+            const struct sv_msg_iter_done *it = &g_array_index(r.it, struct sv_msg_iter_done, q);
+            if (it->start_ns <= a && it->end_ns >= b && it->instance >= 0 && it->instance < 3)
+                on[it->instance] = TRUE;
+        }
+        int members = on[0] + on[1];
+        double w[3] = {on[0] ? 1 + 1.0 / members : 0, on[1] ? 1 + 1.0 / members : 0, on[2]};
+        double devs = w[0] + w[1] + w[2], j = 550 * (double)(b - a) * 1e-9;
+        if (on[0] && on[1] && on[2])
+            all3 += (double)(b - a);
+        for (int i = 0; i < 3 && devs > 0; i++)
+            want[i] += j * w[i] / devs;
+    }
+    CU_ASSERT(all3 > 0); /* all three ran side by side */
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT(fabs(r.inst_j[i] - want[i]) <= 1e-9 * want[i]);
+        if (fabs(r.inst_j[i] - want[i]) > 1e-9 * want[i])
+            fprintf(stderr, "instance %d: %.9f J, want %.9f\n", i, r.inst_j[i], want[i]);
+    }
+    g_array_free(t, TRUE);
+    rec_clear(&r);
+}
+
+/* Members of a shared FFN group on two nodes under the power model: one error naming the second
+ * member's ffn_group (the FFN devices' draw is split over members on the owner's node), before
+ * anything runs. */
+static void test_group_across_nodes(void)
+{
+    const char *inst = "{\"model_name\": \"meta-llama/Llama-3.1-8B\", \"hardware\": \"H100\", "
+                       "\"npu_mem\": {\"mem_size\": 80}, \"afd\": {\"ffn_hardware\": \"A100\", "
+                       "\"ffn_group\": \"g\"}}";
+    const char *power =
+        "\"power\": {\"base_node_power\": 100, \"npu\": {\"H100\": {\"idle_power\": 100, "
+        "\"standby_power\": 100, \"active_power\": 100, \"standby_duration\": 18}}, "
+        "\"cpu\": {\"idle_power\": 10, \"active_power\": 10, \"util\": 0.5}, "
+        "\"dram\": {\"dimm_size\": 512, \"idle_power\": 10, \"energy_per_bit\": 1}, "
+        "\"link\": {\"num_links\": 1, \"idle_power\": 10, \"energy_per_bit\": 4}, "
+        "\"nic\": {\"num_nics\": 1, \"idle_power\": 10}, "
+        "\"storage\": {\"num_devices\": 1, \"idle_power\": 10}}";
+    g_autofree char *json = g_strdup_printf(
+        "{\"link_bw\": %.17g, \"link_latency\": %d, \"engine\": \"vllm-0.10\", \"nodes\": ["
+        "{\"cpu_mem\": {\"mem_size\": 512, \"mem_bw\": 256, \"mem_latency\": 0}, \"instances\": "
+        "[%s], %s}, "
+        "{\"cpu_mem\": {\"mem_size\": 512, \"mem_bw\": 256, \"mem_latency\": 0}, \"instances\": "
+        "[%s], %s}]}",
+        GBPS8, LAT_NS, inst, power, inst, power);
+    rec r = {0};
+    struct sv_planner_run_result res;
+    g_autoptr(GError) e = NULL;
+    CU_ASSERT_FALSE(run(json, &r, &res, &e));
+    CU_ASSERT_EQUAL(r.it ? r.it->len : 0, 0);
+    const char *want = "t.json: nodes[1].instances[0].afd.ffn_group: \"g\": under the power model "
+                       "the members of a shared FFN group must be on the node of its first member "
+                       "(nodes[0]";
+    CU_ASSERT(e && strstr(e->message, want));
+    if (e && !strstr(e->message, want))
+        fprintf(stderr, "%s\n", e->message);
+    rec_clear(&r);
+}
+
 int main(void)
 {
     static const sv_test_case cases[] = {
@@ -403,6 +626,9 @@ int main(void)
         {"same_seed", test_same_seed},
         {"no_figures", test_no_figures},
         {"attribution_share", test_attribution_share},
+        {"group_ffn_energy", test_group_ffn_energy},
+        {"group_attribution", test_group_attribution},
+        {"group_across_nodes", test_group_across_nodes},
         {NULL, NULL},
     };
     sv_test_add_suite("afd_power", cases);
