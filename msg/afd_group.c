@@ -104,21 +104,6 @@ static void group_fail(void *ctx, GError *err)
     g_error_free(err);
 }
 
-static void h_coll(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
-{
-    sv_sys_exec_coll(ex, n, ctx);
-}
-
-static void h_send(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
-{
-    sv_sys_exec_send(ex, n, ctx);
-}
-
-static void h_recv(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
-{
-    sv_sys_exec_recv(ex, n, ctx);
-}
-
 /* The FFN rank of a compute node on the group's FFN devices (the owner's cfg), or -1. */
 static int32_t group_ffn_rank(const sv_msg_afd_group *g, const sv_dag_node *n)
 {
@@ -167,23 +152,8 @@ static void group_node_done(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
         sv_msg__iter_finished(m);
         return;
     }
-    if (!m || !m->hooks.on_op || n->kind == SV_DAG_KIND_LOGICAL || n->kind == SV_DAG_KIND_COMM_RECV)
-        return;
-    const sv_dag *dag = sv_dag_exec_dag(ex);
-    struct sv_msg_op op = {
-        .instance = m->cfg.instance,
-        .device = n->device,
-        .kind = n->kind,
-        .name = n->name && *n->name ? n->name : sv_dag_kind_name(n->kind),
-        .start_ns = sv_dag_node_start_ns(dag, n),
-        .end_ns = sv_dag_node_end_ns(dag, n),
-        .bytes = (n->p.has & SV_DAG_HAS_COMM_SIZE) ? n->p.comm_size_bytes : 0,
-    };
-    if (op.end_ns < 0)
-        op.end_ns = sv_engine_now(m->eng);
-    if (op.start_ns < 0)
-        op.start_ns = op.end_ns;
-    m->hooks.on_op(m->hooks.op_ctx, &op);
+    if (m)
+        sv_msg__report_op(m, sv_dag_exec_dag(ex), n);
 }
 
 /* Sequences [begin, end) of member x's scheduled batch appended to the given lists, classified as
@@ -534,9 +504,9 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
     };
     if (a->on_ffn_op)
         ec.handlers[SV_DAG_KIND_COMP] = h_comp;
-    ec.handlers[SV_DAG_KIND_COMM_COLL] = h_coll;
-    ec.handlers[SV_DAG_KIND_COMM_SEND] = h_send;
-    ec.handlers[SV_DAG_KIND_COMM_RECV] = h_recv;
+    ec.handlers[SV_DAG_KIND_COMM_COLL] = sv_sys_exec_coll;
+    ec.handlers[SV_DAG_KIND_COMM_SEND] = sv_sys_exec_send;
+    ec.handlers[SV_DAG_KIND_COMM_RECV] = sv_sys_exec_recv;
     own->exec = sv_dag_exec_new(own->dag, own->eng, &ec, error);
     if (!own->exec) {
         g_clear_pointer(&own->dag, sv_dag_free);

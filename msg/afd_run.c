@@ -151,21 +151,6 @@ void sv_msg__afd_free(sv_msg *m)
     m->afd = NULL;
 }
 
-static void h_coll(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
-{
-    sv_sys_exec_coll(ex, n, ctx);
-}
-
-static void h_send(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
-{
-    sv_sys_exec_send(ex, n, ctx);
-}
-
-static void h_recv(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
-{
-    sv_sys_exec_recv(ex, n, ctx);
-}
-
 /* The FFN rank of a compute node's device, or -1 (an attention device). */
 static int32_t ffn_rank(const sv_msg *m, const sv_dag_node *n)
 {
@@ -195,23 +180,7 @@ static void afd_node_done(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
     int32_t r = a->on_ffn_op ? ffn_rank(m, n) : -1;
     if (r >= 0)
         a->on_ffn_op(a->ffn_op_ctx, m->cfg.instance, r, FALSE, sv_engine_now(m->eng));
-    if (!m->hooks.on_op || n->kind == SV_DAG_KIND_LOGICAL || n->kind == SV_DAG_KIND_COMM_RECV)
-        return;
-    const sv_dag *dag = sv_dag_exec_dag(ex);
-    struct sv_msg_op op = {
-        .instance = m->cfg.instance,
-        .device = n->device,
-        .kind = n->kind,
-        .name = n->name && *n->name ? n->name : sv_dag_kind_name(n->kind),
-        .start_ns = sv_dag_node_start_ns(dag, n),
-        .end_ns = sv_dag_node_end_ns(dag, n),
-        .bytes = (n->p.has & SV_DAG_HAS_COMM_SIZE) ? n->p.comm_size_bytes : 0,
-    };
-    if (op.end_ns < 0)
-        op.end_ns = sv_engine_now(m->eng);
-    if (op.start_ns < 0)
-        op.start_ns = op.end_ns;
-    m->hooks.on_op(m->hooks.op_ctx, &op);
+    sv_msg__report_op(m, sv_dag_exec_dag(ex), n);
 }
 
 static void afd_all_done(sv_dag_exec *ex, void *ctx)
@@ -544,9 +513,9 @@ gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shap
     };
     if (a->on_ffn_op)
         ec.handlers[SV_DAG_KIND_COMP] = h_comp;
-    ec.handlers[SV_DAG_KIND_COMM_COLL] = h_coll;
-    ec.handlers[SV_DAG_KIND_COMM_SEND] = h_send;
-    ec.handlers[SV_DAG_KIND_COMM_RECV] = h_recv;
+    ec.handlers[SV_DAG_KIND_COMM_COLL] = sv_sys_exec_coll;
+    ec.handlers[SV_DAG_KIND_COMM_SEND] = sv_sys_exec_send;
+    ec.handlers[SV_DAG_KIND_COMM_RECV] = sv_sys_exec_recv;
     m->exec = sv_dag_exec_new(m->dag, m->eng, &ec, error);
     if (!m->exec) {
         g_clear_pointer(&m->dag, sv_dag_free);

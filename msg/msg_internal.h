@@ -290,6 +290,10 @@ gboolean sv_msg__kv_per_layer(const sv_msg *m); /* layer gates set for this laun
 void sv_msg__kv_loads_done(sv_msg *m);          /* after the launch was built */
 /* A LOGICAL node on `dev` after a and b (either may be NULL). */
 sv_dag_node *sv_msg__join(sv_msg *m, int32_t dev, sv_dag_node *a, sv_dag_node *b);
+/* A finished node of an iteration's DAG to the timeline hook (sv_msg_hooks.on_op; nothing for
+ * logical, metadata and receive nodes, or without the hook). opmap.c; afd_run.c and afd_group.c
+ * report theirs through it too. */
+void sv_msg__report_op(sv_msg *m, const sv_dag *dag, const sv_dag_node *n);
 
 /* spec.c: speculative decoding (docs/speculative.md). check: refuse what the group cannot
  * combine with it; req_init: the request's streams and rate (at submit); draft_node: the launch's

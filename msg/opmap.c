@@ -70,8 +70,7 @@ static const char *label(const sv_msg *m, const char *name)
     return m->hooks.on_op ? name : NULL;
 }
 
-/* A finished node to the timeline hook (sv_msg_hooks.on_op). */
-static void report_op(sv_msg *m, const sv_dag *dag, const sv_dag_node *n)
+void sv_msg__report_op(sv_msg *m, const sv_dag *dag, const sv_dag_node *n)
 {
     if (!m->hooks.on_op || n->kind == SV_DAG_KIND_LOGICAL || n->kind == SV_DAG_KIND_METADATA ||
         n->kind == SV_DAG_KIND_INVALID || n->kind == SV_DAG_KIND_COMM_RECV)
@@ -230,7 +229,7 @@ static void single_node_done(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
     sv_msg *m = ctx;
     if (m->et)
         sv_msg__et_node_done(m, sv_dag_exec_dag(ex), n);
-    report_op(m, sv_dag_exec_dag(ex), n);
+    sv_msg__report_op(m, sv_dag_exec_dag(ex), n);
 }
 
 static void on_all_done(sv_dag_exec *ex, void *ctx)
@@ -643,7 +642,7 @@ static void par_node_done(sv_dag_exec *ex, sv_dag_node *n, void *ctx)
     sv_msg *m = ctx;
     if (m->et)
         sv_msg__et_node_done(m, sv_dag_exec_dag(ex), n);
-    report_op(m, sv_dag_exec_dag(ex), n);
+    sv_msg__report_op(m, sv_dag_exec_dag(ex), n);
     if (n->kind != SV_DAG_KIND_LOGICAL)
         return;
     for (GList *l = m->par->batches.head; l; l = l->next) {
