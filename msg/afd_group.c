@@ -526,32 +526,10 @@ static gboolean group_wave(sv_msg_afd_group *g, GError **error)
 void sv_msg__afd_group_step(sv_msg *m)
 {
     sv_msg_afd_group *g = m->cfg.afd.group;
-    int32_t me = m->cfg.afd.group_rank;
-    int64_t tok = 0;
-    for (guint i = 0; i < m->inflight->len; i++)
-        tok += g_array_index(m->inflight, msg_slot, i).num_new;
-    if (tok == 0 && !g_queue_is_empty(&m->waiting) && m->running->len == 0) {
-        /* A request that can never run in an empty engine would leave the group spinning: report
-         * it as the single-instance path does. */
-        msg_req *r = g_queue_peek_head(&m->waiting);
-        sv_msg__fail(m, g_error_new(SV_MSG_ERROR, SV_MSG_ERROR_NOFIT,
-                                    "instance %d: request %" G_GUINT64_FORMAT
-                                    " cannot be scheduled in an empty engine",
-                                    m->cfg.instance, r->out.request_id));
+    /* The DP group's lock-step rule (parallel.c): idle members join with empty micro-batches. */
+    if (!sv_msg__wave_join(m, m->cfg.afd.group_rank, g->size, g->members, g->ready, &g->n_ready,
+                           g->tokens))
         return;
-    }
-    if (!g->ready[me]) {
-        g->ready[me] = TRUE;
-        g->n_ready++;
-    }
-    g->tokens[me] = tok;
-    m->busy = TRUE; /* hold the scheduled batch until the wave starts */
-    if (g->n_ready < g->size) {
-        for (int32_t j = 0; j < g->size; j++) /* idle members join the wave */
-            if (!g->ready[j] && g->members[j])
-                sv_msg__kick(g->members[j]);
-        return;
-    }
     int64_t max_tok = 0;
     for (int32_t j = 0; j < g->size; j++) {
         if (g->members[j]->error)

@@ -314,6 +314,13 @@ void sv_msg__afd_free(sv_msg *m);
 gboolean sv_msg__afd_launch(sv_msg *m, const struct sv_compute_batch_shape *shape, GError **error);
 
 /* parallel.c: data-parallel groups. */
+/* Member `me` of a lock-step group (a DP group; a shared FFN group, afd_group.c) has scheduled
+ * m->inflight: mark it ready with its tokens and hold its batch (m->busy), waking the members
+ * that are not ready (they join with dummy or empty steps). TRUE when every member is ready and
+ * the wave can start; FALSE while some are not, or when m failed (a request that can never be
+ * scheduled in an empty engine). */
+gboolean sv_msg__wave_join(sv_msg *m, int32_t me, int32_t size, sv_msg **members, gboolean *ready,
+                           int32_t *n_ready, int64_t *tokens);
 /* afd_group.c: a shared FFN group (docs/afd.md "Several attention instances sharing an FFN
  * group"). join/leave at sv_msg_new / free; step replaces the single path's launch for a member:
  * the wave starts once every member has scheduled, and single_launch (msg.c) queues and launches

@@ -346,10 +346,9 @@ void sv_msg__dp_leave(sv_msg *m)
         m->cfg.dp->members[m->cfg.dp_rank] = NULL;
 }
 
-void sv_msg__dp_step(sv_msg *m)
+gboolean sv_msg__wave_join(sv_msg *m, int32_t me, int32_t size, sv_msg **members, gboolean *ready,
+                           int32_t *n_ready, int64_t *tokens)
 {
-    sv_msg_dp *dp = m->cfg.dp;
-    int32_t me = m->cfg.dp_rank;
     int64_t tok = 0;
     for (guint i = 0; i < m->inflight->len; i++)
         tok += g_array_index(m->inflight, msg_slot, i).num_new;
@@ -361,23 +360,32 @@ void sv_msg__dp_step(sv_msg *m)
                                     "instance %d: request %" G_GUINT64_FORMAT
                                     " cannot be scheduled in an empty engine",
                                     m->cfg.instance, r->out.request_id));
-        return;
+        return FALSE;
     }
-    if (!dp->ready[me]) {
-        dp->ready[me] = TRUE;
-        dp->n_ready++;
+    if (!ready[me]) {
+        ready[me] = TRUE;
+        (*n_ready)++;
     }
-    dp->tokens[me] = tok;
+    tokens[me] = tok;
     /* Hold the scheduled batch: no other step may run on this member until the wave starts. */
     m->busy = TRUE;
-    if (dp->n_ready < dp->size) {
+    if (*n_ready < size) {
         /* Idle members join the wave (vLLM DP: an idle engine runs dummy forwards while any
          * member has work; LLMServingSim's dp_pending synthesizes a dummy batch). */
-        for (int32_t j = 0; j < dp->size; j++)
-            if (!dp->ready[j] && dp->members[j])
-                sv_msg__kick(dp->members[j]);
-        return;
+        for (int32_t j = 0; j < size; j++)
+            if (!ready[j] && members[j])
+                sv_msg__kick(members[j]);
+        return FALSE;
     }
+    return TRUE;
+}
+
+void sv_msg__dp_step(sv_msg *m)
+{
+    sv_msg_dp *dp = m->cfg.dp;
+    if (!sv_msg__wave_join(m, m->cfg.dp_rank, dp->size, dp->members, dp->ready, &dp->n_ready,
+                           dp->tokens))
+        return;
     int64_t max_tok = 0;
     for (int32_t j = 0; j < dp->size; j++)
         max_tok = MAX(max_tok, dp->tokens[j]);
