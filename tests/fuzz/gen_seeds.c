@@ -194,32 +194,34 @@ static void cluster_seeds(void)
         "   \"dp_group\": \"g\", \"gpu_clock\": 0.8}]}]}\n");
     /* Issue 15's keys: a fabric graph (mixed node kinds, a NIC, a spine, ECMP), an attention/FFN
      * instance, a speculating instance with a per-request Beta acceptance. */
-    put_text("cluster", "graph.json",
-             "{\"num_nodes\": 2, \"link_bw\": 50, \"link_latency\": 2000,\n"
-             " \"fabric\": {\"graph\": {\"routing\": \"ecmp\",\n"
-             "  \"switches\": [{\"name\": \"node0.nic\"}, {\"name\": \"spine0\"}, "
-             "{\"name\": \"spine1\"}],\n"
-             "  \"links\": [{\"a\": \"node0.switch\", \"b\": \"node0.nic\", \"bw_gbps\": 16, "
-             "\"latency_ns\": 500},\n"
-             "   {\"a\": \"node0.nic\", \"b\": \"spine0\", \"bw_gbps\": 50, \"latency_ns\": 1000},\n"
-             "   {\"a\": \"node0.nic\", \"b\": \"spine1\", \"bw_gbps\": 50, \"latency_ns\": 1000},\n"
-             "   {\"a\": \"node1.npu0\", \"b\": \"spine0\", \"bw_gbps\": 25, \"latency_ns\": 1000, "
-             "\"directed\": false},\n"
-             "   {\"a\": \"spine1\", \"b\": \"node1.npu1\", \"bw_gbps\": 25, \"latency_ns\": 1000}]}},\n"
-             " \"nodes\": [{\"topology\": {\"kind\": \"nvlink\", \"bw_gbps\": 450},\n"
-             "  \"instances\": [{\"model_name\": \"meta-llama/Llama-3.1-8B\", \"hardware\": "
-             "\"H100\", \"npu_mem\": {\"mem_size\": 80},\n"
-             "   \"num_npus\": 2, \"tp_size\": 2, \"pd_type\": \"decode\"}]},\n"
-             "  {\"topology\": {\"kind\": \"ring\", \"bw_gbps\": 16, \"latency_ns\": 2500},\n"
-             "  \"instances\": [{\"model_name\": \"meta-llama/Llama-3.1-8B\", \"hardware\": "
-             "\"A100\", \"npu_mem\": {\"mem_size\": 80},\n"
-             "   \"num_npus\": 2, \"tp_size\": 2, \"pd_type\": \"prefill\"}]}]}\n");
-    put_text("cluster", "afd.json",
-             "{\"num_nodes\": 1, \"link_bw\": 450, \"link_latency\": 500,\n"
-             " \"nodes\": [{\"instances\": [{\"model_name\": \"meta-llama/Llama-3.1-8B\", "
-             "\"hardware\": \"H100\",\n"
-             "   \"npu_mem\": {\"mem_size\": 80}, \"num_npus\": 1, \"tp_size\": 1,\n"
-             "   \"afd\": {\"ffn_hardware\": \"A100\", \"ffn_npus\": 2, \"micro_batches\": 2}}]}]}\n");
+    put_text(
+        "cluster", "graph.json",
+        "{\"num_nodes\": 2, \"link_bw\": 50, \"link_latency\": 2000,\n"
+        " \"fabric\": {\"graph\": {\"routing\": \"ecmp\",\n"
+        "  \"switches\": [{\"name\": \"node0.nic\"}, {\"name\": \"spine0\"}, "
+        "{\"name\": \"spine1\"}],\n"
+        "  \"links\": [{\"a\": \"node0.switch\", \"b\": \"node0.nic\", \"bw_gbps\": 16, "
+        "\"latency_ns\": 500},\n"
+        "   {\"a\": \"node0.nic\", \"b\": \"spine0\", \"bw_gbps\": 50, \"latency_ns\": 1000},\n"
+        "   {\"a\": \"node0.nic\", \"b\": \"spine1\", \"bw_gbps\": 50, \"latency_ns\": 1000},\n"
+        "   {\"a\": \"node1.npu0\", \"b\": \"spine0\", \"bw_gbps\": 25, \"latency_ns\": 1000, "
+        "\"directed\": false},\n"
+        "   {\"a\": \"spine1\", \"b\": \"node1.npu1\", \"bw_gbps\": 25, \"latency_ns\": 1000}]}},\n"
+        " \"nodes\": [{\"topology\": {\"kind\": \"nvlink\", \"bw_gbps\": 450},\n"
+        "  \"instances\": [{\"model_name\": \"meta-llama/Llama-3.1-8B\", \"hardware\": "
+        "\"H100\", \"npu_mem\": {\"mem_size\": 80},\n"
+        "   \"num_npus\": 2, \"tp_size\": 2, \"pd_type\": \"decode\"}]},\n"
+        "  {\"topology\": {\"kind\": \"ring\", \"bw_gbps\": 16, \"latency_ns\": 2500},\n"
+        "  \"instances\": [{\"model_name\": \"meta-llama/Llama-3.1-8B\", \"hardware\": "
+        "\"A100\", \"npu_mem\": {\"mem_size\": 80},\n"
+        "   \"num_npus\": 2, \"tp_size\": 2, \"pd_type\": \"prefill\"}]}]}\n");
+    put_text(
+        "cluster", "afd.json",
+        "{\"num_nodes\": 1, \"link_bw\": 450, \"link_latency\": 500,\n"
+        " \"nodes\": [{\"instances\": [{\"model_name\": \"meta-llama/Llama-3.1-8B\", "
+        "\"hardware\": \"H100\",\n"
+        "   \"npu_mem\": {\"mem_size\": 80}, \"num_npus\": 1, \"tp_size\": 1,\n"
+        "   \"afd\": {\"ffn_hardware\": \"A100\", \"ffn_npus\": 2, \"micro_batches\": 2}}]}]}\n");
     put_text("cluster", "spec.json",
              "{\"num_nodes\": 1, \"link_bw\": 450, \"link_latency\": 500,\n"
              " \"nodes\": [{\"instances\": [{\"model_name\": \"meta-llama/Llama-3.1-8B\", "
