@@ -7,6 +7,7 @@
  * times compute/ gives each side (the roofline on the catalog devices), never from the run's own
  * output. */
 #include "planner/planner.h"
+#include "tests/parallel/afd_util.h"
 #include "tests/test_util.h"
 
 #include <string.h>
@@ -44,13 +45,6 @@ static char *cluster_json_model(const char *model, const char *afd)
 #define GROUPED "{\"ffn_hardware\": \"A100\", \"micro_batches\": 2, \"ffn_group\": \"g\"}"
 #define OWN "{\"ffn_hardware\": \"A100\", \"micro_batches\": 2}"
 
-static struct sv_planner_cluster_cfg *parse(const char *json, GError **e)
-{
-    g_autoptr(JsonParser) p = json_parser_new();
-    CU_ASSERT_FATAL(json_parser_load_from_data(p, json, -1, NULL));
-    return sv_planner_cluster_from_json(json_parser_get_root(p), "t.json", e);
-}
-
 static void on_iter(void *ctx, const struct sv_msg_iter_done *s)
 {
     g_array_append_val((GArray *)ctx, *s);
@@ -61,33 +55,8 @@ static void on_iter(void *ctx, const struct sv_msg_iter_done *s)
 static gboolean run(const char *json, int n, GArray *it, struct sv_planner_run_result *res,
                     GError **error)
 {
-    struct sv_planner_cluster_cfg *c = parse(json, error);
-    if (!c)
-        return FALSE;
-    g_autofree char *dir = sv_test_tmpdir();
-    g_autoptr(GString) s = g_string_new(NULL);
-    for (int i = 0; i < n; i++)
-        g_string_append(s, "{\"input_toks\": 16, \"output_toks\": 2, \"arrival_time_ns\": 0}\n");
-    g_autofree char *path = g_build_filename(dir, "trace.jsonl", NULL);
-    CU_ASSERT_FATAL(g_file_set_contents(path, s->str, -1, NULL));
-    sv_wl_source *src = sv_wl_open(path, NULL, error);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(src);
     struct sv_planner_run_observer obs = {.on_iteration = on_iter, .ctx = it};
-    struct sv_planner_run_cfg cfg = {0};
-    cfg.cluster = c;
-    cfg.workload = src;
-    cfg.latency = SV_PLANNER_RUN_LATENCY_ROOFLINE;
-    cfg.host_model = SV_MSG_HOST_NONE;
-    cfg.enable_prefix_caching = -1;
-    cfg.enable_chunked_prefill = -1;
-    cfg.reserve_full_isl = -1;
-    cfg.seed = 7;
-    cfg.observer = &obs;
-    gboolean ok = sv_planner_run(&cfg, res, error);
-    sv_wl_source_free(src);
-    sv_planner_cluster_free(c);
-    sv_test_rmtree(dir);
-    return ok;
+    return sv_test_afd_run(json, n, 16, NULL, NULL, &obs, res, error);
 }
 
 /* The iteration records of instance `inst`, in order. */
@@ -107,22 +76,6 @@ static int count_of(GArray *it, int32_t inst)
     for (guint i = 0; i < it->len; i++)
         n += g_array_index(it, struct sv_msg_iter_done, i).instance == inst;
     return n;
-}
-
-/* A chain of operators as the executor runs it: a zero-time node still takes 1 ns (ASTRA-sim).
- * side: 0 attention (non-MLP ops), 1 FFN (MLP ops), 2 all. */
-static sv_time chain_ns(const struct sv_compute_iter_op *ops, int n,
-                        const struct sv_compute_layer_seq *seq, int side)
-{
-    sv_time t = 0;
-    for (int k = 0; k < n; k++) {
-        gboolean mlp = FALSE;
-        for (int j = 0; j < seq->n_mlp; j++)
-            mlp = mlp || seq->mlp[j] == ops[k].op;
-        if (side == 2 || (side == 1) == mlp)
-            t += ops[k].ns > 0 ? ops[k].ns : 1;
-    }
-    return t;
 }
 
 /* Operator times by hand from compute/: the models the run builds (roofline, catalog devices, TP
@@ -155,17 +108,17 @@ static void op_times_get(op_times *t)
     sv_compute_batch_shape_init(&two, NULL, NULL, 0, kv2, 2);
     struct sv_compute_iter_time x;
     sv_compute_iter_time(la, &one, 0, 1, &x);
-    t->a1 = chain_ns(x.layer, x.n_layer, seq, 0);
+    t->a1 = sv_test_afd_chain_ns(x.layer, x.n_layer, seq, 0);
     sv_compute_iter_time(lf, &one, 0, 1, &x);
-    t->f1 = chain_ns(x.layer, x.n_layer, seq, 1);
+    t->f1 = sv_test_afd_chain_ns(x.layer, x.n_layer, seq, 1);
     sv_compute_iter_time(lf, &two, 0, 1, &x);
-    t->f2 = chain_ns(x.layer, x.n_layer, seq, 1);
+    t->f2 = sv_test_afd_chain_ns(x.layer, x.n_layer, seq, 1);
     sv_compute_iter_time(la, &two, 0, LAYERS, &x);
-    t->pro2 = chain_ns(x.prologue, x.n_prologue, seq, 2);
-    t->head2 = chain_ns(x.head, x.n_head, seq, 2);
+    t->pro2 = sv_test_afd_chain_ns(x.prologue, x.n_prologue, seq, 2);
+    t->head2 = sv_test_afd_chain_ns(x.head, x.n_head, seq, 2);
     sv_compute_iter_time(la, &one, 0, LAYERS, &x);
-    t->pro1 = chain_ns(x.prologue, x.n_prologue, seq, 2);
-    t->head1 = chain_ns(x.head, x.n_head, seq, 2);
+    t->pro1 = sv_test_afd_chain_ns(x.prologue, x.n_prologue, seq, 2);
+    t->head1 = sv_test_afd_chain_ns(x.head, x.n_head, seq, 2);
     sv_compute_latency_free(la);
     sv_compute_latency_free(lf);
 }
@@ -230,7 +183,8 @@ static void test_shared_ffn_makespan(void)
     }
     SV_ASSERT_EQ_I64(res2.net_bytes, res.net_bytes);
     /* Devices: the group places its A100 once (3 NPUs), separate instances twice (4). */
-    struct sv_planner_cluster_cfg *cg = parse(json, &e), *cs = parse(sep, &e);
+    struct sv_planner_cluster_cfg *cg = sv_test_afd_parse(json, &e),
+                                  *cs = sv_test_afd_parse(sep, &e);
     CU_ASSERT_FATAL(cg && cs);
     SV_ASSERT_EQ_I64(sv_planner_instance_devices(&cg->instances[0]) +
                          sv_planner_instance_devices(&cg->instances[1]),
@@ -303,9 +257,9 @@ static void test_shared_ep(void)
     struct sv_compute_iter_time ta, tw;
     sv_compute_iter_time(la, &one, 0, 1, &ta);
     sv_compute_iter_time(la, &two, 0, 48, &tw);
-    sv_time a = chain_ns(ta.layer, ta.n_layer, seq, 0);
-    sv_time pro = chain_ns(tw.prologue, tw.n_prologue, seq, 2);
-    sv_time head = chain_ns(tw.head, tw.n_head, seq, 2);
+    sv_time a = sv_test_afd_chain_ns(ta.layer, ta.n_layer, seq, 0);
+    sv_time pro = sv_test_afd_chain_ns(tw.prologue, tw.n_prologue, seq, 2);
+    sv_time head = sv_test_afd_chain_ns(tw.head, tw.n_head, seq, 2);
     struct sv_compute_batch_shape t = two; /* the FFN batch: both members' micro-batch i */
     t.moe_local_tokens = 2;
     t.moe_activated_experts = 8;

@@ -7,6 +7,7 @@
  * top-8; Mixtral-8x7B hidden 4,096, 32 layers, 8 experts, top-2) and msg/expert.c's balanced
  * rule; the schedule's makespan by hand from the operator times compute/ gives each side. */
 #include "planner/planner.h"
+#include "tests/parallel/afd_util.h"
 #include "tests/test_util.h"
 
 #include <string.h>
@@ -26,13 +27,6 @@ static char *cluster_json(const char *model, const char *afd, const char *extra)
         GBPS8, LAT_NS, model, extra, afd);
 }
 
-static struct sv_planner_cluster_cfg *parse(const char *json, GError **e)
-{
-    g_autoptr(JsonParser) p = json_parser_new();
-    CU_ASSERT_FATAL(json_parser_load_from_data(p, json, -1, NULL));
-    return sv_planner_cluster_from_json(json_parser_get_root(p), "t.json", e);
-}
-
 static void on_iter(void *ctx, const struct sv_msg_iter_done *s)
 {
     g_array_append_val((GArray *)ctx, *s);
@@ -43,46 +37,8 @@ static void on_iter(void *ctx, const struct sv_msg_iter_done *s)
 static gboolean run(const char *json, int n, int in, const char *routing, GArray *it,
                     struct sv_planner_run_result *res, GError **error)
 {
-    struct sv_planner_cluster_cfg *c = parse(json, error);
-    if (!c)
-        return FALSE;
-    g_autofree char *dir = sv_test_tmpdir();
-    g_autoptr(GString) s = g_string_new(NULL);
-    for (int i = 0; i < n; i++)
-        g_string_append_printf(
-            s, "{\"input_toks\": %d, \"output_toks\": 2, \"arrival_time_ns\": 0}\n", in);
-    g_autofree char *path = g_build_filename(dir, "trace.jsonl", NULL);
-    CU_ASSERT_FATAL(g_file_set_contents(path, s->str, -1, NULL));
-    sv_wl_source *src = sv_wl_open(path, NULL, error);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(src);
     struct sv_planner_run_observer obs = {.on_iteration = on_iter, .ctx = it};
-    struct sv_planner_run_cfg cfg = {0};
-    cfg.cluster = c;
-    cfg.workload = src;
-    cfg.latency = SV_PLANNER_RUN_LATENCY_ROOFLINE;
-    cfg.host_model = SV_MSG_HOST_NONE;
-    cfg.enable_prefix_caching = -1;
-    cfg.enable_chunked_prefill = -1;
-    cfg.reserve_full_isl = -1;
-    cfg.expert_routing = routing;
-    cfg.seed = 7;
-    cfg.observer = &obs;
-    gboolean ok = sv_planner_run(&cfg, res, error);
-    sv_wl_source_free(src);
-    sv_planner_cluster_free(c);
-    sv_test_rmtree(dir);
-    return ok;
-}
-
-/* A chain of operators as the executor runs it (a zero-time node still takes 1 ns); side 0: the
- * attention side (every layer op but the MoE block), 2: all. */
-static sv_time chain_ns(const struct sv_compute_iter_op *ops, int n, int side)
-{
-    sv_time t = 0;
-    for (int k = 0; k < n; k++)
-        if (side == 2 || ops[k].op != SV_COMPUTE_OP_MOE)
-            t += ops[k].ns > 0 ? ops[k].ns : 1;
-    return t;
+    return sv_test_afd_run(json, n, in, routing, NULL, &obs, res, error);
 }
 
 /* The expert block of one FFN rank with `pairs` token-expert pairs on `activated` of its experts,
@@ -153,10 +109,10 @@ static void test_qwen_ep2(void)
     struct sv_compute_iter_time ta, tw;
     sv_compute_iter_time(la, &two, 0, 1, &ta);
     sv_compute_iter_time(la, &four, 0, 48, &tw);
-    sv_time a = chain_ns(ta.layer, ta.n_layer, 0);
+    sv_time a = sv_test_afd_chain_ns(ta.layer, ta.n_layer, sv_compute_layer_seq(m.arch), 0);
     sv_time f = expert_ns(lf, &two, 8, 8, 8);
-    sv_time pro = chain_ns(tw.prologue, tw.n_prologue, 2);
-    sv_time head = chain_ns(tw.head, tw.n_head, 2);
+    sv_time pro = sv_test_afd_chain_ns(tw.prologue, tw.n_prologue, sv_compute_layer_seq(m.arch), 2);
+    sv_time head = sv_test_afd_chain_ns(tw.head, tw.n_head, sv_compute_layer_seq(m.arch), 2);
     sv_time x = LAT_NS + 8 * 2048 * 2 / 8;
     SV_ASSERT_EQ_I64(x, 5096);
     CU_ASSERT_FATAL(f >= a + 3 * x); /* the FFN-bound regime */
@@ -191,9 +147,9 @@ static void check_decode(const char *model, int64_t layers, int n,
     struct sv_compute_iter_time ta, tw;
     sv_compute_iter_time(la, &mb, 0, 1, &ta);
     sv_compute_iter_time(la, &all, 0, layers, &tw);
-    sv_time a = chain_ns(ta.layer, ta.n_layer, 0);
-    sv_time pro = chain_ns(tw.prologue, tw.n_prologue, 2);
-    sv_time head = chain_ns(tw.head, tw.n_head, 2);
+    sv_time a = sv_test_afd_chain_ns(ta.layer, ta.n_layer, sv_compute_layer_seq(m.arch), 0);
+    sv_time pro = sv_test_afd_chain_ns(tw.prologue, tw.n_prologue, sv_compute_layer_seq(m.arch), 2);
+    sv_time head = sv_test_afd_chain_ns(tw.head, tw.n_head, sv_compute_layer_seq(m.arch), 2);
     CU_ASSERT_FATAL(f >= a + dispatch_ns + x_last); /* the FFN-bound regime */
     SV_ASSERT_EQ_I64(dec->end_ns - dec->start_ns,
                      pro + a + dispatch_ns + layers * 2 * f + x_last + head);
@@ -398,7 +354,7 @@ static void expect_error(const char *model, const char *afd, const char *extra, 
     g_autofree char *json = cluster_json(model, afd, extra);
     g_autoptr(GError) e = NULL;
     if (at_parse) {
-        struct sv_planner_cluster_cfg *c = parse(json, &e);
+        struct sv_planner_cluster_cfg *c = sv_test_afd_parse(json, &e);
         CU_ASSERT_PTR_NULL(c);
         sv_planner_cluster_free(c);
     } else {

@@ -9,6 +9,7 @@
  * model's shape and from the operator times sv_compute gives the A100 (the roofline), never from
  * the run's own output. */
 #include "planner/planner.h"
+#include "tests/parallel/afd_util.h"
 #include "tests/test_util.h"
 
 #include <math.h>
@@ -70,60 +71,15 @@ static void rec_clear(rec *r)
 static gboolean run_with(const char *json, const char *router, int n, rec *r,
                          struct sv_planner_run_result *res, GError **error)
 {
-    g_autoptr(JsonParser) p = json_parser_new();
-    CU_ASSERT_FATAL(json_parser_load_from_data(p, json, -1, NULL));
-    struct sv_planner_cluster_cfg *c =
-        sv_planner_cluster_from_json(json_parser_get_root(p), "t.json", error);
-    if (!c)
-        return FALSE;
-    g_autofree char *dir = sv_test_tmpdir();
-    g_autofree char *path = g_build_filename(dir, "trace.jsonl", NULL);
-    g_autoptr(GString) w = g_string_new(NULL);
-    for (int k = 0; k < n; k++)
-        g_string_append(w, "{\"input_toks\": 16, \"output_toks\": 2, \"arrival_time_ns\": 0}\n");
-    CU_ASSERT_FATAL(g_file_set_contents(path, w->str, -1, NULL));
-    sv_wl_source *src = sv_wl_open(path, NULL, error);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(src);
     r->it = g_array_new(FALSE, FALSE, sizeof(struct sv_msg_iter_done));
     r->req_j = g_array_new(FALSE, FALSE, sizeof(double));
     struct sv_planner_run_observer obs = {.on_iteration = on_iter, .on_request = on_req, .ctx = r};
-    struct sv_planner_run_cfg cfg = {0};
-    cfg.cluster = c;
-    cfg.workload = src;
-    cfg.latency = SV_PLANNER_RUN_LATENCY_ROOFLINE;
-    cfg.host_model = SV_MSG_HOST_NONE;
-    cfg.enable_prefix_caching = -1;
-    cfg.enable_chunked_prefill = -1;
-    cfg.reserve_full_isl = -1;
-    cfg.seed = 7;
-    cfg.observer = &obs;
-    cfg.router_name = router;
-    gboolean ok = sv_planner_run(&cfg, res, error);
-    sv_wl_source_free(src);
-    sv_planner_cluster_free(c);
-    sv_test_rmtree(dir);
-    return ok;
+    return sv_test_afd_run(json, n, 16, NULL, router, &obs, res, error);
 }
 
 static gboolean run(const char *json, rec *r, struct sv_planner_run_result *res, GError **error)
 {
     return run_with(json, NULL, 2, r, res, error);
-}
-
-/* Sum of a chain's operators of one side as the executor runs them (a zero-time node still takes
- * 1 ns, ASTRA-sim). side: 0 attention (non-MLP ops), 1 FFN (MLP ops), 2 all. */
-static sv_time chain_ns(const struct sv_compute_iter_op *ops, int n,
-                        const struct sv_compute_layer_seq *seq, int side)
-{
-    sv_time t = 0;
-    for (int k = 0; k < n; k++) {
-        gboolean mlp = FALSE;
-        for (int j = 0; j < seq->n_mlp; j++)
-            mlp = mlp || seq->mlp[j] == ops[k].op;
-        if (side == 2 || (side == 1) == mlp)
-            t += ops[k].ns > 0 ? ops[k].ns : 1;
-    }
-    return t;
 }
 
 /* The hand-computed times of the run: the A100's FFN operators per layer and micro-batch (the
@@ -160,13 +116,13 @@ static void hand_times(hand *h)
     sv_compute_iter_time(lf, &dec1, 0, 1, &fdec);
     sv_compute_iter_time(la, &pf1, 0, 1, &apf);
     sv_compute_iter_time(la, &pf2, 0, LAYERS, &whole);
-    h->f_pf = chain_ns(fpf.layer, fpf.n_layer, seq, 1);
-    h->f_dec = chain_ns(fdec.layer, fdec.n_layer, seq, 1);
+    h->f_pf = sv_test_afd_chain_ns(fpf.layer, fpf.n_layer, seq, 1);
+    h->f_dec = sv_test_afd_chain_ns(fdec.layer, fdec.n_layer, seq, 1);
     h->ffn_busy = (sv_time)LAYERS * 2 * (h->f_pf + h->f_dec);
     sv_time x = LAT_NS + 16 * HIDDEN * 2 / 8;
     SV_ASSERT_EQ_I64(x, 17384);
-    h->first_ffn = chain_ns(whole.prologue, whole.n_prologue, seq, 2) +
-                   chain_ns(apf.layer, apf.n_layer, seq, 0) + x;
+    h->first_ffn = sv_test_afd_chain_ns(whole.prologue, whole.n_prologue, seq, 2) +
+                   sv_test_afd_chain_ns(apf.layer, apf.n_layer, seq, 0) + x;
     sv_compute_latency_free(la);
     sv_compute_latency_free(lf);
 }
@@ -475,10 +431,11 @@ static void test_group_ffn_energy(void)
     sv_compute_iter_time(lf, &dec2, 0, 1, &fdec);
     sv_compute_iter_time(la, &pf1, 0, 1, &apf);
     sv_compute_iter_time(la, &pf1, 0, LAYERS, &whole);
-    sv_time busy = (sv_time)LAYERS * (chain_ns(fpf.layer, fpf.n_layer, seq, 1) +
-                                      chain_ns(fdec.layer, fdec.n_layer, seq, 1));
-    sv_time first = chain_ns(whole.prologue, whole.n_prologue, seq, 2) +
-                    chain_ns(apf.layer, apf.n_layer, seq, 0) + LAT_NS + 16 * HIDDEN * 2 / 8;
+    sv_time busy = (sv_time)LAYERS * (sv_test_afd_chain_ns(fpf.layer, fpf.n_layer, seq, 1) +
+                                      sv_test_afd_chain_ns(fdec.layer, fdec.n_layer, seq, 1));
+    sv_time first = sv_test_afd_chain_ns(whole.prologue, whole.n_prologue, seq, 2) +
+                    sv_test_afd_chain_ns(apf.layer, apf.n_layer, seq, 0) + LAT_NS +
+                    16 * HIDDEN * 2 / 8;
     sv_compute_latency_free(la);
     sv_compute_latency_free(lf);
 

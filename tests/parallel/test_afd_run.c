@@ -5,6 +5,7 @@
  * by hand from the model's shape and from the operator times sv_compute gives each side (the
  * roofline on the catalog devices), never from the run's own output. */
 #include "planner/planner.h"
+#include "tests/parallel/afd_util.h"
 #include "tests/test_util.h"
 
 #include <math.h>
@@ -23,13 +24,6 @@ static char *cluster_json(const char *afd, const char *extra)
         "\"npu_mem\": {\"mem_size\": 80}, \"max_num_seqs\": 128, \"max_num_batched_tokens\": "
         "2048%s, \"afd\": %s}]}]}",
         GBPS8, LAT_NS, extra, afd);
-}
-
-static struct sv_planner_cluster_cfg *parse(const char *json, GError **e)
-{
-    g_autoptr(JsonParser) p = json_parser_new();
-    CU_ASSERT_FATAL(json_parser_load_from_data(p, json, -1, NULL));
-    return sv_planner_cluster_from_json(json_parser_get_root(p), "t.json", e);
 }
 
 typedef struct {
@@ -53,52 +47,10 @@ static void on_kv(void *ctx, int32_t i, const struct sv_planner_instance_cfg *ic
 static gboolean run(const char *json, int n, int in, rec *r, struct sv_planner_run_result *res,
                     GError **error)
 {
-    struct sv_planner_cluster_cfg *c = parse(json, error);
-    if (!c)
-        return FALSE;
-    g_autofree char *dir = sv_test_tmpdir();
-    g_autoptr(GString) s = g_string_new(NULL);
-    for (int i = 0; i < n; i++)
-        g_string_append_printf(
-            s, "{\"input_toks\": %d, \"output_toks\": 2, \"arrival_time_ns\": 0}\n", in);
-    g_autofree char *path = g_build_filename(dir, "trace.jsonl", NULL);
-    CU_ASSERT_FATAL(g_file_set_contents(path, s->str, -1, NULL));
-    sv_wl_source *src = sv_wl_open(path, NULL, error);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(src);
     r->it = g_array_new(FALSE, FALSE, sizeof(struct sv_msg_iter_done));
     struct sv_planner_run_observer obs = {
         .on_iteration = on_iter, .on_instance_kv = on_kv, .ctx = r};
-    struct sv_planner_run_cfg cfg = {0};
-    cfg.cluster = c;
-    cfg.workload = src;
-    cfg.latency = SV_PLANNER_RUN_LATENCY_ROOFLINE;
-    cfg.host_model = SV_MSG_HOST_NONE;
-    cfg.enable_prefix_caching = -1;
-    cfg.enable_chunked_prefill = -1;
-    cfg.reserve_full_isl = -1;
-    cfg.seed = 7;
-    cfg.observer = &obs;
-    gboolean ok = sv_planner_run(&cfg, res, error);
-    sv_wl_source_free(src);
-    sv_planner_cluster_free(c);
-    sv_test_rmtree(dir);
-    return ok;
-}
-
-/* A chain of operators as the executor runs it: a zero-time node still takes 1 ns (ASTRA-sim). */
-static sv_time chain_ns(const struct sv_compute_iter_op *ops, int n,
-                        const struct sv_compute_layer_seq *seq,
-                        int side) /* side: 0 attention (non-MLP ops), 1 FFN (MLP ops), 2 all */
-{
-    sv_time t = 0;
-    for (int k = 0; k < n; k++) {
-        gboolean mlp = FALSE;
-        for (int j = 0; j < seq->n_mlp; j++)
-            mlp = mlp || seq->mlp[j] == ops[k].op;
-        if (side == 2 || (side == 1) == mlp)
-            t += ops[k].ns > 0 ? ops[k].ns : 1;
-    }
-    return t;
+    return sv_test_afd_run(json, n, in, NULL, NULL, &obs, res, error);
 }
 
 /* Two decodes, two micro-batches of one: the decode iteration lasts the ping-pong makespan. Per
@@ -143,10 +95,10 @@ static void test_decode_makespan(void)
     sv_compute_iter_time(la, &one, 0, 1, &ta);
     sv_compute_iter_time(lf, &one, 0, 1, &tf);
     sv_compute_iter_time(la, &two, 0, LAYERS, &tw);
-    sv_time a = chain_ns(ta.layer, ta.n_layer, seq, 0);
-    sv_time f = chain_ns(tf.layer, tf.n_layer, seq, 1);
-    sv_time pro = chain_ns(tw.prologue, tw.n_prologue, seq, 2);
-    sv_time head = chain_ns(tw.head, tw.n_head, seq, 2);
+    sv_time a = sv_test_afd_chain_ns(ta.layer, ta.n_layer, seq, 0);
+    sv_time f = sv_test_afd_chain_ns(tf.layer, tf.n_layer, seq, 1);
+    sv_time pro = sv_test_afd_chain_ns(tw.prologue, tw.n_prologue, seq, 2);
+    sv_time head = sv_test_afd_chain_ns(tw.head, tw.n_head, seq, 2);
     sv_time x = LAT_NS + 1 * HIDDEN * 2 / 8;
     SV_ASSERT_EQ_I64(x, 2024);
     CU_ASSERT_FATAL(f >= a + 2 * x); /* the FFN-bound regime */
@@ -229,7 +181,7 @@ static void expect_error(const char *afd, const char *extra, gboolean at_parse, 
     g_autofree char *json = cluster_json(afd, extra);
     g_autoptr(GError) e = NULL;
     if (at_parse) {
-        struct sv_planner_cluster_cfg *c = parse(json, &e);
+        struct sv_planner_cluster_cfg *c = sv_test_afd_parse(json, &e);
         CU_ASSERT_PTR_NULL(c);
         sv_planner_cluster_free(c);
     } else {
@@ -301,7 +253,7 @@ static void test_run_level_errors(void)
 {
     g_autofree char *json = cluster_json("{\"ffn_hardware\": \"A100\"}", "");
     g_autoptr(GError) e = NULL;
-    struct sv_planner_cluster_cfg *c = parse(json, &e);
+    struct sv_planner_cluster_cfg *c = sv_test_afd_parse(json, &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     struct sv_planner_run_cfg cfg = {0};
     cfg.cluster = c;
@@ -327,7 +279,7 @@ static void test_run_level_errors(void)
         "\"link\": {\"num_links\": 1, \"idle_power\": 10, \"energy_per_bit\": 0}, "
         "\"nic\": {\"num_nics\": 1, \"idle_power\": 10}, "
         "\"storage\": {\"num_devices\": 1, \"idle_power\": 10}}}]}";
-    c = parse(power, &e);
+    c = sv_test_afd_parse(power, &e);
     if (!c)
         fprintf(stderr, "%s\n", e->message);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
