@@ -123,6 +123,23 @@ gboolean sv_test_servesim(const char *bin, const char *cmd, const char *const *a
     return ok;
 }
 
+int64_t sv_test_csv_int(const char *path, int row, const char *column)
+{
+    g_autofree char *csv = NULL;
+    if (!g_file_get_contents(path, &csv, NULL, NULL))
+        return -1;
+    g_auto(GStrv) lines = g_strsplit(csv, "\n", -1);
+    for (int i = 0; i <= row; i++)
+        if (!lines[i] || !lines[i][0])
+            return -1;
+    g_auto(GStrv) head = g_strsplit(lines[0], ",", -1);
+    g_auto(GStrv) cells = g_strsplit(lines[row], ",", -1);
+    for (int k = 0; head[k] && cells[k]; k++)
+        if (strcmp(head[k], column) == 0)
+            return g_ascii_strtoll(cells[k], NULL, 10);
+    return -1;
+}
+
 char *sv_test_tmpdir(void)
 {
     GError *error = NULL;

@@ -52,6 +52,11 @@ gboolean sv_test_spawn(const char *const *argv, char **out, char **err, int *sta
 gboolean sv_test_servesim(const char *bin, const char *cmd, const char *const *args, char **out,
                           char **err, int *status);
 
+/* The integer in column `column` of data row `row` (1 = the first after the header) of the CSV
+ * file `path` (requests.csv, timeseries.csv: no quoted commas); -1 when the file, the row or the
+ * column is missing. */
+int64_t sv_test_csv_int(const char *path, int row, const char *column);
+
 /* A fresh temporary directory (removed recursively by sv_test_rmtree). */
 char *sv_test_tmpdir(void);
 void sv_test_rmtree(const char *path);

@@ -56,6 +56,19 @@ static sv_planner_cluster_net *build(sv_engine *eng, const char *graph,
     return cn;
 }
 
+/* `servesim run args...`, which must succeed (its stderr printed otherwise). */
+static void run_ok(const char *const *args)
+{
+    char *sout = NULL, *serr = NULL;
+    int status = -1;
+    CU_ASSERT_FATAL(sv_test_servesim(SV_SERVESIM_BIN, "run", args, &sout, &serr, &status));
+    if (status != 0)
+        fprintf(stderr, "%s\n", serr);
+    CU_ASSERT_EQUAL_FATAL(status, 0);
+    g_free(sout);
+    g_free(serr);
+}
+
 /* Devices: NPUs node0.npu0..3 = 0..3, node1.npu0..3 = 4..7, node0.switch = 8 (node1 is a ring:
  * no switch), spine0 = 9. Links: node0's 4 NVSwitch links (ids 0..7), node1's ring 0-1, 1-2,
  * 2-3, 3-0 (ids 8..15), then the graph's 2 (16..19): 20 directed links.
@@ -226,11 +239,8 @@ static void test_kv_transfer_e2e(void)
     g_autofree char *out = g_build_filename(dir, "out", NULL);
     CU_ASSERT_FATAL(g_file_set_contents(
         trace, "{\"input_toks\": 512, \"output_toks\": 4, \"arrival_time_ns\": 0}\n", -1, NULL));
-    g_autofree char *bin = g_canonicalize_filename(SV_SERVESIM_BIN, NULL);
     g_autofree char *tr = g_build_filename(dir, "trace.json", NULL);
-    const char *argv[] = {bin,
-                          "run",
-                          "--cluster",
+    const char *args[] = {"--cluster",
                           "examples/hetnet/graph_nic.json",
                           "--workload",
                           trace,
@@ -239,28 +249,10 @@ static void test_kv_transfer_e2e(void)
                           "--trace",
                           tr,
                           NULL};
-    char *sout = NULL, *serr = NULL;
-    int status = -1;
-    CU_ASSERT_FATAL(sv_test_spawn(argv, &sout, &serr, &status));
-    if (status != 0)
-        fprintf(stderr, "%s\n", serr);
-    CU_ASSERT_EQUAL_FATAL(status, 0);
-    g_free(sout);
-    g_free(serr);
+    run_ok(args);
     g_autofree char *csv_path = g_build_filename(out, "requests.csv", NULL);
-    g_autofree char *csv = NULL;
-    CU_ASSERT_FATAL(g_file_get_contents(csv_path, &csv, NULL, NULL));
-    g_auto(GStrv) lines = g_strsplit(csv, "\n", -1);
-    CU_ASSERT_FATAL(lines[0] && lines[1] && lines[1][0]);
-    g_auto(GStrv) head = g_strsplit(lines[0], ",", -1);
-    g_auto(GStrv) row = g_strsplit(lines[1], ",", -1);
-    int64_t done = -1, ready = -1;
-    for (int k = 0; head[k] && row[k]; k++) {
-        if (strcmp(head[k], "prefill_done_ns") == 0)
-            done = g_ascii_strtoll(row[k], NULL, 10);
-        if (strcmp(head[k], "kv_ready_ns") == 0)
-            ready = g_ascii_strtoll(row[k], NULL, 10);
-    }
+    int64_t done = sv_test_csv_int(csv_path, 1, "prefill_done_ns");
+    int64_t ready = sv_test_csv_int(csv_path, 1, "kv_ready_ns");
     CU_ASSERT_FATAL(done > 0 && ready > 0);
     if (ready - done != 3912250 && ready - done != 3912249)
         fprintf(stderr, "\n  kv transfer %" G_GINT64_FORMAT " ns\n", ready - done);
@@ -275,9 +267,7 @@ static void test_kv_transfer_e2e(void)
 
     /* --emit-et: ASTRA-sim's network YAML cannot hold a graph, an error and no files */
     g_autofree char *et = g_build_filename(dir, "et", NULL);
-    const char *argv2[] = {bin,
-                           "run",
-                           "--cluster",
+    const char *args2[] = {"--cluster",
                            "examples/hetnet/graph_nic.json",
                            "--workload",
                            trace,
@@ -286,7 +276,9 @@ static void test_kv_transfer_e2e(void)
                            "--emit-et",
                            et,
                            NULL};
-    CU_ASSERT_FATAL(sv_test_spawn(argv2, &sout, &serr, &status));
+    char *sout = NULL, *serr = NULL;
+    int status = -1;
+    CU_ASSERT_FATAL(sv_test_servesim(SV_SERVESIM_BIN, "run", args2, &sout, &serr, &status));
     CU_ASSERT_NOT_EQUAL(status, 0);
     CU_ASSERT(serr != NULL && strstr(serr, "fabric.graph: an explicit fabric graph cannot be "
                                            "written as ASTRA-sim's network YAML") != NULL);
@@ -324,27 +316,12 @@ static void test_ecmp_runs_deterministic(void)
     json_generator_set_root(gen, json_parser_get_root(p));
     g_autofree char *cluster = g_build_filename(dir, "c.json", NULL);
     CU_ASSERT_FATAL(json_generator_to_file(gen, cluster, NULL));
-    g_autofree char *bin = g_canonicalize_filename(SV_SERVESIM_BIN, NULL);
     char *got[2][2] = {{NULL, NULL}, {NULL, NULL}};
     for (int r = 0; r < 2; r++) {
         g_autofree char *out = g_strdup_printf("%s/out%d", dir, r);
-        const char *argv[] = {bin,
-                              "run",
-                              "--cluster",
-                              cluster,
-                              "--workload",
-                              "examples/hetnet/trace.jsonl",
-                              "--output-dir",
-                              out,
-                              NULL};
-        char *sout = NULL, *serr = NULL;
-        int status = -1;
-        CU_ASSERT_FATAL(sv_test_spawn(argv, &sout, &serr, &status));
-        if (status != 0)
-            fprintf(stderr, "%s\n", serr);
-        CU_ASSERT_EQUAL_FATAL(status, 0);
-        g_free(sout);
-        g_free(serr);
+        const char *args[] = {"--cluster",    cluster, "--workload", "examples/hetnet/trace.jsonl",
+                              "--output-dir", out,     NULL};
+        run_ok(args);
         static const char *const files[] = {"requests.csv", "timeseries.csv"};
         for (int f = 0; f < 2; f++) {
             g_autofree char *path = g_build_filename(out, files[f], NULL);
@@ -405,18 +382,9 @@ static void test_power_traffic(void)
     CU_ASSERT_FATAL(json_generator_to_file(gen, cluster, NULL));
     CU_ASSERT_FATAL(g_file_set_contents(
         trace, "{\"input_toks\": 512, \"output_toks\": 4, \"arrival_time_ns\": 0}\n", -1, NULL));
-    g_autofree char *bin = g_canonicalize_filename(SV_SERVESIM_BIN, NULL);
-    const char *argv[] = {bin,   "run",     "--cluster",    cluster, "--workload",
-                          trace, "--quiet", "--output-dir", out,     "--no-prefix-caching",
-                          NULL};
-    char *sout = NULL, *serr = NULL;
-    int status = -1;
-    CU_ASSERT_FATAL(sv_test_spawn(argv, &sout, &serr, &status));
-    if (status != 0)
-        fprintf(stderr, "%s\n", serr);
-    CU_ASSERT_EQUAL_FATAL(status, 0);
-    g_free(sout);
-    g_free(serr);
+    const char *args[] = {"--cluster",    cluster, "--workload",          trace, "--quiet",
+                          "--output-dir", out,     "--no-prefix-caching", NULL};
+    run_ok(args);
     g_autofree char *sum = g_build_filename(out, "summary.json", NULL);
     g_autoptr(JsonParser) sp = json_parser_new();
     CU_ASSERT_FATAL(json_parser_load_from_file(sp, sum, NULL));

@@ -225,31 +225,18 @@ static void test_kv_transfer_e2e(void)
         -1, NULL));
     CU_ASSERT_FATAL(g_file_set_contents(
         trace, "{\"input_toks\": 512, \"output_toks\": 4, \"arrival_time_ns\": 0}\n", -1, NULL));
-    g_autofree char *bin = g_canonicalize_filename(SV_SERVESIM_BIN, NULL);
-    const char *argv[] = {bin,   "run",          "--cluster", cluster, "--workload",
-                          trace, "--output-dir", out,         NULL};
+    const char *args[] = {"--cluster", cluster, "--workload", trace, "--output-dir", out, NULL};
     char *sout = NULL, *serr = NULL;
     int status = -1;
-    CU_ASSERT_FATAL(sv_test_spawn(argv, &sout, &serr, &status));
+    CU_ASSERT_FATAL(sv_test_servesim(SV_SERVESIM_BIN, "run", args, &sout, &serr, &status));
     if (status != 0)
         fprintf(stderr, "%s\n", serr);
     CU_ASSERT_EQUAL_FATAL(status, 0);
     g_free(sout);
     g_free(serr);
     g_autofree char *csv_path = g_build_filename(out, "requests.csv", NULL);
-    g_autofree char *csv = NULL;
-    CU_ASSERT_FATAL(g_file_get_contents(csv_path, &csv, NULL, NULL));
-    g_auto(GStrv) lines = g_strsplit(csv, "\n", -1);
-    CU_ASSERT_FATAL(lines[0] && lines[1] && lines[1][0]);
-    g_auto(GStrv) head = g_strsplit(lines[0], ",", -1);
-    g_auto(GStrv) row = g_strsplit(lines[1], ",", -1);
-    int64_t done = -1, ready = -1;
-    for (int k = 0; head[k] && row[k]; k++) {
-        if (strcmp(head[k], "prefill_done_ns") == 0)
-            done = g_ascii_strtoll(row[k], NULL, 10);
-        if (strcmp(head[k], "kv_ready_ns") == 0)
-            ready = g_ascii_strtoll(row[k], NULL, 10);
-    }
+    int64_t done = sv_test_csv_int(csv_path, 1, "prefill_done_ns");
+    int64_t ready = sv_test_csv_int(csv_path, 1, "kv_ready_ns");
     CU_ASSERT_FATAL(done > 0 && ready > 0);
     CU_ASSERT(ready - done == 1962125 || ready - done == 1962124);
     sv_test_rmtree(dir);
