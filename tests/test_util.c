@@ -140,6 +140,14 @@ int64_t sv_test_csv_int(const char *path, int row, const char *column)
     return -1;
 }
 
+char *sv_test_slurp(const char *dir, const char *name)
+{
+    g_autofree char *p = g_build_filename(dir, name, NULL);
+    char *text = NULL;
+    CU_ASSERT(g_file_get_contents(p, &text, NULL, NULL));
+    return text ? text : g_strdup("");
+}
+
 char *sv_test_tmpdir(void)
 {
     GError *error = NULL;

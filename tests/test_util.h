@@ -57,6 +57,9 @@ gboolean sv_test_servesim(const char *bin, const char *cmd, const char *const *a
  * column is missing. */
 int64_t sv_test_csv_int(const char *path, int row, const char *column);
 
+/* The text of <dir>/<name> (caller frees); a failed read is a test failure and gives "". */
+char *sv_test_slurp(const char *dir, const char *name);
+
 /* A fresh temporary directory (removed recursively by sv_test_rmtree). */
 char *sv_test_tmpdir(void);
 void sv_test_rmtree(const char *path);

@@ -129,14 +129,6 @@ static int run_cli(const char *cl, const char *out_dir, char **err)
     return status;
 }
 
-static char *slurp(const char *dir, const char *name)
-{
-    g_autofree char *p = g_build_filename(dir, name, NULL);
-    char *text = NULL;
-    CU_ASSERT(g_file_get_contents(p, &text, NULL, NULL));
-    return text ? text : g_strdup("");
-}
-
 /* servesim run serves an instance with "afd" (docs/afd.md "In servesim run"): run.json shows both
  * groups, summary.json's instance its FFN group, and the same seed gives byte-identical outputs. */
 static void test_run_afd(void)
@@ -151,15 +143,15 @@ static void test_run_afd(void)
     SV_ASSERT_EQ_I64(run_cli(cl, o2, &e2), 0);
     static const char *const files[] = {"requests.csv", "timeseries.csv", "summary.json"};
     for (size_t k = 0; k < G_N_ELEMENTS(files); k++) {
-        g_autofree char *a = slurp(o1, files[k]), *b = slurp(o2, files[k]);
+        g_autofree char *a = sv_test_slurp(o1, files[k]), *b = sv_test_slurp(o2, files[k]);
         CU_ASSERT(strlen(a) > 0);
         CU_ASSERT_STRING_EQUAL(a, b);
     }
-    g_autofree char *ri = slurp(o1, "run.json");
+    g_autofree char *ri = sv_test_slurp(o1, "run.json");
     CU_ASSERT_PTR_NOT_NULL(strstr(ri, "\"afd\" : {"));
     CU_ASSERT_PTR_NOT_NULL(strstr(ri, "\"ffn_hardware\" : \"A100-80GB\""));
     CU_ASSERT_PTR_NOT_NULL(strstr(ri, "\"attention_hardware\" : \"H100\""));
-    g_autofree char *sm = slurp(o1, "summary.json");
+    g_autofree char *sm = sv_test_slurp(o1, "summary.json");
     CU_ASSERT_PTR_NOT_NULL(strstr(sm, "\"afd\" : {"));
     CU_ASSERT_PTR_NOT_NULL(strstr(sm, "\"ffn_hardware\" : \"A100-80GB\""));
     /* a dense model's FFN group is one TP group (docs/afd.md "ffn_ep") */
@@ -262,12 +254,12 @@ static void test_run_afd_moe(void)
     SV_ASSERT_EQ_I64(run_moe(dir, afd, o2, t2, &e2), 0);
     static const char *const files[] = {"requests.csv", "timeseries.csv", "summary.json"};
     for (size_t k = 0; k < G_N_ELEMENTS(files); k++) {
-        g_autofree char *a = slurp(o1, files[k]), *b = slurp(o2, files[k]);
+        g_autofree char *a = sv_test_slurp(o1, files[k]), *b = sv_test_slurp(o2, files[k]);
         CU_ASSERT(strlen(a) > 0);
         CU_ASSERT_STRING_EQUAL(a, b);
     }
     /* a MoE model without "ffn_ep" shards its experts (EP), as both outputs record */
-    g_autofree char *ri = slurp(o1, "run.json"), *sm = slurp(o1, "summary.json");
+    g_autofree char *ri = sv_test_slurp(o1, "run.json"), *sm = sv_test_slurp(o1, "summary.json");
     CU_ASSERT_PTR_NOT_NULL(strstr(ri, "\"ffn_parallel\" : \"ep\""));
     CU_ASSERT_PTR_NOT_NULL(strstr(sm, "\"ffn_parallel\" : \"ep\""));
     g_autoptr(JsonParser) p = json_parser_new();
@@ -323,14 +315,14 @@ static void test_run_afd_group(void)
     SV_ASSERT_EQ_I64(run_cli(cl, o2, &e2), 0);
     static const char *const files[] = {"requests.csv", "timeseries.csv", "summary.json"};
     for (size_t k = 0; k < G_N_ELEMENTS(files); k++) {
-        g_autofree char *a = slurp(o1, files[k]), *b = slurp(o2, files[k]);
+        g_autofree char *a = sv_test_slurp(o1, files[k]), *b = sv_test_slurp(o2, files[k]);
         CU_ASSERT(strlen(a) > 0);
         CU_ASSERT_STRING_EQUAL(a, b);
     }
-    g_autofree char *ri = slurp(o1, "run.json");
+    g_autofree char *ri = sv_test_slurp(o1, "run.json");
     CU_ASSERT_PTR_NOT_NULL(strstr(ri, "\"ffn_group\" : \"g\",\n        \"ffn_owner\" : 0"));
     /* both instances served requests: the router spreads them, the wave runs both */
-    g_autofree char *rq = slurp(o1, "requests.csv");
+    g_autofree char *rq = sv_test_slurp(o1, "requests.csv");
     CU_ASSERT_PTR_NOT_NULL(strstr(rq, "\n0,0,"));
     CU_ASSERT_PTR_NOT_NULL(strstr(rq, "\n1,1,"));
     SV_ASSERT_EQ_I64(run_cli(cb, o3, &e3), 1);

@@ -47,14 +47,6 @@ static int run_cli(const char *dir, const char *out_dir, char **err)
     return status;
 }
 
-static char *slurp(const char *dir, const char *name)
-{
-    g_autofree char *p = g_build_filename(dir, name, NULL);
-    char *text = NULL;
-    CU_ASSERT(g_file_get_contents(p, &text, NULL, NULL));
-    return text ? text : g_strdup("");
-}
-
 static void test_run_afd_power(void)
 {
     g_autofree char *dir = sv_test_tmpdir();
@@ -74,7 +66,7 @@ static void test_run_afd_power(void)
     static const char *const files[] = {"requests.csv", "timeseries.csv", "summary.json",
                                         "power.csv"};
     for (size_t k = 0; k < G_N_ELEMENTS(files); k++) {
-        g_autofree char *a = slurp(o1, files[k]), *b = slurp(o2, files[k]);
+        g_autofree char *a = sv_test_slurp(o1, files[k]), *b = sv_test_slurp(o2, files[k]);
         CU_ASSERT(strlen(a) > 0);
         CU_ASSERT_STRING_EQUAL(a, b);
     }
@@ -83,11 +75,11 @@ static void test_run_afd_power(void)
                                       "catalog's A100-80GB is used: idle 63 W, active 400 W"));
     /* Traffic by hand (docs/afd.md): link 32 layers x 2 directions x 34 tokens x 8,192 bytes;
      * DRAM 2 x (4,786,233,344 + 2 x 11,274,289,152) + 131,072 x 66. */
-    g_autofree char *sm = slurp(o1, "summary.json");
+    g_autofree char *sm = sv_test_slurp(o1, "summary.json");
     CU_ASSERT_PTR_NOT_NULL(strstr(sm, "\"link_bytes\" : 17825792.0"));
     CU_ASSERT_PTR_NOT_NULL(strstr(sm, "\"dram_bytes\" : 54678274048.0"));
     CU_ASSERT_PTR_NOT_NULL(strstr(sm, "\"nic_bytes\" : 0.0"));
-    g_autofree char *rq = slurp(o1, "requests.csv");
+    g_autofree char *rq = sv_test_slurp(o1, "requests.csv");
     CU_ASSERT_PTR_NOT_NULL(strstr(rq, "energy_j"));
     sv_test_rmtree(dir);
 }
