@@ -44,6 +44,20 @@ gboolean sv_test_afd_run(const char *json, int n, int in, const char *expert_rou
     return ok;
 }
 
+void sv_test_afd_models(const char *model, struct sv_compute_model_cfg *m, sv_compute_latency **la,
+                        sv_compute_latency **lf)
+{
+    struct sv_compute_hw_cfg h100, a100;
+    CU_ASSERT_FATAL(sv_compute_model_lookup(model, NULL, m, NULL));
+    CU_ASSERT_FATAL(sv_compute_hw_lookup("H100", &h100, NULL));
+    CU_ASSERT_FATAL(sv_compute_hw_lookup("A100", &a100, NULL));
+    *la = sv_compute_latency_new_roofline(m, &h100, 1, NULL, NULL);
+    *lf = sv_compute_latency_new_roofline(m, &a100, 1, NULL, NULL);
+    CU_ASSERT_FATAL(*la && *lf);
+    sv_compute_latency_set_cudagraph(*la, 128, 2048);
+    sv_compute_latency_set_cudagraph(*lf, 128, 2048);
+}
+
 sv_time sv_test_afd_chain_ns(const struct sv_compute_iter_op *ops, int n,
                              const struct sv_compute_layer_seq *seq, int side)
 {

@@ -92,15 +92,8 @@ typedef struct {
 static void op_times_get(op_times *t)
 {
     struct sv_compute_model_cfg m;
-    struct sv_compute_hw_cfg h100, a100;
-    CU_ASSERT_FATAL(sv_compute_model_lookup("meta-llama/Llama-3.1-8B", NULL, &m, NULL));
-    CU_ASSERT_FATAL(sv_compute_hw_lookup("H100", &h100, NULL));
-    CU_ASSERT_FATAL(sv_compute_hw_lookup("A100", &a100, NULL));
-    sv_compute_latency *la = sv_compute_latency_new_roofline(&m, &h100, 1, NULL, NULL);
-    sv_compute_latency *lf = sv_compute_latency_new_roofline(&m, &a100, 1, NULL, NULL);
-    CU_ASSERT_FATAL(la && lf);
-    sv_compute_latency_set_cudagraph(la, 128, 2048);
-    sv_compute_latency_set_cudagraph(lf, 128, 2048);
+    sv_compute_latency *la, *lf;
+    sv_test_afd_models("meta-llama/Llama-3.1-8B", &m, &la, &lf);
     const struct sv_compute_layer_seq *seq = sv_compute_layer_seq(m.arch);
     int64_t kv1[] = {16}, kv2[] = {16, 16};
     struct sv_compute_batch_shape one, two;

@@ -93,15 +93,8 @@ static void test_qwen_ep2(void)
     const struct sv_msg_iter_done *dec = &g_array_index(it, struct sv_msg_iter_done, 1);
     SV_ASSERT_EQ_I64(dec->n_decode, 4);
     struct sv_compute_model_cfg m;
-    struct sv_compute_hw_cfg h100, a100;
-    CU_ASSERT_FATAL(sv_compute_model_lookup(QWEN, NULL, &m, NULL));
-    CU_ASSERT_FATAL(sv_compute_hw_lookup("H100", &h100, NULL));
-    CU_ASSERT_FATAL(sv_compute_hw_lookup("A100", &a100, NULL));
-    sv_compute_latency *la = sv_compute_latency_new_roofline(&m, &h100, 1, NULL, NULL);
-    sv_compute_latency *lf = sv_compute_latency_new_roofline(&m, &a100, 1, NULL, NULL);
-    CU_ASSERT_FATAL(la && lf);
-    sv_compute_latency_set_cudagraph(la, 128, 2048);
-    sv_compute_latency_set_cudagraph(lf, 128, 2048);
+    sv_compute_latency *la, *lf;
+    sv_test_afd_models(QWEN, &m, &la, &lf);
     int64_t kv2[] = {16, 16}, kv4[] = {16, 16, 16, 16};
     struct sv_compute_batch_shape two, four;
     sv_compute_batch_shape_init(&two, NULL, NULL, 0, kv2, 2);
